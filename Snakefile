@@ -1,0 +1,47 @@
+# medbias: measure and mitigate social bias in clinical and biomedical language models.
+#   snakemake --cores 2                          the default DAG on the embedded demo world
+#   snakemake --profile cluster/slurm --configfile config/mimic.yaml    real MIMIC-III on SLURM
+# The config is validated (schema, then every input it names) before any job is scheduled.
+
+import sys
+from pathlib import Path
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow_scripts"))
+
+from medbias.config import check_inputs, validate_config
+from medbias.errors import MedbiasInputError
+
+
+# the demo config is the default; a --configfile replaces it rather than merging into it, so
+# that demo-only keys never leak into a real-world run
+if not workflow.config_settings.configfiles:
+
+    configfile: "config/config.yaml"
+
+
+try:
+    validate_config(config, Path(workflow.basedir) / "config" / "schema.yaml")
+    check_inputs(config)
+except MedbiasInputError as error:
+    sys.exit(f"medbias: {error}")
+
+
+include: "rules/common.smk"
+
+
+if config["world"] == "demo":
+
+    include: "rules/synth.smk"
+
+
+include: "rules/inputs.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets(),

@@ -1,0 +1,19 @@
+"""Rule script: tables and a figure describing what the demo world planted."""
+
+from medbias.jsonio import read_json
+from medbias.logs import setup_rule_logging
+from medbias.tables import markdown_table
+from medbias.synth.summary import phenotype_table, planted_table, plot_demo_world
+
+snakemake = globals()["snakemake"]
+setup_rule_logging(snakemake.log[0])
+truth = read_json(snakemake.input.truth)
+phenotypes = phenotype_table(truth)
+planted = planted_table(truth)
+phenotypes.to_csv(snakemake.output.phenotypes_csv, index=False)
+planted.to_csv(snakemake.output.planted_csv, index=False)
+with open(snakemake.output.planted_md, "w", encoding="utf-8") as handle:
+    handle.write("# Demo world: planted effects and controls\n\n")
+    handle.write(markdown_table(planted) + "\n## Benchmark phenotypes\n\n")
+    handle.write(markdown_table(phenotypes))
+plot_demo_world(truth, snakemake.output.png, snakemake.output.pdf)

@@ -1,0 +1,9 @@
+"""Rule script: record the inputs (files and models) that this results folder was built from."""
+
+from medbias.jsonio import write_json
+from medbias.logs import setup_rule_logging
+from medbias.manifest import input_manifest
+
+snakemake = globals()["snakemake"]
+setup_rule_logging(snakemake.log[0])
+write_json(snakemake.output[0], input_manifest(snakemake.config))

@@ -1,0 +1,133 @@
+"""Configuration validation: the schema, then the inputs it names, before any job starts.
+
+Every failure is a MedbiasInputError whose message is one line naming the key, file, column or
+model that is wrong and what was expected.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from medbias.errors import MedbiasInputError
+from medbias.io import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES, check_columns, find_table
+from medbias.models import resolve_model_source
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    return ".".join(str(p) for p in error.absolute_path) or "<top level>"
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    """A short statement of what the schema expected at the failing key."""
+    validator, expected = error.validator, error.validator_value
+    if validator == "additionalProperties":
+        return error.message.replace("Additional properties are not allowed", "unknown key(s)")
+    if validator == "required":
+        return error.message
+    if validator == "enum":
+        return f"got {error.instance!r}, expected one of {', '.join(map(str, expected))}"
+    if validator == "type":
+        return f"got {error.instance!r}, expected {expected}"
+    if validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        words = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+        return f"got {error.instance!r}, expected a value {words[validator]} {expected}"
+    if validator == "pattern" or validator == "propertyNames":
+        return f"got {error.instance!r}, expected a name of letters, digits and underscores"
+    return error.message
+
+
+def validate_config(config: dict[str, Any], schema_path: str | Path) -> None:
+    """Validate ``config`` against the JSON schema in ``schema_path``.
+
+    Raises MedbiasInputError with one line: ``config key 'demo.scale': got -1, expected a value > 0``.
+    The error reported is the one at the deepest key, so the message points at the real culprit.
+    """
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    validator = jsonschema.Draft7Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: (-len(e.absolute_path), e.message))
+    if errors:
+        first = errors[0]
+        raise MedbiasInputError(f"config key '{_key_path(first)}': {_describe(first)}")
+
+
+def built_by_demo(path: str | Path, config: dict[str, Any]) -> bool:
+    """True when ``path`` lies under the demo world's folder, i.e. the workflow itself builds it."""
+    if config.get("world") != "demo":
+        return False
+    demo_dir = Path(config["demo"]["dir"]).resolve()
+    resolved = Path(path).resolve()
+    return resolved == demo_dir or demo_dir in resolved.parents
+
+
+def check_inputs(config: dict[str, Any]) -> None:
+    """Check that every input the config names exists and has the columns the workflow reads.
+
+    Paths that the demo world builds are skipped (they do not exist before the first run). Header
+    checks read one line per file, so this is cheap even on the 4 GB NOTEEVENTS.
+    """
+    if config["world"] == "demo" and "demo" not in config:
+        raise MedbiasInputError("config key 'demo': required when world is 'demo'")
+    inputs = config["inputs"]
+
+    def skip(path: str) -> bool:
+        return built_by_demo(path, config)
+
+    mimic_dir = inputs["mimic_dir"]
+    if not skip(mimic_dir):
+        if not Path(mimic_dir).is_dir():
+            raise MedbiasInputError(f"config key 'inputs.mimic_dir': folder {mimic_dir} does not exist")
+        for table, columns in MIMIC_TABLES.items():
+            path = find_table(mimic_dir, table)
+            if path is None:
+                raise MedbiasInputError(
+                    f"config key 'inputs.mimic_dir': {mimic_dir} has no {table}.csv(.gz) (nor {table.lower()}.csv(.gz))"
+                )
+            check_columns(path, columns)
+
+    acuity_dir = inputs["acuity_dir"]
+    if not skip(acuity_dir):
+        if not Path(acuity_dir).is_dir():
+            raise MedbiasInputError(f"config key 'inputs.acuity_dir': folder {acuity_dir} does not exist")
+        for stem, columns in ACUITY_EXPORTS.items():
+            path = find_table(acuity_dir, stem)
+            if path is None:
+                raise MedbiasInputError(f"config key 'inputs.acuity_dir': {acuity_dir} has no {stem}.csv(.gz)")
+            check_columns(path, columns)
+
+    annotations = inputs["phenotype_annotations"]
+    if not skip(annotations):
+        if not Path(annotations).is_file():
+            raise MedbiasInputError(
+                f"config key 'inputs.phenotype_annotations': file {annotations} does not exist"
+            )
+        check_columns(annotations, ANNOTATION_COLUMNS)
+
+    pubmed_dir = inputs["pubmed_dir"]
+    if not skip(pubmed_dir):
+        if not Path(pubmed_dir).is_dir():
+            raise MedbiasInputError(f"config key 'inputs.pubmed_dir': folder {pubmed_dir} does not exist")
+        if not any(Path(pubmed_dir).glob("pubmed*.xml*")):
+            raise MedbiasInputError(
+                f"config key 'inputs.pubmed_dir': {pubmed_dir} holds no pubmed*.xml or pubmed*.xml.gz file"
+            )
+
+    testset = inputs["benchmark_testset"]
+    if not skip(testset) and not Path(testset).is_file():
+        raise MedbiasInputError(f"config key 'inputs.benchmark_testset': file {testset} does not exist")
+
+    for name, entry in config["embeddings"].items():
+        if not skip(entry["source"]) and not Path(entry["source"]).is_file():
+            raise MedbiasInputError(
+                f"config key 'embeddings.{name}.source': file {entry['source']} does not exist"
+            )
+
+    for name, entry in config["models"].items():
+        resolve_model_source(name, entry, allow_missing=skip(entry["source"]))
+
+    for key, path in config["resources"].items():
+        if not Path(path).is_file():
+            raise MedbiasInputError(f"config key 'resources.{key}': file {path} does not exist")

@@ -1,0 +1,19 @@
+"""Logging for rule scripts: everything a script prints goes to the rule's ``log:`` file."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+
+def setup_rule_logging(log_path: str | Path, name: str = "medbias") -> logging.Logger:
+    """Send stdout, stderr (tqdm progress included) and a logger to ``log_path``; return the logger."""
+    Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+    handle = open(log_path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - lives as long as the job
+    sys.stdout = handle
+    sys.stderr = handle
+    logging.basicConfig(
+        stream=handle, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True
+    )
+    return logging.getLogger(name)

@@ -1,0 +1,81 @@
+"""Synthetic phenotype annotations in the layout of PhysioNet's "Phenotype Annotations for Patient
+Notes in the MIMIC-III Database": one row per note and annotator, a 0/1 column per phenotype.
+
+A note's true label for a phenotype is 1 when the note mentions a planted condition that feeds that
+column (or, for the heart and lung columns, the matching benchmark phenotype). Annotators disagree
+by flipping labels at fixed rates, so majority votes include disagreements and ties.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from medbias.io import ANNOTATION_COLUMNS, ANNOTATION_PHENOTYPES
+from medbias.synth.conditions import CONDITIONS
+
+OPERATORS = ("AnnA", "AnnB", "AnnC", "AnnD", "AnnE")
+FLIP_POSITIVE = 0.12  # an annotator misses a true phenotype
+FLIP_NEGATIVE = 0.02  # an annotator marks an absent phenotype
+UNSURE_RATE = 0.02
+COLUMN_FROM_BENCHMARK = {
+    "ADVANCED.HEART.DISEASE": "Congestive heart failure; nonhypertensive",
+    "ADVANCED.LUNG.DISEASE": "Chronic obstructive pulmonary disease and bronchiectasis",
+}
+
+
+def generate_annotations(
+    notes: pd.DataFrame,
+    diagnoses_by_hadm: dict[int, set[str]],
+    note_mentions: dict[int, set[str]],
+    n_notes: int,
+    annotators_per_note: list[int],
+    seed: int,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Annotate ``n_notes`` discharge summaries (half of them chosen among notes that mention a
+    planted condition, as the real set over-samples such patients) by 2-3 annotators each."""
+    rng = np.random.default_rng(seed)
+    candidates = notes[(notes["CATEGORY"] == "Discharge summary") & notes["HADM_ID"].notna()]
+    rows = candidates["ROW_ID"].to_numpy()
+    mentioning = np.array([r for r in rows if r in note_mentions])
+    others = np.setdiff1d(rows, mentioning)
+    n_mentioning = min(len(mentioning), n_notes // 2)
+    chosen = np.concatenate([
+        rng.choice(mentioning, n_mentioning, replace=False),
+        rng.choice(others, min(len(others), n_notes - n_mentioning), replace=False),
+    ])
+    chosen.sort()
+    by_row = candidates.set_index("ROW_ID")
+    column_of = {c.name: c.annotation for c in CONDITIONS if c.annotation}
+    records, true_counts = [], dict.fromkeys(ANNOTATION_PHENOTYPES, 0)
+    for row_id in chosen:
+        note = by_row.loc[row_id]
+        truth = dict.fromkeys(ANNOTATION_PHENOTYPES, 0)
+        for name in note_mentions.get(int(row_id), ()):
+            if name in column_of:
+                truth[column_of[name]] = 1
+        for column, phenotype in COLUMN_FROM_BENCHMARK.items():
+            truth[column] = int(phenotype in diagnoses_by_hadm.get(int(note["HADM_ID"]), set()))
+        for column, value in truth.items():
+            true_counts[column] += value
+        n_annotators = int(rng.choice(annotators_per_note))
+        for operator in rng.choice(OPERATORS, n_annotators, replace=False):
+            labels = {}
+            for column, value in truth.items():
+                flip = rng.random() < (FLIP_POSITIVE if value else FLIP_NEGATIVE)
+                labels[column] = int(value ^ flip)
+            records.append({
+                "ROW_ID": int(row_id), "SUBJECT_ID": int(note["SUBJECT_ID"]), "HADM_ID": int(note["HADM_ID"]),
+                "OPERATOR": str(operator), **labels,
+                "NONE": int(not any(labels.values())), "UNSURE": int(rng.random() < UNSURE_RATE),
+            })
+    frame = pd.DataFrame(records)[list(ANNOTATION_COLUMNS)]
+    truth_summary = {
+        "annotated_notes": int(len(chosen)),
+        "annotation_rows": int(len(frame)),
+        "true_positive_notes": true_counts,
+        "flip_rates": {"positive": FLIP_POSITIVE, "negative": FLIP_NEGATIVE},
+    }
+    return frame, truth_summary

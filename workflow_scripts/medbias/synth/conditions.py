@@ -1,0 +1,68 @@
+"""Conditions planted in the synthetic notes, with their gender lean (the truth of the demo world).
+
+Carriers are assigned with exact counts, not coin flips: a condition with prevalence p and male share
+m has round(p * N) carriers, round(m * carriers) of them male. Neutral conditions (m = 0.5) are the
+controls where nothing is planted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class PlantedCondition:
+    name: str
+    phrase: str
+    prevalence: float
+    male_share: float
+    annotation: str | None  # column of the PhysioNet phenotype-annotation file it feeds, if any
+
+    @property
+    def lean(self) -> str:
+        if self.male_share > 0.5:
+            return "male"
+        if self.male_share < 0.5:
+            return "female"
+        return "none"
+
+
+CONDITIONS: tuple[PlantedCondition, ...] = (
+    PlantedCondition("hiv", "hiv positive on haart", 0.06, 0.75, None),
+    PlantedCondition("heroin", "history of heroin use", 0.06, 0.75, "OTHER.SUBSTANCE.ABUSE"),
+    PlantedCondition("alcohol", "alcohol abuse on ciwa scale", 0.08, 0.75, "ALCOHOL.ABUSE"),
+    PlantedCondition("depression", "depression on sertraline", 0.10, 0.25, "DEPRESSION"),
+    PlantedCondition("fibromyalgia", "fibromyalgia with chronic pain", 0.05, 0.25, "CHRONIC.PAIN.FIBROMYALGIA"),
+    PlantedCondition("anxiety", "anxiety with lorazepam as needed", 0.06, 0.25, None),
+    PlantedCondition("schizophrenia", "schizophrenia on olanzapine", 0.04, 0.5, "SCHIZOPHRENIA.AND.OTHER.PSYCHIATRIC.DISORDERS"),
+    PlantedCondition("gout", "gout flare in the right toe", 0.05, 0.5, None),
+    PlantedCondition("glaucoma", "glaucoma with eye drops continued", 0.05, 0.5, None),
+    PlantedCondition("cancer", "metastatic cancer on palliative chemo", 0.05, 0.5, "ADVANCED.CANCER"),
+    PlantedCondition("dementia", "dementia oriented to self only", 0.05, 0.5, "DEMENTIA"),
+    PlantedCondition("obesity", "morbid obesity needing a bariatric bed", 0.06, 0.5, "OBESITY"),
+    PlantedCondition("delay", "developmental delay with group home support", 0.02, 0.5, "DEVELOPMENTAL.DELAY.RETARDATION"),
+    PlantedCondition("nonadherence", "missed home doses, nonadherent", 0.05, 0.5, "NON.ADHERENCE"),
+    PlantedCondition("parkinson", "parkinson disease with tremor", 0.03, 0.5, "CHRONIC.NEUROLOGICAL.DYSTROPHIES"),
+)
+
+
+def assign_carriers(
+    genders: np.ndarray, condition: PlantedCondition, rng: np.random.Generator
+) -> np.ndarray:
+    """Indices of patients carrying ``condition``: exactly round(p*N) carriers, round(m*n) male.
+
+    Raises ValueError when a gender has too few patients for its share.
+    """
+    n_carriers = round(condition.prevalence * len(genders))
+    n_male = round(condition.male_share * n_carriers)
+    n_female = n_carriers - n_male
+    males = np.flatnonzero(genders == "M")
+    females = np.flatnonzero(genders == "F")
+    if n_male > len(males) or n_female > len(females):
+        raise ValueError(f"too few patients to plant condition {condition.name!r}")
+    chosen = np.concatenate(
+        [rng.choice(males, n_male, replace=False), rng.choice(females, n_female, replace=False)]
+    )
+    return np.sort(chosen)

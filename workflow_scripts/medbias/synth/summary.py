@@ -1,0 +1,75 @@
+"""Tables and a figure that describe the demo world from its truth file (what was planted)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+
+def phenotype_table(truth: dict[str, Any]) -> pd.DataFrame:
+    """One row per benchmark phenotype: design prevalence and realised prevalence overall and by gender."""
+    rows = [
+        {
+            "phenotype": name,
+            "type": v["type"],
+            "design_prevalence": v["design_prevalence"],
+            "realized_prevalence": v["realized_prevalence"],
+            "prevalence_male": v["realized_prevalence_male"],
+            "prevalence_female": v["realized_prevalence_female"],
+            "admissions_with": v["admissions_with"],
+        }
+        for name, v in truth["mimic"]["phenotypes"].items()
+    ]
+    return pd.DataFrame(rows).sort_values("phenotype").reset_index(drop=True)
+
+
+def planted_table(truth: dict[str, Any]) -> pd.DataFrame:
+    """One row per planted effect or control of the demo world, with its expected direction."""
+    rows = []
+    for c in truth["mimic"]["planted_conditions"]:
+        rows.append({
+            "study_input": "notes", "effect": f"condition '{c['name']}' co-occurs with gender",
+            "expected": "control (none)" if c["control"] else f"leans {c['lean']}",
+            "strength": c["male_share"], "count": c["carriers"],
+        })
+    for pair in truth["pubmed"]["planted_pairs"] + truth["pubmed"]["control_pairs"]:
+        strengths = pair.get("strengths", [0.0] * len(truth["pubmed"]["decades"]))
+        for decade, s in zip(truth["pubmed"]["decades"], strengths):
+            rows.append({
+                "study_input": "pubmed", "effect": f"{pair['name']} x male/female, {decade['decade']}",
+                "expected": "male words closer to A" if s > 0 else "control (none)",
+                "strength": s, "count": decade["articles"],
+            })
+    return pd.DataFrame(rows)
+
+
+def plot_demo_world(truth: dict[str, Any], png: str, pdf: str) -> None:
+    """Two panels: phenotype prevalence by gender; the planted gender lean of note conditions."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pheno = phenotype_table(truth).sort_values("realized_prevalence")
+    conditions = pd.DataFrame(truth["mimic"]["planted_conditions"])
+    conditions["observed_male_share"] = conditions["male_carriers"] / conditions["carriers"]
+    fig, axes = plt.subplots(1, 2, figsize=(13, 7), gridspec_kw={"width_ratios": [3, 2]})
+    y = range(len(pheno))
+    axes[0].barh([i - 0.2 for i in y], pheno["prevalence_male"], height=0.4, label="male", color="#4477aa")
+    axes[0].barh([i + 0.2 for i in y], pheno["prevalence_female"], height=0.4, label="female", color="#ee6677")
+    axes[0].set_yticks(list(y), [p[:45] for p in pheno["phenotype"]], fontsize=8)
+    axes[0].set_xlabel("admissions with the phenotype (fraction)")
+    axes[0].set_title("A. Benchmark phenotypes by gender")
+    axes[0].legend(loc="lower right")
+    colors = conditions["lean"].map({"male": "#4477aa", "female": "#ee6677", "none": "#999999"})
+    axes[1].barh(conditions["name"], conditions["observed_male_share"], color=colors)
+    axes[1].axvline(0.5, color="black", lw=0.8, ls="--")
+    axes[1].set_xlim(0, 1)
+    axes[1].set_xlabel("share of carriers who are male")
+    axes[1].set_title("B. Planted note conditions (grey: controls)")
+    fig.suptitle(f"Demo world: {truth['mimic']['patients']} patients, {truth['mimic']['notes']} notes")
+    fig.tight_layout()
+    fig.savefig(png, dpi=150)
+    fig.savefig(pdf, metadata={"CreationDate": None})
+    plt.close(fig)

@@ -1,0 +1,112 @@
+"""Tiny models of the demo world, built locally and written as the real ones are distributed.
+
+- a WordPiece tokenizer (uncased, BERT-style) and a byte-level BPE tokenizer (GPT-2/BART-style),
+  trained on the synthetic notes and abstracts;
+- a tiny BERT with MLM and NSP heads (stands in for SciBERT and the other encoders), a tiny GPT-2
+  (causal) and a tiny BART (seq2seq), randomly initialised from the configured seed and written with
+  ``save_pretrained`` together with their tokenizer, so ``medbias.models`` loads them exactly as it
+  loads a hub id or a user's folder;
+- word vectors (skip-gram) in word2vec binary format, standing in for GoogleNews and BioWordVec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+BERT_SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+BPE_SPECIAL = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+
+
+def train_wordpiece(texts: Iterable[str], vocab_size: int):
+    """An uncased BERT-style WordPiece tokenizer, as a transformers fast tokenizer."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=BERT_SPECIAL))
+    cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
+    )
+    tok.decoder = decoders.WordPiece()
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+        sep_token="[SEP]", mask_token="[MASK]", do_lower_case=True,
+    )
+
+
+def train_byte_bpe(texts: Iterable[str], vocab_size: int, add_bos_eos: bool):
+    """A byte-level BPE tokenizer with leading-space tokens (GPT-2 and BART style).
+
+    ``add_bos_eos`` wraps every sequence in <s> ... </s>, as BART's tokenizer does; GPT-2's does not.
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(
+        texts,
+        trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=BPE_SPECIAL,
+                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()),
+    )
+    if add_bos_eos:
+        tok.post_processor = processors.TemplateProcessing(
+            single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
+            special_tokens=[("<s>", tok.token_to_id("<s>")), ("</s>", tok.token_to_id("</s>"))],
+        )
+    else:
+        tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>",
+        mask_token="<mask>",
+    )
+
+
+def build_tiny_model(arch: str, tokenizer, params: dict[str, Any], seed: int):
+    """A randomly initialised tiny model of ``arch`` (bert, gpt2 or bart) sized by ``params``."""
+    import torch
+    import transformers as tf
+
+    torch.manual_seed(seed)
+    vocab = len(tokenizer)
+    if arch == "bert":
+        config = tf.BertConfig(vocab_size=vocab, pad_token_id=tokenizer.pad_token_id, **params)
+        return tf.BertForPreTraining(config)
+    if arch == "gpt2":
+        config = tf.GPT2Config(vocab_size=vocab, bos_token_id=tokenizer.bos_token_id,
+                               eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, **params)
+        return tf.GPT2LMHeadModel(config)
+    if arch == "bart":
+        config = tf.BartConfig(
+            vocab_size=vocab, pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.eos_token_id,
+            forced_eos_token_id=tokenizer.eos_token_id, **params,
+        )
+        return tf.BartForConditionalGeneration(config)
+    raise ValueError(f"unknown tiny architecture {arch!r} (expected bert, gpt2 or bart)")
+
+
+def simple_tokens(texts: Iterable[str]) -> Iterator[list[str]]:
+    """Lower-cased word tokens per text (gensim's simple tokenizer: letters only, 2-15 characters)."""
+    from gensim.utils import simple_preprocess
+
+    for text in texts:
+        tokens = simple_preprocess(text, min_len=1, max_len=30)
+        if tokens:
+            yield tokens
+
+
+def train_word_vectors(sentences: list[list[str]], params: dict[str, Any], seed: int):
+    """Skip-gram word2vec on ``sentences``; one worker so that the same seed gives the same vectors."""
+    from gensim.models import Word2Vec
+
+    model = Word2Vec(sentences=sentences, sg=1, workers=1, seed=seed, **params)
+    return model.wv

@@ -1,0 +1,20 @@
+"""Rule script: synthetic PubMed baseline and update files with a fading planted association."""
+
+import gzip
+from pathlib import Path
+
+from medbias.jsonio import write_json
+from medbias.logs import setup_rule_logging
+from medbias.synth.pubmed import write_pubmed
+
+snakemake = globals()["snakemake"]
+log = setup_rule_logging(snakemake.log[0])
+p = snakemake.params
+paths, truth, texts = write_pubmed(Path(snakemake.output.files[0]).parent, p.articles_per_decade, p.n_files, p.seed)
+expected = {Path(x).name for x in snakemake.output.files}
+if {x.name for x in paths} != expected:
+    raise RuntimeError(f"generator wrote {[x.name for x in paths]}, rule declares {sorted(expected)}")
+with gzip.GzipFile(snakemake.output.corpus, "wb", mtime=0) as handle:
+    handle.write(("\n".join(texts) + "\n").encode("utf-8"))
+log.info("wrote %d files, %d final articles", len(paths), len(texts))
+write_json(snakemake.output.truth, {"pubmed": truth})

@@ -1,0 +1,23 @@
+"""Rule script: skip-gram word vectors on demo text, written in word2vec binary format."""
+
+import gzip
+
+import pandas as pd
+
+from medbias.logs import setup_rule_logging
+from medbias.synth.tiny_models import simple_tokens, train_word_vectors
+
+snakemake = globals()["snakemake"]
+log = setup_rule_logging(snakemake.log[0])
+p = snakemake.params
+texts = []
+if "notes" in p.sources:
+    texts += pd.read_csv(snakemake.input.notes, usecols=["TEXT"])["TEXT"].tolist()
+if "abstracts" in p.sources:
+    with gzip.open(snakemake.input.corpus, "rt", encoding="utf-8") as handle:
+        texts += handle.read().splitlines()
+sentences = list(simple_tokens(texts))
+log.info("training word2vec on %d texts from %s", len(sentences), ", ".join(p.sources))
+vectors = train_word_vectors(sentences, dict(p.w2v), p.seed)
+vectors.save_word2vec_format(snakemake.output[0], binary=True)
+log.info("wrote %d vectors of dimension %d", len(vectors), vectors.vector_size)
