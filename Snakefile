@@ -15,7 +15,6 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow_scripts"))
 from medbias.config import check_inputs, validate_config
 from medbias.errors import MedbiasInputError
 
-
 # the demo config is the default; a --configfile replaces it rather than merging into it, so
 # that demo-only keys never leak into a real-world run
 if not workflow.config_settings.configfiles:

@@ -1,6 +1,7 @@
 # Paths, wildcard constraints and helpers shared by every rule file. No rule logic here.
 
 from medbias.io import ACUITY_EXPORTS, MIMIC_TABLES
+from medbias.synth.sizes import demo_sizes
 
 RESULTS = config["results"]
 LOGS = "logs"
@@ -16,6 +17,40 @@ wildcard_constraints:
     arch="|".join(TINY_ARCHS),
     corpus="|".join(WORD_VECTOR_CORPORA),
     model="[A-Za-z0-9_]+",
+
+
+# demo-world paths and sizes (used by rules/synth.smk, which is included only in the demo world)
+if config["world"] == "demo":
+    DEMO = config["demo"]["dir"]
+    SIZES = demo_sizes(config["demo"])
+    SEED = config["seed"]
+    PUBMED_FILES = [
+        f"{INPUTS['pubmed_dir']}/pubmed26n{i:04d}.xml.gz"
+        for i in range(1, SIZES.pubmed_files + 2)
+    ]
+    ABSTRACTS = f"{DEMO}/corpora/pubmed_abstracts.txt.gz"
+    NOTES = f"{INPUTS['mimic_dir']}/NOTEEVENTS.csv.gz"
+    TINY_TOKENIZER_VOCAB = {
+        "bert": config["demo"]["tokenizer"]["wordpiece_vocab_size"],
+        "gpt2": config["demo"]["tokenizer"]["bpe_vocab_size"],
+        "bart": config["demo"]["tokenizer"]["bpe_vocab_size"],
+    }
+    WORD_VECTOR_SOURCES = {"general": ["notes"], "bio": ["abstracts", "notes"]}
+
+    def demo_world_targets():
+        return [
+            f"{DEMO}/truth.json",
+            *expand(f"{DEMO}/models/tiny-{{arch}}", arch=TINY_ARCHS),
+            *expand(
+                f"{DEMO}/word-vectors/{{corpus}}-w2v.bin", corpus=WORD_VECTOR_CORPORA
+            ),
+            f"{RESULTS}/demo_world/fig_demo_world.png",
+        ]
+
+
+def manifest_inputs(wildcards):
+    """In the demo world the manifest waits for the world to be built; real inputs already exist."""
+    return demo_world_targets() if config["world"] == "demo" else []
 
 
 def all_targets():

@@ -1,11 +1,6 @@
 # Records which inputs and models a results folder was built from (both worlds).
 
 
-def manifest_inputs(wildcards):
-    """In the demo world the manifest waits for the world to be built; real inputs already exist."""
-    return demo_world_targets() if config["world"] == "demo" else []
-
-
 rule input_manifest:
     input:
         manifest_inputs,
@@ -13,5 +8,7 @@ rule input_manifest:
         f"{RESULTS}/inputs/manifest.json",
     log:
         f"{LOGS}/inputs/manifest.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         f"{SCRIPTS}/input_manifest.py"

@@ -1,51 +1,29 @@
 # The demo world: synthetic inputs in the exact formats of the real ones, and tiny local models.
 # Included only when world == demo, so a real-world run can never write into the user's data folders.
 
-from medbias.synth.sizes import demo_sizes
-
-DEMO = config["demo"]["dir"]
-SIZES = demo_sizes(config["demo"])
-SEED = config["seed"]
-PUBMED_FILES = [
-    f"{INPUTS['pubmed_dir']}/pubmed26n{i:04d}.xml.gz" for i in range(1, SIZES.pubmed_files + 2)
-]
-ABSTRACTS = f"{DEMO}/corpora/pubmed_abstracts.txt.gz"
-NOTES = f"{INPUTS['mimic_dir']}/NOTEEVENTS.csv.gz"
-TINY_TOKENIZER_VOCAB = {
-    "bert": config["demo"]["tokenizer"]["wordpiece_vocab_size"],
-    "gpt2": config["demo"]["tokenizer"]["bpe_vocab_size"],
-    "bart": config["demo"]["tokenizer"]["bpe_vocab_size"],
-}
-WORD_VECTOR_SOURCES = {"general": ["notes"], "bio": ["abstracts", "notes"]}
-
-
-def demo_world_targets():
-    return [
-        f"{DEMO}/truth.json",
-        *expand(f"{DEMO}/models/tiny-{{arch}}", arch=TINY_ARCHS),
-        *expand(f"{DEMO}/word-vectors/{{corpus}}-w2v.bin", corpus=WORD_VECTOR_CORPORA),
-        f"{RESULTS}/demo_world/fig_demo_world.png",
-    ]
-
 
 rule synth_mimic:
     input:
         hcup=config["resources"]["hcup_definitions"],
     output:
-        tables=expand(f"{INPUTS['mimic_dir']}/{{table}}.csv.gz", table=list(MIMIC_TABLES)),
+        tables=expand(
+            f"{INPUTS['mimic_dir']}/{{table}}.csv.gz", table=list(MIMIC_TABLES)
+        ),
         acuity=expand(f"{INPUTS['acuity_dir']}/{{name}}.csv", name=list(ACUITY_EXPORTS)),
         annotations=INPUTS["phenotype_annotations"],
         testset=INPUTS["benchmark_testset"],
         truth=f"{DEMO}/truth/mimic.json",
+    log:
+        f"{LOGS}/synth/mimic.log",
+    benchmark:
+        f"{BENCHMARKS}/synth/mimic.tsv"
+    conda:
+        "../envs/cpu.yaml"
     params:
         patients=SIZES.patients,
         annotated_notes=SIZES.annotated_notes,
         annotators_per_note=config["demo"]["annotators_per_note"],
         seed=SEED,
-    log:
-        f"{LOGS}/synth/mimic.log",
-    benchmark:
-        f"{BENCHMARKS}/synth/mimic.tsv"
     script:
         f"{SCRIPTS}/synth_mimic.py"
 
@@ -55,14 +33,16 @@ rule synth_pubmed:
         files=PUBMED_FILES,
         corpus=ABSTRACTS,
         truth=f"{DEMO}/truth/pubmed.json",
-    params:
-        articles_per_decade=SIZES.pubmed_articles_per_decade,
-        n_files=SIZES.pubmed_files,
-        seed=SEED + 10,
     log:
         f"{LOGS}/synth/pubmed.log",
     benchmark:
         f"{BENCHMARKS}/synth/pubmed.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        articles_per_decade=SIZES.pubmed_articles_per_decade,
+        n_files=SIZES.pubmed_files,
+        seed=SEED + 10,
     script:
         f"{SCRIPTS}/synth_pubmed.py"
 
@@ -73,11 +53,13 @@ rule synth_truth:
         f"{DEMO}/truth/pubmed.json",
     output:
         f"{DEMO}/truth.json",
+    log:
+        f"{LOGS}/synth/truth.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         seed=SEED,
         scale=config["demo"]["scale"],
-    log:
-        f"{LOGS}/synth/truth.log",
     script:
         f"{SCRIPTS}/synth_truth.py"
 
@@ -88,17 +70,19 @@ rule synth_tiny_model:
         corpus=ABSTRACTS,
     output:
         directory(f"{DEMO}/models/tiny-{{arch}}"),
+    log:
+        f"{LOGS}/synth/tiny_model_{{arch}}.log",
+    cache: "omit-software"
+    conda:
+        "../envs/cpu.yaml"
+    threads: 2
+    resources:
+        mem_mb=4000,
     params:
         arch=lambda wc: wc.arch,
         vocab_size=lambda wc: TINY_TOKENIZER_VOCAB[wc.arch],
         model_params=lambda wc: config["demo"][wc.arch],
         seed=SEED + 20,
-    threads: 2
-    resources:
-        mem_mb=4000,
-    cache: "omit-software"
-    log:
-        f"{LOGS}/synth/tiny_model_{{arch}}.log",
     script:
         f"{SCRIPTS}/synth_tiny_model.py"
 
@@ -109,14 +93,16 @@ rule synth_word_vectors:
         corpus=ABSTRACTS,
     output:
         f"{DEMO}/word-vectors/{{corpus}}-w2v.bin",
+    log:
+        f"{LOGS}/synth/word_vectors_{{corpus}}.log",
+    cache: "omit-software"
+    conda:
+        "../envs/cpu.yaml"
+    threads: 1
     params:
         sources=lambda wc: WORD_VECTOR_SOURCES[wc.corpus],
         w2v=config["demo"]["word_vectors"],
         seed=lambda wc: SEED + 30 + WORD_VECTOR_CORPORA.index(wc.corpus),
-    threads: 1
-    cache: "omit-software"
-    log:
-        f"{LOGS}/synth/word_vectors_{{corpus}}.log",
     script:
         f"{SCRIPTS}/synth_word_vectors.py"
 
@@ -140,5 +126,7 @@ rule demo_world_summary:
         planted_md=f"{RESULTS}/demo_world/table_planted_effects.md",
     log:
         f"{LOGS}/synth/summary.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         f"{SCRIPTS}/demo_world_summary.py"

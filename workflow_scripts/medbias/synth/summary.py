@@ -58,7 +58,7 @@ def plot_demo_world(truth: dict[str, Any], png: str, pdf: str) -> None:
     y = range(len(pheno))
     axes[0].barh([i - 0.2 for i in y], pheno["prevalence_male"], height=0.4, label="male", color="#4477aa")
     axes[0].barh([i + 0.2 for i in y], pheno["prevalence_female"], height=0.4, label="female", color="#ee6677")
-    axes[0].set_yticks(list(y), [p[:45] for p in pheno["phenotype"]], fontsize=8)
+    axes[0].set_yticks(list(y), [p if len(p) <= 45 else p[:44] + "…" for p in pheno["phenotype"]], fontsize=8)
     axes[0].set_xlabel("admissions with the phenotype (fraction)")
     axes[0].set_title("A. Benchmark phenotypes by gender")
     axes[0].legend(loc="lower right")
