@@ -203,6 +203,8 @@ def _note_text(
         sentences.append(GRAVE_PHRASES[rng.integers(len(GRAVE_PHRASES))].capitalize() + ".")
     elif not died and rng.random() < 0.3:
         sentences.append(STABLE_PHRASES[rng.integers(len(STABLE_PHRASES))].capitalize() + ".")
+    if rng.random() < 0.5:
+        sentences.append(f"Pt states {g['subj']} feels better, plan discussed with {g['obj']}.")
     for _ in range(int(rng.integers(1, 4))):
         sentences.append(FILLER_PHRASES[rng.integers(len(FILLER_PHRASES))].capitalize() + ".")
     sentences.append(f"Seen with {_placeholder(rng, 'name')}, contact {_placeholder(rng)}.")

@@ -1,0 +1,182 @@
+"""The default DAG on a small demo world: formats of the real inputs, and the truth file agrees with
+the data it describes (planted effects found in the tables, controls show nothing)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import run_snakemake
+from medbias.io import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES
+from medbias.models import load_model_and_tokenizer, resolve_model_source
+
+pytestmark = pytest.mark.integration
+TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
+
+
+@pytest.fixture(scope="module")
+def world(demo_run):
+    return demo_run / "results" / "demo_world"
+
+
+@pytest.fixture(scope="module")
+def truth(world):
+    return json.loads((world / "truth.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def tables(world):
+    return {t: pd.read_csv(world / "mimic-iii" / f"{t}.csv.gz", keep_default_na=False, na_values=[""],
+                           dtype={"ICD9_CODE": str}) for t in MIMIC_TABLES}
+
+
+def test_tables_read_back_with_real_columns_and_types(tables):
+    for name, frame in tables.items():
+        assert tuple(frame.columns) == MIMIC_TABLES[name]
+    patients, adm, icu, notes = tables["PATIENTS"], tables["ADMISSIONS"], tables["ICUSTAYS"], tables["NOTEEVENTS"]
+    assert set(patients["GENDER"]) == {"M", "F"}
+    for frame, columns in ((patients, ["DOB"]), (adm, ["ADMITTIME", "DISCHTIME"]), (icu, ["INTIME", "OUTTIME"])):
+        for column in columns:
+            assert frame[column].map(lambda v: bool(TIMESTAMP.match(v))).all(), column
+    assert pd.api.types.is_integer_dtype(adm["HADM_ID"]) and pd.api.types.is_float_dtype(icu["LOS"])
+    assert {"Medicare", "Medicaid", "Private", "Government", "Self Pay"} == set(adm["INSURANCE"])
+    assert {"WHITE", "BLACK/AFRICAN AMERICAN", "HISPANIC OR LATINO", "UNKNOWN/NOT SPECIFIED"} <= set(adm["ETHNICITY"])
+    assert {"ENGL", "SPAN"} <= set(adm["LANGUAGE"].dropna()) and adm["LANGUAGE"].isna().any()
+    assert (adm["DEATHTIME"].notna() == (adm["HOSPITAL_EXPIRE_FLAG"] == 1)).all()
+
+
+def test_notes_have_the_real_quirks(tables):
+    notes = tables["NOTEEVENTS"]
+    assert {"Physician ", "Respiratory ", "Nursing/other", "Discharge summary"} <= set(notes["CATEGORY"])
+    discharge = notes[notes["CATEGORY"] == "Discharge summary"]
+    assert discharge["CHARTTIME"].isna().all() and discharge["CHARTDATE"].notna().all()
+    assert (notes["ISERROR"] == 1).any()
+    assert notes["HADM_ID"].isna().any()  # outpatient notes
+    text = "\n".join(notes["TEXT"])
+    for needle in ("Sex: F", "Sex: M", " she ", " he ", "[**Age over 90 **]", "[**Hospital1 18**]", " F HR "):
+        assert needle in text, needle
+
+
+def test_every_benchmark_phenotype_occurs_at_its_truth_prevalence(tables, truth):
+    assert len(truth["mimic"]["phenotypes"]) == 25
+    n_adm = len(tables["ADMISSIONS"])
+    for name, entry in truth["mimic"]["phenotypes"].items():
+        assert entry["admissions_with"] > 0, name
+        se = np.sqrt(entry["design_prevalence"] * (1 - entry["design_prevalence"]) / n_adm)
+        assert abs(entry["realized_prevalence"] - entry["design_prevalence"]) < 4 * se + 1e-9, name
+
+
+def test_planted_conditions_lean_as_the_truth_says(tables, truth):
+    """Among patients whose notes mention a planted condition, the male share is the planted one."""
+    notes = tables["NOTEEVENTS"].merge(tables["PATIENTS"][["SUBJECT_ID", "GENDER"]], on="SUBJECT_ID")
+    for entry in truth["mimic"]["planted_conditions"]:
+        mentioned = notes[notes["TEXT"].str.contains(entry["phrase"], regex=False)]
+        genders = mentioned.drop_duplicates("SUBJECT_ID")["GENDER"]
+        assert len(genders) >= 0.8 * entry["carriers"], entry["name"]
+        share = (genders == "M").mean()
+        assert abs(share - entry["male_share"]) < 0.12, (entry["name"], share)
+    leans = {e["lean"] for e in truth["mimic"]["planted_conditions"]}
+    assert leans == {"male", "female", "none"}  # planted effects and controls
+
+
+def test_acuity_testset_and_annotations(world, tables, truth):
+    icu = tables["ICUSTAYS"]
+    for name, columns in ACUITY_EXPORTS.items():
+        frame = pd.read_csv(world / "mimic-code" / f"{name}.csv")
+        assert tuple(frame.columns) == columns
+        assert len(icu) - len(frame) == truth["mimic"]["missing_acuity_stays"][name]
+        assert frame["icustay_id"].isin(icu["ICUSTAY_ID"]).all()
+    testset = pd.read_csv(world / "mimic3-benchmarks" / "testset.csv", header=None, names=["SUBJECT_ID", "flag"])
+    assert set(testset["SUBJECT_ID"]) == set(tables["PATIENTS"]["SUBJECT_ID"])
+    assert testset["flag"].sum() == round(0.15 * len(testset))
+    annotations = pd.read_csv(world / "phenotype-annotations" / "ACTdb102003.csv")
+    assert tuple(annotations.columns) == ANNOTATION_COLUMNS
+    assert annotations["ROW_ID"].isin(tables["NOTEEVENTS"]["ROW_ID"]).all()
+    sizes = annotations.groupby("ROW_ID").size()
+    assert sizes.min() >= 2 and (sizes == 2).any()
+    assert annotations["ROW_ID"].nunique() == truth["phenotype_annotations"]["annotated_notes"]
+
+
+def _parse_pubmed(folder: Path) -> tuple[dict[int, tuple[int | None, str]], dict[str, int]]:
+    """A deliberately plain reading of the files, independent of the generator, to check the truth."""
+    articles: dict[int, tuple[int | None, str]] = {}
+    counts = {"book": 0, "deleted": 0}
+    for path in sorted(folder.glob("pubmed*.xml.gz")):
+        for _, element in ET.iterparse(gzip.open(path)):
+            if element.tag == "PubmedArticle":
+                pmid = int(element.findtext(".//PMID"))
+                year = element.findtext(".//PubDate/Year") or (element.findtext(".//PubDate/MedlineDate") or "")[:4]
+                text = " ".join("".join(e.itertext()) for e in element.iter() if e.tag in ("ArticleTitle", "AbstractText"))
+                articles[pmid] = (int(year) if year.isdigit() else None, text)
+            elif element.tag == "DeleteCitation":
+                for pmid in element.findall("PMID"):
+                    counts["deleted"] += articles.pop(int(pmid.text), None) is not None
+            elif element.tag == "PubmedBookArticle":
+                counts["book"] += 1
+    return articles, counts
+
+
+def test_pubmed_files_parse_and_agree_with_truth(world, truth):
+    pubmed = truth["pubmed"]
+    articles, counts = _parse_pubmed(world / "pubmed")
+    assert counts["book"] == len(pubmed["book_articles"]) and counts["deleted"] == len(pubmed["deleted_pmids"])
+    dated = {p: v for p, v in articles.items() if v[0] is not None}
+    assert len(dated) == pubmed["articles_after_ingest"]
+    assert set(pubmed["undated_pmids"]) == {p for p, v in articles.items() if v[0] is None}
+    for pmid in pubmed["revised_pmids"]:
+        assert pubmed["revised_marker"] in articles[pmid][1].split()[-1]
+    male, female = set(pubmed["male_words"]), set(pubmed["female_words"])
+    pair = pubmed["planted_pairs"][0]
+    career = set(pair["a"])
+    shares = []
+    for decade in pubmed["decades"]:
+        in_decade = [v[1].split() for p, v in dated.items() if decade["start"] <= v[0] <= decade["end"]]
+        assert len(in_decade) >= decade["articles"]
+        by_gender = {}
+        for gender, words, other in (("m", male, female), ("f", female, male)):
+            docs = [t for t in in_decade if words & set(t) and not other & set(t) and (set(pair["a"]) | set(pair["b"])) & set(t)]
+            by_gender[gender] = np.mean([bool(career & set(t)) and not set(pair["b"]) & set(t) for t in docs])
+        shares.append(by_gender["m"] - by_gender["f"])
+    # the planted strength falls by decade and is gone in the last one
+    assert shares[0] > 0.3 and shares[0] > shares[2] > shares[4] - 0.05 and abs(shares[-1]) < 0.12
+
+
+def test_tiny_models_and_vectors_load_with_the_real_loaders(demo_run):
+    from gensim.models import KeyedVectors
+
+    for arch, kind in (("bert", "masked"), ("gpt2", "causal"), ("bart", "seq2seq")):
+        folder = demo_run / "results" / "demo_world" / "models" / f"tiny-{arch}"
+        model, tokenizer = load_model_and_tokenizer(resolve_model_source(arch, {"source": str(folder), "kind": kind}))
+        assert len(tokenizer) <= 2000 and model.config.vocab_size == len(tokenizer)
+    wordpiece = load_model_and_tokenizer(resolve_model_source("b", {
+        "source": str(demo_run / "results/demo_world/models/tiny-bert"), "kind": "masked"}))[1]
+    assert wordpiece.tokenize("she has depression") == ["she", "has", "depression"]
+    for corpus in ("general", "bio"):
+        vectors = KeyedVectors.load_word2vec_format(demo_run / f"results/demo_world/word-vectors/{corpus}-w2v.bin", binary=True)
+        assert {"he", "she", "depression"} <= set(vectors.key_to_index)
+    bio = KeyedVectors.load_word2vec_format(demo_run / "results/demo_world/word-vectors/bio-w2v.bin", binary=True)
+    assert {"career", "family", "executive"} <= set(bio.key_to_index)
+
+
+def test_manifest_and_report(demo_run):
+    manifest = json.loads((demo_run / "results/inputs/manifest.json").read_text())
+    assert manifest["world"] == "demo"
+    assert all(entry["exists"] for entry in manifest["mimic_tables"].values())
+    assert manifest["models"]["gpt2"]["kind"] == "causal" and manifest["models"]["gpt2"]["local"]
+    result = run_snakemake(["--report", "report.zip", "--configfile", "config.yaml"], demo_run)
+    assert result.returncode == 0, result.stderr[-3000:]
+    names = zipfile.ZipFile(demo_run / "report.zip").namelist()
+    assert any(n.endswith("fig_demo_world.png") for n in names)
+
+
+def test_second_run_has_nothing_to_do(demo_run):
+    result = run_snakemake(["-n", "--configfile", "config.yaml"], demo_run)
+    assert result.returncode == 0 and "Nothing to be done" in result.stdout + result.stderr

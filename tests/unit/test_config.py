@@ -1,0 +1,144 @@
+"""The config schema and the input checks: one clear line naming the key, file, column or model."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, demo_config
+from medbias.config import check_inputs, validate_config
+from medbias.errors import MedbiasInputError
+from medbias.io import MIMIC_TABLES
+
+SCHEMA = REPO / "config" / "schema.yaml"
+
+
+def test_shipped_configs_are_valid():
+    for name in ("config.yaml", "mimic.yaml"):
+        validate_config(yaml.safe_load((REPO / "config" / name).read_text()), SCHEMA)
+
+
+def test_mimic_config_names_the_registry_models():
+    models = yaml.safe_load((REPO / "config" / "mimic.yaml").read_text())["models"]
+    sources = {m["source"] for m in models.values()}
+    assert {"allenai/scibert_scivocab_uncased", "emilyalsentzer/Bio_ClinicalBERT", "bert-base-cased"} <= sources
+    plm = [m for m in models.values() if "plm" in m.get("studies", [])]
+    assert len(plm) == 15
+    assert {m["kind"] for m in plm} == {"masked", "causal", "seq2seq"}
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda c: c["demo"].__setitem__("scale", -1), "config key 'demo.scale': got -1, expected a value > 0"),
+        (lambda c: c.__setitem__("wrld", "demo"), "config key '<top level>': unknown key(s) ('wrld' was unexpected)"),
+        (lambda c: c.__setitem__("world", "fantasy"), "config key 'world': got 'fantasy', expected one of demo, real"),
+        (lambda c: c["models"]["gpt2"].__setitem__("kind", "decoder"),
+         "config key 'models.gpt2.kind': got 'decoder', expected one of masked, causal, seq2seq"),
+        (lambda c: c["models"]["gpt2"].pop("source"), "config key 'models.gpt2': 'source' is a required property"),
+        (lambda c: c["demo"].__setitem__("patients", "many"), "config key 'demo.patients': got 'many', expected integer"),
+    ],
+)
+def test_schema_errors_name_the_key(edit, expected):
+    config = demo_config()
+    edit(config)
+    with pytest.raises(MedbiasInputError) as error:
+        validate_config(config, SCHEMA)
+    assert str(error.value) == expected
+    assert "\n" not in str(error.value)
+
+
+def _real_config(tmp_path: Path) -> dict:
+    """A real-world config over a fake MIMIC folder whose files hold only their header rows."""
+    config = yaml.safe_load((REPO / "config" / "mimic.yaml").read_text())
+    config["resources"] = {k: str(REPO / v) for k, v in config["resources"].items()}
+    mimic = tmp_path / "mimic"
+    mimic.mkdir()
+    for table, columns in MIMIC_TABLES.items():
+        (mimic / f"{table}.csv").write_text(",".join(columns) + "\n")
+    acuity = tmp_path / "acuity"
+    acuity.mkdir()
+    from medbias.io import ACUITY_EXPORTS, ANNOTATION_COLUMNS
+
+    for name, columns in ACUITY_EXPORTS.items():
+        (acuity / f"{name}.csv").write_text(",".join(columns) + "\n")
+    (tmp_path / "annotations.csv").write_text(",".join(ANNOTATION_COLUMNS) + "\n")
+    (tmp_path / "pubmed").mkdir()
+    (tmp_path / "pubmed" / "pubmed26n0001.xml.gz").write_bytes(b"")
+    for name in ("gn.bin", "bwv.bin"):
+        (tmp_path / name).write_bytes(b"")
+    config["inputs"] = {
+        "mimic_dir": str(mimic), "acuity_dir": str(acuity),
+        "phenotype_annotations": str(tmp_path / "annotations.csv"), "pubmed_dir": str(tmp_path / "pubmed"),
+        "benchmark_testset": str(REPO / "config/resources/mimic3-benchmarks/testset.csv"),
+    }
+    config["embeddings"]["googlenews"]["source"] = str(tmp_path / "gn.bin")
+    config["embeddings"]["biowordvec"]["source"] = str(tmp_path / "bwv.bin")
+    return config
+
+
+def test_real_inputs_pass_when_present(tmp_path):
+    check_inputs(_real_config(tmp_path))
+
+
+def test_lower_case_gzipped_tables_are_found(tmp_path):
+    import gzip
+
+    config = _real_config(tmp_path)
+    mimic = Path(config["inputs"]["mimic_dir"])
+    (mimic / "PATIENTS.csv").unlink()
+    with gzip.open(mimic / "patients.csv.gz", "wt") as handle:
+        handle.write(",".join(c.lower() for c in MIMIC_TABLES["PATIENTS"]) + "\n")
+    check_inputs(config)
+
+
+def test_missing_table_names_folder_and_table(tmp_path):
+    config = _real_config(tmp_path)
+    (Path(config["inputs"]["mimic_dir"]) / "NOTEEVENTS.csv").unlink()
+    with pytest.raises(MedbiasInputError, match=r"inputs.mimic_dir': .*mimic has no NOTEEVENTS.csv\(.gz\)"):
+        check_inputs(config)
+
+
+def test_missing_column_names_file_and_column(tmp_path):
+    config = _real_config(tmp_path)
+    path = Path(config["inputs"]["mimic_dir"]) / "ADMISSIONS.csv"
+    path.write_text(path.read_text().replace("ETHNICITY,", ""))
+    with pytest.raises(MedbiasInputError, match=r"ADMISSIONS.csv: missing column 'ETHNICITY'"):
+        check_inputs(config)
+
+
+def test_empty_table_is_reported(tmp_path):
+    config = _real_config(tmp_path)
+    (Path(config["inputs"]["mimic_dir"]) / "ICUSTAYS.csv").write_text("")
+    with pytest.raises(MedbiasInputError, match=r"ICUSTAYS.csv: file is empty"):
+        check_inputs(config)
+
+
+def test_missing_local_model_folder(tmp_path):
+    config = _real_config(tmp_path)
+    config["models"]["scibert"]["source"] = str(tmp_path / "no-such-model")
+    with pytest.raises(MedbiasInputError, match=r"models.scibert.source': local model folder .*no-such-model does not exist"):
+        check_inputs(config)
+
+
+def test_malformed_model_source(tmp_path):
+    config = _real_config(tmp_path)
+    config["models"]["gpt2"]["source"] = "not a hub id!"
+    with pytest.raises(MedbiasInputError, match=r"models.gpt2.source': 'not a hub id!' is neither"):
+        check_inputs(config)
+
+
+def test_missing_embedding_file(tmp_path):
+    config = _real_config(tmp_path)
+    config["embeddings"]["googlenews"]["source"] = str(tmp_path / "absent.bin")
+    with pytest.raises(MedbiasInputError, match=r"embeddings.googlenews.source': file .*absent.bin does not exist"):
+        check_inputs(config)
+
+
+def test_demo_paths_are_not_required_before_they_are_built():
+    config = copy.deepcopy(demo_config())
+    config["demo"]["dir"] = "results/demo_world"
+    check_inputs(config)  # nothing exists yet under results/demo_world in a fresh checkout; no error

@@ -1,0 +1,102 @@
+"""Known answers for the demo-world generators: exact planted counts, formats, determinism."""
+
+from __future__ import annotations
+
+import gzip
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO
+from medbias.io import MIMIC_TABLES
+from medbias.synth.annotations import generate_annotations
+from medbias.synth.conditions import CONDITIONS, PlantedCondition, assign_carriers
+from medbias.synth.mimic import PHENOTYPE_PREVALENCE, benchmark_codes, generate_cohort
+from medbias.synth.pubmed import DECADES, PLANTED_PAIRS, generate_articles, write_pubmed
+from medbias.synth.sizes import demo_sizes
+
+HCUP = yaml.safe_load((REPO / "config/resources/mimic3-benchmarks/hcup_ccs_2015_definitions.yaml").read_text())
+
+
+@pytest.fixture(scope="module")
+def cohort():
+    return generate_cohort(300, HCUP, seed=7)
+
+
+def test_assign_carriers_exact_counts():
+    genders = np.array(["M"] * 60 + ["F"] * 40)
+    condition = PlantedCondition("x", "x", prevalence=0.2, male_share=0.75, annotation=None)
+    idx = assign_carriers(genders, condition, np.random.default_rng(0))
+    assert len(idx) == 20 and (genders[idx] == "M").sum() == 15 and len(set(idx)) == 20
+
+
+def test_benchmark_codes_are_unique_to_one_phenotype():
+    codes = benchmark_codes(HCUP)
+    assert len(codes) == 25 and set(codes) == set(PHENOTYPE_PREVALENCE)
+    flat = [c for cs in codes.values() for c in cs]
+    assert len(flat) == len(set(flat)) and all(codes.values())
+
+
+def test_tables_have_the_real_columns(cohort):
+    for name, columns in MIMIC_TABLES.items():
+        assert tuple(cohort.tables[name].columns) == columns
+
+
+def test_same_seed_same_world(cohort):
+    again = generate_cohort(300, HCUP, seed=7)
+    for name in MIMIC_TABLES:
+        pd.testing.assert_frame_equal(cohort.tables[name], again.tables[name])
+    other = generate_cohort(300, HCUP, seed=8)
+    assert not other.tables["NOTEEVENTS"]["TEXT"].equals(cohort.tables["NOTEEVENTS"]["TEXT"])
+
+
+def test_planted_condition_counts_in_truth(cohort):
+    patients = cohort.tables["PATIENTS"]
+    for entry in cohort.truth["planted_conditions"]:
+        condition = next(c for c in CONDITIONS if c.name == entry["name"])
+        assert entry["carriers"] == round(condition.prevalence * len(patients))
+        assert entry["male_carriers"] == round(condition.male_share * entry["carriers"])
+
+
+def test_annotations_have_disagreements_and_ties(cohort):
+    dx = cohort.tables["DIAGNOSES_ICD"]
+    frame, truth = generate_annotations(cohort.tables["NOTEEVENTS"], {}, cohort.note_mentions, 60, [2, 3], seed=1)
+    assert truth["annotated_notes"] == frame["ROW_ID"].nunique() == 60
+    per_note = frame.groupby("ROW_ID")
+    assert per_note.size().between(2, 3).all()
+    depression = per_note["DEPRESSION"].agg(["sum", "size"])
+    assert ((depression["sum"] > 0) & (depression["sum"] < depression["size"])).any()  # disagreement
+    assert len(dx) > 0
+
+
+def test_demo_sizes_scale():
+    demo = yaml.safe_load((REPO / "config/config.yaml").read_text())["demo"]
+    full, small = demo_sizes(demo), demo_sizes({**demo, "scale": 0.1})
+    assert full.patients == demo["patients"] and small.patients == round(demo["patients"] * 0.1)
+
+
+def test_pubmed_cells_are_stratified_exactly():
+    _, _, truth = generate_articles(200, seed=3)
+    for decade, strength in zip(truth["decades"], PLANTED_PAIRS[0].strengths):
+        cells = decade["cells"]["career_family"]
+        assert cells["male_a"] == round(100 * (1 + strength) / 2)
+        assert cells["female_a"] == round(100 * (1 - strength) / 2)
+        control = decade["cells"]["instruments_weapons"]
+        assert control["male_a"] == control["female_a"] == 50
+
+
+def test_pubmed_xml_parses_and_is_deterministic(tmp_path):
+    paths, truth, texts = write_pubmed(tmp_path / "a", 30, 2, seed=5)
+    again, _, _ = write_pubmed(tmp_path / "b", 30, 2, seed=5)
+    assert [p.read_bytes() for p in paths] == [p.read_bytes() for p in again]
+    kinds: dict[str, int] = {}
+    for path in paths:
+        for _, element in ET.iterparse(gzip.open(path)):
+            kinds[element.tag] = kinds.get(element.tag, 0) + 1
+    assert kinds["PubmedBookArticle"] == 1 and kinds["DeleteCitation"] == 1
+    assert kinds["PubmedArticle"] == 30 * len(DECADES) + 6 + len(truth["revised_pmids"])
+    assert kinds.get("MedlineDate", 0) > 0 and kinds["AbstractText"] > kinds["PubmedArticle"]
+    assert len(texts) == truth["articles_after_ingest"]
