@@ -12,6 +12,7 @@ from conftest import REPO, demo_config
 from medbias.config import check_inputs, validate_config
 from medbias.errors import MedbiasInputError
 from medbias.io import MIMIC_TABLES
+from test_config_helpers import fake_real_config
 
 SCHEMA = REPO / "config" / "schema.yaml"
 
@@ -51,43 +52,14 @@ def test_schema_errors_name_the_key(edit, expected):
     assert "\n" not in str(error.value)
 
 
-def _real_config(tmp_path: Path) -> dict:
-    """A real-world config over a fake MIMIC folder whose files hold only their header rows."""
-    config = yaml.safe_load((REPO / "config" / "mimic.yaml").read_text())
-    config["resources"] = {k: str(REPO / v) for k, v in config["resources"].items()}
-    mimic = tmp_path / "mimic"
-    mimic.mkdir()
-    for table, columns in MIMIC_TABLES.items():
-        (mimic / f"{table}.csv").write_text(",".join(columns) + "\n")
-    acuity = tmp_path / "acuity"
-    acuity.mkdir()
-    from medbias.io import ACUITY_EXPORTS, ANNOTATION_COLUMNS
-
-    for name, columns in ACUITY_EXPORTS.items():
-        (acuity / f"{name}.csv").write_text(",".join(columns) + "\n")
-    (tmp_path / "annotations.csv").write_text(",".join(ANNOTATION_COLUMNS) + "\n")
-    (tmp_path / "pubmed").mkdir()
-    (tmp_path / "pubmed" / "pubmed26n0001.xml.gz").write_bytes(b"")
-    for name in ("gn.bin", "bwv.bin"):
-        (tmp_path / name).write_bytes(b"")
-    config["inputs"] = {
-        "mimic_dir": str(mimic), "acuity_dir": str(acuity),
-        "phenotype_annotations": str(tmp_path / "annotations.csv"), "pubmed_dir": str(tmp_path / "pubmed"),
-        "benchmark_testset": str(REPO / "config/resources/mimic3-benchmarks/testset.csv"),
-    }
-    config["embeddings"]["googlenews"]["source"] = str(tmp_path / "gn.bin")
-    config["embeddings"]["biowordvec"]["source"] = str(tmp_path / "bwv.bin")
-    return config
-
-
 def test_real_inputs_pass_when_present(tmp_path):
-    check_inputs(_real_config(tmp_path))
+    check_inputs(fake_real_config(tmp_path))
 
 
 def test_lower_case_gzipped_tables_are_found(tmp_path):
     import gzip
 
-    config = _real_config(tmp_path)
+    config = fake_real_config(tmp_path)
     mimic = Path(config["inputs"]["mimic_dir"])
     (mimic / "PATIENTS.csv").unlink()
     with gzip.open(mimic / "patients.csv.gz", "wt") as handle:
@@ -96,14 +68,14 @@ def test_lower_case_gzipped_tables_are_found(tmp_path):
 
 
 def test_missing_table_names_folder_and_table(tmp_path):
-    config = _real_config(tmp_path)
+    config = fake_real_config(tmp_path)
     (Path(config["inputs"]["mimic_dir"]) / "NOTEEVENTS.csv").unlink()
     with pytest.raises(MedbiasInputError, match=r"inputs.mimic_dir': .*mimic has no NOTEEVENTS.csv\(.gz\)"):
         check_inputs(config)
 
 
 def test_missing_column_names_file_and_column(tmp_path):
-    config = _real_config(tmp_path)
+    config = fake_real_config(tmp_path)
     path = Path(config["inputs"]["mimic_dir"]) / "ADMISSIONS.csv"
     path.write_text(path.read_text().replace("ETHNICITY,", ""))
     with pytest.raises(MedbiasInputError, match=r"ADMISSIONS.csv: missing column 'ETHNICITY'"):
@@ -111,28 +83,28 @@ def test_missing_column_names_file_and_column(tmp_path):
 
 
 def test_empty_table_is_reported(tmp_path):
-    config = _real_config(tmp_path)
+    config = fake_real_config(tmp_path)
     (Path(config["inputs"]["mimic_dir"]) / "ICUSTAYS.csv").write_text("")
     with pytest.raises(MedbiasInputError, match=r"ICUSTAYS.csv: file is empty"):
         check_inputs(config)
 
 
 def test_missing_local_model_folder(tmp_path):
-    config = _real_config(tmp_path)
+    config = fake_real_config(tmp_path)
     config["models"]["scibert"]["source"] = str(tmp_path / "no-such-model")
     with pytest.raises(MedbiasInputError, match=r"models.scibert.source': local model folder .*no-such-model does not exist"):
         check_inputs(config)
 
 
 def test_malformed_model_source(tmp_path):
-    config = _real_config(tmp_path)
+    config = fake_real_config(tmp_path)
     config["models"]["gpt2"]["source"] = "not a hub id!"
     with pytest.raises(MedbiasInputError, match=r"models.gpt2.source': 'not a hub id!' is neither"):
         check_inputs(config)
 
 
 def test_missing_embedding_file(tmp_path):
-    config = _real_config(tmp_path)
+    config = fake_real_config(tmp_path)
     config["embeddings"]["googlenews"]["source"] = str(tmp_path / "absent.bin")
     with pytest.raises(MedbiasInputError, match=r"embeddings.googlenews.source': file .*absent.bin does not exist"):
         check_inputs(config)

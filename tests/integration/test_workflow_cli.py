@@ -1,0 +1,77 @@
+"""The workflow as users type it: lint, dry-runs on the real config, and bad input stopping early."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, demo_config, run_snakemake, snakemake_bin, write_config
+from test_config_helpers import fake_real_config
+
+pytestmark = pytest.mark.integration
+
+
+def test_lint_is_clean(tmp_path):
+    result = run_snakemake(["--lint"], REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Congratulations, your workflow is in a good condition!" in result.stdout + result.stderr
+
+
+def test_snakefmt_is_clean():
+    import subprocess
+
+    snakefmt = str(Path(snakemake_bin()).with_name("snakefmt"))
+    result = subprocess.run([snakefmt, "--check", "Snakefile", "rules"], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_dry_run_on_real_config_lists_the_expected_jobs(tmp_path):
+    configfile = write_config(tmp_path / "mimic.yaml", fake_real_config(tmp_path))
+    result = run_snakemake(["-n", "--configfile", str(configfile)], tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout + result.stderr
+    assert "rule input_manifest:" in out
+    assert "synth_" not in out  # the real world never runs the demo generators
+    assert not (tmp_path / "results").exists()
+
+
+def test_demo_dry_run_lists_the_whole_demo_dag(tmp_path):
+    configfile = write_config(tmp_path / "config.yaml", demo_config())
+    result = run_snakemake(["-n", "--configfile", str(configfile)], tmp_path)
+    out = result.stdout + result.stderr
+    for rule in ("synth_mimic", "synth_pubmed", "synth_truth", "synth_tiny_model", "synth_word_vectors",
+                 "demo_world_summary", "input_manifest"):
+        assert f"rule {rule}:" in out, rule
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda c, t: c["demo"].__setitem__("scale", 0), "medbias: config key 'demo.scale': got 0, expected a value > 0"),
+        (lambda c, t: c["models"].__setitem__("mine", {"source": str(t / "nowhere"), "kind": "masked"}),
+         "medbias: config key 'models.mine.source': local model folder"),
+        (lambda c, t: c["models"]["gpt2"].__setitem__("kind", "encoder"), "medbias: config key 'models.gpt2.kind'"),
+    ],
+)
+def test_bad_demo_config_stops_with_one_line_and_no_outputs(tmp_path, edit, message):
+    config = demo_config()
+    edit(config, tmp_path)
+    configfile = write_config(tmp_path / "config.yaml", config)
+    result = run_snakemake(["--cores", "1", "--configfile", str(configfile)], tmp_path)
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.startswith("medbias:")]
+    assert len(lines) == 1 and lines[0].startswith(message), result.stderr
+    assert not (tmp_path / "results").exists() and not (tmp_path / "logs").exists()
+
+
+def test_missing_mimic_column_stops_before_any_job(tmp_path):
+    config = fake_real_config(tmp_path)
+    notes = Path(config["inputs"]["mimic_dir"]) / "NOTEEVENTS.csv"
+    notes.write_text(notes.read_text().replace(",TEXT", ""))
+    configfile = write_config(tmp_path / "mimic.yaml", config)
+    result = run_snakemake(["--cores", "1", "--configfile", str(configfile)], tmp_path)
+    assert result.returncode != 0
+    assert "medbias: " in result.stderr and "NOTEEVENTS.csv: missing column 'TEXT'" in result.stderr
+    assert not (tmp_path / "results").exists()

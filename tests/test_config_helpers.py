@@ -1,0 +1,37 @@
+"""A real-world config over a fake MIMIC folder, for the config and dry-run tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from conftest import REPO
+from medbias.io import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES
+
+
+def fake_real_config(tmp_path: Path) -> dict:
+    """A real-world config over a fake MIMIC folder whose files hold only their header rows."""
+    config = yaml.safe_load((REPO / "config" / "mimic.yaml").read_text())
+    config["resources"] = {k: str(REPO / v) for k, v in config["resources"].items()}
+    mimic = tmp_path / "mimic"
+    mimic.mkdir()
+    for table, columns in MIMIC_TABLES.items():
+        (mimic / f"{table}.csv").write_text(",".join(columns) + "\n")
+    acuity = tmp_path / "acuity"
+    acuity.mkdir()
+    for name, columns in ACUITY_EXPORTS.items():
+        (acuity / f"{name}.csv").write_text(",".join(columns) + "\n")
+    (tmp_path / "annotations.csv").write_text(",".join(ANNOTATION_COLUMNS) + "\n")
+    (tmp_path / "pubmed").mkdir()
+    (tmp_path / "pubmed" / "pubmed26n0001.xml.gz").write_bytes(b"")
+    for name in ("gn.bin", "bwv.bin"):
+        (tmp_path / name).write_bytes(b"")
+    config["inputs"] = {
+        "mimic_dir": str(mimic), "acuity_dir": str(acuity),
+        "phenotype_annotations": str(tmp_path / "annotations.csv"), "pubmed_dir": str(tmp_path / "pubmed"),
+        "benchmark_testset": str(REPO / "config/resources/mimic3-benchmarks/testset.csv"),
+    }
+    config["embeddings"]["googlenews"]["source"] = str(tmp_path / "gn.bin")
+    config["embeddings"]["biowordvec"]["source"] = str(tmp_path / "bwv.bin")
+    return config
