@@ -180,3 +180,30 @@ def test_manifest_and_report(demo_run):
 def test_second_run_has_nothing_to_do(demo_run):
     result = run_snakemake(["-n", "--configfile", "config.yaml"], demo_run)
     assert result.returncode == 0 and "Nothing to be done" in result.stdout + result.stderr
+
+
+# folders of the demo world that ARE the (synthetic) inputs, note text included by design
+DEMO_INPUT_FOLDERS = {"mimic-iii", "mimic-code", "phenotype-annotations", "mimic3-benchmarks", "pubmed",
+                      "corpora", "models", "word-vectors", "truth"}
+
+
+def test_no_output_or_log_holds_a_run_of_eight_note_words(demo_run, tables):
+    """Privacy rule: results (outside the demo inputs) and logs never contain note text."""
+    shingles = set()
+    for text in tables["NOTEEVENTS"]["TEXT"]:
+        words = text.lower().split()
+        shingles.update(tuple(words[i : i + 8]) for i in range(len(words) - 7))
+    assert len(shingles) > 1000
+    scanned = 0
+    for root in (demo_run / "results", demo_run / "logs"):
+        for path in root.rglob("*"):
+            rel = path.relative_to(demo_run / "results") if root.name == "results" else None
+            if rel is not None and rel.parts[:1] == ("demo_world",) and len(rel.parts) > 2 and rel.parts[1] in DEMO_INPUT_FOLDERS:
+                continue
+            if not path.is_file() or path.suffix in (".png", ".pdf", ".zip", ".gz", ".bin"):
+                continue
+            words = path.read_text(errors="replace").lower().split()
+            leaked = [w for w in (tuple(words[i : i + 8]) for i in range(len(words) - 7)) if w in shingles]
+            assert not leaked, f"{path} holds note text: {' '.join(leaked[0])}"
+            scanned += 1
+    assert scanned >= 5
