@@ -94,6 +94,7 @@ EVIDENCE_RATE_OTHER = 0.25
 FALSE_MENTION_RATE = 0.01
 CONDITION_MENTION_RATE = {"Discharge summary": 0.9, "default": 0.5}
 GRAVE_RATE_DIED, GRAVE_RATE_SURVIVED = 0.5, 0.04
+CONDITION_BY_NAME = {c.name: c for c in CONDITIONS}
 
 
 @dataclass
@@ -193,10 +194,9 @@ def _note_text(
             sentences.append(f"Question of {options[rng.integers(len(options))]}.")
     mentioned: set[str] = set()
     mention_rate = CONDITION_MENTION_RATE.get(category, CONDITION_MENTION_RATE["default"])
-    by_name = {c.name: c for c in CONDITIONS}
     for name in conditions:
         if category not in ("ECG", "Echo", "Radiology") and rng.random() < mention_rate:
-            sentences.append(f"{g['subj'].capitalize()} reports {by_name[name].phrase}.")
+            sentences.append(f"{g['subj'].capitalize()} reports {CONDITION_BY_NAME[name].phrase}.")
             mentioned.add(name)
     grave_rate = GRAVE_RATE_DIED if died else GRAVE_RATE_SURVIVED
     if early and rng.random() < grave_rate:
