@@ -1,0 +1,1 @@
+"""Bias and fairness metrics."""

@@ -1,0 +1,299 @@
+"""The association-test engine: WEAT/SEAT, ECT and RIPA over any word-to-vector mapping.
+
+One implementation shared by the studies: ``rios`` passes word2vec vectors, ``mental`` and ``plm``
+pass sentence or contextual embeddings. Everything is vectorised over precomputed cosine tables:
+s(w, A, B) is computed once per word, and permutations and bootstrap replicates only re-index it.
+
+Conventions (pinned, and written into every output):
+- s(w, A, B) = mean_a cos(w, a) - mean_b cos(w, b) (Caliskan et al. 2017, eq. for s(w, A, B); the
+  Rios et al. paper writes sums, which only rescale it for fixed set sizes).
+- Effect size d = (mean_X s - mean_Y s) / std_{X u Y} s with ddof=1, as sent-bias and bias-bench
+  (WEFE uses ddof=0, which gives a larger |d| for small sets).
+- Test statistic S = sum_X s - sum_Y s. Permutation p-values re-partition X u Y into sets of the
+  original sizes: exact enumeration of all partitions when their number is within the budget,
+  otherwise that many distinct partitions sampled without replacement (the observed one excluded),
+  p = (k + 1) / (N + 1). One-sided (H1: S larger than by chance) or two-sided (|S - E[S]| as
+  extreme), both against the same null distribution (WEFE samples with replacement and compares
+  |S| with the signed observation; neither is done here).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Literal
+
+import numpy as np
+from scipy.stats import rankdata, spearmanr
+
+from medbias.errors import MedbiasInputError
+
+Alternative = Literal["greater", "two-sided"]
+
+
+@dataclass(frozen=True)
+class WordSetCoverage:
+    """Which words of a set had vectors; missing words are reported, never silently dropped."""
+
+    name: str
+    requested: int
+    found: tuple[str, ...]
+    missing: tuple[str, ...]
+
+    @property
+    def fraction(self) -> float:
+        return len(self.found) / self.requested if self.requested else 0.0
+
+
+def lookup(
+    vectors: Mapping[str, np.ndarray], words: Sequence[str], name: str, min_fraction: float = 0.0
+) -> tuple[np.ndarray, WordSetCoverage]:
+    """Stack the vectors of ``words`` (duplicates dropped, order kept) and record coverage.
+
+    Raises MedbiasInputError naming the set when fewer than ``min_fraction`` of its words (or none)
+    have vectors.
+    """
+    unique = list(dict.fromkeys(words))
+    found = [w for w in unique if w in vectors]
+    missing = tuple(w for w in unique if w not in vectors)
+    coverage = WordSetCoverage(name, len(unique), tuple(found), missing)
+    if not found or coverage.fraction < min_fraction:
+        raise MedbiasInputError(
+            f"word set '{name}': {len(found)} of {len(unique)} words have vectors "
+            f"(minimum fraction {min_fraction}); missing: {', '.join(missing[:20])}{' ...' if len(missing) > 20 else ''}"
+        )
+    return np.stack([np.asarray(vectors[w], dtype=np.float64) for w in found]), coverage
+
+
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero)."""
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1.0, norms)
+
+
+def cosine_table(targets: np.ndarray, attributes: np.ndarray) -> np.ndarray:
+    """cos(t_i, a_j) for every target row i and attribute row j."""
+    return unit_rows(targets) @ unit_rows(attributes).T
+
+
+def association_scores(targets: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """s(w, A, B) = mean_a cos(w, a) - mean_b cos(w, b) for every target row w (Caliskan et al.)."""
+    return cosine_table(targets, a).mean(axis=1) - cosine_table(targets, b).mean(axis=1)
+
+
+def effect_size(s_x: np.ndarray, s_y: np.ndarray) -> float:
+    """WEAT effect size d = (mean s_X - mean s_Y) / std(s over X u Y, ddof=1)."""
+    union = np.concatenate([s_x, s_y])
+    sd = union.std(ddof=1)
+    return float((s_x.mean() - s_y.mean()) / sd) if sd > 0 else float("nan")
+
+
+def weat_statistic(s_x: np.ndarray, s_y: np.ndarray) -> float:
+    """WEAT test statistic S = sum_X s - sum_Y s."""
+    return float(s_x.sum() - s_y.sum())
+
+
+def _partition_stats(s: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """S for each partition given as a boolean matrix (rows: partitions; True = in X)."""
+    total = s.sum()
+    in_x = masks.astype(np.float64) @ s
+    return in_x - (total - in_x)
+
+
+def _exact_masks(n: int, n_x: int) -> np.ndarray:
+    combos = np.array(list(combinations(range(n), n_x)), dtype=np.int64)
+    masks = np.zeros((len(combos), n), dtype=bool)
+    np.put_along_axis(masks, combos, True, axis=1)
+    return masks
+
+
+def _sampled_masks(n: int, n_x: int, n_samples: int, rng: np.random.Generator, observed: np.ndarray) -> np.ndarray:
+    """``n_samples`` distinct random partitions, none equal to the observed one (no replacement)."""
+    seen = {np.packbits(observed).tobytes()}
+    chosen: list[np.ndarray] = []
+    while len(chosen) < n_samples:
+        batch = min(max(2 * (n_samples - len(chosen)), 1024), 200_000)
+        order = rng.random((batch, n)).argsort(axis=1)[:, :n_x]
+        masks = np.zeros((batch, n), dtype=bool)
+        np.put_along_axis(masks, order, True, axis=1)
+        for row, key in zip(masks, (r.tobytes() for r in np.packbits(masks, axis=1))):
+            if key not in seen:
+                seen.add(key)
+                chosen.append(row)
+                if len(chosen) == n_samples:
+                    break
+    return np.array(chosen)
+
+
+@dataclass(frozen=True)
+class PermutationResult:
+    p_value: float
+    exact: bool
+    n_partitions: int  # partitions compared (all of them when exact)
+    alternative: str
+
+
+def permutation_p_value(
+    s_x: np.ndarray,
+    s_y: np.ndarray,
+    budget: int = 100_000,
+    rng: np.random.Generator | None = None,
+    alternative: Alternative = "greater",
+) -> PermutationResult:
+    """Permutation p-value of S over re-partitions of X u Y (module docstring for the rules).
+
+    Exact: p = #{partitions with stat >= observed} / #partitions (the observed partition counted).
+    Sampled: p = (k + 1) / (N + 1) over N distinct sampled partitions other than the observed.
+    """
+    s = np.concatenate([s_x, s_y])
+    n, n_x = len(s), len(s_x)
+    n_y = n - n_x
+    observed_mask = np.zeros(n, dtype=bool)
+    observed_mask[:n_x] = True
+    observed = float(_partition_stats(s, observed_mask[None, :])[0])
+    expected = (n_x - n_y) / n * s.sum()  # E[S] under random partitions
+    total = math.comb(n, n_x)
+    exact = total <= budget
+    if exact:
+        stats = _partition_stats(s, _exact_masks(n, n_x))
+    else:
+        rng = rng if rng is not None else np.random.default_rng(0)
+        stats = _partition_stats(s, _sampled_masks(n, n_x, budget, rng, observed_mask))
+    tol = 1e-12 * max(1.0, abs(observed))
+    if alternative == "greater":
+        hits = stats >= observed - tol
+    elif alternative == "two-sided":
+        hits = np.abs(stats - expected) >= abs(observed - expected) - tol
+    else:
+        raise ValueError(f"alternative must be 'greater' or 'two-sided', not {alternative!r}")
+    k = int(hits.sum())
+    p = k / len(stats) if exact else (k + 1) / (len(stats) + 1)
+    return PermutationResult(float(p), exact, int(len(stats)), alternative)
+
+
+def _resample_weights(n: int, n_replicates: int, rng: np.random.Generator) -> np.ndarray:
+    """Replicate-by-item counts of a with-replacement resample of n items, divided by n."""
+    idx = rng.integers(0, n, size=(n_replicates, n))
+    counts = np.zeros((n_replicates, n))
+    np.add.at(counts, (np.arange(n_replicates)[:, None], idx), 1.0)
+    return counts / n
+
+
+def bootstrap_effect_sizes(
+    x: np.ndarray, y: np.ndarray, a: np.ndarray, b: np.ndarray, n_replicates: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Effect sizes of ``n_replicates`` bootstrap replicates, resampling words within each of X, Y, A, B.
+
+    Vectorised: one cosine table, attribute resamples as weight matrices, target resamples as index
+    matrices; no loop over replicates.
+    """
+    targets = np.vstack([x, y])
+    wa = _resample_weights(len(a), n_replicates, rng)
+    wb = _resample_weights(len(b), n_replicates, rng)
+    s_all = cosine_table(targets, a) @ wa.T - cosine_table(targets, b) @ wb.T  # (|X|+|Y|, R)
+    ix = rng.integers(0, len(x), size=(n_replicates, len(x)))
+    iy = rng.integers(0, len(y), size=(n_replicates, len(y))) + len(x)
+    cols = np.arange(n_replicates)[:, None]
+    sx, sy = s_all[ix, cols], s_all[iy, cols]
+    union = np.hstack([sx, sy])
+    sd = union.std(axis=1, ddof=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (sx.mean(axis=1) - sy.mean(axis=1)) / sd
+
+
+def percentile_interval(replicates: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval, ignoring undefined replicates."""
+    finite = replicates[np.isfinite(replicates)]
+    if len(finite) == 0:
+        return float("nan"), float("nan")
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(finite, [alpha, 1 - alpha])
+    return float(lo), float(hi)
+
+
+@dataclass(frozen=True)
+class WeatResult:
+    effect_size: float
+    statistic: float
+    mean_difference: float  # mean_X s - mean_Y s, unnormalised (tracks strength once d saturates)
+    p_value: float
+    p_exact: bool
+    n_partitions: int
+    alternative: str
+    ci_low: float
+    ci_high: float
+    coverage: dict[str, WordSetCoverage] = field(default_factory=dict)
+
+
+def weat(
+    vectors: Mapping[str, np.ndarray],
+    x_words: Sequence[str],
+    y_words: Sequence[str],
+    a_words: Sequence[str],
+    b_words: Sequence[str],
+    *,
+    rng: np.random.Generator,
+    budget: int = 100_000,
+    alternative: Alternative = "greater",
+    n_bootstrap: int = 1000,
+    min_fraction: float = 0.5,
+    names: tuple[str, str, str, str] = ("X", "Y", "A", "B"),
+) -> WeatResult:
+    """WEAT of targets X vs Y against attributes A vs B (positive: X closer to A than Y is)."""
+    x, cx = lookup(vectors, x_words, names[0], min_fraction)
+    y, cy = lookup(vectors, y_words, names[1], min_fraction)
+    a, ca = lookup(vectors, a_words, names[2], min_fraction)
+    b, cb = lookup(vectors, b_words, names[3], min_fraction)
+    s_x, s_y = association_scores(x, a, b), association_scores(y, a, b)
+    perm = permutation_p_value(s_x, s_y, budget, rng, alternative)
+    lo, hi = percentile_interval(bootstrap_effect_sizes(x, y, a, b, n_bootstrap, rng)) if n_bootstrap else (np.nan, np.nan)
+    return WeatResult(
+        effect_size(s_x, s_y), weat_statistic(s_x, s_y), float(s_x.mean() - s_y.mean()), perm.p_value,
+        perm.exact, perm.n_partitions, perm.alternative, lo, hi, {c.name: c for c in (cx, cy, ca, cb)},
+    )
+
+
+def ect_score(targets: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:
+    """Embedding Coherence Test (Dev & Phillips 2019): Spearman's rho between cos(t, mean X) and
+    cos(t, mean Y) over the targets t. 1 = no bias; lower = more bias."""
+    s_x = cosine_table(targets, x.mean(axis=0, keepdims=True))[:, 0]
+    s_y = cosine_table(targets, y.mean(axis=0, keepdims=True))[:, 0]
+    return float(spearmanr(s_x, s_y).statistic)
+
+
+def bootstrap_ect(
+    targets: np.ndarray, x: np.ndarray, y: np.ndarray, n_replicates: int, rng: np.random.Generator
+) -> np.ndarray:
+    """ECT of bootstrap replicates resampling the targets and the words of X and Y (vectorised)."""
+    mean_x = _resample_weights(len(x), n_replicates, rng) @ x  # (R, d)
+    mean_y = _resample_weights(len(y), n_replicates, rng) @ y
+    unit_t = unit_rows(targets)
+    s_x = unit_t @ unit_rows(mean_x).T  # (T, R)
+    s_y = unit_t @ unit_rows(mean_y).T
+    it = rng.integers(0, len(targets), size=(n_replicates, len(targets)))
+    cols = np.arange(n_replicates)[:, None]
+    rx = rankdata(s_x[it, cols], axis=1)
+    ry = rankdata(s_y[it, cols], axis=1)
+    rx -= rx.mean(axis=1, keepdims=True)
+    ry -= ry.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (rx * ry).sum(axis=1) / np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1))
+
+
+def relation_vector(x_pairs: np.ndarray, y_pairs: np.ndarray) -> np.ndarray:
+    """RIPA relation vector (Ethayarajh et al. 2019): the first principal component of the pair
+    differences x_i - y_i, taken without centring (centring would remove the shared direction that
+    the pairs define), unit length, signed so that the mean difference projects positively."""
+    diffs = x_pairs - y_pairs
+    _, _, vt = np.linalg.svd(diffs, full_matrices=False)
+    g = vt[0]
+    if diffs.mean(axis=0) @ g < 0:
+        g = -g
+    return g / np.linalg.norm(g)
+
+
+def ripa_scores(words: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """RIPA score of each word: its dot product with the relation vector (positive: the x side)."""
+    return words @ g
