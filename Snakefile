@@ -38,6 +38,7 @@ if config["world"] == "demo":
 
 
 include: "rules/inputs.smk"
+include: "rules/rios.smk"
 
 
 rule all:

@@ -9,6 +9,9 @@ BENCHMARKS = "benchmarks"
 INPUTS = config["inputs"]
 SCRIPTS = str(Path(workflow.basedir) / "workflow_scripts")
 
+RIOS = f"{RESULTS}/rios"
+RIOS_DECADES = [f"{start}-{end}" for start, end in config["rios"]["decades"]]
+
 TINY_ARCHS = ["bert", "gpt2", "bart"]
 WORD_VECTOR_CORPORA = ["general", "bio"]
 
@@ -17,6 +20,7 @@ wildcard_constraints:
     arch="|".join(TINY_ARCHS),
     corpus="|".join(WORD_VECTOR_CORPORA),
     model="[A-Za-z0-9_]+",
+    decade="|".join(RIOS_DECADES),
 
 
 # demo-world paths and sizes (used by rules/synth.smk, which is included only in the demo world)
@@ -48,6 +52,23 @@ if config["world"] == "demo":
         ]
 
 
+def pubmed_files():
+    """The PubMed files: the demo world's (built by synth_pubmed) or the real folder's, in name order."""
+    if config["world"] == "demo":
+        return PUBMED_FILES
+    return sorted(str(p) for p in Path(INPUTS["pubmed_dir"]).glob("pubmed*.xml*"))
+
+
+def rios_targets():
+    return [
+        f"{RIOS}/table1_articles.md",
+        f"{RIOS}/table3_embedding_quality.md",
+        f"{RIOS}/fig1_weat.png",
+        f"{RIOS}/fig2_ect.png",
+        f"{RIOS}/table4_ripa_top.md",
+    ]
+
+
 def manifest_inputs(wildcards):
     """In the demo world the manifest waits for the world to be built; real inputs already exist."""
     return demo_world_targets() if config["world"] == "demo" else []
@@ -55,7 +76,7 @@ def manifest_inputs(wildcards):
 
 def all_targets():
     """Everything the default target builds; each study's rule file adds its own."""
-    targets = [f"{RESULTS}/inputs/manifest.json"]
+    targets = [f"{RESULTS}/inputs/manifest.json", *rios_targets()]
     if config["world"] == "demo":
         targets += demo_world_targets()
     return targets

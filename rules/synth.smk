@@ -29,6 +29,9 @@ rule synth_mimic:
 
 
 rule synth_pubmed:
+    input:
+        wordsets=config["resources"]["rios_wordsets"],
+        umnsrs=config["resources"]["umnsrs_similarity"],
     output:
         files=PUBMED_FILES,
         corpus=ABSTRACTS,

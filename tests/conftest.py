@@ -33,6 +33,9 @@ def demo_config(scale: float = TEST_SCALE) -> dict:
     """The default demo config at ``scale``, with resource paths made absolute (runs in a tmp dir)."""
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     config["demo"]["scale"] = scale
+    # the rios study needs about 2,000 articles per decade to detect its planted effects
+    # (shared/notes/demo-calibration.md), so PubMed keeps its full size at any test scale
+    config["demo"]["pubmed_articles_per_decade"] = round(2000 / scale)
     config["resources"] = {k: str(REPO / v) for k, v in config["resources"].items()}
     return config
 

@@ -15,9 +15,12 @@ from medbias.io import MIMIC_TABLES
 from medbias.synth.annotations import generate_annotations
 from medbias.synth.conditions import CONDITIONS, PlantedCondition, assign_carriers
 from medbias.synth.mimic import PHENOTYPE_PREVALENCE, benchmark_codes, generate_cohort
-from medbias.synth.pubmed import DECADES, PLANTED_PAIRS, generate_articles, write_pubmed
+from medbias.resources import read_umnsrs, read_wordsets
+from medbias.synth.pubmed import DECADES, STRENGTHS, generate_articles, write_pubmed
 from medbias.synth.sizes import demo_sizes
 
+WORDSETS = read_wordsets(REPO / "config/resources/wordsets/rios2020.yaml")
+UMNSRS = read_umnsrs(REPO / "config/resources/umnsrs/UMNSRS_similarity.csv")
 HCUP = yaml.safe_load((REPO / "config/resources/mimic3-benchmarks/hcup_ccs_2015_definitions.yaml").read_text())
 
 
@@ -79,8 +82,8 @@ def test_demo_sizes_scale():
 
 
 def test_pubmed_cells_are_stratified_exactly():
-    _, _, truth = generate_articles(200, seed=3)
-    for decade, strength in zip(truth["decades"], PLANTED_PAIRS[0].strengths):
+    _, _, truth = generate_articles(200, 3, WORDSETS, UMNSRS)
+    for decade, strength in zip(truth["decades"], STRENGTHS):
         cells = decade["cells"]["career_family"]
         assert cells["male_a"] == round(100 * (1 + strength) / 2)
         assert cells["female_a"] == round(100 * (1 - strength) / 2)
@@ -89,8 +92,8 @@ def test_pubmed_cells_are_stratified_exactly():
 
 
 def test_pubmed_xml_parses_and_is_deterministic(tmp_path):
-    paths, truth, texts = write_pubmed(tmp_path / "a", 30, 2, seed=5)
-    again, _, _ = write_pubmed(tmp_path / "b", 30, 2, seed=5)
+    paths, truth, texts = write_pubmed(tmp_path / "a", 30, 2, 5, WORDSETS, UMNSRS)
+    again, _, _ = write_pubmed(tmp_path / "b", 30, 2, 5, WORDSETS, UMNSRS)
     assert [p.read_bytes() for p in paths] == [p.read_bytes() for p in again]
     kinds: dict[str, int] = {}
     for path in paths:

@@ -39,22 +39,33 @@ class TargetPair:
     strengths: tuple[float, ...]  # one per decade; all zero for a control
 
 
-PLANTED_PAIRS: tuple[TargetPair, ...] = (
-    TargetPair(
-        "career_family",
-        ("executive", "management", "professional", "corporation", "salary", "office", "business", "career"),
-        ("home", "parents", "children", "family", "cousins", "marriage", "wedding", "relatives"),
-        (0.5, 0.4, 0.3, 0.2, 0.1, 0.0),
-    ),
-)
-CONTROL_PAIRS: tuple[TargetPair, ...] = (
-    TargetPair(
-        "instruments_weapons",
-        ("bagpipe", "cello", "guitar", "lute", "trombone", "banjo", "clarinet", "harmonica"),
-        ("arrow", "club", "gun", "missile", "spear", "axe", "dagger", "harpoon"),
-        (0.0,) * 6,
-    ),
-)
+STRENGTHS = (0.5, 0.4, 0.3, 0.2, 0.1, 0.0)  # stereotype strength per decade: fades to none
+LEAN_STRENGTH = 0.6  # occupations and mental-health words planted to lean male or female in every decade
+MALE_OCCUPATIONS = ("mechanic", "surgeon", "investigator", "plumber", "colonel", "fisherman", "butler", "carpenter")
+FEMALE_OCCUPATIONS = ("nanny", "receptionist", "housekeeper", "hairdresser", "ballerina", "librarian", "teacher", "counselor")
+MALE_MENTAL = ("gambling", "cannabis", "nicotine", "caffeine", "alcoholic", "cocaine", "opioid", "pyromania")
+FEMALE_MENTAL = ("anorexia", "bulimia", "hysteria", "dysmorphic", "munchausen", "somatization", "histrionic", "insomnia")
+
+
+def control_pairs(wordsets: dict[str, Any]) -> tuple[TargetPair, ...]:
+    """The word set file's control tests, planted with strength 0 in every decade."""
+    return tuple(
+        TargetPair(name, tuple(w.lower() for w in t["a"]), tuple(w.lower() for w in t["b"]), (0.0,) * len(DECADES))
+        for name, t in wordsets.get("control_tests", {}).items()
+    )
+
+
+def planted_pairs(wordsets: dict[str, Any]) -> tuple[TargetPair, ...]:
+    """The five stereotypes of Rios et al. Table 2 with fading strength, then the occupation and
+    mental-health leans with constant strength (all lower-cased, as the corpora are)."""
+    pairs = [
+        TargetPair(name, tuple(w.lower() for w in t["a"]), tuple(w.lower() for w in t["b"]), STRENGTHS)
+        for name, t in wordsets["weat_tests"].items()
+    ]
+    pairs.append(TargetPair("occupations_lean", MALE_OCCUPATIONS, FEMALE_OCCUPATIONS, (LEAN_STRENGTH,) * 6))
+    pairs.append(TargetPair("mental_health_lean", MALE_MENTAL, FEMALE_MENTAL, (LEAN_STRENGTH,) * 6))
+    return tuple(pairs)
+
 
 FILLER = tuple("""
 patients study results treatment clinical disease cells effect analysis levels group data
@@ -74,7 +85,10 @@ MARKUP_TAGS = ("i", "sup", "b", "sub")
 LABELS = ("BACKGROUND", "METHODS", "RESULTS", "CONCLUSIONS")
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 GENDER_RATE = 0.06
-DOMAIN_RATE = 0.06
+DOMAIN_RATE_PER_PAIR = 0.04  # each target pair gets the calibrated share of tokens
+NEUTRAL_RATE = 0.04  # the other occupation and mental-health words, independent of gender
+UMNSRS_RATE = 0.05  # UMNSRS slots (each writes three tokens; see build_vocabulary)
+UMNSRS_PAIRS = 120
 REVISED_MARKER = "corrigendum"  # appears only in revised versions, so the ingest's replacement is testable
 
 
@@ -101,23 +115,70 @@ def _zipf_weights(n: int) -> np.ndarray:
     return w / w.sum()
 
 
+@dataclass(frozen=True)
+class Vocabulary:
+    """What a document's tokens are drawn from besides its gender words and target sets."""
+
+    neutral: tuple[str, ...]
+    umnsrs_pairs: tuple[tuple[str, str], ...]
+    umnsrs_share: np.ndarray  # per pair: probability that a term is written in the pair's shared context
+    umnsrs_shared_context: tuple[str, ...]  # per pair
+    umnsrs_own_context: dict[str, str]  # per term
+
+
 def _document_tokens(
-    rng: np.random.Generator, gender_words: tuple[str, ...] | None, domain_words: list[tuple[str, ...]]
+    rng: np.random.Generator,
+    length: int,
+    gender_words: tuple[str, ...] | None,
+    domain_words: list[tuple[str, ...]],
+    vocab: Vocabulary | None,
 ) -> list[str]:
-    length = int(rng.integers(50, 151))
-    u = rng.random(length)
-    filler = rng.choice(len(FILLER), size=length, p=_zipf_weights(len(FILLER)))
-    pick = rng.integers(0, 1 << 30, size=(length, 2))
-    tokens = []
-    for i in range(length):
-        if gender_words is not None and u[i] < GENDER_RATE:
-            tokens.append(gender_words[pick[i, 0] % len(gender_words)])
-        elif domain_words and u[i] < GENDER_RATE + DOMAIN_RATE:
-            words = domain_words[pick[i, 0] % len(domain_words)]
-            tokens.append(words[pick[i, 1] % len(words)])
-        else:
-            tokens.append(FILLER[filler[i]])
-    return tokens
+    """A document of about ``length`` tokens with EXACT counts per kind: round(rate * length) gender
+    words, the same number of target words from each pair's side, neutral words and UMNSRS slots, in
+    random order, the rest Zipf filler. Exact counts (and equal length multisets for male and female
+    articles) reduce chance imbalances between male and female articles where nothing is planted."""
+    units: list[tuple[str, ...]] = []
+    if gender_words is not None:
+        units += [(gender_words[i],) for i in rng.integers(0, len(gender_words), round(GENDER_RATE * length))]
+    for words in domain_words:
+        units += [(words[i],) for i in rng.integers(0, len(words), round(DOMAIN_RATE_PER_PAIR * length))]
+    if vocab is not None:
+        units += [(vocab.neutral[i],) for i in rng.integers(0, len(vocab.neutral), round(NEUTRAL_RATE * length))]
+        for k in rng.integers(0, len(vocab.umnsrs_pairs), round(UMNSRS_RATE * length)):
+            a, b = vocab.umnsrs_pairs[k]
+            term = a if rng.random() < 0.5 else b
+            shared = rng.random() < vocab.umnsrs_share[k]
+            context = vocab.umnsrs_shared_context[k] if shared else vocab.umnsrs_own_context[term]
+            units.append((context, term, context))
+    n_filler = max(0, length - len(units))
+    units += [(FILLER[i],) for i in rng.choice(len(FILLER), size=n_filler, p=_zipf_weights(len(FILLER)))]
+    return [token for i in rng.permutation(len(units)) for token in units[i]]
+
+
+def build_vocabulary(wordsets: dict[str, Any], umnsrs: list[tuple[str, str, float]], pairs: tuple[TargetPair, ...]) -> Vocabulary:
+    """Neutral words (every ECT word not in a planted set) and planted UMNSRS pairs.
+
+    ``UMNSRS_PAIRS`` single-word pairs spanning the rating range are planted. At a UMNSRS slot one of
+    them is drawn uniformly, one of its two terms is written as "c term c", and the context word c is
+    the pair's shared context with probability rating/1600, else the term's own context. Terms of
+    highly rated pairs thus share contexts (what makes skip-gram vectors similar) and cosine tracks the
+    human rating; measured: Spearman rho about 0.3 over all UMNSRS pairs in the vocabulary, 0.8 over the
+    planted ones. Context words are neutral ECT words (independent of gender).
+    """
+    planted = {w for p in pairs for w in p.a + p.b}
+    neutral = sorted({w.lower() for ws in wordsets["ect_sets"].values() for w in ws if w.isalpha()} - planted)
+    single = sorted(((a.lower(), b.lower(), r) for a, b, r in umnsrs if a.isalpha() and b.isalpha()), key=lambda x: x[2])
+    chosen = [single[i] for i in np.unique(np.linspace(0, len(single) - 1, min(UMNSRS_PAIRS, len(single))).astype(int))]
+    terms = sorted({t for a, b, _ in chosen for t in (a, b)})
+    rng = np.random.default_rng(len(chosen))
+    pool = list(rng.permutation(neutral))
+    if len(pool) < len(terms) + len(chosen):
+        raise ValueError("too few neutral words to give every UMNSRS term and pair a context")
+    own = {t: str(pool.pop()) for t in terms}
+    shared = tuple(str(pool.pop()) for _ in chosen)
+    return Vocabulary(
+        tuple(neutral), tuple((a, b) for a, b, _ in chosen), np.array([r / 1600 for *_, r in chosen]), shared, own
+    )
 
 
 def _split_article(tokens: list[str], rng: np.random.Generator) -> tuple[list[str], list[list[str]]]:
@@ -129,12 +190,17 @@ def _split_article(tokens: list[str], rng: np.random.Generator) -> tuple[list[st
     return title, sections
 
 
-def generate_articles(articles_per_decade: int, seed: int) -> tuple[list[Article], list[Article], dict[str, Any]]:
+def generate_articles(
+    articles_per_decade: int, seed: int, wordsets: dict[str, Any], umnsrs: list[tuple[str, str, float]]
+) -> tuple[list[Article], list[Article], dict[str, Any]]:
     """The planted articles of every decade and a neutral pool (for deletions and undated records).
 
     Returns (planted, neutral, truth).
     """
     rng = np.random.default_rng(seed)
+    pairs = planted_pairs(wordsets)
+    controls = control_pairs(wordsets)
+    vocab = build_vocabulary(wordsets, umnsrs, pairs + controls)
     planted: list[Article] = []
     truth_decades = []
     pmid = 1000
@@ -142,18 +208,23 @@ def generate_articles(articles_per_decade: int, seed: int) -> tuple[list[Article
         n = articles_per_decade
         male = np.zeros(n, dtype=bool)
         male[rng.choice(n, n // 2, replace=False)] = True
-        sides = {p.name: _stratified_sides(n, male, p.strengths[d], rng) for p in PLANTED_PAIRS + CONTROL_PAIRS}
+        sides = {p.name: _stratified_sides(n, male, p.strengths[d], rng) for p in pairs + controls}
         cells = {}
-        for p in PLANTED_PAIRS + CONTROL_PAIRS:
+        for p in pairs + controls:
             s = sides[p.name]
             cells[p.name] = {
                 "male_a": int((male & s).sum()), "male_b": int((male & ~s).sum()),
                 "female_a": int((~male & s).sum()), "female_b": int((~male & ~s).sum()),
                 "strength": p.strengths[d],
             }
+        # male and female articles get the same multiset of lengths
+        half = rng.integers(50, 151, size=n - n // 2)
+        lengths = np.empty(n, dtype=int)
+        lengths[np.flatnonzero(male)] = half[: male.sum()]
+        lengths[np.flatnonzero(~male)] = half[: (~male).sum()]
         for k in range(n):
-            domains = [p.a if sides[p.name][k] else p.b for p in PLANTED_PAIRS + CONTROL_PAIRS]
-            tokens = _document_tokens(rng, MALE_WORDS if male[k] else FEMALE_WORDS, domains)
+            domains = [p.a if sides[p.name][k] else p.b for p in pairs + controls]
+            tokens = _document_tokens(rng, int(lengths[k]), MALE_WORDS if male[k] else FEMALE_WORDS, domains, vocab)
             title, sections = _split_article(tokens, rng)
             year = int(rng.integers(start, end + 1))
             medline = None
@@ -167,7 +238,7 @@ def generate_articles(articles_per_decade: int, seed: int) -> tuple[list[Article
                               "male_articles": int(male.sum()), "cells": cells})
     neutral = []
     for _ in range(max(6, articles_per_decade // 50)):
-        tokens = _document_tokens(rng, None, [])
+        tokens = _document_tokens(rng, int(rng.integers(50, 151)), None, [], None)
         title, sections = _split_article(tokens, rng)
         neutral.append(Article(pmid, int(rng.integers(1960, 2021)), None, title, sections))
         pmid += 1
@@ -177,10 +248,19 @@ def generate_articles(articles_per_decade: int, seed: int) -> tuple[list[Article
         "female_words": list(FEMALE_WORDS),
         "planted_pairs": [{"name": p.name, "a": list(p.a), "b": list(p.b), "strengths": list(p.strengths),
                            "expected": "male words closer to A; strength falls by decade; null in the last decade"}
-                          for p in PLANTED_PAIRS],
+                          for p in pairs],
         "control_pairs": [{"name": p.name, "a": list(p.a), "b": list(p.b), "expected": "no association"}
-                          for p in CONTROL_PAIRS],
-        "recipe": {"gender_rate": GENDER_RATE, "domain_rate": DOMAIN_RATE, "tokens_per_article": [50, 150]},
+                          for p in controls],
+        "lean_words": {
+            "occupations": {"male": list(MALE_OCCUPATIONS), "female": list(FEMALE_OCCUPATIONS), "strength": LEAN_STRENGTH},
+            "mental_health": {"male": list(MALE_MENTAL), "female": list(FEMALE_MENTAL), "strength": LEAN_STRENGTH},
+            "expected": "RIPA: male words on the male side, female words on the female side, every decade",
+        },
+        "neutral_words": len(vocab.neutral),
+        "umnsrs": {"planted_pairs": len(vocab.umnsrs_pairs), "terms": len(vocab.umnsrs_own_context),
+                   "expected": "positive Spearman rho between cosine and rating"},
+        "recipe": {"gender_rate": GENDER_RATE, "domain_rate_per_pair": DOMAIN_RATE_PER_PAIR,
+                   "neutral_rate": NEUTRAL_RATE, "umnsrs_rate": UMNSRS_RATE, "tokens_per_article": [50, 150]},
     }
     return planted, neutral, truth
 
@@ -243,7 +323,13 @@ HEADER = (
 
 
 def write_pubmed(
-    out_dir: str | Path, articles_per_decade: int, n_files: int, seed: int, year_prefix: str = "26"
+    out_dir: str | Path,
+    articles_per_decade: int,
+    n_files: int,
+    seed: int,
+    wordsets: dict[str, Any],
+    umnsrs: list[tuple[str, str, float]],
+    year_prefix: str = "26",
 ) -> tuple[list[Path], dict[str, Any], list[str]]:
     """Write ``n_files`` baseline files plus one update file; return (paths, truth, final texts).
 
@@ -254,7 +340,7 @@ def write_pubmed(
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    planted, neutral, truth = generate_articles(articles_per_decade, seed)
+    planted, neutral, truth = generate_articles(articles_per_decade, seed, wordsets, umnsrs)
     rng = np.random.default_rng(seed + 1)
     k = len(neutral) // 3
     deleted, undated, kept_neutral = neutral[:k], neutral[k : 2 * k], neutral[2 * k :]

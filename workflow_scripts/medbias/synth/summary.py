@@ -46,11 +46,9 @@ def planted_table(truth: dict[str, Any]) -> pd.DataFrame:
 
 def plot_demo_world(truth: dict[str, Any], png: str, pdf: str) -> None:
     """Two panels: phenotype prevalence by gender; the planted gender lean of note conditions."""
-    import matplotlib
+    from medbias.plots import pyplot, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     pheno = phenotype_table(truth).sort_values("realized_prevalence")
     conditions = pd.DataFrame(truth["mimic"]["planted_conditions"])
     conditions["observed_male_share"] = conditions["male_carriers"] / conditions["carriers"]
@@ -70,6 +68,4 @@ def plot_demo_world(truth: dict[str, Any], png: str, pdf: str) -> None:
     axes[1].set_title("B. Planted note conditions (grey: controls)")
     fig.suptitle(f"Demo world: {truth['mimic']['patients']} patients, {truth['mimic']['notes']} notes")
     fig.tight_layout()
-    fig.savefig(png, dpi=150)
-    fig.savefig(pdf, metadata={"CreationDate": None})
-    plt.close(fig)
+    save(fig, png, pdf)

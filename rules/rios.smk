@@ -1,0 +1,162 @@
+# Study "rios": 60 years of gender bias in PubMed word2vec (Rios, Joshi and Shin 2020).
+# Rules only; the logic lives in medbias.pubmed, medbias.embeddings, medbias.rios and medbias.metrics.
+
+
+rule rios_ingest:
+    input:
+        files=pubmed_files(),
+    output:
+        corpora=expand(f"{RIOS}/corpus/{{decade}}.parquet", decade=RIOS_DECADES),
+        summary=f"{RIOS}/ingest_summary.json",
+        table_csv=f"{RIOS}/table1_articles.csv",
+        table_md=report(
+            f"{RIOS}/table1_articles.md",
+            caption="../report/rios_table1.rst",
+            category="rios",
+        ),
+    params:
+        decades=config["rios"]["decades"],
+    conda:
+        "../envs/cpu.yaml"
+    log:
+        f"{LOGS}/rios/ingest.log",
+    benchmark:
+        f"{BENCHMARKS}/rios/ingest.tsv"
+    script:
+        f"{SCRIPTS}/rios_ingest.py"
+
+
+rule rios_word2vec:
+    input:
+        corpus=f"{RIOS}/corpus/{{decade}}.parquet",
+        umnsrs=config["resources"]["umnsrs_similarity"],
+    output:
+        vectors=f"{RIOS}/models/{{decade}}.w2v.bin",
+        search=f"{RIOS}/models/{{decade}}.search.json",
+    params:
+        decade=lambda wc: wc.decade,
+        defaults=config["rios"]["word2vec"]["defaults"],
+        grid=config["rios"]["word2vec"]["grid"],
+        strategy=config["rios"]["word2vec"]["search"],
+        epochs=config["rios"]["word2vec"]["epochs"],
+        seed=config["seed"],
+    threads: config["rios"]["word2vec"]["threads"]
+    resources:
+        mem_mb=8000,
+    cache: "omit-software"
+    conda:
+        "../envs/cpu.yaml"
+    log:
+        f"{LOGS}/rios/word2vec_{{decade}}.log",
+    script:
+        f"{SCRIPTS}/rios_word2vec.py"
+
+
+rule rios_table3:
+    input:
+        expand(f"{RIOS}/models/{{decade}}.search.json", decade=RIOS_DECADES),
+    output:
+        csv=f"{RIOS}/table3_embedding_quality.csv",
+        md=report(
+            f"{RIOS}/table3_embedding_quality.md",
+            caption="../report/rios_table3.rst",
+            category="rios",
+        ),
+    conda:
+        "../envs/cpu.yaml"
+    log:
+        f"{LOGS}/rios/table3.log",
+    script:
+        f"{SCRIPTS}/rios_table3.py"
+
+
+rule rios_weat:
+    input:
+        vectors=expand(f"{RIOS}/models/{{decade}}.w2v.bin", decade=RIOS_DECADES),
+        wordsets=config["resources"]["rios_wordsets"],
+    output:
+        csv=f"{RIOS}/fig1_weat.csv",
+        md=f"{RIOS}/fig1_weat.md",
+        coverage_csv=f"{RIOS}/table2_wordset_coverage.csv",
+        coverage_md=f"{RIOS}/table2_wordset_coverage.md",
+        png=report(
+            f"{RIOS}/fig1_weat.png", caption="../report/rios_fig1.rst", category="rios"
+        ),
+        pdf=f"{RIOS}/fig1_weat.pdf",
+    params:
+        analysis="weat",
+        decades=RIOS_DECADES,
+        seed=config["seed"],
+        budget=config["rios"]["permutation_budget"],
+        alternative=config["rios"]["alternative"],
+        bootstrap=config["rios"]["bootstrap"],
+        min_fraction=config["rios"]["min_set_fraction"],
+    conda:
+        "../envs/cpu.yaml"
+    log:
+        f"{LOGS}/rios/weat.log",
+    benchmark:
+        f"{BENCHMARKS}/rios/weat.tsv"
+    script:
+        f"{SCRIPTS}/rios_bias.py"
+
+
+rule rios_ect:
+    input:
+        vectors=expand(f"{RIOS}/models/{{decade}}.w2v.bin", decade=RIOS_DECADES),
+        wordsets=config["resources"]["rios_wordsets"],
+    output:
+        csv=f"{RIOS}/fig2_ect.csv",
+        md=f"{RIOS}/fig2_ect.md",
+        coverage_csv=f"{RIOS}/fig2_ect_coverage.csv",
+        coverage_md=f"{RIOS}/fig2_ect_coverage.md",
+        png=report(
+            f"{RIOS}/fig2_ect.png", caption="../report/rios_fig2.rst", category="rios"
+        ),
+        pdf=f"{RIOS}/fig2_ect.pdf",
+    params:
+        analysis="ect",
+        decades=RIOS_DECADES,
+        seed=config["seed"],
+        bootstrap=config["rios"]["bootstrap"],
+        min_fraction=config["rios"]["min_set_fraction"],
+    conda:
+        "../envs/cpu.yaml"
+    log:
+        f"{LOGS}/rios/ect.log",
+    script:
+        f"{SCRIPTS}/rios_bias.py"
+
+
+rule rios_ripa:
+    input:
+        vectors=expand(f"{RIOS}/models/{{decade}}.w2v.bin", decade=RIOS_DECADES),
+        wordsets=config["resources"]["rios_wordsets"],
+    output:
+        csv=f"{RIOS}/table4_ripa_top.csv",
+        md=report(
+            f"{RIOS}/table4_ripa_top.md",
+            caption="../report/rios_table4.rst",
+            category="rios",
+        ),
+        wide_csv=f"{RIOS}/table4_ripa.csv",
+        wide_md=f"{RIOS}/table4_ripa.md",
+        scores_csv=f"{RIOS}/table4_ripa_all_scores.csv",
+        pairs_csv=f"{RIOS}/table4_ripa_pairs.csv",
+        pairs_md=f"{RIOS}/table4_ripa_pairs.md",
+    params:
+        analysis="ripa",
+        decades=RIOS_DECADES,
+        top=config["rios"]["ripa_top"],
+        min_fraction=config["rios"]["min_set_fraction"],
+    conda:
+        "../envs/cpu.yaml"
+    log:
+        f"{LOGS}/rios/ripa.log",
+    script:
+        f"{SCRIPTS}/rios_bias.py"
+
+
+rule rios:
+    input:
+        rios_targets(),

@@ -1,0 +1,87 @@
+"""Study "rios" end to end on the demo world: the planted trend is recovered, controls and the null
+decade stay near zero, planted words land on the right side of RIPA, and nothing is dropped silently."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def rios(demo_run):
+    return demo_run / "results" / "rios"
+
+
+@pytest.fixture(scope="module")
+def truth(demo_run):
+    return json.loads((demo_run / "results/demo_world/truth.json").read_text())["pubmed"]
+
+
+def test_table1_counts_agree_with_the_truth(rios, truth):
+    table = pd.read_csv(rios / "table1_articles.csv")
+    summary = json.loads((rios / "ingest_summary.json").read_text())
+    assert table.iloc[-1]["# Articles"] == truth["articles_after_ingest"]
+    assert summary["deleted"] == len(truth["deleted_pmids"]) and summary["undated"] == len(truth["undated_pmids"])
+    assert summary["book_articles"] == 1 and summary["replaced_versions"] == len(truth["revised_pmids"])
+    for row, decade in zip(table.iloc[:-1].itertuples(), truth["decades"]):
+        assert row.Year == decade["decade"] and row._2 >= decade["articles"]  # planted + the neutral pool
+    assert "undated" in (rios / "table1_articles.md").read_text()
+
+
+def test_table3_models_track_umnsrs(rios):
+    table = pd.read_csv(rios / "table3_embedding_quality.csv")
+    assert len(table) == 6 and (table["Sim"] > 0.15).all() and (table["Pair Cnt"] > 100).all()
+
+
+def test_weat_recovers_the_fading_planted_stereotypes(rios, truth):
+    weat = pd.read_csv(rios / "fig1_weat.csv")
+    planted = [p["name"] for p in truth["planted_pairs"] if p["name"] in set(weat["test"])]
+    assert len(planted) == 5
+    strengths = truth["planted_pairs"][0]["strengths"]
+    decades = list(dict.fromkeys(weat["decade"]))
+    for test in planted:
+        part = weat[weat["test"] == test].set_index("decade")
+        md = part["mean_difference"]
+        for decade, s in zip(decades, strengths):
+            if s >= 0.2:  # planted strongly: significant, positive, CI above zero
+                assert part.loc[decade, "p_value"] < 0.01 and part.loc[decade, "ci_low"] > 0, (test, decade)
+        # the unnormalised association falls with the planted strength, decade by decade
+        assert all(md.iloc[i] > md.iloc[i + 1] for i in range(4)), (test, md.tolist())
+        assert abs(md.iloc[-1]) < 0.15 * md.iloc[0], (test, md.tolist())  # null decade: near zero
+
+
+def test_controls_show_no_association(rios):
+    weat = pd.read_csv(rios / "fig1_weat.csv")
+    strongest = weat[~weat["control"] & weat["decade"].str.startswith("1960")]["mean_difference"].min()
+    controls = weat[weat["control"]]
+    assert len(controls) == 6
+    assert (controls["mean_difference"].abs() < 0.15 * strongest).all(), controls[["decade", "mean_difference"]]
+
+
+def test_ripa_puts_planted_words_on_their_side(rios, truth):
+    top = pd.read_csv(rios / "table4_ripa_top.csv")
+    lean = truth["lean_words"]
+    for word_set, key in (("occupations", "occupations"), ("mental_health", "mental_health")):
+        for decade in top["decade"].unique():
+            part = top[(top["decade"] == decade) & (top["word_set"] == word_set)]
+            male_top = set(part[part["side"] == "male"]["word"])
+            female_top = set(part[part["side"] == "female"]["word"])
+            assert len(male_top & set(lean[key]["male"])) >= 6 and not male_top & set(lean[key]["female"])
+            assert len(female_top & set(lean[key]["female"])) >= 6 and not female_top & set(lean[key]["male"])
+    wide = pd.read_csv(rios / "table4_ripa.csv")
+    assert any(c.endswith("1960-1969") for c in wide.columns)  # the appendix's 1960s table
+
+
+def test_missing_words_are_reported_not_dropped(rios):
+    coverage = pd.read_csv(rios / "fig2_ect_coverage.csv", keep_default_na=False)
+    mental = coverage[coverage["word_set"] == "mental_health"].iloc[0]
+    assert mental["requested"] == mental["found"] + mental["missing_count"]
+    assert "obsessive-compulsive" in mental["missing"].split()  # split by the tokenizer, so never a token
+    ect = pd.read_csv(rios / "fig2_ect.csv")
+    assert ((ect["ect"] > -1) & (ect["ect"] <= 1)).all() and (ect["ci_low"] <= ect["ect"]).all()
+    weat_cov = pd.read_csv(rios / "table2_wordset_coverage.csv")
+    assert set(weat_cov["word_set"]) >= {"male", "female", "career_family.a", "instruments_weapons.b"}

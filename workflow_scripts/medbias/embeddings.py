@@ -1,0 +1,138 @@
+"""Static word embeddings: corpora as restartable sentence streams, skip-gram training, the
+UMNSRS-based model search of Rios et al. (2020, section 4.1), and loading word-vector files."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.stats import spearmanr
+
+log = logging.getLogger(__name__)
+
+
+class ParquetSentences:
+    """A restartable iterable of token lists read in batches from a corpus Parquet file
+    (column ``tokens``: space-joined tokens), so gensim can make several passes in bounded memory."""
+
+    def __init__(self, path: str | Path, batch_size: int = 10_000):
+        self.path = str(path)
+        self.batch_size = batch_size
+
+    def __iter__(self) -> Iterator[list[str]]:
+        import pyarrow.parquet as pq
+
+        for batch in pq.ParquetFile(self.path).iter_batches(batch_size=self.batch_size, columns=["tokens"]):
+            for text in batch.column(0).to_pylist():
+                if text:
+                    yield text.split(" ")
+
+
+def train_skipgram(sentences, params: Mapping[str, Any], epochs: int, seed: int, workers: int):
+    """gensim skip-gram (sg=1) with ``params`` (negative, sample, min_count, alpha, vector_size,
+    window); returns the KeyedVectors. With workers=1 the same seed gives the same vectors."""
+    from gensim.models import Word2Vec
+
+    model = Word2Vec(sentences=sentences, sg=1, epochs=epochs, seed=seed, workers=workers, **params)
+    return model.wv
+
+
+@dataclass(frozen=True)
+class SimilarityEvaluation:
+    rho: float
+    pairs_used: int
+    pairs_total: int
+    multiword_pairs_used: int
+
+
+def term_vector(vectors, term: str, tokenize) -> np.ndarray | None:
+    """A term's vector: its single token's, or the mean of its tokens' vectors for a multi-word
+    term; None when any token is out of vocabulary."""
+    tokens = tokenize(term)
+    if not tokens or any(t not in vectors for t in tokens):
+        return None
+    return np.mean([vectors[t] for t in tokens], axis=0)
+
+
+def similarity_spearman(vectors, pairs: Sequence[tuple[str, str, float]], tokenize) -> SimilarityEvaluation:
+    """Spearman's rho between cosine similarity and human ratings over the pairs whose terms are
+    in the vocabulary (UMNSRS "UMLS-Sim" in Rios et al. Table 3); multi-word terms are averaged."""
+    cosines, ratings, multi = [], [], 0
+    for a, b, rating in pairs:
+        va, vb = term_vector(vectors, a, tokenize), term_vector(vectors, b, tokenize)
+        if va is None or vb is None:
+            continue
+        denom = np.linalg.norm(va) * np.linalg.norm(vb)
+        cosines.append(float(va @ vb / denom) if denom else 0.0)
+        ratings.append(rating)
+        multi += len(tokenize(a)) > 1 or len(tokenize(b)) > 1
+    rho = float(spearmanr(cosines, ratings).statistic) if len(cosines) >= 3 else float("nan")
+    return SimilarityEvaluation(rho, len(cosines), len(pairs), multi)
+
+
+def candidate_settings(defaults: Mapping[str, Any], grid: Mapping[str, Sequence[Any]], strategy: str) -> list[dict[str, Any]]:
+    """Settings to try. ``grid``: the full Cartesian product. ``one_at_a_time`` (Chiu et al. 2016):
+    the defaults, then each parameter varied alone over its values with the others at default."""
+    if strategy == "grid":
+        keys = list(grid)
+        return [{**defaults, **dict(zip(keys, values))} for values in itertools.product(*(grid[k] for k in keys))]
+    if strategy != "one_at_a_time":
+        raise ValueError(f"unknown search strategy {strategy!r} (expected grid or one_at_a_time)")
+    settings = [dict(defaults)]
+    for key, values in grid.items():
+        for value in values:
+            candidate = {**defaults, key: value}
+            if candidate not in settings:
+                settings.append(candidate)
+    return settings
+
+
+def search_skipgram(
+    sentences,
+    defaults: Mapping[str, Any],
+    grid: Mapping[str, Sequence[Any]],
+    strategy: str,
+    epochs: int,
+    seed: int,
+    workers: int,
+    pairs: Sequence[tuple[str, str, float]],
+    tokenize,
+):
+    """Train every candidate setting, score it on ``pairs``; return (best vectors, all scores).
+
+    The best candidate has the highest rho; ties (and NaN scores) go to the earlier candidate.
+    """
+    scores: list[dict[str, Any]] = []
+    best, best_rho = None, -np.inf
+    for i, setting in enumerate(candidate_settings(defaults, grid, strategy)):
+        vectors = train_skipgram(sentences, setting, epochs, seed, workers)
+        evaluation = similarity_spearman(vectors, pairs, tokenize)
+        log.info("candidate %d %s: rho=%.4f over %d pairs", i, setting, evaluation.rho, evaluation.pairs_used)
+        scores.append({"candidate": i, **setting, "rho": evaluation.rho, "pairs_used": evaluation.pairs_used,
+                       "multiword_pairs_used": evaluation.multiword_pairs_used, "vocabulary": len(vectors)})
+        if np.isfinite(evaluation.rho) and evaluation.rho > best_rho or best is None:
+            best, best_rho = (vectors, i), (evaluation.rho if np.isfinite(evaluation.rho) else -np.inf)
+    return best[0], scores, best[1]
+
+
+def load_word_vectors(path: str | Path, fmt: str):
+    """Load a word-vector file as gensim KeyedVectors: word2vec binary or text, fastText .bin, or a
+    gensim KeyedVectors file."""
+    from gensim.models import KeyedVectors
+
+    if fmt == "word2vec_binary":
+        return KeyedVectors.load_word2vec_format(str(path), binary=True)
+    if fmt == "word2vec_text":
+        return KeyedVectors.load_word2vec_format(str(path), binary=False)
+    if fmt == "fasttext_bin":
+        from gensim.models.fasttext import load_facebook_vectors
+
+        return load_facebook_vectors(str(path))
+    if fmt == "keyedvectors":
+        return KeyedVectors.load(str(path))
+    raise ValueError(f"unknown word-vector format {fmt!r}")

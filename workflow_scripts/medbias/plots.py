@@ -1,0 +1,68 @@
+"""Figures: readable, labelled, written as PNG and PDF (PDF without a timestamp, for byte-stable output)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save(fig, png: str, pdf: str) -> None:
+    fig.savefig(png, dpi=150)
+    fig.savefig(pdf, metadata={"CreationDate": None})
+    pyplot().close(fig)
+
+
+def plot_weat_by_decade(table: pd.DataFrame, png: str, pdf: str) -> None:
+    """Rios et al. Figure 1: one column per stereotype; top row the effect size with its bootstrap
+    95% CI shaded (filled markers: permutation p < 0.05), bottom row the unnormalised difference of
+    mean associations, which keeps tracking strength where the effect size saturates."""
+    plt = pyplot()
+    tests = list(dict.fromkeys(table["test"]))
+    fig, axes = plt.subplots(2, len(tests), figsize=(3.4 * len(tests), 6.2), sharex=True, squeeze=False)
+    for j, test in enumerate(tests):
+        part = table[table["test"] == test]
+        x = range(len(part))
+        ax = axes[0, j]
+        ax.fill_between(x, part["ci_low"], part["ci_high"], alpha=0.25, color="#4477aa")
+        ax.plot(x, part["effect_size"], color="#4477aa")
+        significant = part["p_value"] < 0.05
+        ax.scatter([i for i, s in zip(x, significant) if s], part["effect_size"][significant], color="#4477aa", zorder=3)
+        ax.scatter([i for i, s in zip(x, significant) if not s], part["effect_size"][~significant],
+                   facecolor="white", edgecolor="#4477aa", zorder=3)
+        ax.axhline(0, color="black", lw=0.8)
+        ax.set_title(f"({'abcdefghij'[j]}) {part['title'].iloc[0]}", fontsize=10)
+        axes[1, j].plot(x, part["mean_difference"], color="#228833", marker="o")
+        axes[1, j].axhline(0, color="black", lw=0.8)
+        axes[1, j].set_xticks(list(x), [d[:4] + "s" for d in part["decade"]], rotation=45, fontsize=8)
+    axes[0, 0].set_ylabel("WEAT effect size d\n(+: male closer to A)")
+    axes[1, 0].set_ylabel("mean s(male) - mean s(female)")
+    fig.suptitle("WEAT by decade (shaded: bootstrap 95% CI; filled: permutation p < 0.05)")
+    fig.tight_layout()
+    save(fig, png, pdf)
+
+
+def plot_ect_by_decade(table: pd.DataFrame, png: str, pdf: str) -> None:
+    """Rios et al. Figure 2: ECT per decade for each word set, bootstrap 95% CI shaded (1 = no bias)."""
+    plt = pyplot()
+    sets = list(dict.fromkeys(table["word_set"]))
+    fig, axes = plt.subplots(1, len(sets), figsize=(5 * len(sets), 3.8), squeeze=False)
+    for j, name in enumerate(sets):
+        part = table[table["word_set"] == name]
+        x = range(len(part))
+        ax = axes[0, j]
+        ax.fill_between(x, part["ci_low"], part["ci_high"], alpha=0.25, color="#aa3377")
+        ax.plot(x, part["ect"], marker="o", color="#aa3377")
+        ax.set_xticks(list(x), [d[:4] + "s" for d in part["decade"]])
+        ax.set_ylim(min(0.0, float(part["ci_low"].min()) - 0.05), 1.02)
+        ax.set_title(f"({'ab'[j]}) {name.replace('_', ' ')} (n={int(part['n_targets'].max())})")
+        ax.set_ylabel("ECT (Spearman rho; 1 = no bias)")
+    fig.tight_layout()
+    save(fig, png, pdf)
