@@ -14,14 +14,14 @@ rule rios_ingest:
             caption="../report/rios_table1.rst",
             category="rios",
         ),
-    params:
-        decades=config["rios"]["decades"],
-    conda:
-        "../envs/cpu.yaml"
     log:
         f"{LOGS}/rios/ingest.log",
     benchmark:
         f"{BENCHMARKS}/rios/ingest.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        decades=config["rios"]["decades"],
     script:
         f"{SCRIPTS}/rios_ingest.py"
 
@@ -33,6 +33,14 @@ rule rios_word2vec:
     output:
         vectors=f"{RIOS}/models/{{decade}}.w2v.bin",
         search=f"{RIOS}/models/{{decade}}.search.json",
+    log:
+        f"{LOGS}/rios/word2vec_{{decade}}.log",
+    cache: "omit-software"
+    conda:
+        "../envs/cpu.yaml"
+    threads: config["rios"]["word2vec"]["threads"]
+    resources:
+        mem_mb=8000,
     params:
         decade=lambda wc: wc.decade,
         defaults=config["rios"]["word2vec"]["defaults"],
@@ -40,14 +48,6 @@ rule rios_word2vec:
         strategy=config["rios"]["word2vec"]["search"],
         epochs=config["rios"]["word2vec"]["epochs"],
         seed=config["seed"],
-    threads: config["rios"]["word2vec"]["threads"]
-    resources:
-        mem_mb=8000,
-    cache: "omit-software"
-    conda:
-        "../envs/cpu.yaml"
-    log:
-        f"{LOGS}/rios/word2vec_{{decade}}.log",
     script:
         f"{SCRIPTS}/rios_word2vec.py"
 
@@ -62,10 +62,10 @@ rule rios_table3:
             caption="../report/rios_table3.rst",
             category="rios",
         ),
-    conda:
-        "../envs/cpu.yaml"
     log:
         f"{LOGS}/rios/table3.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         f"{SCRIPTS}/rios_table3.py"
 
@@ -83,6 +83,12 @@ rule rios_weat:
             f"{RIOS}/fig1_weat.png", caption="../report/rios_fig1.rst", category="rios"
         ),
         pdf=f"{RIOS}/fig1_weat.pdf",
+    log:
+        f"{LOGS}/rios/weat.log",
+    benchmark:
+        f"{BENCHMARKS}/rios/weat.tsv"
+    conda:
+        "../envs/cpu.yaml"
     params:
         analysis="weat",
         decades=RIOS_DECADES,
@@ -91,12 +97,6 @@ rule rios_weat:
         alternative=config["rios"]["alternative"],
         bootstrap=config["rios"]["bootstrap"],
         min_fraction=config["rios"]["min_set_fraction"],
-    conda:
-        "../envs/cpu.yaml"
-    log:
-        f"{LOGS}/rios/weat.log",
-    benchmark:
-        f"{BENCHMARKS}/rios/weat.tsv"
     script:
         f"{SCRIPTS}/rios_bias.py"
 
@@ -114,16 +114,16 @@ rule rios_ect:
             f"{RIOS}/fig2_ect.png", caption="../report/rios_fig2.rst", category="rios"
         ),
         pdf=f"{RIOS}/fig2_ect.pdf",
+    log:
+        f"{LOGS}/rios/ect.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         analysis="ect",
         decades=RIOS_DECADES,
         seed=config["seed"],
         bootstrap=config["rios"]["bootstrap"],
         min_fraction=config["rios"]["min_set_fraction"],
-    conda:
-        "../envs/cpu.yaml"
-    log:
-        f"{LOGS}/rios/ect.log",
     script:
         f"{SCRIPTS}/rios_bias.py"
 
@@ -144,15 +144,15 @@ rule rios_ripa:
         scores_csv=f"{RIOS}/table4_ripa_all_scores.csv",
         pairs_csv=f"{RIOS}/table4_ripa_pairs.csv",
         pairs_md=f"{RIOS}/table4_ripa_pairs.md",
+    log:
+        f"{LOGS}/rios/ripa.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         analysis="ripa",
         decades=RIOS_DECADES,
         top=config["rios"]["ripa_top"],
         min_fraction=config["rios"]["min_set_fraction"],
-    conda:
-        "../envs/cpu.yaml"
-    log:
-        f"{LOGS}/rios/ripa.log",
     script:
         f"{SCRIPTS}/rios_bias.py"
 

@@ -26,7 +26,7 @@ def plot_weat_by_decade(table: pd.DataFrame, png: str, pdf: str) -> None:
     mean associations, which keeps tracking strength where the effect size saturates."""
     plt = pyplot()
     tests = list(dict.fromkeys(table["test"]))
-    fig, axes = plt.subplots(2, len(tests), figsize=(3.4 * len(tests), 6.2), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(2, len(tests), figsize=(3.4 * len(tests), 6.2), sharex=True, sharey="row", squeeze=False)
     for j, test in enumerate(tests):
         part = table[table["test"] == test]
         x = range(len(part))

@@ -204,7 +204,7 @@ def iter_final_articles(paths: Sequence[str | Path], index: VersionIndex) -> Ite
 
 
 def write_decade_corpora(
-    paths: Sequence[str | Path], decades: Sequence[Decade], outputs: dict[str, str | Path], batch_size: int = 5000
+    paths: Sequence[str | Path], decades: Sequence[Decade], outputs: dict[str, str | Path], batch_size: int = 1000
 ) -> dict[str, object]:
     """Ingest ``paths`` into one Parquet file per decade (columns pmid, year, n_tokens, tokens as a
     space-joined string) and return the counts behind Table 1 (nothing excluded goes uncounted)."""
