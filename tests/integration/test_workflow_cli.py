@@ -33,6 +33,8 @@ def test_dry_run_on_real_config_lists_the_expected_jobs(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout + result.stderr
     assert "rule input_manifest:" in out
+    for rule in ("rios_ingest", "rios_word2vec", "rios_weat", "rios_ect", "rios_ripa", "rios_table3"):
+        assert f"rule {rule}:" in out, rule
     assert "synth_" not in out  # the real world never runs the demo generators
     assert not (tmp_path / "results").exists()
 
@@ -42,7 +44,7 @@ def test_demo_dry_run_lists_the_whole_demo_dag(tmp_path):
     result = run_snakemake(["-n", "--configfile", str(configfile)], tmp_path)
     out = result.stdout + result.stderr
     for rule in ("synth_mimic", "synth_pubmed", "synth_truth", "synth_tiny_model", "synth_word_vectors",
-                 "demo_world_summary", "input_manifest"):
+                 "demo_world_summary", "input_manifest", "rios_ingest", "rios_word2vec", "rios_weat"):
         assert f"rule {rule}:" in out, rule
 
 
