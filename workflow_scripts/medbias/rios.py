@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medbias.errors import MedbiasInputError
 from medbias.metrics.association import (
     WordSetCoverage,
     bootstrap_ect,
@@ -107,8 +108,6 @@ def ripa_by_decade(
         pair_rows.append({"decade": decade, "pairs_requested": len(pairs), "pairs_used": len(used),
                           "pairs_missing": " ".join(f"{m}/{f}" for m, f in pairs if (m, f) not in used)})
         if len(used) < max(1, min_fraction * len(pairs)):
-            from medbias.errors import MedbiasInputError
-
             raise MedbiasInputError(f"RIPA pairs, {decade}: only {len(used)} of {len(pairs)} pairs have vectors")
         g = relation_vector(np.stack([vectors[m] for m, _ in used]), np.stack([vectors[f] for _, f in used]))
         for name, words in wordsets["ect_sets"].items():
