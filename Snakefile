@@ -39,6 +39,7 @@ if config["world"] == "demo":
 
 include: "rules/inputs.smk"
 include: "rules/rios.smk"
+include: "rules/mimic.smk"
 
 
 rule all:

@@ -1,6 +1,7 @@
 # Paths, wildcard constraints and helpers shared by every rule file. No rule logic here.
 
-from medbias.io import ACUITY_EXPORTS, MIMIC_TABLES
+from medbias.config import built_by_demo
+from medbias.io import ACUITY_EXPORTS, MIMIC_TABLES, find_table
 from medbias.synth.sizes import demo_sizes
 
 RESULTS = config["results"]
@@ -10,6 +11,8 @@ INPUTS = config["inputs"]
 SCRIPTS = str(Path(workflow.basedir) / "workflow_scripts")
 
 RIOS = f"{RESULTS}/rios"
+MIMIC = f"{RESULTS}/mimic"
+TEXT_DIR = config["intermediate"]
 RIOS_DECADES = [f"{start}-{end}" for start, end in config["rios"]["decades"]]
 
 TINY_ARCHS = ["bert", "gpt2", "bart"]
@@ -59,6 +62,33 @@ def pubmed_files():
     return sorted(str(p) for p in Path(INPUTS["pubmed_dir"]).glob("pubmed*.xml*"))
 
 
+def mimic_table_files():
+    """The five MIMIC-III tables: the demo world's (built by synth_mimic) or the user's files."""
+    if config["world"] == "demo":
+        return [f"{INPUTS['mimic_dir']}/{t}.csv.gz" for t in MIMIC_TABLES]
+    return [str(find_table(INPUTS["mimic_dir"], t)) for t in MIMIC_TABLES]
+
+
+def acuity_files():
+    if config["world"] == "demo":
+        return [f"{INPUTS['acuity_dir']}/{a}.csv" for a in ACUITY_EXPORTS]
+    return [str(find_table(INPUTS["acuity_dir"], a)) for a in ACUITY_EXPORTS]
+
+
+def model_inputs(name):
+    """A registry model's folder when the workflow builds it (demo world); nothing for hub ids."""
+    source = config["models"][name]["source"]
+    return [source] if config["world"] == "demo" and built_by_demo(source, config) else []
+
+
+def mimic_targets():
+    return [
+        f"{MIMIC}/tableA1_tasks.md",
+        f"{MIMIC}/cohort_statistics.md",
+        f"{MIMIC}/ethnicity_mapping.csv",
+    ]
+
+
 def rios_targets():
     return [
         f"{RIOS}/table1_articles.md",
@@ -76,7 +106,7 @@ def manifest_inputs(wildcards):
 
 def all_targets():
     """Everything the default target builds; each study's rule file adds its own."""
-    targets = [f"{RESULTS}/inputs/manifest.json", *rios_targets()]
+    targets = [f"{RESULTS}/inputs/manifest.json", *rios_targets(), *mimic_targets()]
     if config["world"] == "demo":
         targets += demo_world_targets()
     return targets

@@ -202,7 +202,12 @@ def test_no_output_or_log_holds_a_run_of_eight_note_words(demo_run, tables):
                 continue
             if not path.is_file() or path.suffix in (".png", ".pdf", ".zip", ".gz", ".bin"):
                 continue
-            words = path.read_text(errors="replace").lower().split()
+            if path.suffix == ".parquet":
+                frame = pd.read_parquet(path)
+                text_columns = frame.select_dtypes(include=["object", "string"]).columns
+                words = "\n".join(frame[c].dropna().astype(str).str.cat(sep="\n") for c in text_columns).lower().split()
+            else:
+                words = path.read_text(errors="replace").lower().split()
             leaked = [w for w in (tuple(words[i : i + 8]) for i in range(len(words) - 7)) if w in shingles]
             assert not leaked, f"{path} holds note text: {' '.join(leaked[0])}"
             scanned += 1

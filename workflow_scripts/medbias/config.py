@@ -128,6 +128,12 @@ def check_inputs(config: dict[str, Any]) -> None:
     for name, entry in config["models"].items():
         resolve_model_source(name, entry, allow_missing=skip(entry["source"]))
 
+    base = config.get("mimic", {}).get("base_model")
+    if base is not None and base not in config["models"]:
+        raise MedbiasInputError(
+            f"config key 'mimic.base_model': unknown model name {base!r} (registry has: {', '.join(config['models'])})"
+        )
+
     for key, path in config["resources"].items():
         if not Path(path).is_file():
             raise MedbiasInputError(f"config key 'resources.{key}': file {path} does not exist")

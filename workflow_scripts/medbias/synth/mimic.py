@@ -86,6 +86,8 @@ FRACTION_CAREUNIT_TRANSFER = 0.05
 FRACTION_ISERROR = 0.005
 FRACTION_OUTPATIENT_PATIENTS = 0.10
 FRACTION_MISSING_ACUITY = 0.02
+FRACTION_LATE_FIRST_NOTE = 0.06
+FRACTION_NO_PHENOTYPE = 0.05
 TEST_FRACTION = 0.15
 
 # probability that one note mentions a phenotype the patient has (by note category) / does not have
@@ -240,7 +242,8 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
     hadm_next, icu_next, note_row = 100001, 200001, 1
     counts = {k: 0 for k in ("minor_patients", "over_89_patients", "second_admissions", "second_icu_stays",
                              "careunit_transfers", "iserror_notes", "outpatient_notes",
-                             "deaths_in_hospital", "deaths_after_discharge", "discharge_summaries")}
+                             "deaths_in_hospital", "deaths_after_discharge", "discharge_summaries",
+                             "stays_with_late_first_note")}
     counts["minor_patients"], counts["over_89_patients"] = n_minor, n_old
     phenotype_names = list(PHENOTYPE_PREVALENCE)
     prevalence = np.array([PHENOTYPE_PREVALENCE[p] for p in phenotype_names])
@@ -261,6 +264,8 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
             hadm_next += 1
             counts["second_admissions"] += a > 0
             present = [phenotype_names[k] for k in np.flatnonzero(rng.random(len(prevalence)) < prevalence)]
+            if rng.random() < FRACTION_NO_PHENOTYPE:  # any-disease negatives, as in the real cohort (about 7%)
+                present = []
             acute = sum(hcup[p]["type"] == "acute" for p in present)
             logit = -2.9 + 0.35 * acute + 1.2 * ("Shock" in present) + 0.02 * (min(age, 90) - 64)
             died = bool(rng.random() < 1 / (1 + np.exp(-logit))) and a == n_adm - 1
@@ -338,7 +343,9 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
 
             for icustay_id, start, end, dbsource in hadm_stays:
                 nursing = "Nursing/other" if dbsource == "carevue" else "Nursing"
-                t = start + timedelta(hours=float(rng.uniform(1, 6)))
+                late = rng.random() < FRACTION_LATE_FIRST_NOTE  # no note in the first 48 hours
+                t = start + timedelta(hours=float(rng.uniform(49, 60) if late else rng.uniform(1, 6)))
+                counts["stays_with_late_first_note"] += late
                 k = 0
                 while t < end and k < 8:
                     iserror = rng.random() < FRACTION_ISERROR
@@ -347,7 +354,7 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
                     t += timedelta(hours=float(rng.uniform(8, 16)))
                     k += 1
                 if dbsource == "metavision" or rng.random() < 0.3:
-                    t = start + timedelta(hours=float(rng.uniform(2, 20)))
+                    t = start + timedelta(hours=float(rng.uniform(50, 70) if late else rng.uniform(2, 20)))
                     for _ in range(int(rng.integers(1, 4))):
                         if t < end:
                             add_note("Physician ", t, t, hadm, early=(t - start) < timedelta(hours=48))

@@ -1,0 +1,52 @@
+"""Rule script (mimic): the 57 tasks (cohorts, labels, windows, splits, acuity) and Table A1."""
+
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from medbias.cohorts import (
+    assign_splits, build_task_samples, cohort_statistics, cohort_windows, join_acuity, mortality_labels,
+    phenotype_labels, select_stays, table_a1, task_catalogue,
+)
+from medbias.io import find_table
+from medbias.jsonio import write_json
+from medbias.logs import setup_rule_logging
+from medbias.tables import markdown_table
+
+snakemake = globals()["snakemake"]
+log = setup_rule_logging(snakemake.log[0])
+p, inp, out = snakemake.params, snakemake.input, snakemake.output
+hcup = yaml.safe_load(Path(inp.hcup).read_text())
+patients, admissions = pd.read_parquet(inp.patients), pd.read_parquet(inp.admissions)
+icustays, diagnoses = pd.read_parquet(inp.icustays), pd.read_parquet(inp.diagnoses_icd)
+demographics = pd.read_parquet(inp.demographics)
+notes = pd.read_parquet(inp.notes, columns=["ROW_ID", "SUBJECT_ID", "HADM_ID", "CHARTDATE", "CHARTTIME", "CATEGORY"])
+n_windows = pd.read_parquet(inp.note_counts).set_index("ROW_ID")["n_windows"]
+
+selection = select_stays(icustays, admissions, demographics)
+exports = {name: pd.read_csv(find_table(p.acuity_dir, name)) for name in ("oasis", "sapsii", "sofa")}
+stays, acuity_counts = join_acuity(selection.stays, exports, p.acuity_missing)
+windows = cohort_windows(stays, notes, n_windows, p.first_hours, p.max_windows_per_stay)
+testset = pd.read_csv(inp.testset, header=None, names=["SUBJECT_ID", "flag"])
+splits = assign_splits(stays["SUBJECT_ID"], set(testset.loc[testset["flag"] == 1, "SUBJECT_ID"]),
+                       p.validation_fraction, p.seed)
+catalogue = task_catalogue(hcup)
+samples = build_task_samples(stays, windows, mortality_labels(stays, patients),
+                             phenotype_labels(stays["HADM_ID"], diagnoses, hcup), splits, catalogue)
+samples.to_parquet(out.samples, index=False)
+pd.concat([w.assign(cohort=c) for c, w in windows.items()], ignore_index=True).to_parquet(out.windows, index=False)
+catalogue.to_csv(out.catalogue, index=False)
+a1 = table_a1(samples, catalogue)
+a1.to_csv(out.table_a1_csv, index=False)
+with open(out.table_a1_md, "w", encoding="utf-8") as handle:
+    handle.write("# Table A1: samples, % male and prevalence (overall and by gender) per task\n\n")
+    handle.write(markdown_table(a1, digits=2))
+stats = cohort_statistics(samples)
+stats.to_csv(out.stats_csv, index=False)
+with open(out.stats_md, "w", encoding="utf-8") as handle:
+    handle.write("# Cohort statistics (Zhang et al. section 3.2)\n\n" + markdown_table(stats, digits=1))
+no_notes = {c: int(len(stays) - w["ICUSTAY_ID"].nunique()) for c, w in windows.items()}
+write_json(out.counts, {"stays_selected": len(stays), **selection.excluded, **acuity_counts,
+                        **{f"stays_without_{c}_notes": n for c, n in no_notes.items()}, "tasks": len(catalogue)})
+log.info("%d tasks, %d samples", len(catalogue), len(samples))
