@@ -3,6 +3,7 @@
 #   snakemake --profile cluster/slurm --configfile config/mimic.yaml    real MIMIC-III on SLURM
 # The config is validated (schema, then every input it names) before any job is scheduled.
 
+import os
 import sys
 from pathlib import Path
 

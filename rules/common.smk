@@ -78,7 +78,9 @@ def acuity_files():
 def model_inputs(name):
     """A registry model's folder when the workflow builds it (demo world); nothing for hub ids."""
     source = config["models"][name]["source"]
-    return [source] if config["world"] == "demo" and built_by_demo(source, config) else []
+    return (
+        [source] if config["world"] == "demo" and built_by_demo(source, config) else []
+    )
 
 
 def mimic_targets():

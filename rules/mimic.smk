@@ -15,17 +15,17 @@ rule mimic_ingest:
         demographics=f"{MIMIC}/demographics.parquet",
         ethnicity_mapping=f"{MIMIC}/ethnicity_mapping.csv",
         counts=f"{MIMIC}/ingest_counts.json",
-    params:
-        mimic_dir=INPUTS["mimic_dir"],
-        chunk_size=config["mimic"]["chunk_size"],
-    resources:
-        mem_mb=8000,
-    conda:
-        "../envs/cpu.yaml"
     log:
         f"{LOGS}/mimic/ingest.log",
     benchmark:
         f"{BENCHMARKS}/mimic/ingest.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    resources:
+        mem_mb=8000,
+    params:
+        mimic_dir=lambda w, input: os.path.dirname(input.tables[0]),
+        chunk_size=config["mimic"]["chunk_size"],
     script:
         f"{SCRIPTS}/mimic_ingest.py"
 
@@ -35,13 +35,13 @@ rule mimic_tokenizer:
         model_inputs(config["mimic"]["base_model"]),
     output:
         directory(f"{MIMIC}/tokenizer"),
+    log:
+        f"{LOGS}/mimic/tokenizer.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         name=config["mimic"]["base_model"],
         entry=config["models"][config["mimic"]["base_model"]],
-    conda:
-        "../envs/cpu.yaml"
-    log:
-        f"{LOGS}/mimic/tokenizer.log",
     script:
         f"{SCRIPTS}/mimic_tokenizer.py"
 
@@ -54,20 +54,20 @@ rule mimic_notes:
         sequences=f"{TEXT_DIR}/mimic/sequences.parquet",
         counts=f"{MIMIC}/note_counts.parquet",
         summary=f"{MIMIC}/note_processing.json",
+    log:
+        f"{LOGS}/mimic/notes.log",
+    benchmark:
+        f"{BENCHMARKS}/mimic/notes.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    threads: config["mimic"]["threads"]
+    resources:
+        mem_mb=8000,
     params:
         min_pieces=config["mimic"]["min_pieces"],
         window=config["mimic"]["window"],
         stride=config["mimic"]["stride"],
         max_windows_per_note=config["mimic"]["max_windows_per_note"],
-    threads: config["mimic"]["threads"]
-    resources:
-        mem_mb=8000,
-    conda:
-        "../envs/cpu.yaml"
-    log:
-        f"{LOGS}/mimic/notes.log",
-    benchmark:
-        f"{BENCHMARKS}/mimic/notes.tsv"
     script:
         f"{SCRIPTS}/mimic_notes.py"
 
@@ -97,16 +97,16 @@ rule mimic_cohorts:
         stats_csv=f"{MIMIC}/cohort_statistics.csv",
         stats_md=f"{MIMIC}/cohort_statistics.md",
         counts=f"{MIMIC}/cohort_counts.json",
+    log:
+        f"{LOGS}/mimic/cohorts.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
-        acuity_dir=INPUTS["acuity_dir"],
+        acuity_dir=lambda w, input: os.path.dirname(input.acuity[0]),
         acuity_missing=config["mimic"]["acuity_missing"],
         first_hours=config["mimic"]["first_hours"],
         max_windows_per_stay=config["mimic"]["max_windows_per_stay"],
         validation_fraction=config["mimic"]["validation_fraction"],
         seed=config["seed"],
-    conda:
-        "../envs/cpu.yaml"
-    log:
-        f"{LOGS}/mimic/cohorts.log",
     script:
         f"{SCRIPTS}/mimic_cohorts.py"

@@ -33,7 +33,8 @@ def test_dry_run_on_real_config_lists_the_expected_jobs(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout + result.stderr
     assert "rule input_manifest:" in out
-    for rule in ("rios_ingest", "rios_word2vec", "rios_weat", "rios_ect", "rios_ripa", "rios_table3"):
+    for rule in ("rios_ingest", "rios_word2vec", "rios_weat", "rios_ect", "rios_ripa", "rios_table3",
+                 "mimic_ingest", "mimic_tokenizer", "mimic_notes", "mimic_cohorts"):
         assert f"rule {rule}:" in out, rule
     assert "synth_" not in out  # the real world never runs the demo generators
     assert not (tmp_path / "results").exists()

@@ -114,3 +114,10 @@ def test_demo_paths_are_not_required_before_they_are_built():
     config = copy.deepcopy(demo_config())
     config["demo"]["dir"] = "results/demo_world"
     check_inputs(config)  # nothing exists yet under results/demo_world in a fresh checkout; no error
+
+
+def test_unknown_base_model_name(tmp_path):
+    config = fake_real_config(tmp_path)
+    config["mimic"]["base_model"] = "scibret"
+    with pytest.raises(MedbiasInputError, match=r"config key 'mimic.base_model': unknown model name 'scibret'"):
+        check_inputs(config)

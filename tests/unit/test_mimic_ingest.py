@@ -51,6 +51,8 @@ def test_notes_chunked_with_counts(tmp_path):
          r"row 6, column CHARTTIME: malformed timestamp '2150-13-01 12:00:00'"),
         ('6,11,101,2150-01-01,2150-01-01 12:00:00,,Nursing notes,Report,5,,"x"',
          r"row 6, column CATEGORY: unknown note category 'Nursing notes'"),
+        ('6,eleven,101,2150-01-01,2150-01-01 12:00:00,,Nursing,Report,5,,"x"',
+         r"row 6, column SUBJECT_ID: expected an integer, got 'eleven'"),
     ],
 )
 def test_bad_notes_name_file_row_and_value_and_leave_nothing(tmp_path, bad_row, message):

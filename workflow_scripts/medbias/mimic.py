@@ -51,6 +51,23 @@ def _parse_times(frame: pd.DataFrame, columns: Iterable[str], fmt: str, path: Pa
         frame[column] = parsed
 
 
+INTEGER_COLUMNS = ("ROW_ID", "SUBJECT_ID", "HADM_ID", "ICUSTAY_ID", "SEQ_NUM")
+
+
+def _check_integers(frame: pd.DataFrame, path: Path, row_offset: int) -> None:
+    """Identifier columns must hold integers (or be empty where MIMIC allows it); report the first bad value."""
+    for column in (c for c in INTEGER_COLUMNS if c in frame):
+        raw = frame[column]
+        if pd.api.types.is_integer_dtype(raw):
+            continue
+        numeric = pd.to_numeric(raw, errors="coerce")
+        bad = raw.notna() & (numeric.isna() | (numeric % 1 != 0))
+        if bad.any():
+            i = int(bad.to_numpy().nonzero()[0][0])
+            raise MedbiasInputError(f"{path}: row {row_offset + i + 1}, column {column}: expected an integer, got {raw.iloc[i]!r}")
+        frame[column] = numeric.astype("Int64")
+
+
 def read_table(folder: str | Path, table: str, usecols: Iterable[str] | None = None) -> pd.DataFrame:
     """Read a small MIMIC table (not NOTEEVENTS) with canonical upper-case columns and parsed times."""
     path = table_path(folder, table)
@@ -59,6 +76,7 @@ def read_table(folder: str | Path, table: str, usecols: Iterable[str] | None = N
     frame = pd.read_csv(path, usecols=lambda c: c.upper() in wanted, dtype={"ICD9_CODE": str, "icd9_code": str},
                         keep_default_na=False, na_values=[""], low_memory=False)
     frame.columns = [c.upper() for c in frame.columns]
+    _check_integers(frame, path, 0)
     _parse_times(frame, [c for c in TIMESTAMP_COLUMNS.get(table, ()) if c in frame], MIMIC_DATETIME_FORMAT, path, 0)
     return frame
 
@@ -101,6 +119,7 @@ def ingest_notes(
                 raise MedbiasInputError(
                     f"{path}: row {offset + i + 1}, column CATEGORY: unknown note category {chunk['CATEGORY'].iloc[i]!r}"
                 )
+            _check_integers(chunk, path, offset)
             _parse_times(chunk, ["CHARTTIME"], MIMIC_DATETIME_FORMAT, path, offset)
             _parse_times(chunk, ["CHARTDATE"], MIMIC_DATE_FORMAT, path, offset)
             counts["notes_read"] += len(chunk)
