@@ -457,7 +457,7 @@ def _cohort_truth(
         has = adm["HADM_ID"].isin(hadms)
         phenotypes[name] = {
             "type": hcup[name]["type"],
-            "design_prevalence": design,
+            "design_prevalence": round(design * (1 - FRACTION_NO_PHENOTYPE), 4),
             "admissions_with": int(has.sum()),
             "realized_prevalence": round(float(has.mean()), 4),
             "realized_prevalence_male": round(float(has[adm["GENDER"] == "M"].mean()), 4),
