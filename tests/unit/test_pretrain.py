@@ -89,3 +89,34 @@ def test_adversarial_gradient_reaches_the_encoder_reversed():
     base_loss, _ = model(**{k: v for k, v in batch.items() if k != "attribute"})
     base_loss.backward()
     assert not torch.allclose(with_adversary, encoder_weight.grad)
+
+
+def _tiny_pretrainer(seed=0):
+    torch.manual_seed(seed)
+    bert = BertForPreTraining(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                         intermediate_size=32, max_position_embeddings=32, hidden_dropout_prob=0.0,
+                                         attention_probs_dropout_prob=0.0))
+    return AdversarialPretrainer(bert, n_classes=2, weight=1.0)
+
+
+def _batch_at(step):
+    g = torch.Generator().manual_seed(1000 + step)  # data and masking seeded by the step
+    ids = torch.randint(5, 50, (4, 10), generator=g)
+    return dict(input_ids=ids, attention_mask=torch.ones_like(ids), token_type_ids=torch.zeros_like(ids),
+                mlm_labels=torch.where(torch.rand(4, 10, generator=g) < 0.3, ids, torch.full_like(ids, -100)),
+                nsp_labels=torch.randint(0, 2, (4,), generator=g), attribute=torch.randint(0, 2, (4,), generator=g))
+
+
+def test_killed_run_resumes_to_the_same_weights(tmp_path):
+    from medbias.pretrain import train_steps
+
+    straight = _tiny_pretrainer()
+    assert train_steps(straight, _batch_at, 8, 1e-2, 2, str(tmp_path / "a"), checkpoint_every=3) == 8
+    interrupted = _tiny_pretrainer()
+    assert train_steps(interrupted, _batch_at, 8, 1e-2, 2, str(tmp_path / "b"), checkpoint_every=3, stop_after=5) == 5
+    resumed = _tiny_pretrainer(seed=99)  # a fresh process: different initial weights, restored from step 3
+    assert train_steps(resumed, _batch_at, 8, 1e-2, 2, str(tmp_path / "b"), checkpoint_every=3) == 8
+    for (name, a), b in zip(straight.state_dict().items(), resumed.state_dict().values()):
+        assert torch.equal(a, b), name
+    untrained = _tiny_pretrainer()
+    assert not torch.equal(untrained.state_dict()["model.cls.predictions.bias"], straight.state_dict()["model.cls.predictions.bias"])

@@ -142,3 +142,65 @@ class AdversarialPretrainer(nn.Module):
                 loss = loss + adv
                 losses[f"adversary_{k}"] = adv.detach()
         return loss, losses
+
+
+def linear_warmup_decay(step: int, warmup: int, total: int) -> float:
+    """Learning-rate factor: linear warm-up to 1 over ``warmup`` steps, then linear decay to 0."""
+    if step < warmup:
+        return (step + 1) / max(1, warmup)
+    return max(0.0, (total - step) / max(1, total - warmup))
+
+
+def train_steps(
+    model: nn.Module,
+    batch_at,
+    total_steps: int,
+    lr: float,
+    warmup: int,
+    checkpoint_dir: str,
+    checkpoint_every: int,
+    stop_after: int | None = None,
+    log=None,
+) -> int:
+    """Train ``model`` for ``total_steps`` under accelerate (CPU, one GPU or several), resuming from
+    the last checkpoint in ``checkpoint_dir`` when there is one.
+
+    ``batch_at(step)`` must return the batch of that step deterministically (data order and masking
+    seeded by the step), so a resumed run sees exactly the batches the uninterrupted run would have
+    seen and reaches the same weights. Checkpoints (model, optimiser, scheduler, step) are written
+    every ``checkpoint_every`` steps. ``stop_after`` ends early (used to simulate a killed job).
+    Returns the step reached.
+    """
+    import json
+    from pathlib import Path
+
+    from accelerate import Accelerator
+
+    accelerator = Accelerator(mixed_precision="bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "no")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: linear_warmup_decay(s, warmup, total_steps))
+    model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
+    directory = Path(checkpoint_dir)
+    state = directory / "state.json"
+    step = 0
+    if state.exists():
+        step = json.loads(state.read_text())["step"]
+        accelerator.load_state(str(directory / "checkpoint"))
+        if log:
+            log.info("resumed from step %d", step)
+    model.train()
+    while step < total_steps and (stop_after is None or step < stop_after):
+        batch = {k: v.to(accelerator.device) for k, v in batch_at(step).items()}
+        loss, losses = model(**batch)
+        accelerator.backward(loss)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        step += 1
+        if log and (step % 50 == 0 or step == total_steps):
+            log.info("step %d/%d loss %.4f %s", step, total_steps, loss.item(),
+                     {k: round(float(v), 4) for k, v in losses.items()})
+        if step % checkpoint_every == 0 or step == total_steps:
+            accelerator.save_state(str(directory / "checkpoint"))
+            state.write_text(json.dumps({"step": step}))
+    return step
