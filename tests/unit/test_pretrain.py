@@ -120,3 +120,31 @@ def test_killed_run_resumes_to_the_same_weights(tmp_path):
         assert torch.equal(a, b), name
     untrained = _tiny_pretrainer()
     assert not torch.equal(untrained.state_dict()["model.cls.predictions.bias"], straight.state_dict()["model.cls.predictions.bias"])
+
+
+def test_pretraining_data_and_deterministic_batches():
+    import pandas as pd
+
+    from medbias.pretrain import batch_maker, build_pretraining_data
+    from medbias.synth.tiny_models import train_wordpiece
+
+    texts = ["he has chf and copd .", "she reports depression on sertraline .", "pain controlled , sleeping well ."]
+    tokenizer = train_wordpiece(texts * 30, 150)
+    sequences = pd.DataFrame({
+        "ROW_ID": np.repeat(np.arange(1, 31), 4), "SUBJECT_ID": np.repeat(np.arange(101, 131), 4),
+        "HADM_ID": np.repeat(np.arange(1001, 1031), 4), "seq_index": np.tile(np.arange(4), 30),
+        "text": [texts[i % 3] for i in range(120)],
+    })
+    demographics = pd.DataFrame({"HADM_ID": np.arange(1001, 1031), "gender": ["M", "F"] * 15, "language": "English",
+                                 "ethnicity": "WHITE", "insurance": "Medicare"})
+    data = build_pretraining_data(sequences, demographics, tokenizer, 32, seed=0, exclude_subjects={101, 102})
+    assert data.excluded_subjects == 2 and len(data.input_ids) == 28 * 3
+    first, second = data.attributes["gender"]
+    assert set(first) == {0, 1} and len(second) == len(first)
+    types = data.token_type_ids[0]
+    assert types[0] == 0 and types[-1] == 1 and types == sorted(types)  # [CLS] A [SEP] are 0, B [SEP] are 1
+    batch_at, per_epoch = batch_maker(data, tokenizer, 8, seed=5, attribute="gender")
+    a, b = batch_at(3), batch_at(3)
+    assert all(torch.equal(a[k], b[k]) for k in a)  # the same step gives the same batch (resumable)
+    assert not torch.equal(batch_at(4)["input_ids"], a["input_ids"])
+    assert (a["mlm_labels"] != -100).any() and set(a["nsp_labels"].tolist()) <= {0, 1}

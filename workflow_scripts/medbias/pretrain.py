@@ -204,3 +204,93 @@ def train_steps(
             accelerator.save_state(str(directory / "checkpoint"))
             state.write_text(json.dumps({"step": step}))
     return step
+
+
+ATTRIBUTE_CLASSES: dict[str, tuple[str, ...]] = {
+    "gender": ("M", "F"),
+    "language": ("English", "Other", "Missing"),
+    "ethnicity": ("WHITE", "BLACK", "HISPANIC/LATINO", "ASIAN", "OTHER", "UNKNOWN"),
+    "insurance": ("Medicare", "Medicaid", "Private", "Government", "Self Pay"),
+}
+
+
+@dataclass
+class PretrainingData:
+    """Tokenised sentence pairs with their NSP labels and the protected attributes of both segments."""
+
+    input_ids: list[list[int]]
+    token_type_ids: list[list[int]]
+    word_keys: list[list[int | None]]  # one id per piece for whole-word masking (None: special token)
+    nsp_labels: list[int]
+    attributes: dict[str, tuple[list[int], list[int]]]  # attribute -> (first segment's, second segment's)
+    excluded_subjects: int = 0
+
+
+def build_pretraining_data(
+    sequences,  # DataFrame: ROW_ID, SUBJECT_ID, HADM_ID, seq_index, text (note order)
+    demographics,  # DataFrame: HADM_ID, gender, language, ethnicity, insurance
+    tokenizer,
+    max_length: int,
+    seed: int,
+    exclude_subjects: set[int] | frozenset[int] = frozenset(),
+) -> PretrainingData:
+    """NSP pairs over all notes (the downstream validation and test subjects left out when given),
+    tokenised as [CLS] A [SEP] B [SEP] truncated to ``max_length``, with word ids for masking."""
+    frame = sequences.sort_values(["ROW_ID", "seq_index"]).reset_index(drop=True)
+    excluded = frame["SUBJECT_ID"].isin(exclude_subjects)
+    n_excluded = int(frame.loc[excluded, "SUBJECT_ID"].nunique())
+    frame = frame[~excluded].reset_index(drop=True)
+    pairs = make_nsp_pairs(frame["ROW_ID"].to_numpy(), np.random.default_rng(seed))
+    texts = frame["text"].tolist()
+    encoded = tokenizer([texts[p.first] for p in pairs], [texts[p.second] for p in pairs], truncation="longest_first",
+                        max_length=max_length)
+    word_keys, token_types = [], []
+    for i in range(len(pairs)):
+        seq_ids, word_ids = encoded.sequence_ids(i), encoded.word_ids(i)
+        word_keys.append([None if s is None else (s * 1_000_000 + w) for s, w in zip(seq_ids, word_ids)])
+        first_b = seq_ids.index(1) if 1 in seq_ids else len(seq_ids)  # segment B and its [SEP] are type 1
+        token_types.append([0] * first_b + [1] * (len(seq_ids) - first_b))
+    demo = demographics.set_index("HADM_ID")
+    hadm = frame["HADM_ID"].to_numpy()
+    attributes = {}
+    for name, classes in ATTRIBUTE_CLASSES.items():
+        index = {c: k for k, c in enumerate(classes)}
+        values = demo[name].map(index).reindex(hadm).fillna(len(classes) - 1).astype(int).to_numpy()
+        attributes[name] = ([int(values[p.first]) for p in pairs], [int(values[p.second]) for p in pairs])
+    return PretrainingData(encoded["input_ids"], token_types, word_keys, [1 - p.is_next for p in pairs],
+                           attributes, n_excluded)
+
+
+def batch_maker(data: PretrainingData, tokenizer, batch_size: int, seed: int, attribute: str | None):
+    """``batch_at(step)``: the step's examples (a seeded permutation per epoch), masked with a
+    generator seeded by (seed, step), padded to the longest; deterministic for resuming.
+
+    NSP labels follow transformers' convention: 0 = B follows A, 1 = B is random.
+    """
+    n = len(data.input_ids)
+    per_epoch = max(1, n // batch_size)
+
+    def batch_at(step: int) -> dict[str, torch.Tensor]:
+        epoch, k = divmod(step, per_epoch)
+        order = np.random.default_rng([seed, epoch]).permutation(n)[k * batch_size : (k + 1) * batch_size]
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + step)
+        length = max(len(data.input_ids[i]) for i in order)
+        ids = torch.full((len(order), length), tokenizer.pad_token_id)
+        types = torch.zeros((len(order), length), dtype=torch.long)
+        labels = torch.full((len(order), length), -100)
+        attention = torch.zeros((len(order), length), dtype=torch.long)
+        for row, i in enumerate(order):
+            piece_ids = torch.tensor(data.input_ids[i])
+            masked, lab = whole_word_mask(piece_ids, data.word_keys[i], tokenizer.mask_token_id, len(tokenizer), generator)
+            m = len(piece_ids)
+            ids[row, :m], labels[row, :m], attention[row, :m] = masked, lab, 1
+            types[row, :m] = torch.tensor(data.token_type_ids[i])
+        batch = {"input_ids": ids, "attention_mask": attention, "token_type_ids": types, "mlm_labels": labels,
+                 "nsp_labels": torch.tensor([data.nsp_labels[i] for i in order])}
+        if attribute is not None:
+            first, second = data.attributes[attribute]
+            batch["attribute"] = torch.tensor([first[i] for i in order])
+            batch["second_attribute"] = torch.tensor([second[i] for i in order])
+        return batch
+
+    return batch_at, per_epoch
