@@ -1,6 +1,7 @@
 # Paths, wildcard constraints and helpers shared by every rule file. No rule logic here.
 
 from medbias.config import built_by_demo
+from medbias.provenance import code_fingerprint
 from medbias.io import ACUITY_EXPORTS, MIMIC_TABLES, find_table
 from medbias.synth.sizes import demo_sizes
 
@@ -104,6 +105,13 @@ def rios_targets():
 def manifest_inputs(wildcards):
     """In the demo world the manifest waits for the world to be built; real inputs already exist."""
     return demo_world_targets() if config["world"] == "demo" else []
+
+
+def library_code(script):
+    """Fingerprint of the medbias modules that a script imports. A change to them makes its job
+    stale and changes the between-workflow cache hash; Snakemake itself tracks only the script.
+    """
+    return code_fingerprint(f"{SCRIPTS}/{script}", f"{SCRIPTS}/medbias")
 
 
 def all_targets():

@@ -10,5 +10,7 @@ rule input_manifest:
         f"{LOGS}/inputs/manifest.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=library_code("input_manifest.py"),
     script:
         f"{SCRIPTS}/input_manifest.py"

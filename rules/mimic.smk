@@ -24,6 +24,7 @@ rule mimic_ingest:
     resources:
         mem_mb=8000,
     params:
+        code=library_code("mimic_ingest.py"),
         mimic_dir=lambda w, input: os.path.dirname(input.tables[0]),
         chunk_size=config["mimic"]["chunk_size"],
     script:
@@ -40,6 +41,7 @@ rule mimic_tokenizer:
     conda:
         "../envs/cpu.yaml"
     params:
+        code=library_code("mimic_tokenizer.py"),
         name=config["mimic"]["base_model"],
         entry=config["models"][config["mimic"]["base_model"]],
     script:
@@ -64,6 +66,7 @@ rule mimic_notes:
     resources:
         mem_mb=8000,
     params:
+        code=library_code("mimic_notes.py"),
         min_pieces=config["mimic"]["min_pieces"],
         window=config["mimic"]["window"],
         stride=config["mimic"]["stride"],
@@ -102,6 +105,7 @@ rule mimic_cohorts:
     conda:
         "../envs/cpu.yaml"
     params:
+        code=library_code("mimic_cohorts.py"),
         acuity_dir=lambda w, input: os.path.dirname(input.acuity[0]),
         acuity_missing=config["mimic"]["acuity_missing"],
         first_hours=config["mimic"]["first_hours"],

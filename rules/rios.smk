@@ -21,6 +21,7 @@ rule rios_ingest:
     conda:
         "../envs/cpu.yaml"
     params:
+        code=library_code("rios_ingest.py"),
         decades=config["rios"]["decades"],
     script:
         f"{SCRIPTS}/rios_ingest.py"
@@ -42,6 +43,7 @@ rule rios_word2vec:
     resources:
         mem_mb=8000,
     params:
+        code=library_code("rios_word2vec.py"),
         decade=lambda wc: wc.decade,
         defaults=config["rios"]["word2vec"]["defaults"],
         grid=config["rios"]["word2vec"]["grid"],
@@ -66,6 +68,8 @@ rule rios_table3:
         f"{LOGS}/rios/table3.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=library_code("rios_table3.py"),
     script:
         f"{SCRIPTS}/rios_table3.py"
 
@@ -90,6 +94,7 @@ rule rios_weat:
     conda:
         "../envs/cpu.yaml"
     params:
+        code=library_code("rios_bias.py"),
         analysis="weat",
         decades=RIOS_DECADES,
         seed=config["seed"],
@@ -119,6 +124,7 @@ rule rios_ect:
     conda:
         "../envs/cpu.yaml"
     params:
+        code=library_code("rios_bias.py"),
         analysis="ect",
         decades=RIOS_DECADES,
         seed=config["seed"],
@@ -149,6 +155,7 @@ rule rios_ripa:
     conda:
         "../envs/cpu.yaml"
     params:
+        code=library_code("rios_bias.py"),
         analysis="ripa",
         decades=RIOS_DECADES,
         top=config["rios"]["ripa_top"],

@@ -20,6 +20,7 @@ rule synth_mimic:
     conda:
         "../envs/cpu.yaml"
     params:
+        code=library_code("synth_mimic.py"),
         patients=SIZES.patients,
         annotated_notes=SIZES.annotated_notes,
         annotators_per_note=config["demo"]["annotators_per_note"],
@@ -43,6 +44,7 @@ rule synth_pubmed:
     conda:
         "../envs/cpu.yaml"
     params:
+        code=library_code("synth_pubmed.py"),
         articles_per_decade=SIZES.pubmed_articles_per_decade,
         n_files=SIZES.pubmed_files,
         seed=SEED + 10,
@@ -61,6 +63,7 @@ rule synth_truth:
     conda:
         "../envs/cpu.yaml"
     params:
+        code=library_code("synth_truth.py"),
         seed=SEED,
         scale=config["demo"]["scale"],
     script:
@@ -82,6 +85,7 @@ rule synth_tiny_model:
     resources:
         mem_mb=4000,
     params:
+        code=library_code("synth_tiny_model.py"),
         arch=lambda wc: wc.arch,
         vocab_size=lambda wc: TINY_TOKENIZER_VOCAB[wc.arch],
         model_params=lambda wc: config["demo"][wc.arch],
@@ -103,6 +107,7 @@ rule synth_word_vectors:
         "../envs/cpu.yaml"
     threads: 1
     params:
+        code=library_code("synth_word_vectors.py"),
         sources=lambda wc: WORD_VECTOR_SOURCES[wc.corpus],
         w2v=config["demo"]["word_vectors"],
         seed=lambda wc: SEED + 30 + WORD_VECTOR_CORPORA.index(wc.corpus),
@@ -131,5 +136,7 @@ rule demo_world_summary:
         f"{LOGS}/synth/summary.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=library_code("demo_world_summary.py"),
     script:
         f"{SCRIPTS}/demo_world_summary.py"
