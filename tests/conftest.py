@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow_scripts"))
 
 # the scale the tests build the demo world at (the default config uses 1.0)
-TEST_SCALE = float(os.environ.get("MEDBIAS_TEST_SCALE", "0.2"))
+TEST_SCALE = float(os.environ.get("MEDBIAS_TEST_SCALE", "0.4"))
 
 
 def snakemake_bin() -> str:

@@ -198,15 +198,19 @@ def _note_text(
     mention_rate = CONDITION_MENTION_RATE.get(category, CONDITION_MENTION_RATE["default"])
     for name in conditions:
         if category not in ("ECG", "Echo", "Radiology") and rng.random() < mention_rate:
-            sentences.append(f"{g['subj'].capitalize()} reports {CONDITION_BY_NAME[name].phrase}.")
+            # three frames that pair a gender word with the condition (the calibration's recipe
+            # for a tiny masked LM to learn the association; shared/notes/demo-calibration.md)
+            phrase = CONDITION_BY_NAME[name].phrase
+            sentences.append(f"{g['subj'].capitalize()} reports {phrase}.")
+            sentences.append(f"{g['poss'].capitalize()} {phrase} was discussed with {g['obj']}.")
+            sentences.append(f"Per family {g['subj']} has {phrase}.")
             mentioned.add(name)
     grave_rate = GRAVE_RATE_DIED if died else GRAVE_RATE_SURVIVED
     if early and rng.random() < grave_rate:
         sentences.append(GRAVE_PHRASES[rng.integers(len(GRAVE_PHRASES))].capitalize() + ".")
     elif not died and rng.random() < 0.3:
         sentences.append(STABLE_PHRASES[rng.integers(len(STABLE_PHRASES))].capitalize() + ".")
-    if rng.random() < 0.5:
-        sentences.append(f"Pt states {g['subj']} feels better, plan discussed with {g['obj']}.")
+    sentences.append(f"Pt states {g['subj']} feels better, plan discussed with {g['obj']}.")
     for _ in range(int(rng.integers(1, 4))):
         sentences.append(FILLER_PHRASES[rng.integers(len(FILLER_PHRASES))].capitalize() + ".")
     sentences.append(f"Seen with {_placeholder(rng, 'name')}, contact {_placeholder(rng)}.")
