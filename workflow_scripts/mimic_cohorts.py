@@ -12,7 +12,7 @@ from medbias.cohorts import (
 from medbias.io import find_table
 from medbias.jsonio import write_json
 from medbias.logs import setup_rule_logging
-from medbias.tables import markdown_table
+from medbias.tables import write_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -37,15 +37,10 @@ samples = build_task_samples(stays, windows, mortality_labels(stays, patients),
 samples.to_parquet(out.samples, index=False)
 pd.concat([w.assign(cohort=c) for c, w in windows.items()], ignore_index=True).to_parquet(out.windows, index=False)
 catalogue.to_csv(out.catalogue, index=False)
-a1 = table_a1(samples, catalogue)
-a1.to_csv(out.table_a1_csv, index=False)
-with open(out.table_a1_md, "w", encoding="utf-8") as handle:
-    handle.write("# Table A1: samples, % male and prevalence (overall and by gender) per task\n\n")
-    handle.write(markdown_table(a1, digits=2))
-stats = cohort_statistics(samples)
-stats.to_csv(out.stats_csv, index=False)
-with open(out.stats_md, "w", encoding="utf-8") as handle:
-    handle.write("# Cohort statistics (Zhang et al. section 3.2)\n\n" + markdown_table(stats, digits=1))
+write_table(table_a1(samples, catalogue), out.table_a1_csv, out.table_a1_md,
+            "Table A1: samples, % male and prevalence (overall and by gender) per task", digits=2)
+write_table(cohort_statistics(samples), out.stats_csv, out.stats_md,
+            "Cohort statistics (Zhang et al. section 3.2)", digits=1)
 no_notes = {c: int(len(stays) - w["ICUSTAY_ID"].nunique()) for c, w in windows.items()}
 write_json(out.counts, {"stays_selected": len(stays), **selection.excluded, **acuity_counts,
                         **{f"stays_without_{c}_notes": n for c, n in no_notes.items()}, "tasks": len(catalogue)})

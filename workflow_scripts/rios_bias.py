@@ -7,7 +7,7 @@ from medbias.logs import setup_rule_logging
 from medbias.plots import plot_ect_by_decade, plot_weat_by_decade
 from medbias.resources import read_wordsets
 from medbias.rios import ect_by_decade, ripa_by_decade, table4_wide, weat_by_decade
-from medbias.tables import markdown_table
+from medbias.tables import write_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -24,10 +24,8 @@ if not vectors:
 out = snakemake.output
 
 
-def write_table(frame: pd.DataFrame, csv: str, md: str, title: str, note: str = "") -> None:
-    frame.to_csv(csv, index=False)
-    with open(md, "w", encoding="utf-8") as handle:
-        handle.write(f"# {title}\n\n{markdown_table(frame, digits=4)}\n{note}\n{EMPTY_NOTE}\n")
+def write_rios_table(frame: pd.DataFrame, csv: str, md: str, title: str, note: str = "") -> None:
+    write_table(frame, csv, md, title, (note, EMPTY_NOTE), digits=4)
 
 
 if p.analysis == "weat":
@@ -36,22 +34,22 @@ if p.analysis == "weat":
     note = (f"Effect size: Caliskan's d with ddof=1; p: {p.alternative} permutation test over re-partitions of the "
             f"male and female words (exact when at most {p.budget:,} partitions, else {p.budget:,} sampled without "
             f"replacement, p=(k+1)/(N+1)); CI: {p.bootstrap} bootstrap replicates resampling words within each set.")
-    write_table(table, out.csv, out.md, "Figure 1 data: WEAT per decade and stereotype", note)
-    write_table(coverage, out.coverage_csv, out.coverage_md, "Table 2 word sets: coverage per decade (WEAT)")
+    write_rios_table(table, out.csv, out.md, "Figure 1 data: WEAT per decade and stereotype", note)
+    write_rios_table(coverage, out.coverage_csv, out.coverage_md, "Table 2 word sets: coverage per decade (WEAT)")
     plot_weat_by_decade(table, out.png, out.pdf)
 elif p.analysis == "ect":
     table, coverage = ect_by_decade(vectors, wordsets, seed=p.seed, n_bootstrap=p.bootstrap, min_fraction=p.min_fraction)
-    write_table(table, out.csv, out.md, "Figure 2 data: ECT per decade",
+    write_rios_table(table, out.csv, out.md, "Figure 2 data: ECT per decade",
                 f"ECT: Spearman rho between the targets' cosine to the mean male and mean female vector (1 = no bias); "
                 f"CI: {p.bootstrap} bootstrap replicates resampling targets and attribute words.")
-    write_table(coverage, out.coverage_csv, out.coverage_md, "ECT word sets: coverage per decade")
+    write_rios_table(coverage, out.coverage_csv, out.coverage_md, "ECT word sets: coverage per decade")
     plot_ect_by_decade(table, out.png, out.pdf)
 else:
     scores, top, pairs = ripa_by_decade(vectors, wordsets, top=p.top, min_fraction=p.min_fraction)
     scores.to_csv(out.scores_csv, index=False)
-    write_table(top, out.csv, out.md, f"Table 4: the {p.top} most male and most female words per decade (RIPA)",
+    write_rios_table(top, out.csv, out.md, f"Table 4: the {p.top} most male and most female words per decade (RIPA)",
                 "RIPA: dot product with the first principal component of the male-minus-female pair differences "
                 "(uncentred, signed toward male); positive = male side.")
-    write_table(table4_wide(top), out.wide_csv, out.wide_md, "Table 4 as printed (1960s = appendix A)")
-    write_table(pairs, out.pairs_csv, out.pairs_md, "RIPA gender pairs used per decade")
+    write_rios_table(table4_wide(top), out.wide_csv, out.wide_md, "Table 4 as printed (1960s = appendix A)")
+    write_rios_table(pairs, out.pairs_csv, out.pairs_md, "RIPA gender pairs used per decade")
 log.info("wrote %s outputs", p.analysis)

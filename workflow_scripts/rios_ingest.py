@@ -5,7 +5,7 @@ import pandas as pd
 from medbias.jsonio import write_json
 from medbias.logs import setup_rule_logging
 from medbias.pubmed import parse_decades, write_decade_corpora
-from medbias.tables import markdown_table
+from medbias.tables import write_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -17,13 +17,11 @@ write_json(snakemake.output.summary, summary)
 table = pd.DataFrame(summary["decades"]).rename(columns={"decade": "Year", "articles": "# Articles", "tokens": "# Tokens"})
 total = {"Year": "Total", "# Articles": table["# Articles"].sum(), "# Tokens": table["# Tokens"].sum()}
 table = pd.concat([table, pd.DataFrame([total])], ignore_index=True)
-table.to_csv(snakemake.output.table_csv, index=False)
 excluded = (
     f"Excluded: {summary['undated']} undated, {summary['outside_decades']} outside the decades, "
     f"{summary['deleted']} deleted (DeleteCitation), {summary['book_articles']} book articles; "
     f"{summary['replaced_versions']} superseded versions replaced by later ones; "
     f"{summary['deletions_of_unknown_pmids']} deletions of PMIDs not in these files."
 )
-with open(snakemake.output.table_md, "w", encoding="utf-8") as handle:
-    handle.write("# Table 1: articles per decade\n\n" + markdown_table(table) + "\n" + excluded + "\n")
+write_table(table, snakemake.output.table_csv, snakemake.output.table_md, "Table 1: articles per decade", (excluded,))
 log.info(excluded)

@@ -4,7 +4,7 @@ import pandas as pd
 
 from medbias.jsonio import read_json
 from medbias.logs import setup_rule_logging
-from medbias.tables import markdown_table
+from medbias.tables import write_table
 
 snakemake = globals()["snakemake"]
 setup_rule_logging(snakemake.log[0])
@@ -20,7 +20,5 @@ for path in snakemake.input:
                  "candidates tried": len(search["candidates"]),
                  **{k: best[k] for k in ("negative", "sample", "min_count", "alpha", "vector_size", "window")}})
 table = pd.DataFrame(rows)
-table.to_csv(snakemake.output.csv, index=False)
-with open(snakemake.output.md, "w", encoding="utf-8") as handle:
-    handle.write("# Table 3: embedding quality per decade (Spearman rho on UMNSRS similarity)\n\n")
-    handle.write(markdown_table(table, digits=4))
+write_table(table, snakemake.output.csv, snakemake.output.md,
+            "Table 3: embedding quality per decade (Spearman rho on UMNSRS similarity)", digits=4)

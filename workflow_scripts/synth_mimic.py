@@ -7,7 +7,7 @@ import yaml
 from medbias.jsonio import write_json
 from medbias.logs import setup_rule_logging
 from medbias.synth.annotations import generate_annotations
-from medbias.synth.mimic import benchmark_codes, generate_cohort
+from medbias.synth.mimic import generate_cohort, phenotype_of_code
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -24,7 +24,7 @@ for path in snakemake.output.acuity:
     cohort.acuity[name].to_csv(path, index=False)
 cohort.testset.to_csv(snakemake.output.testset, index=False, header=False)
 
-code_to_phenotype = {c: ph for ph, cs in benchmark_codes(hcup).items() for c in cs}
+code_to_phenotype = phenotype_of_code(hcup)
 dx = cohort.tables["DIAGNOSES_ICD"]
 diagnoses_by_hadm: dict[int, set[str]] = {}
 for hadm, code in zip(dx["HADM_ID"], dx["ICD9_CODE"]):

@@ -108,16 +108,17 @@ def search_skipgram(
     The best candidate has the highest rho; ties (and NaN scores) go to the earlier candidate.
     """
     scores: list[dict[str, Any]] = []
-    best, best_rho = None, -np.inf
+    best_vectors, best_rho, best_index = None, -np.inf, 0
     for i, setting in enumerate(candidate_settings(defaults, grid, strategy)):
         vectors = train_skipgram(sentences, setting, epochs, seed, workers)
         evaluation = similarity_spearman(vectors, pairs, tokenize)
         log.info("candidate %d %s: rho=%.4f over %d pairs", i, setting, evaluation.rho, evaluation.pairs_used)
         scores.append({"candidate": i, **setting, "rho": evaluation.rho, "pairs_used": evaluation.pairs_used,
                        "multiword_pairs_used": evaluation.multiword_pairs_used, "vocabulary": len(vectors)})
-        if np.isfinite(evaluation.rho) and evaluation.rho > best_rho or best is None:
-            best, best_rho = (vectors, i), (evaluation.rho if np.isfinite(evaluation.rho) else -np.inf)
-    return best[0], scores, best[1]
+        rho = evaluation.rho if np.isfinite(evaluation.rho) else -np.inf
+        if best_vectors is None or rho > best_rho:
+            best_vectors, best_rho, best_index = vectors, rho, i
+    return best_vectors, scores, best_index
 
 
 def load_word_vectors(path: str | Path, fmt: str):

@@ -19,3 +19,15 @@ def markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
     rows = ["| " + " | ".join(_cell(v, digits) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([header, rule, *rows]) + "\n"
+
+
+def write_table(frame: pd.DataFrame, csv: str | None, md: str, title: str, notes: tuple[str, ...] = (),
+                digits: int = 3) -> None:
+    """A paper table as CSV (when ``csv`` is given) and as Markdown: a title, the table, then notes."""
+    if csv is not None:
+        frame.to_csv(csv, index=False)
+    text = f"# {title}\n\n{markdown_table(frame, digits)}"
+    if any(notes):
+        text += "\n" + "\n".join(n for n in notes if n) + "\n"
+    with open(md, "w", encoding="utf-8") as handle:
+        handle.write(text)

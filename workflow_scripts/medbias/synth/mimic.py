@@ -134,6 +134,11 @@ def benchmark_codes(hcup: dict[str, Any]) -> dict[str, list[str]]:
     }
 
 
+def phenotype_of_code(hcup: dict[str, Any]) -> dict[str, str]:
+    """The benchmark phenotype of each code drawn by the generator (codes unique to one phenotype)."""
+    return {code: name for name, codes in benchmark_codes(hcup).items() for code in codes}
+
+
 def other_codes(hcup: dict[str, Any]) -> list[str]:
     """Codes of the non-benchmark HCUP groups (background diagnoses)."""
     benchmark = {c for d in hcup.values() if d.get("use_in_benchmark") for c in d["codes"]}
@@ -453,8 +458,7 @@ def _cohort_truth(
     """What the generator planted and produced, for the tests and later analyses."""
     adm = tables["ADMISSIONS"].merge(tables["PATIENTS"][["SUBJECT_ID", "GENDER"]], on="SUBJECT_ID")
     dx = tables["DIAGNOSES_ICD"]
-    code_to_phenotype = {c: p for p, cs in benchmark_codes(hcup).items() for c in cs}
-    dx_pheno = dx.assign(PHENOTYPE=dx["ICD9_CODE"].map(code_to_phenotype)).dropna(subset=["PHENOTYPE"])
+    dx_pheno = dx.assign(PHENOTYPE=dx["ICD9_CODE"].map(phenotype_of_code(hcup))).dropna(subset=["PHENOTYPE"])
     phenotypes = {}
     for name, design in PHENOTYPE_PREVALENCE.items():
         hadms = set(dx_pheno.loc[dx_pheno["PHENOTYPE"] == name, "HADM_ID"])

@@ -115,6 +115,9 @@ def _zipf_weights(n: int) -> np.ndarray:
     return w / w.sum()
 
 
+FILLER_WEIGHTS = _zipf_weights(len(FILLER))  # drawn for every filler token: computed once
+
+
 @dataclass(frozen=True)
 class Vocabulary:
     """What a document's tokens are drawn from besides its gender words and target sets."""
@@ -151,7 +154,7 @@ def _document_tokens(
             context = vocab.umnsrs_shared_context[k] if shared else vocab.umnsrs_own_context[term]
             units.append((context, term, context))
     n_filler = max(0, length - len(units))
-    units += [(FILLER[i],) for i in rng.choice(len(FILLER), size=n_filler, p=_zipf_weights(len(FILLER)))]
+    units += [(FILLER[i],) for i in rng.choice(len(FILLER), size=n_filler, p=FILLER_WEIGHTS)]
     return [token for i in rng.permutation(len(units)) for token in units[i]]
 
 
