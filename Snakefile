@@ -41,6 +41,8 @@ if config["world"] == "demo":
 include: "rules/inputs.smk"
 include: "rules/rios.smk"
 include: "rules/mimic.smk"
+include: "rules/pretrain.smk"
+include: "rules/hurtful.smk"
 
 
 rule all:

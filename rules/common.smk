@@ -13,6 +13,7 @@ SCRIPTS = str(Path(workflow.basedir) / "workflow_scripts")
 
 RIOS = f"{RESULTS}/rios"
 MIMIC = f"{RESULTS}/mimic"
+HURTFUL = f"{RESULTS}/hurtful"
 TEXT_DIR = config["intermediate"]
 RIOS_DECADES = [f"{start}-{end}" for start, end in config["rios"]["decades"]]
 
@@ -25,6 +26,15 @@ wildcard_constraints:
     corpus="|".join(WORD_VECTOR_CORPORA),
     model="[A-Za-z0-9_]+",
     decade="|".join(RIOS_DECADES),
+    variant="|".join(config["hurtful"]["variants"]),
+
+
+# study "hurtful": pretrained variants and the analyses' settings
+VARIANTS = config["hurtful"]["variants"]
+DEBIASED_ATTRIBUTES = [v[len("adv_") :] for v in VARIANTS if v.startswith("adv_")]
+PROBE_VARIANTS = ["baseline", *[f"adv_{a}" for a in DEBIASED_ATTRIBUTES]]
+LOGPROB = config["hurtful"]["logprob"]
+FILL_BLANK = config["hurtful"]["fill_blank"]
 
 
 # demo-world paths and sizes (used by rules/synth.smk, which is included only in the demo world)
@@ -84,6 +94,34 @@ def model_inputs(name):
     )
 
 
+def variant_attribute(variant):
+    """The protected attribute of an adversarial variant (adv_gender -> gender); None for the baseline."""
+    return variant[len("adv_") :] if variant.startswith("adv_") else None
+
+
+def hurtful_model_input(model):
+    """A pretrained variant's folder, or a registry model's folder when the demo world builds it."""
+    return [f"{HURTFUL}/models/{model}"] if model in VARIANTS else model_inputs(model)
+
+
+def hurtful_model_entry(model):
+    """Registry entry of a model the hurtful analyses read: a pretrained variant is a local masked LM."""
+    if model in VARIANTS:
+        return {"source": f"{HURTFUL}/models/{model}", "kind": "masked"}
+    return config["models"][model]
+
+
+def hurtful_targets():
+    targets = [
+        f"{HURTFUL}/table3_logprob.md",
+        f"{HURTFUL}/fig1_fill_in_the_blank.png",
+        *expand(f"{HURTFUL}/pretrain/{{variant}}.json", variant=VARIANTS),
+    ]
+    if DEBIASED_ATTRIBUTES:
+        targets.append(f"{HURTFUL}/tableD4_probe.md")
+    return targets
+
+
 def mimic_targets():
     return [
         f"{MIMIC}/tableA1_tasks.md",
@@ -116,7 +154,12 @@ def library_code(script):
 
 def all_targets():
     """Everything the default target builds; each study's rule file adds its own."""
-    targets = [f"{RESULTS}/inputs/manifest.json", *rios_targets(), *mimic_targets()]
+    targets = [
+        f"{RESULTS}/inputs/manifest.json",
+        *rios_targets(),
+        *mimic_targets(),
+        *hurtful_targets(),
+    ]
     if config["world"] == "demo":
         targets += demo_world_targets()
     return targets

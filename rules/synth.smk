@@ -52,10 +52,26 @@ rule synth_pubmed:
         f"{SCRIPTS}/synth_pubmed.py"
 
 
+rule synth_logprob_resources:
+    output:
+        templates=f"{DEMO}/hurtful/logprob_templates.txt",
+        attributes=f"{DEMO}/hurtful/logprob_attributes.csv",
+        truth=f"{DEMO}/truth/logprob.json",
+    log:
+        f"{LOGS}/synth/logprob_resources.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("synth_logprob_resources.py"),
+    script:
+        f"{SCRIPTS}/synth_logprob_resources.py"
+
+
 rule synth_truth:
     input:
         f"{DEMO}/truth/mimic.json",
         f"{DEMO}/truth/pubmed.json",
+        f"{DEMO}/truth/logprob.json",
     output:
         f"{DEMO}/truth.json",
     log:

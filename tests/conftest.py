@@ -55,6 +55,6 @@ def demo_run(tmp_path_factory) -> Path:
     """The whole default DAG on a small demo world, built once per test session."""
     workdir = tmp_path_factory.mktemp("demo")
     configfile = write_config(workdir / "config.yaml", demo_config())
-    result = run_snakemake(["--cores", "2", "--configfile", str(configfile)], workdir)
+    result = run_snakemake(["--cores", "2", "--configfile", str(configfile)], workdir, timeout=4000)
     assert result.returncode == 0, result.stderr[-4000:]
     return workdir

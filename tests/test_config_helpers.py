@@ -14,6 +14,8 @@ def fake_real_config(tmp_path: Path) -> dict:
     """A real-world config over a fake MIMIC folder whose files hold only their header rows."""
     config = yaml.safe_load((REPO / "config" / "mimic.yaml").read_text())
     config["resources"] = {k: str(REPO / v) for k, v in config["resources"].items()}
+    for key in ("templates", "attributes"):
+        config["hurtful"]["logprob"][key] = str(REPO / config["hurtful"]["logprob"][key])
     mimic = tmp_path / "mimic"
     mimic.mkdir()
     for table, columns in MIMIC_TABLES.items():

@@ -121,3 +121,30 @@ def test_unknown_base_model_name(tmp_path):
     config["mimic"]["base_model"] = "scibret"
     with pytest.raises(MedbiasInputError, match=r"config key 'mimic.base_model': unknown model name 'scibret'"):
         check_inputs(config)
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda h: h.__setitem__("base_model", "scibret"), r"'hurtful.base_model': unknown model name 'scibret'"),
+        (lambda h: h["logprob"].__setitem__("models", ["scibert", "clinical"]),
+         r"'hurtful.logprob.models': unknown model name 'clinical'"),
+        (lambda h: h.__setitem__("variants", ["adv_gender"]), r"'hurtful.variants': must include 'baseline'"),
+        (lambda h: h["logprob"]["target_sets"]["gender"].__setitem__("female", ["she"]),
+         r"'hurtful.logprob.target_sets.gender': groups must list paired words of equal number"),
+        (lambda h: h["logprob"].__setitem__("templates", "nowhere/templates.txt"),
+         r"'hurtful.logprob.templates': file nowhere/templates.txt does not exist"),
+    ],
+)
+def test_hurtful_names_are_checked(tmp_path, edit, expected):
+    config = fake_real_config(tmp_path)
+    edit(config["hurtful"])
+    with pytest.raises(MedbiasInputError, match=expected):
+        check_inputs(config)
+
+
+def test_fill_blank_templates_need_race_and_mask_slots():
+    config = demo_config()
+    config["hurtful"]["fill_blank"]["templates"] = ["[RACE] pt is in good condition"]
+    with pytest.raises(MedbiasInputError, match=r"hurtful.fill_blank.templates.0"):
+        validate_config(config, SCHEMA)

@@ -110,14 +110,23 @@ def _batch_at(step):
 def test_killed_run_resumes_to_the_same_weights(tmp_path):
     from medbias.pretrain import train_steps
 
-    straight = _tiny_pretrainer()
-    assert train_steps(straight, _batch_at, 8, 1e-2, 2, str(tmp_path / "a"), checkpoint_every=3) == 8
+    def evaluate(model):  # a number that depends on the weights
+        return {"weight_sum": float(model.model.cls.predictions.bias.sum())}
+
+    straight, straight_record = _tiny_pretrainer(), []
+    assert train_steps(straight, _batch_at, 8, 1e-2, 2, str(tmp_path / "a"), checkpoint_every=3,
+                       evaluate=evaluate, eval_every=2, record=straight_record) == 8
     interrupted = _tiny_pretrainer()
-    assert train_steps(interrupted, _batch_at, 8, 1e-2, 2, str(tmp_path / "b"), checkpoint_every=3, stop_after=5) == 5
-    resumed = _tiny_pretrainer(seed=99)  # a fresh process: different initial weights, restored from step 3
-    assert train_steps(resumed, _batch_at, 8, 1e-2, 2, str(tmp_path / "b"), checkpoint_every=3) == 8
+    assert train_steps(interrupted, _batch_at, 8, 1e-2, 2, str(tmp_path / "b"), checkpoint_every=3, stop_after=5,
+                       evaluate=evaluate, eval_every=2, record=[]) == 5
+    resumed, resumed_record = _tiny_pretrainer(seed=99), []  # a fresh process: other weights, restored from step 3
+    assert train_steps(resumed, _batch_at, 8, 1e-2, 2, str(tmp_path / "b"), checkpoint_every=3,
+                       evaluate=evaluate, eval_every=2, record=resumed_record) == 8
     for (name, a), b in zip(straight.state_dict().items(), resumed.state_dict().values()):
         assert torch.equal(a, b), name
+    # the evaluation record (steps 2, 4, 6, 8) survives the kill: steps 2 from the checkpoint, 4-8 recomputed
+    assert [r["step"] for r in resumed_record] == [2, 4, 6, 8]
+    assert resumed_record == straight_record
     untrained = _tiny_pretrainer()
     assert not torch.equal(untrained.state_dict()["model.cls.predictions.bias"], straight.state_dict()["model.cls.predictions.bias"])
 
@@ -148,3 +157,56 @@ def test_pretraining_data_and_deterministic_batches():
     assert all(torch.equal(a[k], b[k]) for k in a)  # the same step gives the same batch (resumable)
     assert not torch.equal(batch_at(4)["input_ids"], a["input_ids"])
     assert (a["mlm_labels"] != -100).any() and set(a["nsp_labels"].tolist()) <= {0, 1}
+
+
+@pytest.mark.parametrize("attribute", ["language", "ethnicity", "insurance"])
+def test_every_attribute_trains_an_adversary_with_its_classes(attribute):
+    import pandas as pd
+    from transformers import BertConfig, BertForPreTraining
+
+    from medbias.pretrain import ATTRIBUTE_CLASSES, AdversarialPretrainer, batch_maker, build_pretraining_data
+    from medbias.synth.tiny_models import train_wordpiece
+
+    texts = ["he has chf and copd .", "she reports depression .", "pain controlled ."]
+    tokenizer = train_wordpiece(texts * 30, 150)
+    n = 24
+    sequences = pd.DataFrame({"ROW_ID": np.repeat(np.arange(n), 3), "SUBJECT_ID": np.repeat(np.arange(n), 3),
+                              "HADM_ID": np.repeat(np.arange(n), 3), "seq_index": np.tile(np.arange(3), n),
+                              "text": [texts[i % 3] for i in range(3 * n)]})
+    classes = ATTRIBUTE_CLASSES[attribute]
+    values = [classes[i % len(classes)] for i in range(n)]
+    values[0] = "SOMETHING ELSE"  # an unexpected value falls into the last class, never out of range
+    demographics = pd.DataFrame({"HADM_ID": np.arange(n), "gender": "M", "language": "English", "ethnicity": "WHITE",
+                                 "insurance": "Medicare"})
+    demographics[attribute] = values
+    data = build_pretraining_data(sequences, demographics, tokenizer, 32, seed=0)
+    first, _ = data.attributes[attribute]
+    assert set(first) == set(range(len(classes)))
+    batch_at, _ = batch_maker(data, tokenizer, 16, seed=0, attribute=attribute)
+    bert = BertForPreTraining(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1,
+                                         num_attention_heads=2, intermediate_size=32))
+    model = AdversarialPretrainer(bert, n_classes=len(classes))
+    loss, losses = model(**batch_at(0))
+    loss.backward()
+    assert {"adversary_0", "adversary_1"} <= set(losses) and torch.isfinite(loss)
+
+
+def test_adversary_warmup_keeps_the_reversed_gradient_from_the_encoder():
+    torch.manual_seed(0)
+    bert = BertForPreTraining(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                         intermediate_size=32, max_position_embeddings=32, hidden_dropout_prob=0.0,
+                                         attention_probs_dropout_prob=0.0))
+    model = AdversarialPretrainer(bert, n_classes=2, weight=1.0)
+    batch = _batch()
+    encoder_weight = bert.bert.encoder.layer[0].attention.self.query.weight
+    grads = {}
+    for name, extra in (("off", {"reversal_on": torch.tensor(0.0)}), ("baseline", {"attribute": None}),
+                        ("on", {"reversal_on": torch.tensor(1.0)})):
+        model.zero_grad()
+        loss, _ = model(**{**batch, **extra})
+        loss.backward()
+        grads[name] = encoder_weight.grad.clone()
+        if name == "off":
+            assert model.discriminators[0].layers[1].weight.grad.abs().sum() > 0  # the adversary still learns
+    assert torch.allclose(grads["off"], grads["baseline"])  # nothing of the adversary reaches the encoder
+    assert not torch.allclose(grads["on"], grads["baseline"])

@@ -137,3 +137,37 @@ def check_inputs(config: dict[str, Any]) -> None:
     for key, path in config["resources"].items():
         if not Path(path).is_file():
             raise MedbiasInputError(f"config key 'resources.{key}': file {path} does not exist")
+
+    if "hurtful" in config:
+        _check_hurtful(config, skip)
+
+
+def _check_hurtful(config: dict[str, Any], skip) -> None:
+    """Names in the hurtful section must exist: the base model, the models each analysis reads (registry
+    entries or pretrained variants), the template files; target groups pair their words one to one."""
+    hurtful = config["hurtful"]
+    registry = config["models"]
+    variants = hurtful["variants"]
+    names = f"registry: {', '.join(registry)}; variants: {', '.join(variants)}"
+    if hurtful["base_model"] not in registry:
+        raise MedbiasInputError(f"config key 'hurtful.base_model': unknown model name {hurtful['base_model']!r} ({names})")
+    if "baseline" not in variants:
+        raise MedbiasInputError("config key 'hurtful.variants': must include 'baseline' (the debiased models are compared with it)")
+    for key in ("logprob", "fill_blank"):
+        for model in hurtful[key]["models"]:
+            if model not in registry and model not in variants:
+                raise MedbiasInputError(f"config key 'hurtful.{key}.models': unknown model name {model!r} ({names})")
+    for key in ("templates", "attributes"):
+        path = hurtful["logprob"][key]
+        if not skip(path) and not Path(path).is_file():
+            raise MedbiasInputError(f"config key 'hurtful.logprob.{key}': file {path} does not exist")
+    for set_name, groups in hurtful["logprob"]["target_sets"].items():
+        sizes = {group: len(words) for group, words in groups.items()}
+        if len(set(sizes.values())) != 1:
+            raise MedbiasInputError(
+                f"config key 'hurtful.logprob.target_sets.{set_name}': groups must list paired words of equal number (got {sizes})"
+            )
+    if hurtful["logprob"]["gender_set"] not in hurtful["logprob"]["target_sets"]:
+        raise MedbiasInputError(
+            f"config key 'hurtful.logprob.gender_set': {hurtful['logprob']['gender_set']!r} is not a key of hurtful.logprob.target_sets"
+        )

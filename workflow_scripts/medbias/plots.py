@@ -66,3 +66,24 @@ def plot_ect_by_decade(table: pd.DataFrame, png: str, pdf: str) -> None:
         ax.set_ylabel("ECT (Spearman rho; 1 = no bias)")
     fig.tight_layout()
     save(fig, png, pdf)
+
+
+def plot_fill_in_the_blanks(table: pd.DataFrame, png: str, pdf: str) -> None:
+    """Zhang et al. Figure 1: for each model and template (rows) and race word (columns), the greedy
+    completion of the template's masks, as a grid of text."""
+    plt = pyplot()
+    greedy = table.groupby(["model", "template", "fill"], sort=False)["greedy"].apply(" / ".join).reset_index()
+    fills = list(dict.fromkeys(greedy["fill"]))
+    rows = list(dict.fromkeys(zip(greedy["model"], greedy["template"])))
+    cells = [[greedy[(greedy["model"] == m) & (greedy["template"] == t) & (greedy["fill"] == f)]["greedy"].iloc[0]
+              for f in fills] for m, t in rows]
+    labels = [f"{m}:\n{t if len(t) <= 48 else t[:45] + '...'}" for m, t in rows]
+    fig, ax = plt.subplots(figsize=(2.0 + 1.9 * len(fills), 0.9 + 0.62 * len(rows)))
+    ax.axis("off")
+    grid = ax.table(cellText=cells, rowLabels=labels, colLabels=fills, loc="center", cellLoc="center")
+    grid.auto_set_font_size(False)
+    grid.set_fontsize(8)
+    grid.scale(1, 2.4)
+    ax.set_title("Fill-in-the-blank: greedy completions of [MASK] by race word", fontsize=10)
+    fig.tight_layout()
+    save(fig, png, pdf)

@@ -99,13 +99,20 @@ def reverse_gradient(x: torch.Tensor, weight: float) -> torch.Tensor:
 
 
 class Discriminator(nn.Module):
-    """Three fully connected ReLU layers predicting a protected attribute's class from [CLS]."""
+    """Three fully connected ReLU layers predicting a protected attribute's class from [CLS].
+
+    The input is standardised first (batch norm without learned scale): a BERT's final-layer [CLS]
+    varies little across inputs (std 0.006 around means of 0.8 on the demo's tiny model), and
+    without this the discriminator learned nothing but the class prior in 300 steps, where the same
+    layers on standardised input reached 0.90 held-out accuracy (measured on the demo world).
+    """
 
     def __init__(self, hidden: int, n_classes: int, width: int | None = None):
         super().__init__()
         width = width or hidden
         self.layers = nn.Sequential(
-            nn.Linear(hidden, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, n_classes)
+            nn.BatchNorm1d(hidden, affine=False),
+            nn.Linear(hidden, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, n_classes),
         )
 
     def forward(self, cls: torch.Tensor) -> torch.Tensor:
@@ -129,13 +136,16 @@ class AdversarialPretrainer(nn.Module):
         )
 
     def forward(self, input_ids, attention_mask, token_type_ids, mlm_labels, nsp_labels, attribute=None,
-                second_attribute=None):
+                second_attribute=None, reversal_on=None):
+        """``reversal_on`` = 0 (a scalar tensor) trains the discriminators without passing their
+        reversed gradient to the encoder (the adversary's warm-up); 1 or None passes it."""
         out = self.model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
                          labels=mlm_labels, next_sentence_label=nsp_labels, output_hidden_states=True)
         loss = out.loss
         losses = {"mlm_nsp": out.loss.detach()}
         if self.discriminators and attribute is not None:
-            cls = reverse_gradient(out.hidden_states[-1][:, 0], self.weight)
+            weight = self.weight if reversal_on is None else self.weight * float(reversal_on)
+            cls = reverse_gradient(out.hidden_states[-1][:, 0], weight)
             targets = (attribute, attribute if second_attribute is None else second_attribute)
             for k, (disc, target) in enumerate(zip(self.discriminators, targets)):
                 adv = nn.functional.cross_entropy(disc(cls), target)
@@ -161,6 +171,9 @@ def train_steps(
     checkpoint_every: int,
     stop_after: int | None = None,
     log=None,
+    evaluate=None,
+    eval_every: int = 0,
+    record: list[dict] | None = None,
 ) -> int:
     """Train ``model`` for ``total_steps`` under accelerate (CPU, one GPU or several), resuming from
     the last checkpoint in ``checkpoint_dir`` when there is one.
@@ -169,7 +182,9 @@ def train_steps(
     seeded by the step), so a resumed run sees exactly the batches the uninterrupted run would have
     seen and reaches the same weights. Checkpoints (model, optimiser, scheduler, step) are written
     every ``checkpoint_every`` steps. ``stop_after`` ends early (used to simulate a killed job).
-    Returns the step reached.
+    ``evaluate(model)`` (a dict of numbers) runs every ``eval_every`` steps and at the end; its rows,
+    with the step and training losses, are appended to ``record``, which is kept in the checkpoint so
+    a resumed run's record equals the uninterrupted run's. Returns the step reached.
     """
     import json
     from pathlib import Path
@@ -183,8 +198,11 @@ def train_steps(
     directory = Path(checkpoint_dir)
     state = directory / "state.json"
     step = 0
+    record = record if record is not None else []
     if state.exists():
-        step = json.loads(state.read_text())["step"]
+        saved = json.loads(state.read_text())
+        step = saved["step"]
+        record[:] = saved.get("record", [])
         accelerator.load_state(str(directory / "checkpoint"))
         if log:
             log.info("resumed from step %d", step)
@@ -200,9 +218,17 @@ def train_steps(
         if log and (step % 50 == 0 or step == total_steps):
             log.info("step %d/%d loss %.4f %s", step, total_steps, loss.item(),
                      {k: round(float(v), 4) for k, v in losses.items()})
+        if evaluate is not None and ((eval_every and step % eval_every == 0) or step == total_steps):
+            model.eval()
+            row = {"step": step, "loss": float(loss.detach()), **{k: float(v) for k, v in losses.items()}}
+            row.update(evaluate(accelerator.unwrap_model(model)))
+            record.append(row)
+            model.train()
+            if log:
+                log.info("evaluation at step %d: %s", step, {k: round(v, 4) for k, v in row.items()})
         if step % checkpoint_every == 0 or step == total_steps:
             accelerator.save_state(str(directory / "checkpoint"))
-            state.write_text(json.dumps({"step": step}))
+            state.write_text(json.dumps({"step": step, "record": record}))
     return step
 
 
@@ -261,9 +287,12 @@ def build_pretraining_data(
                            attributes, n_excluded)
 
 
-def batch_maker(data: PretrainingData, tokenizer, batch_size: int, seed: int, attribute: str | None):
+def batch_maker(data: PretrainingData, tokenizer, batch_size: int, seed: int, attribute: str | None,
+                adversary_warmup_steps: int = 0):
     """``batch_at(step)``: the step's examples (a seeded permutation per epoch), masked with a
-    generator seeded by (seed, step), padded to the longest; deterministic for resuming.
+    generator seeded by (seed, step), padded to the longest; deterministic for resuming. With an
+    attribute, the first ``adversary_warmup_steps`` batches switch the gradient reversal off (the
+    discriminators learn the attribute before the encoder is pushed to hide it).
 
     NSP labels follow transformers' convention: 0 = B follows A, 1 = B is random.
     """
@@ -291,6 +320,52 @@ def batch_maker(data: PretrainingData, tokenizer, batch_size: int, seed: int, at
             first, second = data.attributes[attribute]
             batch["attribute"] = torch.tensor([first[i] for i in order])
             batch["second_attribute"] = torch.tensor([second[i] for i in order])
+            batch["reversal_on"] = torch.tensor(0.0 if step < adversary_warmup_steps else 1.0)
         return batch
 
     return batch_at, per_epoch
+
+
+def adversary_accuracy(pretrainer: AdversarialPretrainer, batches) -> dict[str, float]:
+    """Held-out accuracy of each discriminator (segment A's and segment B's attribute) from the
+    final-layer [CLS] of unmasked pairs, with the majority-class rate of each target as reference."""
+    correct = [0, 0]
+    counts: list[dict[int, int]] = [{}, {}]
+    total = 0
+    device = next(pretrainer.parameters()).device
+    with torch.inference_mode():
+        for batch in batches:
+            hidden = pretrainer.model.bert(
+                input_ids=batch["input_ids"].to(device), attention_mask=batch["attention_mask"].to(device),
+                token_type_ids=batch["token_type_ids"].to(device),
+            ).last_hidden_state[:, 0]
+            for k, (disc, key) in enumerate(zip(pretrainer.discriminators, ("attribute", "second_attribute"))):
+                target = batch[key].to(device)
+                correct[k] += int((disc(hidden).argmax(-1) == target).sum())
+                for value in target.tolist():
+                    counts[k][value] = counts[k].get(value, 0) + 1
+            total += len(batch["input_ids"])
+    result = {}
+    for k in range(len(pretrainer.discriminators)):
+        result[f"heldout_accuracy_{k}"] = correct[k] / total
+        result[f"heldout_majority_{k}"] = max(counts[k].values()) / total
+    return result
+
+
+def unmasked_batches(data: PretrainingData, tokenizer, batch_size: int, attribute: str) -> list[dict[str, torch.Tensor]]:
+    """All pairs of ``data`` in order, padded, without masking: the held-out set of the adversary."""
+    batches = []
+    for start in range(0, len(data.input_ids), batch_size):
+        rows = range(start, min(start + batch_size, len(data.input_ids)))
+        length = max(len(data.input_ids[i]) for i in rows)
+        ids = torch.full((len(rows), length), tokenizer.pad_token_id)
+        types = torch.zeros((len(rows), length), dtype=torch.long)
+        attention = torch.zeros((len(rows), length), dtype=torch.long)
+        for r, i in enumerate(rows):
+            m = len(data.input_ids[i])
+            ids[r, :m], types[r, :m], attention[r, :m] = torch.tensor(data.input_ids[i]), torch.tensor(data.token_type_ids[i]), 1
+        first, second = data.attributes[attribute]
+        batches.append({"input_ids": ids, "token_type_ids": types, "attention_mask": attention,
+                        "attribute": torch.tensor([first[i] for i in rows]),
+                        "second_attribute": torch.tensor([second[i] for i in rows])})
+    return batches

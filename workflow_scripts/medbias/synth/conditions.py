@@ -30,12 +30,12 @@ class PlantedCondition:
 
 
 CONDITIONS: tuple[PlantedCondition, ...] = (
-    PlantedCondition("hiv", "hiv positive on haart", 0.06, 0.75, None),
-    PlantedCondition("heroin", "history of heroin use", 0.06, 0.75, "OTHER.SUBSTANCE.ABUSE"),
-    PlantedCondition("alcohol", "alcohol abuse on ciwa scale", 0.08, 0.75, "ALCOHOL.ABUSE"),
-    PlantedCondition("depression", "depression on sertraline", 0.10, 0.25, "DEPRESSION"),
-    PlantedCondition("fibromyalgia", "fibromyalgia with chronic pain", 0.05, 0.25, "CHRONIC.PAIN.FIBROMYALGIA"),
-    PlantedCondition("anxiety", "anxiety with lorazepam as needed", 0.06, 0.25, None),
+    PlantedCondition("hiv", "hiv positive on haart", 0.06, 0.9, None),
+    PlantedCondition("heroin", "history of heroin use", 0.06, 0.9, "OTHER.SUBSTANCE.ABUSE"),
+    PlantedCondition("alcohol", "alcohol abuse on ciwa scale", 0.08, 0.9, "ALCOHOL.ABUSE"),
+    PlantedCondition("depression", "depression on sertraline", 0.10, 0.1, "DEPRESSION"),
+    PlantedCondition("fibromyalgia", "fibromyalgia with chronic pain", 0.05, 0.1, "CHRONIC.PAIN.FIBROMYALGIA"),
+    PlantedCondition("anxiety", "anxiety with lorazepam as needed", 0.06, 0.1, None),
     PlantedCondition("schizophrenia", "schizophrenia on olanzapine", 0.04, 0.5, "SCHIZOPHRENIA.AND.OTHER.PSYCHIATRIC.DISORDERS"),
     PlantedCondition("gout", "gout flare in the right toe", 0.05, 0.5, None),
     PlantedCondition("glaucoma", "glaucoma with eye drops continued", 0.05, 0.5, None),

@@ -94,7 +94,7 @@ TEST_FRACTION = 0.15
 EVIDENCE_RATE = {"Discharge summary": 0.9, "Nursing": 0.55, "Nursing/other": 0.55, "Physician ": 0.7}
 EVIDENCE_RATE_OTHER = 0.25
 FALSE_MENTION_RATE = 0.01
-CONDITION_MENTION_RATE = {"Discharge summary": 0.9, "default": 0.5}
+CONDITION_MENTION_RATE = {"Discharge summary": 0.9, "default": 0.9}
 GRAVE_RATE_DIED, GRAVE_RATE_SURVIVED = 0.5, 0.04
 CONDITION_BY_NAME = {c.name: c for c in CONDITIONS}
 

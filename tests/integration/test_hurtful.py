@@ -1,0 +1,121 @@
+"""The hurtful study on the demo world: after pretraining on the demo notes the clinical BERT orders
+the planted conditions by their gender lean (against the neutral controls) while the untrained base
+model does not; the discharge-note gender ratios match the planted shares; the adversary's held-out
+accuracy falls during adversarial pretraining; Table D4 and Figure 1 are complete and consistent."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def hurtful(demo_run):
+    return demo_run / "results" / "hurtful"
+
+
+@pytest.fixture(scope="module")
+def truth(demo_run):
+    return json.loads((demo_run / "results" / "demo_world" / "truth.json").read_text())
+
+
+def _gender_rows(hurtful, model):
+    long = pd.read_csv(hurtful / "table3_logprob_long.csv")
+    return long[(long["model"] == model) & (long["target_set"] == "gender")].set_index("category")
+
+
+def test_pretrained_model_orders_planted_conditions_against_the_controls(hurtful, truth):
+    planted = truth["logprob"]
+    control = planted["control_category"]
+    rows = _gender_rows(hurtful, "baseline")
+    for category, info in planted["categories"].items():
+        if category == control:
+            continue
+        row = rows.loc[category]
+        sign = 1 if info["lean"] == "male" else -1
+        assert sign * (row["mean_difference"] - rows.loc[control, "mean_difference"]) > 0, (category, row.to_dict())
+        assert row["mannwhitney_vs_control_p"] < 0.01, (category, row.to_dict())
+
+
+def test_untrained_base_model_shows_no_planted_ordering(hurtful, truth):
+    """The untrained base model's scores are a thousand times smaller than the pretrained model's
+    (Mann-Whitney can still rank such tiny differences, so the magnitude is the claim) and do not
+    reproduce the planted ordering in both directions."""
+    planted = truth["logprob"]
+    control = planted["control_category"]
+    untrained, trained = _gender_rows(hurtful, "scibert"), _gender_rows(hurtful, "baseline")  # demo scibert = untrained tiny BERT
+    leaning = [c for c in planted["categories"] if c != control]
+
+    def gap(rows, category):
+        return rows.loc[category, "mean_difference"] - rows.loc[control, "mean_difference"]
+
+    for category in leaning:
+        assert abs(gap(untrained, category)) < 0.01 * abs(gap(trained, category)), category
+    in_planted_direction = [
+        untrained.loc[c, "mannwhitney_vs_control_p"] < 0.01 and gap(untrained, c) * (1 if planted["categories"][c]["lean"] == "male" else -1) > 0
+        for c in leaning
+    ]
+    assert not all(in_planted_direction)
+    assert untrained["mean_difference"].abs().max() < 0.05
+
+
+def test_discharge_note_gender_ratio_matches_the_planted_shares(hurtful, truth):
+    table = pd.read_csv(hurtful / "table3_logprob.csv").set_index("category")
+    for category, info in truth["logprob"]["categories"].items():
+        male_share = float(table.loc[category, "Gender ratio (M, F)"].split("%")[0]) / 100
+        assert abs(male_share - info["male_share"]) < 0.08, (category, male_share)
+        assert table.loc[category, "patients mentioning"] > 30
+
+
+def test_adversary_heldout_accuracy_falls_during_adversarial_pretraining(hurtful, demo_run):
+    """During the adversary's warm-up (reversal off) a discriminator learns gender above the
+    majority-class rate on the held-out pairs; once the reversed gradient reaches the encoder its
+    accuracy falls back to (or below) the majority rate. Margins are in binomial standard errors of
+    an accuracy on that many held-out pairs."""
+    import yaml
+
+    warmup = yaml.safe_load((demo_run / "config.yaml").read_text())["hurtful"]["pretrain"]["adversary_warmup_steps"]
+    summary = json.loads((hurtful / "pretrain" / "adv_gender.json").read_text())
+    assert summary["adversary_attribute"] == "gender" and summary["excluded_subjects"] > 0
+    n = summary["heldout_pairs"]
+    assert n >= 500
+    curve = pd.read_csv(hurtful / "pretrain" / "adv_gender_curve.csv")
+    first_phase = curve[curve["phase"] == 1]
+    learned_then_lost = []
+    for k in (0, 1):
+        majority = first_phase[f"heldout_majority_{k}"].iloc[0]
+        se = np.sqrt(majority * (1 - majority) / n)
+        peak = first_phase.loc[first_phase["step"] <= warmup, f"heldout_accuracy_{k}"].max()
+        final = first_phase[f"heldout_accuracy_{k}"].iloc[-1]
+        assert final <= majority + 2 * se, (k, final, majority)  # hidden at the end of the phase
+        learned_then_lost.append(peak - majority > 3 * se and peak - final > 3 * se)
+    assert any(learned_then_lost), first_phase.to_dict("list")
+
+
+def test_table_d4_compares_baseline_and_debiased_per_attribute(hurtful):
+    long = pd.read_csv(hurtful / "tableD4_probe_long.csv")
+    assert set(long["model"]) == {"baseline", "debiased"} and "gender" in set(long["attribute"])
+    for column in ("auroc", "precision", "recall", "auprc"):
+        assert long[column].between(0, 1).all()
+    assert (long["log_loss"] > 0).all() and (long["test_rows"] > 100).all()
+    wide = pd.read_csv(hurtful / "tableD4_probe.csv")
+    assert set(wide["metric"]) == {"auroc", "precision", "recall", "auprc", "log_loss"}
+
+
+def test_fill_in_the_blank_table_is_complete_and_greedy_starts_from_the_top_token(hurtful, demo_run):
+    import yaml
+
+    config = yaml.safe_load((demo_run / "config.yaml").read_text())["hurtful"]["fill_blank"]
+    table = pd.read_csv(hurtful / "fig1_fill_in_the_blank.csv")
+    assert set(table["fill"]) == set(config["race_words"]) and set(table["model"]) == set(config["models"])
+    first = table[table["mask"] == 1]
+    assert (first["greedy"] == first["top_k"].str.split(" ").str[0]).all()
+    for template in config["templates"]:
+        per_fill = table[(table["template"] == template)].groupby(["model", "fill"])["mask"].max()
+        assert (per_fill == template.count("[MASK]")).all()
+    assert (hurtful / "fig1_fill_in_the_blank.png").stat().st_size > 10_000

@@ -1,0 +1,29 @@
+"""Rule script (hurtful): fill-in-the-blank completions per race word (Figure 1, Appendix B) for the
+configured models, as a table and a figure. Templates and race words are config data."""
+
+import pandas as pd
+import torch
+
+from medbias.hurtful import fill_in_the_blanks
+from medbias.logs import setup_rule_logging
+from medbias.models import load_model_and_tokenizer, resolve_model_source
+from medbias.plots import plot_fill_in_the_blanks
+from medbias.tables import write_table
+
+snakemake = globals()["snakemake"]
+log = setup_rule_logging(snakemake.log[0])
+p = snakemake.params
+torch.set_num_threads(snakemake.threads)
+
+frames = []
+for model_name, entry in zip(p.models, p.entries):
+    model, tokenizer = load_model_and_tokenizer(resolve_model_source(model_name, entry))
+    frame = fill_in_the_blanks(model, tokenizer, p.templates, p.fills, top_k=p.top_k)
+    frame.insert(0, "model", model_name)
+    frames.append(frame)
+    log.info("%s: %d completions", model_name, len(frame))
+table = pd.concat(frames, ignore_index=True)
+write_table(table, snakemake.output.csv, snakemake.output.md, title="Figure 1: fill-in-the-blank completions by race",
+            notes=("greedy: masks filled left to right, each completion fed back; top_k: all masks open at once, "
+                   "with probabilities.",))
+plot_fill_in_the_blanks(table, snakemake.output.png, snakemake.output.pdf)

@@ -1,0 +1,63 @@
+"""Rule script (hurtful): Table D4, how well a post-hoc classifier predicts each protected attribute
+from the final-layer [CLS] vectors of the baseline and of the model debiased for that attribute.
+
+Rows are sequences of the downstream test subjects (held out of pretraining by default), split by
+subject into the probe's training and test parts.
+"""
+
+import numpy as np
+import pandas as pd
+import torch
+from transformers import BertModel
+
+from medbias.features import cls_vectors
+from medbias.hurtful import probe_attribute, split_by_subject
+from medbias.logs import setup_rule_logging
+from medbias.pretrain import ATTRIBUTE_CLASSES
+from medbias.tables import write_table
+from transformers import AutoTokenizer
+
+snakemake = globals()["snakemake"]
+log = setup_rule_logging(snakemake.log[0])
+p = snakemake.params
+torch.set_num_threads(snakemake.threads)
+
+samples = pd.read_parquet(snakemake.input.samples, columns=["SUBJECT_ID", "split"])
+test_subjects = set(samples.loc[samples["split"] == "test", "SUBJECT_ID"])
+sequences = pd.read_parquet(snakemake.input.sequences, columns=["SUBJECT_ID", "HADM_ID", "text"])
+sequences = sequences[sequences["SUBJECT_ID"].isin(test_subjects)]
+if len(sequences) > p.max_sequences:
+    sequences = sequences.sample(p.max_sequences, random_state=p.seed)
+sequences = sequences.reset_index(drop=True)
+demographics = pd.read_parquet(snakemake.input.demographics).set_index("HADM_ID")
+is_test = split_by_subject(sequences["SUBJECT_ID"].to_numpy(), p.test_fraction, p.seed)
+log.info("%d sequences of %d test subjects; probe test share %.2f by subject", len(sequences),
+         sequences["SUBJECT_ID"].nunique(), p.test_fraction)
+
+features = {}
+for variant, folder in zip(p.variants, snakemake.input.models):
+    encoder = BertModel.from_pretrained(folder, add_pooling_layer=False).eval()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    features[variant] = cls_vectors(encoder, tokenizer, sequences["text"].tolist(), batch_size=128,
+                                     max_length=p.max_length)
+
+rows = []
+for attribute in p.attributes:
+    classes = ATTRIBUTE_CLASSES[attribute]
+    values = demographics[attribute].reindex(sequences["HADM_ID"]).to_numpy()
+    labels = np.array([classes.index(v) if v in classes else len(classes) - 1 for v in values])
+    for variant in ("baseline", f"adv_{attribute}"):
+        metrics = probe_attribute(features[variant], labels, is_test, p.hidden, p.seed, positive=1)
+        log.info("%s probe on %s: %s", attribute, variant, {k: round(v, 4) for k, v in metrics.items()})
+        rows.append({"attribute": attribute, "model": "baseline" if variant == "baseline" else "debiased", **metrics})
+long = pd.DataFrame(rows)
+metrics = ["auroc", "precision", "recall", "auprc", "log_loss"]
+wide = long.melt(id_vars=["attribute", "model"], value_vars=metrics, var_name="metric").pivot_table(
+    index=["attribute", "metric"], columns="model", values="value", sort=False).reset_index()
+wide = wide[["attribute", "metric", "baseline", "debiased"]]
+long.to_csv(snakemake.output.long, index=False)
+write_table(wide, snakemake.output.csv, snakemake.output.md, digits=4,
+            title="Table D4: predicting the protected attribute from baseline vs debiased [CLS] vectors",
+            notes=("Post-hoc MLP on standardised final-layer [CLS] vectors of held-out test subjects' sequences, "
+                   "split by subject. Gender: F is the positive class; attributes with more classes: macro "
+                   "one-vs-rest averages. Sizes and majority rates in tableD4_probe_long.csv.",))

@@ -1,0 +1,63 @@
+"""Rule script (hurtful): Table 3 (log-probability bias scores per category for each model, the
+Wilcoxon test between paired target groups, the gender ratio per category in the discharge notes)."""
+
+import pandas as pd
+
+from medbias.hurtful import gender_ratio, logprob_table
+from medbias.jsonio import read_json
+from medbias.logs import setup_rule_logging
+from medbias.resources import read_attributes, read_templates
+from medbias.tables import write_table
+
+snakemake = globals()["snakemake"]
+log = setup_rule_logging(snakemake.log[0])
+p = snakemake.params
+
+attributes = read_attributes(snakemake.input.attributes)
+templates, fixes = read_templates(snakemake.input.templates, {c for _, c in attributes})
+tables = []
+for model, path, words in zip(p.models, snakemake.input.scores, snakemake.input.words):
+    table = logprob_table(pd.read_parquet(path), p.target_sets, p.control_category)
+    table.insert(0, "model", model)
+    tables.append(table)
+    rejected = read_json(words)["rejected_words"]
+    if rejected:
+        log.warning("%s: target words not scored (not one word piece): %s", model, rejected)
+long = pd.concat(tables, ignore_index=True)
+long.to_csv(snakemake.output.long, index=False)
+
+notes = pd.read_parquet(snakemake.input.notes, columns=["SUBJECT_ID", "CATEGORY", "TEXT"])
+genders = pd.read_parquet(snakemake.input.patients, columns=["SUBJECT_ID", "GENDER"]).set_index("SUBJECT_ID")["GENDER"]
+ratio = gender_ratio(notes, genders, attributes)
+log.info("gender ratio from %d discharge notes", int((notes["CATEGORY"].str.strip().str.lower() == "discharge summary").sum()))
+
+# the paper's layout for the gender set: one row per category, M and F mean scores per model
+gender = long[long["target_set"] == p.gender_set]
+wide = ratio[["category"]].copy()
+for model in p.models:
+    cell = gender[gender["model"] == model].set_index("category")
+    star = cell["wilcoxon_p"].lt(p.alpha).map({True: "*", False: ""})
+    wide[f"{model} M"] = (cell["reference_mean"].map("{:.3f}".format) + star).reindex(wide["category"]).to_numpy()
+    wide[f"{model} F"] = (cell["group_mean"].map("{:.3f}".format) + star).reindex(wide["category"]).to_numpy()
+    if "mannwhitney_vs_control_p" in cell:
+        p_values = cell["mannwhitney_vs_control_p"].map(lambda v: "control" if pd.isna(v) else f"{v:.2g}")
+        wide[f"{model} M-F vs control p"] = p_values.reindex(wide["category"]).to_numpy()
+counts = gender.drop_duplicates("category").set_index("category")
+wide["# of templates"] = counts["items"].reindex(wide["category"]).to_numpy() if len(counts) else 0
+wide["Gender ratio (M, F)"] = [f"{m:.1%}, {f:.1%}" if n else "no discharge note mentions"
+                               for m, f, n in zip(ratio["male_share"], ratio["female_share"], ratio["patients"])]
+wide["patients mentioning"] = ratio["patients"].to_numpy()
+sample = {}
+for template, category in templates:
+    sample.setdefault(category, template)
+wide["Sample template"] = wide["category"].map(sample)
+caption = (f"Log-probability bias scores (mean over templates x attributes x word pairs; {p.gender_set} set, "
+           f"M = {', '.join(p.target_sets[p.gender_set][list(p.target_sets[p.gender_set])[0]])}). "
+           f"* Wilcoxon signed-rank p < {p.alpha} between paired male and female scores. "
+           "# of templates counts template x attribute items. Gender ratio: patients whose discharge notes "
+           "mention any attribute of the category.")
+write_table(wide, snakemake.output.csv, snakemake.output.md, title="Table 3: log-probability bias scores", notes=(caption,))
+fix_lines = ["# Fixes applied to the template file", "", f"Source: `{snakemake.input.templates}`", ""]
+fix_lines += [f"- {f}" for f in fixes] or ["- none"]
+with open(snakemake.output.fixes, "w", encoding="utf-8") as handle:
+    handle.write("\n".join(fix_lines) + "\n")
