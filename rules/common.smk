@@ -30,9 +30,9 @@ wildcard_constraints:
 
 
 # study "hurtful": pretrained variants and the analyses' settings
-VARIANTS = config["hurtful"]["variants"]
-DEBIASED_ATTRIBUTES = [v[len("adv_") :] for v in VARIANTS if v.startswith("adv_")]
-PROBE_VARIANTS = ["baseline", *[f"adv_{a}" for a in DEBIASED_ATTRIBUTES]]
+VARIANTS = config["hurtful"][
+    "variants"
+]  # includes the baseline (checked with the config)
 LOGPROB = config["hurtful"]["logprob"]
 FILL_BLANK = config["hurtful"]["fill_blank"]
 
@@ -97,6 +97,9 @@ def model_inputs(name):
 def variant_attribute(variant):
     """The protected attribute of an adversarial variant (adv_gender -> gender); None for the baseline."""
     return variant[len("adv_") :] if variant.startswith("adv_") else None
+
+
+DEBIASED_ATTRIBUTES = [a for a in map(variant_attribute, VARIANTS) if a]
 
 
 def hurtful_model_input(model):

@@ -89,7 +89,7 @@ rule hurtful_fill_blank:
 
 rule hurtful_probe:
     input:
-        models=[f"{HURTFUL}/models/{v}" for v in PROBE_VARIANTS],
+        models=expand(f"{HURTFUL}/models/{{variant}}", variant=VARIANTS),
         sequences=f"{TEXT_DIR}/mimic/sequences.parquet",
         demographics=f"{MIMIC}/demographics.parquet",
         samples=f"{MIMIC}/task_samples.parquet",
@@ -104,7 +104,7 @@ rule hurtful_probe:
     threads: 2
     params:
         code=library_code("hurtful_probe.py"),
-        variants=PROBE_VARIANTS,
+        variants=VARIANTS,
         attributes=DEBIASED_ATTRIBUTES,
         max_sequences=config["hurtful"]["probe"]["max_sequences"],
         test_fraction=config["hurtful"]["probe"]["test_fraction"],

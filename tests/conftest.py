@@ -46,6 +46,14 @@ def write_config(path: Path, config: dict) -> Path:
 
 
 @pytest.fixture(scope="session")
+def demo_truth(demo_run) -> dict:
+    """The truth file of the session's demo world (what the planted effects should produce)."""
+    import json
+
+    return json.loads((demo_run / "results" / "demo_world" / "truth.json").read_text())
+
+
+@pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
 

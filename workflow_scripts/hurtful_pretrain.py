@@ -65,9 +65,7 @@ if attribute:
     eval_frame = sequences[sequences["SUBJECT_ID"].isin(test_subjects)]
     eval_data = build_pretraining_data(eval_frame, demographics, tokenizer, cfg["phases"][0]["max_length"], p.seed + 7)
     eval_pairs = min(cfg["eval_pairs"], len(eval_data.input_ids))
-    for field in ("input_ids", "token_type_ids", "word_keys", "nsp_labels"):
-        setattr(eval_data, field, getattr(eval_data, field)[:eval_pairs])
-    eval_data.attributes = {k: (a[:eval_pairs], b[:eval_pairs]) for k, (a, b) in eval_data.attributes.items()}
+    eval_data = eval_data.head(eval_pairs)
     eval_batches = unmasked_batches(eval_data, tokenizer, 256, attribute)
     log.info("adversary held-out set: %d pairs of test subjects%s", eval_pairs,
              "" if excluded else " (NOT held out of pretraining)")

@@ -8,14 +8,13 @@ subject into the probe's training and test parts.
 import numpy as np
 import pandas as pd
 import torch
-from transformers import BertModel
+from transformers import AutoTokenizer, BertModel
 
 from medbias.features import cls_vectors
 from medbias.hurtful import probe_attribute, split_by_subject
 from medbias.logs import setup_rule_logging
-from medbias.pretrain import ATTRIBUTE_CLASSES
+from medbias.pretrain import attribute_codes
 from medbias.tables import write_table
-from transformers import AutoTokenizer
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -43,9 +42,7 @@ for variant, folder in zip(p.variants, snakemake.input.models):
 
 rows = []
 for attribute in p.attributes:
-    classes = ATTRIBUTE_CLASSES[attribute]
-    values = demographics[attribute].reindex(sequences["HADM_ID"]).to_numpy()
-    labels = np.array([classes.index(v) if v in classes else len(classes) - 1 for v in values])
+    labels = attribute_codes(demographics[attribute].reindex(sequences["HADM_ID"]), attribute)
     for variant in ("baseline", f"adv_{attribute}"):
         metrics = probe_attribute(features[variant], labels, is_test, p.hidden, p.seed, positive=1)
         log.info("%s probe on %s: %s", attribute, variant, {k: round(v, 4) for k, v in metrics.items()})

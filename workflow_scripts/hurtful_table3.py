@@ -3,7 +3,7 @@ Wilcoxon test between paired target groups, the gender ratio per category in the
 
 import pandas as pd
 
-from medbias.hurtful import gender_ratio, logprob_table
+from medbias.hurtful import discharge_summaries, gender_ratio, logprob_table
 from medbias.jsonio import read_json
 from medbias.logs import setup_rule_logging
 from medbias.resources import read_attributes, read_templates
@@ -29,7 +29,7 @@ long.to_csv(snakemake.output.long, index=False)
 notes = pd.read_parquet(snakemake.input.notes, columns=["SUBJECT_ID", "CATEGORY", "TEXT"])
 genders = pd.read_parquet(snakemake.input.patients, columns=["SUBJECT_ID", "GENDER"]).set_index("SUBJECT_ID")["GENDER"]
 ratio = gender_ratio(notes, genders, attributes)
-log.info("gender ratio from %d discharge notes", int((notes["CATEGORY"].str.strip().str.lower() == "discharge summary").sum()))
+log.info("gender ratio from %d discharge notes", len(discharge_summaries(notes)))
 
 # the paper's layout for the gender set: one row per category, M and F mean scores per model
 gender = long[long["target_set"] == p.gender_set]

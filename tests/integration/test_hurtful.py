@@ -20,8 +20,8 @@ def hurtful(demo_run):
 
 
 @pytest.fixture(scope="module")
-def truth(demo_run):
-    return json.loads((demo_run / "results" / "demo_world" / "truth.json").read_text())
+def truth(demo_truth):
+    return demo_truth
 
 
 def _gender_rows(hurtful, model):

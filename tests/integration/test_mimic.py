@@ -29,8 +29,8 @@ def test_no_subject_in_two_splits(mimic):
     assert (samples.groupby("SUBJECT_ID")["split"].nunique() == 1).all()
 
 
-def test_prevalences_match_the_truth(mimic, demo_run):
-    truth = json.loads((demo_run / "results/demo_world/truth.json").read_text())["mimic"]
+def test_prevalences_match_the_truth(mimic, demo_truth):
+    truth = demo_truth["mimic"]
     a1 = pd.read_csv(mimic / "tableA1_tasks.csv")
     tasks = pd.read_csv(mimic / "tasks.csv").set_index("task")
     for row in a1.itertuples(index=False):
@@ -43,8 +43,8 @@ def test_prevalences_match_the_truth(mimic, demo_run):
     assert abs(mortality - truth["in_hospital_mortality"]) < 0.05
 
 
-def test_counts_add_up_and_cohorts_differ_where_they_should(mimic, demo_run):
-    truth = json.loads((demo_run / "results/demo_world/truth.json").read_text())["mimic"]
+def test_counts_add_up_and_cohorts_differ_where_they_should(mimic, demo_truth):
+    truth = demo_truth["mimic"]
     ingest = json.loads((mimic / "ingest_counts.json").read_text())
     assert ingest["notes_read"] == truth["notes"]
     assert ingest["iserror_dropped"] == truth["special_cases"]["iserror_notes"]

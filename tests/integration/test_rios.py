@@ -17,8 +17,8 @@ def rios(demo_run):
 
 
 @pytest.fixture(scope="module")
-def truth(demo_run):
-    return json.loads((demo_run / "results/demo_world/truth.json").read_text())["pubmed"]
+def truth(demo_truth):
+    return demo_truth["pubmed"]
 
 
 def test_table1_counts_agree_with_the_truth(rios, truth):

@@ -103,6 +103,11 @@ def _category_patterns(attributes: Sequence[tuple[str, str]]) -> dict[str, re.Pa
             for c, words in by_category.items()}
 
 
+def discharge_summaries(notes: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``notes`` whose CATEGORY is a discharge summary (case and spaces ignored)."""
+    return notes[notes["CATEGORY"].str.strip().str.lower() == "discharge summary"]
+
+
 def gender_ratio(notes: pd.DataFrame, genders: pd.Series, attributes: Sequence[tuple[str, str]]) -> pd.DataFrame:
     """Per category: patients with a discharge note that mentions any of the category's attribute
     strings (case-insensitive, whole words), and the share of them that are male and female.
@@ -110,7 +115,7 @@ def gender_ratio(notes: pd.DataFrame, genders: pd.Series, attributes: Sequence[t
     ``notes``: SUBJECT_ID, CATEGORY, TEXT; ``genders``: M/F indexed by SUBJECT_ID. Patients without a
     recorded gender are counted in ``unknown_gender``.
     """
-    discharge = notes[notes["CATEGORY"].str.strip().str.lower() == "discharge summary"]
+    discharge = discharge_summaries(notes)
     text = discharge["TEXT"].str.lower()
     rows = []
     for category, pattern in _category_patterns(attributes).items():

@@ -240,6 +240,14 @@ ATTRIBUTE_CLASSES: dict[str, tuple[str, ...]] = {
 }
 
 
+def attribute_codes(values, attribute: str) -> np.ndarray:
+    """Class index of each value in ``ATTRIBUTE_CLASSES[attribute]``; a value outside the list (or
+    missing) falls into the last class (Missing, UNKNOWN, Self Pay), never out of range."""
+    classes = ATTRIBUTE_CLASSES[attribute]
+    index = {c: k for k, c in enumerate(classes)}
+    return np.array([index.get(v, len(classes) - 1) for v in values], dtype=int)
+
+
 @dataclass
 class PretrainingData:
     """Tokenised sentence pairs with their NSP labels and the protected attributes of both segments."""
@@ -250,6 +258,23 @@ class PretrainingData:
     nsp_labels: list[int]
     attributes: dict[str, tuple[list[int], list[int]]]  # attribute -> (first segment's, second segment's)
     excluded_subjects: int = 0
+
+    def head(self, n: int) -> "PretrainingData":
+        """The first ``n`` pairs."""
+        return PretrainingData(self.input_ids[:n], self.token_type_ids[:n], self.word_keys[:n], self.nsp_labels[:n],
+                               {k: (a[:n], b[:n]) for k, (a, b) in self.attributes.items()}, self.excluded_subjects)
+
+
+def _padded(data: PretrainingData, rows, pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Input ids, token types and attention mask of pairs ``rows``, right-padded to the longest."""
+    length = max(len(data.input_ids[i]) for i in rows)
+    ids = torch.full((len(rows), length), pad_id)
+    types = torch.zeros((len(rows), length), dtype=torch.long)
+    attention = torch.zeros((len(rows), length), dtype=torch.long)
+    for r, i in enumerate(rows):
+        m = len(data.input_ids[i])
+        ids[r, :m], types[r, :m], attention[r, :m] = torch.tensor(data.input_ids[i]), torch.tensor(data.token_type_ids[i]), 1
+    return ids, types, attention
 
 
 def build_pretraining_data(
@@ -279,9 +304,8 @@ def build_pretraining_data(
     demo = demographics.set_index("HADM_ID")
     hadm = frame["HADM_ID"].to_numpy()
     attributes = {}
-    for name, classes in ATTRIBUTE_CLASSES.items():
-        index = {c: k for k, c in enumerate(classes)}
-        values = demo[name].map(index).reindex(hadm).fillna(len(classes) - 1).astype(int).to_numpy()
+    for name in ATTRIBUTE_CLASSES:
+        values = attribute_codes(demo[name].reindex(hadm), name)
         attributes[name] = ([int(values[p.first]) for p in pairs], [int(values[p.second]) for p in pairs])
     return PretrainingData(encoded["input_ids"], token_types, word_keys, [1 - p.is_next for p in pairs],
                            attributes, n_excluded)
@@ -303,17 +327,12 @@ def batch_maker(data: PretrainingData, tokenizer, batch_size: int, seed: int, at
         epoch, k = divmod(step, per_epoch)
         order = np.random.default_rng([seed, epoch]).permutation(n)[k * batch_size : (k + 1) * batch_size]
         generator = torch.Generator().manual_seed(seed * 1_000_003 + step)
-        length = max(len(data.input_ids[i]) for i in order)
-        ids = torch.full((len(order), length), tokenizer.pad_token_id)
-        types = torch.zeros((len(order), length), dtype=torch.long)
-        labels = torch.full((len(order), length), -100)
-        attention = torch.zeros((len(order), length), dtype=torch.long)
+        ids, types, attention = _padded(data, order, tokenizer.pad_token_id)
+        labels = torch.full_like(ids, -100)
         for row, i in enumerate(order):
-            piece_ids = torch.tensor(data.input_ids[i])
-            masked, lab = whole_word_mask(piece_ids, data.word_keys[i], tokenizer.mask_token_id, len(tokenizer), generator)
-            m = len(piece_ids)
-            ids[row, :m], labels[row, :m], attention[row, :m] = masked, lab, 1
-            types[row, :m] = torch.tensor(data.token_type_ids[i])
+            m = len(data.input_ids[i])
+            ids[row, :m], labels[row, :m] = whole_word_mask(ids[row, :m], data.word_keys[i], tokenizer.mask_token_id,
+                                                            len(tokenizer), generator)
         batch = {"input_ids": ids, "attention_mask": attention, "token_type_ids": types, "mlm_labels": labels,
                  "nsp_labels": torch.tensor([data.nsp_labels[i] for i in order])}
         if attribute is not None:
@@ -357,13 +376,7 @@ def unmasked_batches(data: PretrainingData, tokenizer, batch_size: int, attribut
     batches = []
     for start in range(0, len(data.input_ids), batch_size):
         rows = range(start, min(start + batch_size, len(data.input_ids)))
-        length = max(len(data.input_ids[i]) for i in rows)
-        ids = torch.full((len(rows), length), tokenizer.pad_token_id)
-        types = torch.zeros((len(rows), length), dtype=torch.long)
-        attention = torch.zeros((len(rows), length), dtype=torch.long)
-        for r, i in enumerate(rows):
-            m = len(data.input_ids[i])
-            ids[r, :m], types[r, :m], attention[r, :m] = torch.tensor(data.input_ids[i]), torch.tensor(data.token_type_ids[i]), 1
+        ids, types, attention = _padded(data, rows, tokenizer.pad_token_id)
         first, second = data.attributes[attribute]
         batches.append({"input_ids": ids, "token_type_ids": types, "attention_mask": attention,
                         "attribute": torch.tensor([first[i] for i in rows]),

@@ -94,7 +94,7 @@ TEST_FRACTION = 0.15
 EVIDENCE_RATE = {"Discharge summary": 0.9, "Nursing": 0.55, "Nursing/other": 0.55, "Physician ": 0.7}
 EVIDENCE_RATE_OTHER = 0.25
 FALSE_MENTION_RATE = 0.01
-CONDITION_MENTION_RATE = {"Discharge summary": 0.9, "default": 0.9}
+CONDITION_MENTION_RATE = 0.9  # share of a carrier's notes (not ECG, Echo, Radiology) that mention it
 GRAVE_RATE_DIED, GRAVE_RATE_SURVIVED = 0.5, 0.04
 CONDITION_BY_NAME = {c.name: c for c in CONDITIONS}
 
@@ -200,9 +200,8 @@ def _note_text(
             options = PHENOTYPE_EVIDENCE[phenotype]
             sentences.append(f"Question of {options[rng.integers(len(options))]}.")
     mentioned: set[str] = set()
-    mention_rate = CONDITION_MENTION_RATE.get(category, CONDITION_MENTION_RATE["default"])
     for name in conditions:
-        if category not in ("ECG", "Echo", "Radiology") and rng.random() < mention_rate:
+        if category not in ("ECG", "Echo", "Radiology") and rng.random() < CONDITION_MENTION_RATE:
             # three frames that pair a gender word with the condition (the calibration's recipe
             # for a tiny masked LM to learn the association; shared/notes/demo-calibration.md)
             phrase = CONDITION_BY_NAME[name].phrase
