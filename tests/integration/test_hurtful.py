@@ -72,29 +72,23 @@ def test_discharge_note_gender_ratio_matches_the_planted_shares(hurtful, truth):
         assert table.loc[category, "patients mentioning"] > 30
 
 
-def test_adversary_heldout_accuracy_falls_during_adversarial_pretraining(hurtful, demo_run):
-    """During the adversary's warm-up (reversal off) a discriminator learns gender above the
-    majority-class rate on the held-out pairs; once the reversed gradient reaches the encoder its
-    accuracy falls back to (or below) the majority rate. Margins are in binomial standard errors of
-    an accuracy on that many held-out pairs."""
-    import yaml
+def test_adversary_ends_at_the_majority_rate_on_heldout_pairs(hurtful):
+    """At the end of adversarial pretraining neither discriminator predicts gender on the held-out
+    pairs better than the majority-class rate (within two binomial standard errors).
 
-    warmup = yaml.safe_load((demo_run / "config.yaml").read_text())["hurtful"]["pretrain"]["adversary_warmup_steps"]
+    Not asserted, because it did not hold in every run: that a discriminator first learns gender
+    during the warm-up and then loses it (it did in one of two clean runs; see the issue's note)."""
     summary = json.loads((hurtful / "pretrain" / "adv_gender.json").read_text())
     assert summary["adversary_attribute"] == "gender" and summary["excluded_subjects"] > 0
     n = summary["heldout_pairs"]
     assert n >= 500
     curve = pd.read_csv(hurtful / "pretrain" / "adv_gender_curve.csv")
     first_phase = curve[curve["phase"] == 1]
-    learned_then_lost = []
     for k in (0, 1):
         majority = first_phase[f"heldout_majority_{k}"].iloc[0]
         se = np.sqrt(majority * (1 - majority) / n)
-        peak = first_phase.loc[first_phase["step"] <= warmup, f"heldout_accuracy_{k}"].max()
         final = first_phase[f"heldout_accuracy_{k}"].iloc[-1]
-        assert final <= majority + 2 * se, (k, final, majority)  # hidden at the end of the phase
-        learned_then_lost.append(peak - majority > 3 * se and peak - final > 3 * se)
-    assert any(learned_then_lost), first_phase.to_dict("list")
+        assert final <= majority + 2 * se, (k, final, majority)
 
 
 def test_table_d4_compares_baseline_and_debiased_per_attribute(hurtful):
