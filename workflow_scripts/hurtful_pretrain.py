@@ -64,8 +64,8 @@ eval_pairs = 0
 if attribute:
     eval_frame = sequences[sequences["SUBJECT_ID"].isin(test_subjects)]
     eval_data = build_pretraining_data(eval_frame, demographics, tokenizer, cfg["phases"][0]["max_length"], p.seed + 7)
-    eval_pairs = min(cfg["eval_pairs"], len(eval_data.input_ids))
-    eval_data = eval_data.head(eval_pairs)
+    eval_data = eval_data.sample(cfg["eval_pairs"], p.seed + 7)  # pairs from all test subjects, not the first notes'
+    eval_pairs = len(eval_data.input_ids)
     eval_batches = unmasked_batches(eval_data, tokenizer, 256, attribute)
     log.info("adversary held-out set: %d pairs of test subjects%s", eval_pairs,
              "" if excluded else " (NOT held out of pretraining)")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -56,3 +58,34 @@ def test_tiny_models_round_trip_through_the_registry_loader(tmp_path, arch):
     rebuilt = build_tiny_model(arch, tokenizer, SMALL[arch], seed=1)
     for name, tensor in rebuilt.state_dict().items():  # same seed, same weights
         assert torch.equal(tensor, model.state_dict()[name]), name
+
+
+def test_wordpiece_vocabulary_merges_by_count_then_alphabetically():
+    """Hand-computed: 'aab' x3 and 'ab' x2 start as a ##a ##b and a ##b. (a, ##a) and (##a, ##b) both
+    count 3; the tie goes to ('##a', '##b') (alphabetically first), then (a, ##ab) = 3, then (a, ##b) = 2."""
+    from medbias.synth.tiny_models import wordpiece_vocabulary
+
+    vocab = wordpiece_vocabulary({"aab": 3, "ab": 2}, vocab_size=10, special=["[PAD]"])
+    assert vocab == ["[PAD]", "##a", "##b", "a", "##ab", "aab", "ab"]
+    assert wordpiece_vocabulary({"aab": 3, "ab": 2}, vocab_size=5, special=["[PAD]"])[-1] == "##ab"
+
+
+def test_wordpiece_tokenizer_is_identical_across_processes():
+    """The tokenizers library's trainer numbered '##' characters in hash-map order, so two processes
+    trained different vocabularies from the same texts; ours must not."""
+    import subprocess
+    import sys
+
+    code = (
+        "import json, random\n"
+        "from medbias.synth.tiny_models import train_wordpiece\n"
+        "rng = random.Random(0)\n"
+        "words = [''.join(rng.choice('abcdefghij') for _ in range(rng.randint(2, 9))) for _ in range(400)]\n"
+        "texts = [' '.join(rng.choice(words) for _ in range(12)) for _ in range(300)]\n"
+        "print(json.dumps(sorted(train_wordpiece(texts, 300).get_vocab().items())))\n"
+    )
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+            for _ in range(3)}
+    assert len(runs) == 1
+    vocab = dict(json.loads(runs.pop()))
+    assert len(vocab) == 300 and vocab["[PAD]"] == 0

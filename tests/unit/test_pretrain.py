@@ -157,6 +157,36 @@ def test_pretraining_data_and_deterministic_batches():
     assert all(torch.equal(a[k], b[k]) for k in a)  # the same step gives the same batch (resumable)
     assert not torch.equal(batch_at(4)["input_ids"], a["input_ids"])
     assert (a["mlm_labels"] != -100).any() and set(a["nsp_labels"].tolist()) <= {0, 1}
+    sample = data.sample(20, seed=3)
+    assert len(sample.input_ids) == 20 and sample.input_ids == data.sample(20, seed=3).input_ids
+    def pairs(d):  # every field of each pair, so a sampled pair must keep its own fields together
+        return [(tuple(d.input_ids[i]), tuple(d.token_type_ids[i]), tuple(d.word_keys[i]), d.nsp_labels[i],
+                 d.attributes["gender"][0][i], d.attributes["gender"][1][i]) for i in range(len(d.input_ids))]
+
+    from collections import Counter
+
+    assert not Counter(pairs(sample)) - Counter(pairs(data))
+    assert sample.input_ids != data.input_ids[:20]  # drawn from the whole set, not its first pairs
+    assert len(data.sample(10_000, seed=3).input_ids) == len(data.input_ids)
+
+
+def test_discriminator_evaluation_standardises_with_the_evaluated_set():
+    """Held-out logits use the set's own mean and variance: a drift of every [CLS] by a constant (as
+    while the encoder trains) changes nothing, and the running statistics are left alone."""
+    from medbias.pretrain import Discriminator
+
+    torch.manual_seed(0)
+    disc = Discriminator(8, 2)
+    disc.train()
+    disc(torch.randn(64, 8) * 3 + 1)  # running statistics move away from (0, 1)
+    disc.eval()
+    running = disc.layers[0].running_mean.clone()
+    cls = torch.randn(100, 8) * 0.01 + 0.8
+    expected = disc.layers[1:]((cls - cls.mean(0)) / torch.sqrt(cls.var(0, unbiased=False) + disc.layers[0].eps))
+    torch.testing.assert_close(disc.population_logits(cls), expected)
+    torch.testing.assert_close(disc.population_logits(cls + 5.0), expected, atol=1e-3, rtol=1e-3)
+    assert torch.equal(disc.layers[0].running_mean, running)
+    assert not torch.allclose(disc(cls), expected, atol=1e-2)  # running statistics would mislead here
 
 
 @pytest.mark.parametrize("attribute", ["language", "ethnicity", "insurance"])

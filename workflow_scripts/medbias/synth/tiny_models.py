@@ -19,15 +19,81 @@ BERT_SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 BPE_SPECIAL = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 
 
+def wordpiece_vocabulary(word_counts: dict[str, int], vocab_size: int, special: Iterable[str] = ()) -> list[str]:
+    """A WordPiece vocabulary learnt by byte-pair merges over ``word_counts``, deterministically.
+
+    Symbols start as single characters, ``##``-prefixed inside a word; the most frequent adjacent
+    pair (weighted by word count) is merged until the vocabulary holds ``vocab_size`` tokens; ties go
+    to the alphabetically first pair. This is what the ``tokenizers`` WordPiece trainer learns, but
+    that trainer numbers the ``##`` characters in hash-map order, which differs between processes, so
+    the same texts gave a different vocabulary (and model) on every run.
+    """
+    import heapq
+
+    words = sorted(word_counts)
+    symbols = [[w[0]] + ["##" + c for c in w[1:]] for w in words]
+    counts = [word_counts[w] for w in words]
+    vocab = list(dict.fromkeys(special))
+    vocab += sorted({s for word in symbols for s in word} - set(vocab))
+    known = set(vocab)
+    pair_counts: dict[tuple[str, str], int] = {}
+    where: dict[tuple[str, str], set[int]] = {}
+    for i, word in enumerate(symbols):
+        for pair in zip(word, word[1:]):
+            pair_counts[pair] = pair_counts.get(pair, 0) + counts[i]
+            where.setdefault(pair, set()).add(i)
+    heap = [(-c, pair) for pair, c in pair_counts.items()]
+    heapq.heapify(heap)
+    while len(vocab) < vocab_size and heap:
+        negative, pair = heapq.heappop(heap)
+        if pair_counts.get(pair, 0) != -negative or negative == 0:
+            continue  # stale entry: the count changed after it was pushed
+        merged = pair[0] + pair[1][2:]
+        if merged not in known:
+            vocab.append(merged)
+            known.add(merged)
+        changed: set[tuple[str, str]] = set()
+        for i in sorted(where.pop(pair, ())):
+            word, c = symbols[i], counts[i]
+            for old in zip(word, word[1:]):
+                pair_counts[old] -= c
+                changed.add(old)
+            k, rebuilt = 0, []
+            while k < len(word):
+                if k + 1 < len(word) and (word[k], word[k + 1]) == pair:
+                    rebuilt.append(merged)
+                    k += 2
+                else:
+                    rebuilt.append(word[k])
+                    k += 1
+            symbols[i] = rebuilt
+            for new in zip(rebuilt, rebuilt[1:]):
+                pair_counts[new] = pair_counts.get(new, 0) + c
+                where.setdefault(new, set()).add(i)
+                changed.add(new)
+        for changed_pair in changed:
+            if pair_counts.get(changed_pair, 0) > 0:
+                heapq.heappush(heap, (-pair_counts[changed_pair], changed_pair))
+    return vocab
+
+
 def train_wordpiece(texts: Iterable[str], vocab_size: int):
-    """An uncased BERT-style WordPiece tokenizer, as a transformers fast tokenizer."""
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    """An uncased BERT-style WordPiece tokenizer, as a transformers fast tokenizer; the same texts give
+    the same vocabulary in every process (``wordpiece_vocabulary``)."""
+    from collections import Counter
+
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=BERT_SPECIAL))
+    normalizer = normalizers.BertNormalizer(lowercase=True)
+    pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    word_counts: Counter[str] = Counter()
+    for text in texts:
+        word_counts.update(word for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)))
+    vocab = wordpiece_vocabulary(word_counts, vocab_size, BERT_SPECIAL)
+    tok = Tokenizer(models.WordPiece({token: i for i, token in enumerate(vocab)}, unk_token="[UNK]"))
+    tok.normalizer = normalizer
+    tok.pre_tokenizer = pre_tokenizer
     cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]",
