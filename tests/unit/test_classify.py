@@ -1,0 +1,65 @@
+"""Note-level merging of window probabilities (eq. 1), the scaling factor chosen on validation, and
+the best-F1 threshold: hand-computed cases and a brute-force peer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from medbias.classify import best_f1_threshold, choose_scaling_factor, merge_window_probabilities, note_labels
+
+
+def test_eq1_merge_by_hand():
+    merged = merge_window_probabilities(np.array([0.2, 0.8, 0.3]), np.array([7, 7, 3]), c=2.0)
+    assert merged.index.tolist() == [3, 7]
+    assert merged[7] == pytest.approx((0.8 + 0.5 * 2 / 2) / (1 + 2 / 2))  # 0.65
+    assert merged[3] == pytest.approx(0.3)  # one window: max = mean
+    assert merge_window_probabilities(np.array([0.2, 0.8]), np.array([1, 1]), c=1e9)[1] == pytest.approx(0.8, abs=1e-6)
+    assert merge_window_probabilities(np.array([0.2, 0.8]), np.array([1, 1]), c=1e-9)[1] == pytest.approx(0.5, abs=1e-6)
+    with pytest.raises(ValueError, match="positive"):
+        merge_window_probabilities(np.array([0.2]), np.array([1]), c=0)
+
+
+def test_scaling_factor_prefers_the_maximum_when_one_window_carries_the_evidence():
+    # positive notes: one telling window among quiet ones (mean 0.3); negatives: uniformly 0.5
+    probability = np.array([0.9, 0.1, 0.1, 0.1] * 3 + [0.5] * 12)
+    note = np.repeat(np.arange(6), 4)
+    label = np.repeat([1, 1, 1, 0, 0, 0], 4)
+    c, auprc = choose_scaling_factor(probability, label, note, grid=[0.01, 1.0, 100.0])
+    assert c == 100.0 and auprc == pytest.approx(1.0)
+    # now the negatives carry one misleading window (max 0.9, mean 0.3) and positives are uniformly 0.6
+    swapped = np.array([0.6] * 12 + [0.9, 0.1, 0.1, 0.1] * 3)
+    c, auprc = choose_scaling_factor(swapped, label, note, grid=[100.0, 0.01])
+    assert c == 0.01 and auprc == pytest.approx(1.0)
+
+
+def test_windows_of_one_note_must_share_the_label():
+    with pytest.raises(ValueError, match="different labels: notes \\[4\\]"):
+        note_labels(np.array([1, 0, 1]), np.array([4, 4, 5]))
+
+
+def test_best_f1_threshold_by_hand():
+    # thresholds 0.9, 0.8, 0.7, 0.6, 0.2 give F1 1/2, 2/5, 2/3, 6/7, 3/4
+    t, f1 = best_f1_threshold(np.array([0.2, 0.7, 0.9, 0.6, 0.8]), np.array([0, 1, 1, 1, 0]))
+    assert t == 0.6 and f1 == pytest.approx(6 / 7)
+    # equal probabilities fall on the same side of the threshold: 0.5 takes both rows (F1 4/5)
+    t, f1 = best_f1_threshold(np.array([0.9, 0.5, 0.5, 0.1]), np.array([1, 1, 0, 0]))
+    assert t == 0.5 and f1 == pytest.approx(0.8)
+    # F1 2/3 at 0.8 and at 0.2: the higher threshold wins
+    t, _ = best_f1_threshold(np.array([0.8, 0.6, 0.4, 0.2]), np.array([1, 0, 0, 1]))
+    assert t == 0.8
+    t, f1 = best_f1_threshold(np.array([0.3, 0.6]), np.array([0, 0]))
+    assert f1 == 0.0 and t > 0.6
+
+
+def test_best_f1_threshold_matches_a_brute_force_search():
+    from sklearn.metrics import f1_score
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        p = np.round(rng.random(60), 2)  # rounding makes ties
+        y = (rng.random(60) < p).astype(int)
+        t, f1 = best_f1_threshold(p, y)
+        scores = {v: f1_score(y, p >= v) for v in np.unique(p)}
+        assert f1 == pytest.approx(max(scores.values()))
+        assert t == max(v for v, s in scores.items() if s == pytest.approx(max(scores.values())))

@@ -1,0 +1,131 @@
+"""Fairness gaps (Zhang et al. 2020, Table 2 and eq. 2): hand-computed tables, the multi-group
+expansion, the vectorised bootstrap against a per-replicate loop, undefined replicates, p-values and
+Benjamini-Hochberg."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from medbias.metrics.fairness import (
+    benjamini_hochberg,
+    bootstrap_gaps,
+    fairness_gaps,
+    gaps_of,
+    group_counts,
+    multigroup_gaps,
+    two_sided_p,
+    within_label_resamples,
+)
+
+# Men: labels 1 1 0 0, predictions 1 0 1 0 -> TP FN FP TN one each: parity 2/4, recall 1/2, specificity 1/2.
+# Women: labels 1 1 1 0 0, predictions 1 1 1 0 0 -> parity 3/5, recall 1, specificity 1.
+LABEL = np.array([1, 1, 0, 0, 1, 1, 1, 0, 0])
+PREDICTED = np.array([1, 0, 1, 0, 1, 1, 1, 0, 0])
+GROUP = np.array(["M"] * 4 + ["F"] * 5)
+
+
+def test_two_group_gaps_by_hand():
+    results = {(r.group, r.metric): r for r in fairness_gaps(PREDICTED, LABEL, GROUP, ["M", "F"], 50, np.random.default_rng(0))}
+    expected = {"parity": -0.1, "recall": -0.5, "specificity": -0.5}
+    for metric, gap in expected.items():
+        assert results[("M", metric)].gap == pytest.approx(gap)
+        assert results[("F", metric)].gap == pytest.approx(-gap)
+    assert results[("M", "recall")].n == 4 and results[("M", "recall")].positives == 2
+    assert results[("F", "parity")].n == 5 and results[("F", "parity")].positives == 3
+
+
+def test_multigroup_expansion_compares_with_the_farthest_group():
+    np.testing.assert_allclose(multigroup_gaps(np.array([0.2, 0.5, 0.9])), [-0.7, -0.4, 0.7])
+    # 0.5 is 0.25 from both others: the tie goes to the group listed first (0.25)
+    np.testing.assert_allclose(multigroup_gaps(np.array([0.5, 0.25, 0.75])), [0.25, -0.5, 0.5])
+    # an undefined rate has no gap and is never the comparison group
+    np.testing.assert_allclose(multigroup_gaps(np.array([np.nan, 0.4, 0.1])), [np.nan, 0.3, -0.3])
+    np.testing.assert_allclose(multigroup_gaps(np.array([np.nan, 0.4])), [np.nan, np.nan])
+    # the last axis holds the groups: replicates are rows
+    stacked = multigroup_gaps(np.array([[0.2, 0.5, 0.9], [0.5, 0.25, 0.75]]))
+    np.testing.assert_allclose(stacked, [[-0.7, -0.4, 0.7], [0.25, -0.5, 0.5]])
+
+
+def test_vectorised_bootstrap_equals_a_loop_over_the_same_index_matrix():
+    rng = np.random.default_rng(4)
+    n = 300
+    label = (rng.random(n) < 0.2).astype(int)
+    predicted = (rng.random(n) < 0.3).astype(int)
+    group = rng.integers(0, 3, n)
+    group[np.flatnonzero(label)[:2]] = 2  # group 2 has few positives: some replicates leave it without any
+    group[np.flatnonzero(label)[2:]] = rng.integers(0, 2, label.sum() - 2)
+    index = within_label_resamples(label, 200, np.random.default_rng(9))
+    vectorised = bootstrap_gaps(predicted, label, group, 3, index)
+    for r, rows in enumerate(index):
+        loop = gaps_of(group_counts(predicted[rows], label[rows], group[rows], 3))
+        for metric in loop:
+            np.testing.assert_allclose(vectorised[metric][r], loop[metric], equal_nan=True)
+    assert np.isnan(vectorised["recall"][:, 2]).any()  # the case the loop must agree on too
+
+
+def test_resamples_stay_within_each_label():
+    label = np.array([1, 0, 0, 1, 0, 0, 0, 1])
+    index = within_label_resamples(label, 100, np.random.default_rng(0))
+    assert index.shape == (100, 8)
+    assert (label[index].sum(axis=1) == 3).all()  # every replicate keeps three positives
+    assert set(np.unique(index[:, :3])) <= {0, 3, 7} and set(np.unique(index[:, 3:])) <= {1, 2, 4, 5, 6}
+
+
+def test_replicates_without_positives_in_a_group_are_counted_not_dropped():
+    rng = np.random.default_rng(1)
+    label = np.array([1] * 20 + [0] * 80)
+    group = np.array(["a"] * 19 + ["b"] + ["a"] * 40 + ["b"] * 40)  # b has one positive
+    predicted = (rng.random(100) < 0.5).astype(int)
+    results = {(r.group, r.metric): r for r in fairness_gaps(predicted, label, group, ["a", "b"], 300, np.random.default_rng(5))}
+    index = within_label_resamples(label, 300, np.random.default_rng(5))  # the same draws as inside
+    b_positives = ((group[index] == "b") & (label[index] == 1)).sum(axis=1)
+    expected = int((b_positives == 0).sum())
+    assert 0 < expected < 300
+    assert results[("b", "recall")].undefined_replicates == expected
+    assert results[("a", "recall")].undefined_replicates == expected  # a's gap needs b's recall too
+    assert results[("b", "parity")].undefined_replicates == 0
+
+
+def test_two_sided_p_value_by_hand():
+    # 1 replicate at or below 0, 3 at or above: 2 * min(2/5, 4/5)
+    assert two_sided_p(np.array([-1.0, 1.0, 2.0, 3.0, np.nan])) == pytest.approx(0.8)
+    assert two_sided_p(np.array([1.0, 2.0, 3.0])) == pytest.approx(0.5)  # 2 * (0 + 1) / 4
+    assert np.isnan(two_sided_p(np.array([np.nan])))
+
+
+def test_planted_gap_is_significant_and_null_gaps_are_near_the_nominal_rate():
+    rng = np.random.default_rng(2)
+    n = 600
+    label = (rng.random(n) < 0.3).astype(int)
+    group = np.where(rng.random(n) < 0.5, "M", "F")
+    recall = np.where(group == "M", 0.9, 0.4)  # planted: women's positives are found less often
+    predicted = np.where(label == 1, rng.random(n) < recall, rng.random(n) < 0.1).astype(int)
+    results = {(r.group, r.metric): r for r in fairness_gaps(predicted, label, group, ["M", "F"], 1000, rng)}
+    assert results[("M", "recall")].significant and results[("M", "recall")].gap > 0.3
+    assert results[("F", "recall")].ci_high < 0 and results[("M", "recall")].p_value < 0.01
+    significant = 0
+    for task in range(100):  # no gap planted: predictions independent of the group
+        label = (rng.random(300) < 0.3).astype(int)
+        group = np.where(rng.random(300) < 0.5, "M", "F")
+        predicted = np.where(label == 1, rng.random(300) < 0.7, rng.random(300) < 0.1).astype(int)
+        result = [r for r in fairness_gaps(predicted, label, group, ["M", "F"], 300, rng) if r.group == "M" and r.metric == "recall"][0]
+        significant += result.significant
+    assert significant <= 12  # nominal 5 of 100; the binomial 99.9% bound is about 13
+
+
+def test_benjamini_hochberg_by_hand_and_against_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    p = [0.01, np.nan, 0.04, 0.03, 0.5]
+    adjusted, rejected = benjamini_hochberg(p, alpha=0.05)
+    # sorted 0.01, 0.03, 0.04, 0.5 of m = 4: 0.04, min(0.06, 0.0533), 0.0533, 0.5
+    np.testing.assert_allclose(adjusted, [0.04, np.nan, 4 * 0.04 / 3, 4 * 0.04 / 3, 0.5], equal_nan=True)
+    assert rejected.tolist() == [True, False, False, False, False]
+    defined = [0.01, 0.04, 0.03, 0.5]
+    np.testing.assert_allclose(adjusted[[0, 2, 3, 4]], multipletests(defined, method="fdr_bh")[1])
+
+
+def test_groups_outside_the_order_are_an_error():
+    with pytest.raises(ValueError, match="not in the order"):
+        fairness_gaps(PREDICTED, LABEL, GROUP, ["M"], 10, np.random.default_rng(0))

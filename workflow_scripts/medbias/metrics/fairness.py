@@ -1,0 +1,181 @@
+"""Group fairness gaps of a binary classifier (Zhang et al. 2020, section 4.2, Table 2 and eq. 2).
+
+For every subgroup of a protected attribute, from test predictions:
+
+- parity gap: difference in the rate of predicted positives, (TP + FP) / N;
+- recall gap: difference in the true-positive rate, TP / (TP + FN);
+- specificity gap: difference in the true-negative rate, TN / (TN + FP).
+
+With two groups the gap of group 1 is m_1 - m_2 (Table 2). With more groups (eq. 2) the gap of group
+j is m_j - m_i*, where i* is the group whose rate is farthest from j's (the most aggressive
+comparison); the sign is kept, so a positive gap favours group j. Ties in the distance go to the
+group listed first. A rate whose denominator is zero (a group without positives has no recall) is
+NaN, and so is every gap that needs it; such groups are skipped when i* is chosen.
+
+The bootstrap resamples the test rows with replacement within each label (positives among
+positives, negatives among negatives, so every replicate keeps the task's prevalence), draws all
+replicates at once as one seeded index matrix, and computes every replicate's group counts with one
+weighted sum. Percentile 95% intervals; a gap is significant when its interval excludes 0; the
+two-sided p-value counts the replicates on each side of 0 (the reference code reported one side).
+Replicates in which a gap is undefined are counted and left out of its interval and p-value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from medbias.metrics.association import percentile_interval
+
+GAP_METRICS: tuple[str, ...] = ("parity", "recall", "specificity")
+
+
+def group_counts(predicted: np.ndarray, label: np.ndarray, group_index: np.ndarray, n_groups: int,
+                 weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Per-group confusion counts: ``n``, ``tp``, ``fp``, ``fn``, ``tn`` (shape (n_groups,), or
+    (replicates, n_groups) with a (replicates, rows) ``weights`` matrix of resample counts).
+
+    ``predicted`` and ``label`` are 0/1 per row; ``group_index`` is each row's group in 0..n_groups-1.
+    """
+    predicted = np.asarray(predicted).astype(bool)
+    label = np.asarray(label).astype(bool)
+    onehot = np.zeros((len(group_index), n_groups))
+    onehot[np.arange(len(group_index)), group_index] = 1.0
+    cells = {"tp": predicted & label, "fp": predicted & ~label, "fn": ~predicted & label, "tn": ~predicted & ~label}
+    w = np.ones((1, len(group_index))) if weights is None else np.asarray(weights, dtype=float)
+    counts = {name: (w * cell[None, :]) @ onehot for name, cell in cells.items()}
+    counts["n"] = w @ onehot
+    return {k: v[0] for k, v in counts.items()} if weights is None else counts
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan)
+
+
+def group_rates(counts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Table 2's rates per group: parity (TP+FP)/N, recall TP/(TP+FN), specificity TN/(TN+FP)."""
+    return {
+        "parity": _ratio(counts["tp"] + counts["fp"], counts["n"]),
+        "recall": _ratio(counts["tp"], counts["tp"] + counts["fn"]),
+        "specificity": _ratio(counts["tn"], counts["tn"] + counts["fp"]),
+    }
+
+
+def multigroup_gaps(rates: np.ndarray) -> np.ndarray:
+    """Eq. 2: gap_j = m_j - m_i* with i* = argmax over the other groups of |m_j - m_i| (first group
+    on ties; NaN rates skipped; NaN where m_j is NaN or no other rate is defined). Works on the last
+    axis, so (replicates, groups) gives every replicate's gaps at once."""
+    rates = np.asarray(rates, dtype=float)
+    difference = rates[..., :, None] - rates[..., None, :]  # [..., j, i] = m_j - m_i
+    k = rates.shape[-1]
+    distance = np.where(np.isnan(difference) | np.eye(k, dtype=bool), -np.inf, np.abs(difference))
+    farthest = np.argmax(distance, axis=-1)
+    gaps = np.take_along_axis(difference, farthest[..., None], axis=-1)[..., 0]
+    defined = np.isfinite(np.take_along_axis(distance, farthest[..., None], axis=-1)[..., 0])
+    return np.where(defined & ~np.isnan(rates), gaps, np.nan)
+
+
+def gaps_of(counts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Each metric's signed gap per group (eq. 2 on the rates of ``group_rates``)."""
+    return {metric: multigroup_gaps(rate) for metric, rate in group_rates(counts).items()}
+
+
+def within_label_resamples(label: np.ndarray, n_replicates: int, rng: np.random.Generator) -> np.ndarray:
+    """(n_replicates, rows) index matrix: each replicate draws as many positives as there are, with
+    replacement among the positives, and likewise for the negatives."""
+    label = np.asarray(label).astype(bool)
+    index = np.empty((n_replicates, len(label)), dtype=np.int64)
+    start = 0
+    for rows in (np.flatnonzero(label), np.flatnonzero(~label)):
+        if len(rows):
+            index[:, start:start + len(rows)] = rows[rng.integers(0, len(rows), size=(n_replicates, len(rows)))]
+        start += len(rows)
+    return index
+
+
+def resample_weights(index: np.ndarray, n_rows: int) -> np.ndarray:
+    """How often each row appears in each replicate of an index matrix: (replicates, rows)."""
+    weights = np.zeros((index.shape[0], n_rows))
+    np.add.at(weights, (np.arange(index.shape[0])[:, None], index), 1.0)
+    return weights
+
+
+def bootstrap_gaps(predicted: np.ndarray, label: np.ndarray, group_index: np.ndarray, n_groups: int,
+                   index: np.ndarray) -> dict[str, np.ndarray]:
+    """Every replicate's gaps at once: metric -> (replicates, groups), from the index matrix."""
+    weights = resample_weights(index, len(label))
+    return gaps_of(group_counts(predicted, label, group_index, n_groups, weights))
+
+
+def two_sided_p(replicates: np.ndarray) -> float:
+    """Two-sided bootstrap p-value of 'gap = 0': twice the smaller share of defined replicates at or
+    beyond 0 on either side, (k + 1) / (R + 1) each, capped at 1."""
+    finite = replicates[np.isfinite(replicates)]
+    if len(finite) == 0:
+        return float("nan")
+    below = (np.sum(finite <= 0) + 1) / (len(finite) + 1)
+    above = (np.sum(finite >= 0) + 1) / (len(finite) + 1)
+    return float(min(1.0, 2 * min(below, above)))
+
+
+@dataclass(frozen=True)
+class GapResult:
+    """One metric's gap for one group, with its bootstrap summary."""
+
+    group: str
+    metric: str
+    gap: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    significant: bool
+    undefined_replicates: int
+    n: int
+    positives: int
+
+
+def fairness_gaps(predicted: np.ndarray, label: np.ndarray, groups: Sequence[str], order: Sequence[str],
+                  n_replicates: int, rng: np.random.Generator, level: float = 0.95) -> list[GapResult]:
+    """Parity, recall and specificity gaps of every group in ``order`` (rows whose group is not in
+    ``order`` must be removed by the caller, who reports them), with bootstrap intervals and p-values."""
+    groups = np.asarray(groups)
+    position = {g: k for k, g in enumerate(order)}
+    unknown = sorted(set(groups.tolist()) - set(position))
+    if unknown:
+        raise ValueError(f"groups not in the order: {unknown}")
+    group_index = np.array([position[g] for g in groups], dtype=int)
+    label = np.asarray(label).astype(int)
+    counts = group_counts(predicted, label, group_index, len(order))
+    observed = gaps_of(counts)
+    replicates = bootstrap_gaps(predicted, label, group_index, len(order), within_label_resamples(label, n_replicates, rng))
+    results = []
+    for metric in GAP_METRICS:
+        for k, group in enumerate(order):
+            column = replicates[metric][:, k]
+            low, high = percentile_interval(column, level)
+            gap = float(observed[metric][k])
+            results.append(GapResult(
+                group=str(group), metric=metric, gap=gap, ci_low=low, ci_high=high, p_value=two_sided_p(column),
+                significant=bool(np.isfinite(gap) and (low > 0 or high < 0)),
+                undefined_replicates=int(np.sum(~np.isfinite(column))), n=int(counts["n"][k]),
+                positives=int(counts["tp"][k] + counts["fn"][k]),
+            ))
+    return results
+
+
+def benjamini_hochberg(p_values: Sequence[float], alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """Benjamini-Hochberg adjusted p-values and rejections (statsmodels ``fdr_bh``) over the defined
+    p-values; undefined (NaN) p-values stay NaN, are not rejected and do not count as tests."""
+    from statsmodels.stats.multitest import multipletests
+
+    p = np.asarray(p_values, dtype=float)
+    adjusted = np.full(len(p), np.nan)
+    rejected = np.zeros(len(p), dtype=bool)
+    defined = np.isfinite(p)
+    if defined.any():
+        reject, corrected, _, _ = multipletests(p[defined], alpha=alpha, method="fdr_bh")
+        adjusted[defined], rejected[defined] = corrected, reject
+    return adjusted, rejected
