@@ -63,3 +63,64 @@ def test_best_f1_threshold_matches_a_brute_force_search():
         scores = {v: f1_score(y, p >= v) for v in np.unique(p)}
         assert f1 == pytest.approx(max(scores.values()))
         assert t == max(v for v, s in scores.items() if s == pytest.approx(max(scores.values())))
+
+
+def _separable(rng, n, shift):
+    x = rng.normal(size=(n, 6))
+    y = (x[:, 0] + 0.5 * x[:, 1] + shift * rng.normal(size=n) > 0.3).astype(int)
+    return x.astype(np.float32), y
+
+
+def test_network_widths_and_grid_order():
+    from medbias.classify import NetworkConfig, build_network, network_grid
+
+    assert NetworkConfig(3, 4, 0.0).widths(3076) == [769, 192]
+    assert NetworkConfig(1, 2, 0.0).widths(100) == []  # a single linear layer: logistic regression
+    grid = network_grid([1, 2], [2, 4], [0.0, 0.2])
+    assert len(grid) == 8 and grid[0] == NetworkConfig(1, 2, 0.0) and grid[-1] == NetworkConfig(2, 4, 0.2)
+    net = build_network(16, NetworkConfig(3, 2, 0.2))
+    assert [type(m).__name__ for m in net][:4] == ["Linear", "BatchNorm1d", "ReLU", "Dropout"]
+    assert net[-1].out_features == 1
+
+
+def test_early_stopping_returns_the_best_epochs_parameters():
+    from medbias.classify import NetworkConfig, _loss, train_network
+
+    rng = np.random.default_rng(0)
+    train_x, train_y = _separable(rng, 200, 0.8)
+    val_x, val_y = _separable(rng, 200, 0.8)
+    trained = train_network(train_x, train_y, val_x, val_y, NetworkConfig(3, 1, 0.0), seed=0, max_epochs=200,
+                            patience=3, learning_rate=1e-2)
+    assert trained.epochs < 200  # it overfits 200 rows and stops
+    assert _loss(trained.network(6), val_x, val_y) == pytest.approx(trained.validation_loss, rel=1e-6)
+    again = train_network(train_x, train_y, val_x, val_y, NetworkConfig(3, 1, 0.0), seed=0, max_epochs=200,
+                          patience=3, learning_rate=1e-2)
+    assert again.validation_loss == trained.validation_loss  # seeded
+
+
+def test_selection_keeps_the_winning_configurations_own_parameters():
+    """The winner is the grid point with the best validation AUPRC after merging, whichever position
+    it has, and its saved parameters reproduce that AUPRC (the reference code saved the last point's)."""
+    from sklearn.metrics import average_precision_score
+
+    from medbias.classify import NetworkConfig, predict_probability, select_classifier
+
+    rng = np.random.default_rng(1)
+    train_x, train_y = _separable(rng, 400, 0.5)
+    val_x, val_y = _separable(rng, 300, 0.5)
+    val_note = np.arange(300) // 3
+    val_y = np.repeat(val_y[::3], 3)  # windows of a note share its label
+    grid = [NetworkConfig(2, 1, 0.0), NetworkConfig(1, 1, 0.0), NetworkConfig(3, 2, 0.2)]
+    selected = select_classifier(train_x, train_y, val_x, val_y, val_note, grid, [0.5, 2.0], seed=0, max_epochs=30)
+    scores = [r["validation_auprc"] for r in selected.grid]
+    assert len(scores) == 3 and selected.validation_auprc == max(scores)
+    winner = grid[scores.index(max(scores))]
+    assert selected.trained.config == winner
+    merged = merge_window_probabilities(predict_probability(selected.trained.network(6), val_x), val_note, selected.c)
+    truth = note_labels(val_y, val_note).loc[merged.index]
+    assert average_precision_score(truth, merged) == pytest.approx(selected.validation_auprc)
+    t, f1 = best_f1_threshold(merged.to_numpy(), truth.to_numpy())
+    assert (t, f1) == (selected.threshold, selected.validation_f1)
+    # reversed order: the same winner, not the last point tried
+    again = select_classifier(train_x, train_y, val_x, val_y, val_note, grid[::-1], [0.5, 2.0], seed=0, max_epochs=30)
+    assert again.trained.config == winner and again.validation_auprc == pytest.approx(selected.validation_auprc)

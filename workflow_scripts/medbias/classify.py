@@ -13,6 +13,7 @@ predictions is the one with the best F1 on the validation set.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -71,3 +72,148 @@ def best_f1_threshold(probability: np.ndarray, label: np.ndarray) -> tuple[float
     f1 = np.where(last_of_value, f1, -1.0)
     best = int(np.argmax(f1))  # first maximum = highest threshold
     return float(p[best]), float(f1[best])
+
+
+# --- The window classifier and its grid (section 4.1) -------------------------------------------
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    """One point of the grid: ``layers`` linear layers in all (the last one gives the logit), each
+    hidden layer ``ratio`` times narrower than the one before, ``dropout`` after every hidden layer."""
+
+    layers: int
+    ratio: int
+    dropout: float
+
+    def widths(self, in_features: int) -> list[int]:
+        """Hidden-layer widths: in_features / ratio, / ratio^2, ... (at least 2 units)."""
+        widths, previous = [], in_features
+        for _ in range(self.layers - 1):
+            previous = max(2, previous // self.ratio)
+            widths.append(previous)
+        return widths
+
+
+def network_grid(layers: Sequence[int], ratios: Sequence[int], dropouts: Sequence[float]) -> list[NetworkConfig]:
+    """Every combination, in a fixed order (layers, then ratio, then dropout)."""
+    return [NetworkConfig(n, r, d) for n in layers for r in ratios for d in dropouts]
+
+
+def build_network(in_features: int, config: NetworkConfig):
+    """Linear -> BatchNorm -> ReLU -> Dropout per hidden layer, then one linear unit whose sigmoid is
+    the window's probability (the sigmoid lives in the loss and in ``predict_probability``)."""
+    from torch import nn
+
+    blocks, previous = [], in_features
+    for width in config.widths(in_features):
+        blocks += [nn.Linear(previous, width), nn.BatchNorm1d(width), nn.ReLU(), nn.Dropout(config.dropout)]
+        previous = width
+    blocks.append(nn.Linear(previous, 1))
+    return nn.Sequential(*blocks)
+
+
+def predict_probability(network, features: np.ndarray, batch_size: int = 4096) -> np.ndarray:
+    """Sigmoid outputs of ``network`` in evaluation mode."""
+    import torch
+
+    network.eval()
+    out = []
+    with torch.inference_mode():
+        for start in range(0, len(features), batch_size):
+            x = torch.as_tensor(features[start:start + batch_size], dtype=torch.float32)
+            out.append(torch.sigmoid(network(x)[:, 0]).numpy())
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def _loss(network, features: np.ndarray, label: np.ndarray) -> float:
+    p = np.clip(predict_probability(network, features), 1e-7, 1 - 1e-7)
+    return float(-np.mean(label * np.log(p) + (1 - label) * np.log(1 - p)))
+
+
+@dataclass
+class TrainedNetwork:
+    """A trained window classifier: its configuration, parameters from the epoch with the lowest
+    validation loss, that loss, and the epochs run."""
+
+    config: NetworkConfig
+    state: dict = field(repr=False)
+    validation_loss: float
+    epochs: int
+
+    def network(self, in_features: int):
+        network = build_network(in_features, self.config)
+        network.load_state_dict(self.state)
+        return network.eval()
+
+
+def train_network(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray,
+                  config: NetworkConfig, seed: int, max_epochs: int = 50, patience: int = 5,
+                  batch_size: int = 256, learning_rate: float = 1e-3) -> TrainedNetwork:
+    """Adam on binary cross-entropy, shuffled mini-batches (seeded), early stopping when the
+    validation loss has not improved for ``patience`` epochs; returns the best epoch's parameters."""
+    import copy
+
+    import torch
+
+    torch.manual_seed(seed)
+    network = build_network(train_x.shape[1], config)
+    optimizer = torch.optim.Adam(network.parameters(), lr=learning_rate)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    x = torch.as_tensor(train_x, dtype=torch.float32)
+    y = torch.as_tensor(train_y, dtype=torch.float32)
+    generator = torch.Generator().manual_seed(seed)
+    best_loss, best_state, since_best, epoch = np.inf, copy.deepcopy(network.state_dict()), 0, 0
+    for epoch in range(1, max_epochs + 1):
+        network.train()
+        order = torch.randperm(len(x), generator=generator)
+        for start in range(0, len(x), batch_size):
+            rows = order[start:start + batch_size]
+            if len(rows) < 2:  # batch norm needs two rows
+                continue
+            optimizer.zero_grad()
+            loss_fn(network(x[rows])[:, 0], y[rows]).backward()
+            optimizer.step()
+        validation = _loss(network, val_x, val_y)
+        if validation < best_loss:
+            best_loss, best_state, since_best = validation, copy.deepcopy(network.state_dict()), 0
+        else:
+            since_best += 1
+            if since_best >= patience:
+                break
+    return TrainedNetwork(config, best_state, float(best_loss), epoch)
+
+
+@dataclass
+class SelectedClassifier:
+    """The grid's winner for one task: the network, eq. 1's c, its validation AUPRC after merging and
+    the best-F1 threshold on the merged validation probabilities; ``grid`` records every point."""
+
+    trained: TrainedNetwork
+    c: float
+    validation_auprc: float
+    threshold: float
+    validation_f1: float
+    grid: list[dict]
+
+
+def select_classifier(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray,
+                      val_note: np.ndarray, configs: Sequence[NetworkConfig], c_grid: Sequence[float],
+                      seed: int, **training) -> SelectedClassifier:
+    """Train every configuration, merge its validation windows per note with the best c, and keep
+    the configuration with the best validation AUPRC, with its own parameters (the reference code
+    saved the parameters of the last configuration tried, whichever won). Ties keep the earlier one."""
+    best: SelectedClassifier | None = None
+    records = []
+    for config in configs:
+        trained = train_network(train_x, train_y, val_x, val_y, config, seed, **training)
+        probability = predict_probability(trained.network(train_x.shape[1]), val_x)
+        c, auprc = choose_scaling_factor(probability, val_y, val_note, c_grid)
+        records.append({"layers": config.layers, "ratio": config.ratio, "dropout": config.dropout, "c": c,
+                        "validation_auprc": auprc, "validation_loss": trained.validation_loss, "epochs": trained.epochs})
+        if best is None or auprc > best.validation_auprc:
+            merged = merge_window_probabilities(probability, val_note, c)
+            truth = note_labels(val_y, val_note).loc[merged.index]
+            threshold, f1 = best_f1_threshold(merged.to_numpy(), truth.to_numpy())
+            best = SelectedClassifier(trained, c, auprc, threshold, f1, records)
+    assert best is not None, "empty grid"
+    return best
