@@ -43,6 +43,7 @@ include: "rules/rios.smk"
 include: "rules/mimic.smk"
 include: "rules/pretrain.smk"
 include: "rules/hurtful.smk"
+include: "rules/downstream.smk"
 
 
 rule all:

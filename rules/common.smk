@@ -34,6 +34,8 @@ VARIANTS = config["hurtful"][
     "variants"
 ]  # includes the baseline (checked with the config)
 LOGPROB = config["hurtful"]["logprob"]
+DOWNSTREAM = config["hurtful"]["downstream"]
+DOWNSTREAM_DIR = f"{HURTFUL}/downstream"
 FILL_BLANK = config["hurtful"]["fill_blank"]
 
 
@@ -114,6 +116,44 @@ def hurtful_model_entry(model):
     return config["models"][model]
 
 
+DEBIASED_TABLE_NAMES = {
+    "gender": "table5_debiased_gender",
+    "language": "tableD5_debiased_language",
+    "ethnicity": "tableD6_debiased_ethnicity",
+    "insurance": "tableD7_debiased_insurance",
+}
+
+
+def downstream_debiased_tables():
+    """Table 5 / D5-D7 name -> attribute, for each attribute whose debiased model is analysed."""
+    models = DOWNSTREAM["models"]
+    return {
+        name: attribute
+        for attribute, name in DEBIASED_TABLE_NAMES.items()
+        if f"adv_{attribute}" in models
+    }
+
+
+def figure_a1_model():
+    """The debiased model Figure A1 compares with the baseline (gender's when analysed), or None."""
+    debiased = [m for m in DOWNSTREAM["models"] if m.startswith("adv_")]
+    return "adv_gender" if "adv_gender" in debiased else (debiased[0] if debiased else None)
+
+
+def downstream_tables():
+    """Every file the downstream tables rule writes."""
+    names = ["table4_gaps", "tableC3_gaps_fdr", "tableA2_performance", *downstream_debiased_tables()]
+    files = [f"{DOWNSTREAM_DIR}/{n}.{ext}" for n in names for ext in ("csv", "md")]
+    files.append(f"{DOWNSTREAM_DIR}/tableA2_performance_long.csv")
+    for name, figure in DOWNSTREAM["figures"].items():
+        files += [f"{DOWNSTREAM_DIR}/{name}_gaps_{figure['attribute']}.{ext}" for ext in ("png", "pdf")]
+    if figure_a1_model():
+        files += [f"{DOWNSTREAM_DIR}/figA1_auprc.{ext}" for ext in ("png", "pdf")]
+    files += [f"{DOWNSTREAM_DIR}/intersectional_gaps.{ext}" for ext in ("csv", "md")]
+    files.append(f"{DOWNSTREAM_DIR}/intersectional_skipped.csv")
+    return files
+
+
 def hurtful_targets():
     targets = [
         f"{HURTFUL}/table3_logprob.md",
@@ -122,6 +162,7 @@ def hurtful_targets():
     ]
     if DEBIASED_ATTRIBUTES:
         targets.append(f"{HURTFUL}/tableD4_probe.md")
+    targets.append(f"{DOWNSTREAM_DIR}/table4_gaps.md")
     return targets
 
 

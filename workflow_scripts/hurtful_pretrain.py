@@ -13,12 +13,12 @@ import pandas as pd
 import torch
 from transformers import AutoTokenizer, BertForPreTraining
 
+from medbias.demographics import ATTRIBUTE_CLASSES
 from medbias.jsonio import write_json
 from medbias.logs import setup_rule_logging
 from medbias.models import resolve_model_source
 from medbias.pretrain import (
     AdversarialPretrainer,
-    ATTRIBUTE_CLASSES,
     adversary_accuracy,
     batch_maker,
     build_pretraining_data,

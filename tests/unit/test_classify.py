@@ -124,3 +124,31 @@ def test_selection_keeps_the_winning_configurations_own_parameters():
     # reversed order: the same winner, not the last point tried
     again = select_classifier(train_x, train_y, val_x, val_y, val_note, grid[::-1], [0.5, 2.0], seed=0, max_epochs=30)
     assert again.trained.config == winner and again.validation_auprc == pytest.approx(selected.validation_auprc)
+
+
+def test_standardise_on_training_uses_training_rows_only():
+    from medbias.classify import standardise_on_training
+
+    values = np.array([[1.0, 5.0], [3.0, np.nan], [np.nan, 5.0], [100.0, 7.0]])
+    is_train = np.array([True, True, True, False])
+    out = standardise_on_training(values, is_train)
+    # column 0: training values 1, 3 and the median 2 filled in -> mean 2, std sqrt(2/3)
+    np.testing.assert_allclose(out[:, 0], (np.array([1, 3, 2, 100]) - 2) / np.sqrt(2 / 3), rtol=1e-6)
+    # column 1: constant 5 on the training rows (median fills the gap): centred, not scaled
+    np.testing.assert_allclose(out[:, 1], [0, 0, 0, 2])
+
+
+def test_task_windows_joins_samples_windows_and_feature_rows():
+    import pandas as pd
+
+    from medbias.classify import task_windows
+
+    samples = pd.DataFrame({"ICUSTAY_ID": [1, 2], "label": [1, 0], "split": ["train", "test"]})
+    windows = pd.DataFrame({"ICUSTAY_ID": [1, 1, 2], "ROW_ID": [10, 10, 20], "window": [0, 1, 0]})
+    index = pd.DataFrame({"ROW_ID": [10, 10, 20, 30], "window": [0, 1, 0, 0]})
+    rows = task_windows(samples, windows, index)
+    assert rows["feature_row"].tolist() == [0, 1, 2] and rows["label"].tolist() == [1, 1, 0]
+    with pytest.raises(ValueError, match="samples without windows \\(ICUSTAY_ID \\[3\\]"):
+        task_windows(pd.concat([samples, pd.DataFrame({"ICUSTAY_ID": [3], "label": [0], "split": ["val"]})]), windows, index)
+    with pytest.raises(ValueError, match="missing from the feature file \\(first ROW_ID 20\\)"):
+        task_windows(samples, windows, index.iloc[:2])

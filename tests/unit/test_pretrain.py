@@ -194,7 +194,8 @@ def test_every_attribute_trains_an_adversary_with_its_classes(attribute):
     import pandas as pd
     from transformers import BertConfig, BertForPreTraining
 
-    from medbias.pretrain import ATTRIBUTE_CLASSES, AdversarialPretrainer, batch_maker, build_pretraining_data
+    from medbias.demographics import ATTRIBUTE_CLASSES
+    from medbias.pretrain import AdversarialPretrainer, batch_maker, build_pretraining_data
     from medbias.synth.tiny_models import train_wordpiece
 
     texts = ["he has chf and copd .", "she reports depression .", "pain controlled ."]

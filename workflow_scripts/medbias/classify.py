@@ -217,3 +217,46 @@ def select_classifier(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarra
             best = SelectedClassifier(trained, c, auprc, threshold, f1, records)
     assert best is not None, "empty grid"
     return best
+
+
+# --- Task design matrices (section 4.1) ------------------------------------------------------------
+
+ACUITY_FEATURES: tuple[str, ...] = ("age", "oasis", "sapsii", "sofa")
+
+
+def standardise_on_training(values: np.ndarray, is_train: np.ndarray) -> np.ndarray:
+    """Columns imputed with their training median where missing, then centred and scaled with the
+    training rows' mean and standard deviation (a constant column is only centred). The reference
+    code fed age and the acuity scores raw."""
+    values = np.asarray(values, dtype=np.float64)
+    train = values[is_train]
+    median = np.nanmedian(train, axis=0) if len(train) else np.zeros(values.shape[1])
+    median = np.where(np.isnan(median), 0.0, median)
+    filled = np.where(np.isnan(values), median, values)
+    mean, std = filled[is_train].mean(axis=0), filled[is_train].std(axis=0)
+    return ((filled - mean) / np.where(std > 0, std, 1.0)).astype(np.float32)
+
+
+def task_windows(samples, windows, feature_index):
+    """One row per window of each sample of one task: the sample's columns plus ``feature_row``, the
+    window's row in the model's feature matrix. ``samples``: the task's rows of task_samples;
+    ``windows``: the cohort's rows of cohort_windows (ICUSTAY_ID, ROW_ID, window); ``feature_index``:
+    the feature file's (ROW_ID, window) rows in order. A sample without windows is an error."""
+    index = feature_index.reset_index(drop=True).rename_axis("feature_row").reset_index()
+    rows = samples.merge(windows[["ICUSTAY_ID", "ROW_ID", "window"]], on="ICUSTAY_ID", how="left")
+    without = rows.loc[rows["ROW_ID"].isna(), "ICUSTAY_ID"].unique()
+    if len(without):
+        raise ValueError(f"{len(without)} samples without windows (ICUSTAY_ID {sorted(int(i) for i in without)[:5]})")
+    rows = rows.astype({"ROW_ID": "int64", "window": "int64"}).merge(index, on=["ROW_ID", "window"], how="left")
+    unmatched = rows["feature_row"].isna()
+    if unmatched.any():
+        raise ValueError(f"{int(unmatched.sum())} windows missing from the feature file (first ROW_ID {int(rows.loc[unmatched, 'ROW_ID'].iloc[0])})")
+    return rows.astype({"feature_row": "int64"}).sort_values(["ICUSTAY_ID", "ROW_ID", "window"]).reset_index(drop=True)
+
+
+def design_matrix(rows, features: np.ndarray, is_train: np.ndarray) -> np.ndarray:
+    """[CLS] features of each window and the sample's age and acuity scores, every column
+    standardised on the training windows (``standardise_on_training``)."""
+    cls = features[rows["feature_row"].to_numpy()]
+    acuity = rows[list(ACUITY_FEATURES)].to_numpy(dtype=np.float64)
+    return np.hstack([standardise_on_training(cls, is_train), standardise_on_training(acuity, is_train)])

@@ -157,6 +157,26 @@ def _check_hurtful(config: dict[str, Any], skip) -> None:
         for model in hurtful[key]["models"]:
             if model not in registry and model not in variants:
                 raise MedbiasInputError(f"config key 'hurtful.{key}.models': unknown model name {model!r} ({names})")
+    for model in hurtful["downstream"]["models"]:
+        if model not in registry and model not in variants:
+            raise MedbiasInputError(f"config key 'hurtful.downstream.models': unknown model name {model!r} ({names})")
+    if "baseline" not in hurtful["downstream"]["models"]:
+        raise MedbiasInputError("config key 'hurtful.downstream.models': must include 'baseline' (Tables 4 and 5 are about it)")
+    from medbias.demographics import ATTRIBUTE_CLASSES
+
+    for attribute, excluded in hurtful["downstream"]["excluded_subgroups"].items():
+        unknown = sorted(set(excluded) - set(ATTRIBUTE_CLASSES[attribute]))
+        if unknown:
+            raise MedbiasInputError(
+                f"config key 'hurtful.downstream.excluded_subgroups.{attribute}': unknown subgroup {unknown[0]!r} "
+                f"(subgroups: {', '.join(ATTRIBUTE_CLASSES[attribute])})"
+            )
+    for name, figure in hurtful["downstream"]["figures"].items():
+        if figure["group"] not in ATTRIBUTE_CLASSES[figure["attribute"]]:
+            raise MedbiasInputError(
+                f"config key 'hurtful.downstream.figures.{name}.group': unknown {figure['attribute']} subgroup "
+                f"{figure['group']!r} (subgroups: {', '.join(ATTRIBUTE_CLASSES[figure['attribute']])})"
+            )
     for key in ("templates", "attributes"):
         path = hurtful["logprob"][key]
         if not skip(path) and not Path(path).is_file():

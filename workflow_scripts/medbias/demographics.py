@@ -16,6 +16,14 @@ import pandas as pd
 
 AGE_OVER_89 = 91.4
 ETHNICITY_GROUPS = ("WHITE", "BLACK", "HISPANIC/LATINO", "ASIAN", "OTHER", "UNKNOWN")
+# every protected attribute's subgroups, in the order of the tables (the last one takes values
+# outside the list: Missing, UNKNOWN, Self Pay)
+ATTRIBUTE_CLASSES: dict[str, tuple[str, ...]] = {
+    "gender": ("M", "F"),
+    "language": ("English", "Other", "Missing"),
+    "ethnicity": ETHNICITY_GROUPS,
+    "insurance": ("Medicare", "Medicaid", "Private", "Government", "Self Pay"),
+}
 UNKNOWN_ETHNICITY = frozenset({"UNKNOWN/NOT SPECIFIED", "PATIENT DECLINED TO ANSWER", "UNABLE TO OBTAIN", ""})
 
 

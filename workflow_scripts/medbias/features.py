@@ -17,19 +17,58 @@ def cls_vectors(encoder, tokenizer, texts: Sequence[str], layers: Sequence[int] 
                 max_length: int = 512) -> np.ndarray:
     """(len(texts), hidden * len(layers)) float32 array of [CLS] states of ``layers`` (negative indices
     count from the last layer; ``encoder`` is a BertModel or any model with hidden states)."""
+    ids = tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
+    return cls_vectors_of_ids(encoder, ids, tokenizer.pad_token_id, layers, batch_size)
+
+
+def cls_vectors_of_ids(encoder, sequences: Sequence[Sequence[int]], pad_id: int, layers: Sequence[int] = (-1,),
+                       batch_size: int = 64, progress=None) -> np.ndarray:
+    """[CLS] states of ``layers`` for token-id sequences that already hold [CLS] ... [SEP]: sorted by
+    length, right-padded per batch with an attention mask, rows returned in input order.
+    ``progress(done, total)`` is called after every batch."""
     import torch
 
-    order = np.argsort([len(t) for t in texts], kind="stable")
+    order = np.argsort([len(s) for s in sequences], kind="stable")
     device = next(encoder.parameters()).device
     out = None
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
             rows = order[start : start + batch_size]
-            encoded = tokenizer([texts[i] for i in rows], padding=True, truncation=True, max_length=max_length,
-                                return_tensors="pt").to(device)
-            states = encoder(**encoded, output_hidden_states=True).hidden_states
+            length = max(len(sequences[i]) for i in rows)
+            ids = torch.full((len(rows), length), pad_id, dtype=torch.long)
+            attention = torch.zeros((len(rows), length), dtype=torch.long)
+            for r, i in enumerate(rows):
+                ids[r, : len(sequences[i])] = torch.as_tensor(sequences[i])
+                attention[r, : len(sequences[i])] = 1
+            states = encoder(input_ids=ids.to(device), attention_mask=attention.to(device),
+                             output_hidden_states=True).hidden_states
             vectors = torch.cat([states[layer][:, 0] for layer in layers], dim=-1).float().cpu().numpy()
             if out is None:
-                out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+                out = np.zeros((len(sequences), vectors.shape[1]), dtype=np.float32)
             out[rows] = vectors
+            if progress is not None:
+                progress(min(start + batch_size, len(order)), len(order))
     return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+
+
+def note_windows(piece_ids: Sequence[int], cls_id: int, sep_id: int, window: int = 512, stride: int = 256,
+                 max_windows: int = 10) -> list[list[int]]:
+    """The note's sliding windows as model inputs, [CLS] + ``window - 2`` pieces + [SEP] each, at the
+    offsets of ``medbias.text.window_starts`` (the same windows the cohorts counted)."""
+    from medbias.text import window_starts
+
+    inner = window - 2
+    return [[cls_id, *piece_ids[start : start + inner], sep_id]
+            for start in window_starts(len(piece_ids), inner, stride, max_windows)]
+
+
+def note_piece_ids(sequences, tokenizer, row_ids) -> dict[int, list[int]]:
+    """Word-piece ids of each note in ``row_ids``, rebuilt from its packed sequences (``ROW_ID``,
+    ``seq_index``, ``text``) in order: a sequence is whole sentences joined by spaces, so its pieces are
+    the note's pieces in that stretch."""
+    wanted = sequences[sequences["ROW_ID"].isin(set(row_ids))].sort_values(["ROW_ID", "seq_index"])
+    encoded = tokenizer(wanted["text"].tolist(), add_special_tokens=False)["input_ids"]
+    pieces: dict[int, list[int]] = {}
+    for row_id, ids in zip(wanted["ROW_ID"].tolist(), encoded):
+        pieces.setdefault(int(row_id), []).extend(ids)
+    return pieces

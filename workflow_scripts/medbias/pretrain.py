@@ -23,6 +23,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from medbias.demographics import ATTRIBUTE_CLASSES
+
 
 @dataclass(frozen=True)
 class SentencePair:
@@ -243,12 +245,6 @@ def train_steps(
     return step
 
 
-ATTRIBUTE_CLASSES: dict[str, tuple[str, ...]] = {
-    "gender": ("M", "F"),
-    "language": ("English", "Other", "Missing"),
-    "ethnicity": ("WHITE", "BLACK", "HISPANIC/LATINO", "ASIAN", "OTHER", "UNKNOWN"),
-    "insurance": ("Medicare", "Medicaid", "Private", "Government", "Self Pay"),
-}
 
 
 def attribute_codes(values, attribute: str) -> np.ndarray:

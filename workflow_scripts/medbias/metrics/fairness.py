@@ -14,8 +14,8 @@ NaN, and so is every gap that needs it; such groups are skipped when i* is chose
 
 The bootstrap resamples the test rows with replacement within each label (positives among
 positives, negatives among negatives, so every replicate keeps the task's prevalence), draws all
-replicates at once as one seeded index matrix, and computes every replicate's group counts with one
-weighted sum. Percentile 95% intervals; a gap is significant when its interval excludes 0; the
+replicates at once as one seeded index matrix, and counts every replicate's confusion cells per group
+with one ``bincount``. Percentile 95% intervals; a gap is significant when its interval excludes 0; the
 two-sided p-value counts the replicates on each side of 0 (the reference code reported one side).
 Replicates in which a gap is undefined are counted and left out of its interval and p-value.
 """
@@ -32,22 +32,32 @@ from medbias.metrics.association import percentile_interval
 GAP_METRICS: tuple[str, ...] = ("parity", "recall", "specificity")
 
 
+CELLS: tuple[str, ...] = ("tp", "fp", "fn", "tn")
+
+
 def group_counts(predicted: np.ndarray, label: np.ndarray, group_index: np.ndarray, n_groups: int,
-                 weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """Per-group confusion counts: ``n``, ``tp``, ``fp``, ``fn``, ``tn`` (shape (n_groups,), or
-    (replicates, n_groups) with a (replicates, rows) ``weights`` matrix of resample counts).
+                 index: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Per-group confusion counts ``tp``, ``fp``, ``fn``, ``tn`` and ``n``: shape (n_groups,) over all
+    rows, or (replicates, n_groups) over the rows of each replicate of an index matrix.
 
     ``predicted`` and ``label`` are 0/1 per row; ``group_index`` is each row's group in 0..n_groups-1.
+    Each row gets one cell code (group x outcome); a replicate's counts are one ``bincount`` of the
+    codes of its rows, all replicates at once.
     """
     predicted = np.asarray(predicted).astype(bool)
     label = np.asarray(label).astype(bool)
-    onehot = np.zeros((len(group_index), n_groups))
-    onehot[np.arange(len(group_index)), group_index] = 1.0
-    cells = {"tp": predicted & label, "fp": predicted & ~label, "fn": ~predicted & label, "tn": ~predicted & ~label}
-    w = np.ones((1, len(group_index))) if weights is None else np.asarray(weights, dtype=float)
-    counts = {name: (w * cell[None, :]) @ onehot for name, cell in cells.items()}
-    counts["n"] = w @ onehot
-    return {k: v[0] for k, v in counts.items()} if weights is None else counts
+    outcome = np.where(predicted, np.where(label, 0, 1), np.where(label, 2, 3))  # tp, fp, fn, tn
+    code = np.asarray(group_index, dtype=np.int64) * len(CELLS) + outcome
+    n_codes = n_groups * len(CELLS)
+    if index is None:
+        table = np.bincount(code, minlength=n_codes).reshape(n_groups, len(CELLS)).astype(float)
+    else:
+        replicates = index.shape[0]
+        flat = (np.arange(replicates, dtype=np.int64)[:, None] * n_codes + code[index]).ravel()
+        table = np.bincount(flat, minlength=replicates * n_codes).reshape(replicates, n_groups, len(CELLS)).astype(float)
+    counts = {cell: table[..., k] for k, cell in enumerate(CELLS)}
+    counts["n"] = table.sum(axis=-1)
+    return counts
 
 
 def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
@@ -96,18 +106,10 @@ def within_label_resamples(label: np.ndarray, n_replicates: int, rng: np.random.
     return index
 
 
-def resample_weights(index: np.ndarray, n_rows: int) -> np.ndarray:
-    """How often each row appears in each replicate of an index matrix: (replicates, rows)."""
-    weights = np.zeros((index.shape[0], n_rows))
-    np.add.at(weights, (np.arange(index.shape[0])[:, None], index), 1.0)
-    return weights
-
-
 def bootstrap_gaps(predicted: np.ndarray, label: np.ndarray, group_index: np.ndarray, n_groups: int,
                    index: np.ndarray) -> dict[str, np.ndarray]:
     """Every replicate's gaps at once: metric -> (replicates, groups), from the index matrix."""
-    weights = resample_weights(index, len(label))
-    return gaps_of(group_counts(predicted, label, group_index, n_groups, weights))
+    return gaps_of(group_counts(predicted, label, group_index, n_groups, index))
 
 
 def two_sided_p(replicates: np.ndarray) -> float:

@@ -94,6 +94,10 @@ TEST_FRACTION = 0.15
 EVIDENCE_RATE = {"Discharge summary": 0.9, "Nursing": 0.55, "Nursing/other": 0.55, "Physician ": 0.7}
 EVIDENCE_RATE_OTHER = 0.25
 FALSE_MENTION_RATE = 0.01
+# Planted recall gaps (Zhang et al. 2020 downstream tasks): notes of this gender mention the
+# phenotype's evidence at this fraction of the usual rate, so a classifier misses more of their
+# positives. Every other phenotype's evidence is mentioned alike for all patients (the controls).
+PLANTED_RECALL_GAPS = {"Essential hypertension": {"attribute": "gender", "disadvantaged": "F", "evidence_rate_factor": 0.1}}
 CONDITION_MENTION_RATE = 0.9  # share of a carrier's notes (not ECG, Echo, Radiology) that mention it
 GRAVE_RATE_DIED, GRAVE_RATE_SURVIVED = 0.5, 0.04
 CONDITION_BY_NAME = {c.name: c for c in CONDITIONS}
@@ -192,7 +196,9 @@ def _note_text(
         sentences.append(_vitals(rng) + ".")
     rate = EVIDENCE_RATE.get(category, EVIDENCE_RATE_OTHER)
     for phenotype in phenotypes:
-        if rng.random() < rate:
+        gap = PLANTED_RECALL_GAPS.get(phenotype)
+        factor = gap["evidence_rate_factor"] if gap and gap["disadvantaged"] == gender else 1.0
+        if rng.random() < rate * factor:
             options = PHENOTYPE_EVIDENCE[phenotype]
             sentences.append(f"{g['subj'].capitalize()} has {options[rng.integers(len(options))]}.")
     for phenotype in PHENOTYPE_EVIDENCE:
@@ -490,6 +496,7 @@ def _cohort_truth(
         "in_hospital_mortality": round(float(adm["HOSPITAL_EXPIRE_FLAG"].mean()), 4),
         "phenotypes": phenotypes,
         "planted_conditions": conditions,
+        "planted_recall_gaps": [{"phenotype": name, **gap} for name, gap in PLANTED_RECALL_GAPS.items()],
         "special_cases": counts,
         "missing_acuity_stays": missing_acuity,
         "test_subjects_fraction": TEST_FRACTION,

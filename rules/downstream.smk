@@ -1,0 +1,124 @@
+# Study "hurtful", downstream (Zhang et al. 2020, sections 4.1, 4.2, 5.2, 5.3, appendices A, C, D):
+# frozen window features per model, one classifier per task, fairness gaps with bootstrap and BH,
+# and the paper's tables and figures.
+
+
+rule hurtful_features:
+    input:
+        model=lambda wc: hurtful_model_input(wc.model),
+        sequences=f"{TEXT_DIR}/mimic/sequences.parquet",
+        windows=f"{MIMIC}/cohort_windows.parquet",
+        tokenizer=f"{MIMIC}/tokenizer",
+    output:
+        features=f"{DOWNSTREAM_DIR}/{{model}}/features.npy",
+        index=f"{DOWNSTREAM_DIR}/{{model}}/features_windows.parquet",
+        summary=f"{DOWNSTREAM_DIR}/{{model}}/features.json",
+    log:
+        f"{LOGS}/hurtful/features_{{model}}.log",
+    cache: "omit-software"
+    conda:
+        "../envs/gpu.yaml"
+    threads: 2
+    resources:
+        mem_mb=16000,
+        gpu=DOWNSTREAM["feature_gpus"],
+    params:
+        code=library_code("hurtful_features.py"),
+        model=lambda wc: wc.model,
+        entry=lambda wc: hurtful_model_entry(wc.model),
+        layers=DOWNSTREAM["layers"],
+        batch_size=DOWNSTREAM["feature_batch_size"],
+        window=config["mimic"]["window"],
+        stride=config["mimic"]["stride"],
+        max_windows=config["mimic"]["max_windows_per_note"],
+    script:
+        f"{SCRIPTS}/hurtful_features.py"
+
+
+rule hurtful_classify:
+    input:
+        features=f"{DOWNSTREAM_DIR}/{{model}}/features.npy",
+        index=f"{DOWNSTREAM_DIR}/{{model}}/features_windows.parquet",
+        samples=f"{MIMIC}/task_samples.parquet",
+        windows=f"{MIMIC}/cohort_windows.parquet",
+        tasks=f"{MIMIC}/tasks.csv",
+    output:
+        predictions=f"{DOWNSTREAM_DIR}/{{model}}/test_predictions.parquet",
+        selection=f"{DOWNSTREAM_DIR}/{{model}}/selection.csv",
+        grid=f"{DOWNSTREAM_DIR}/{{model}}/grid.csv",
+        classifiers=f"{DOWNSTREAM_DIR}/{{model}}/classifiers.pt",
+    log:
+        f"{LOGS}/hurtful/classify_{{model}}.log",
+    benchmark:
+        f"{BENCHMARKS}/hurtful/classify_{{model}}.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    threads: 2
+    resources:
+        mem_mb=16000,
+    params:
+        code=library_code("hurtful_classify.py"),
+        model=lambda wc: wc.model,
+        grid=DOWNSTREAM["grid"],
+        c_grid=DOWNSTREAM["c_grid"],
+        max_epochs=DOWNSTREAM["max_epochs"],
+        patience=DOWNSTREAM["patience"],
+        batch_size=DOWNSTREAM["batch_size"],
+        learning_rate=DOWNSTREAM["learning_rate"],
+        seed=config["seed"] + 600,
+    script:
+        f"{SCRIPTS}/hurtful_classify.py"
+
+
+rule hurtful_gaps:
+    input:
+        predictions=f"{DOWNSTREAM_DIR}/{{model}}/test_predictions.parquet",
+        tasks=f"{MIMIC}/tasks.csv",
+    output:
+        gaps=f"{DOWNSTREAM_DIR}/{{model}}/gaps.parquet",
+        cells=f"{DOWNSTREAM_DIR}/{{model}}/intersectional_cells.csv",
+        performance=f"{DOWNSTREAM_DIR}/{{model}}/performance.csv",
+    log:
+        f"{LOGS}/hurtful/gaps_{{model}}.log",
+    benchmark:
+        f"{BENCHMARKS}/hurtful/gaps_{{model}}.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("hurtful_gaps.py"),
+        model=lambda wc: wc.model,
+        attributes=DOWNSTREAM["attributes"],
+        excluded=DOWNSTREAM["excluded_subgroups"],
+        bootstrap=DOWNSTREAM["bootstrap"],
+        alpha=DOWNSTREAM["alpha"],
+        intersectional=DOWNSTREAM["intersectional"],
+        seed=config["seed"] + 700,
+    script:
+        f"{SCRIPTS}/hurtful_gaps.py"
+
+
+rule hurtful_downstream_tables:
+    input:
+        gaps=expand(f"{DOWNSTREAM_DIR}/{{model}}/gaps.parquet", model=DOWNSTREAM["models"]),
+        cells=expand(f"{DOWNSTREAM_DIR}/{{model}}/intersectional_cells.csv", model=DOWNSTREAM["models"]),
+        performance=expand(f"{DOWNSTREAM_DIR}/{{model}}/performance.csv", model=DOWNSTREAM["models"]),
+        tasks=f"{MIMIC}/tasks.csv",
+    output:
+        downstream_tables(),
+    log:
+        f"{LOGS}/hurtful/downstream_tables.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("hurtful_downstream_tables.py"),
+        outdir=DOWNSTREAM_DIR,
+        models=DOWNSTREAM["models"],
+        attributes=DOWNSTREAM["attributes"],
+        excluded=DOWNSTREAM["excluded_subgroups"],
+        alpha=DOWNSTREAM["alpha"],
+        intersectional=DOWNSTREAM["intersectional"],
+        figures=DOWNSTREAM["figures"],
+        debiased_tables=downstream_debiased_tables(),
+        figure_a1_model=figure_a1_model(),
+    script:
+        f"{SCRIPTS}/hurtful_downstream_tables.py"

@@ -1,0 +1,106 @@
+"""The downstream analysis on the demo world: classifiers on frozen features of every task, the
+fairness gaps with bootstrap and BH, and the paper's tables and figures. The demo world plants a
+recall gap (women's notes rarely mention one phenotype's evidence); the analysis must find it with
+the right sign, and tasks without a planted effect must stay near the nominal rate after BH."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def downstream(demo_run):
+    return demo_run / "results" / "hurtful" / "downstream"
+
+
+@pytest.fixture(scope="module")
+def config(demo_run):
+    return yaml.safe_load((demo_run / "config.yaml").read_text())["hurtful"]["downstream"]
+
+
+@pytest.fixture(scope="module")
+def tasks(demo_run):
+    return pd.read_csv(demo_run / "results" / "mimic" / "tasks.csv")
+
+
+@pytest.fixture(scope="module")
+def baseline_gaps(downstream):
+    return pd.read_parquet(downstream / "baseline" / "gaps.parquet")
+
+
+def _planted(demo_truth, tasks):
+    """(planted tasks, tasks a planted phenotype also feeds: the 'any' aggregates of its type)."""
+    planted, touched = set(), set()
+    for gap in demo_truth["mimic"]["planted_recall_gaps"]:
+        kind = demo_truth["mimic"]["phenotypes"][gap["phenotype"]]["type"]
+        planted |= set(tasks.loc[tasks["label"] == gap["phenotype"], "task"])
+        touched |= set(tasks.loc[tasks["label"].isin([f"any_{kind}", "any_disease"]), "task"])
+    return planted, touched
+
+
+def test_planted_recall_gap_is_found_with_the_right_sign(baseline_gaps, demo_truth, tasks):
+    planted, _ = _planted(demo_truth, tasks)
+    assert planted
+    gap = demo_truth["mimic"]["planted_recall_gaps"][0]
+    rows = baseline_gaps[(baseline_gaps["attribute"] == gap["attribute"]) & (baseline_gaps["group"] == gap["disadvantaged"])
+                         & (baseline_gaps["metric"] == "recall") & baseline_gaps["task"].isin(planted)]
+    assert len(rows) == len(planted)
+    for row in rows.itertuples():
+        assert row.gap < 0 and row.significant and row.ci_high < 0, row
+
+
+def test_tasks_without_a_planted_gap_stay_near_the_nominal_rate_after_bh(baseline_gaps, demo_truth, tasks):
+    """Two-group attributes (gender; language once Missing is excluded) over the tasks with nothing
+    planted: BH at 5% rejects at most two of about 55 (under the null it rejects anything at all with
+    probability at most 5%)."""
+    planted, touched = _planted(demo_truth, tasks)
+    control = baseline_gaps[~baseline_gaps["task"].isin(planted | touched) & (baseline_gaps["metric"] == "recall")]
+    for attribute, group in (("gender", "F"), ("language", "Other")):
+        rows = control[(control["attribute"] == attribute) & (control["group"] == group)]
+        assert len(rows) > 40, attribute
+        assert rows["significant_bh"].sum() <= 2, rows[rows["significant_bh"]][["task", "gap", "p_bh"]]
+
+
+def test_exclusions_apply_to_their_own_attribute(baseline_gaps, config):
+    for attribute, excluded in config["excluded_subgroups"].items():
+        part = baseline_gaps[baseline_gaps["attribute"] == attribute]
+        assert not set(part["group"]) & set(excluded), attribute
+    gender = baseline_gaps[(baseline_gaps["attribute"] == "gender") & (baseline_gaps["metric"] == "recall")]
+    assert (gender["excluded_rows"] == 0).all()
+
+
+def test_predictions_follow_the_selected_threshold(downstream, config, tasks):
+    for model in config["models"]:
+        predictions = pd.read_parquet(downstream / model / "test_predictions.parquet")
+        selection = pd.read_csv(downstream / model / "selection.csv").set_index("task")
+        assert set(predictions["task"]) == set(tasks["task"]) == set(selection.index)
+        assert predictions["probability"].between(0, 1).all()
+        threshold = predictions["task"].map(selection["threshold"])
+        assert ((predictions["probability"] >= threshold).astype(int) == predictions["prediction"]).all()
+        grid = pd.read_csv(downstream / model / "grid.csv")
+        best = grid.loc[grid.groupby("task")["validation_auprc"].idxmax()].set_index("task")
+        np.testing.assert_allclose(best["validation_auprc"], selection.loc[best.index, "validation_auprc"])
+
+
+def test_tables_and_figures_are_complete(downstream, config, tasks):
+    table4 = pd.read_csv(downstream / "table4_gaps.csv")
+    assert {"gender", "language", "ethnicity", "insurance"} == set(table4["attribute"])
+    assert table4["recall gap"].str.fullmatch(r"\d+ \(\d+%\)").all()
+    assert len(pd.read_csv(downstream / "tableC3_gaps_fdr.csv")) == len(table4)
+    table5 = pd.read_csv(downstream / "table5_debiased_gender.csv")
+    assert set(table5["model"]) == {"baseline", "debiased"} and set(table5["fdr"]) == {"no", "yes"}
+    performance = pd.read_csv(downstream / "tableA2_performance_long.csv")
+    assert len(performance) == len(tasks) * len(config["models"])
+    assert (performance["auroc_low"] <= performance["auroc"]).all() and (performance["auroc"] <= performance["auroc_high"]).all()
+    mortality = performance[(performance["task"] == "mortality") & (performance["model"] == "baseline")].iloc[0]
+    assert mortality["auroc_low"] > 0.5  # the demo notes carry grave phrases for patients who die
+    for name in ("figA1_auprc", "fig4_gaps_gender", "fig5_gaps_language"):
+        assert (downstream / f"{name}.png").stat().st_size > 10_000 and (downstream / f"{name}.pdf").is_file()
+    skipped = pd.read_csv(downstream / "intersectional_skipped.csv")
+    assert (~skipped["kept"]).all() and skipped["reason"].str.startswith("fewer than").all()
+    assert "gender x ethnicity" in set(pd.read_parquet(downstream / "baseline" / "gaps.parquet")["attribute"])

@@ -1,0 +1,84 @@
+"""The downstream gap analysis: exclusions per attribute only, intersectional cells, BH across tasks,
+Table 4's counts, and the performance table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from medbias.downstream import gap_table, intersectional_cells, performance_table, significance_counts
+
+
+def _predictions(n=200, seed=0, tasks=("t1", "t2", "t3")):
+    rng = np.random.default_rng(seed)
+    frames = []
+    for task in tasks:
+        label = (rng.random(n) < 0.4).astype(int)
+        frames.append(pd.DataFrame({
+            "task": task, "ICUSTAY_ID": np.arange(n), "label": label,
+            "prediction": np.where(rng.random(n) < 0.8, label, 1 - label), "probability": rng.random(n),
+            "gender": rng.choice(["M", "F"], n), "language": rng.choice(["English", "Other", "Missing"], n),
+            "ethnicity": rng.choice(["WHITE", "BLACK", "UNKNOWN"], n), "insurance": "Medicare",
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_exclusions_apply_to_their_own_attribute_only():
+    predictions = _predictions()
+    gaps, _ = gap_table(predictions, ["t1", "t2", "t3"], ["gender", "language"], {"language": ["Missing"]}, 200, seed=1)
+    t1 = predictions[predictions["task"] == "t1"]
+    gender = gaps[(gaps["task"] == "t1") & (gaps["attribute"] == "gender")]
+    assert gender["n"].sum() == 3 * len(t1)  # every row counted once per metric: Missing language kept
+    assert (gender["excluded_rows"] == 0).all()
+    language = gaps[(gaps["task"] == "t1") & (gaps["attribute"] == "language")]
+    assert set(language["group"]) == {"English", "Other"}
+    assert (language["excluded_rows"] == (t1["language"] == "Missing").sum()).all()
+    assert language["n"].sum() == 3 * (t1["language"] != "Missing").sum()
+
+
+def test_bh_runs_across_tasks_per_attribute_group_and_metric():
+    from statsmodels.stats.multitest import multipletests
+
+    gaps, _ = gap_table(_predictions(), ["t1", "t2", "t3"], ["gender"], {}, 200, seed=1)
+    block = gaps[(gaps["group"] == "F") & (gaps["metric"] == "recall")].sort_values("task")
+    assert len(block) == 3
+    np.testing.assert_allclose(block["p_bh"], multipletests(block["p_value"], method="fdr_bh")[1])
+
+
+def test_seeded_per_task_so_adding_a_task_changes_nothing_else():
+    predictions = _predictions()
+    first, _ = gap_table(predictions, ["t1", "t2"], ["gender"], {}, 200, seed=1)
+    again, _ = gap_table(predictions, ["t1", "t2", "t3"], ["gender"], {}, 200, seed=1)
+    keep = ["task", "group", "metric", "gap", "ci_low", "ci_high", "p_value"]
+    pd.testing.assert_frame_equal(first[keep], again[again["task"] != "t3"][keep].reset_index(drop=True))
+
+
+def test_intersectional_cells_skip_small_ones_and_list_them():
+    frame = pd.DataFrame({"gender": ["M"] * 30 + ["F"] * 30 + ["F"] * 3, "ethnicity": ["WHITE"] * 60 + ["BLACK"] * 3,
+                          "label": [1, 0] * 15 + [0] * 28 + [1, 1] + [1, 0, 0]})
+    kept, table = intersectional_cells(frame, ["gender", "ethnicity"], {"ethnicity": ["UNKNOWN"]}, min_rows=10, min_positives=5)
+    assert kept == ["M & WHITE"]
+    reasons = table.set_index("cell")["reason"]
+    assert reasons["F & WHITE"] == "fewer than 5 positives" and reasons["F & BLACK"] == "fewer than 10 rows"
+    assert "M & UNKNOWN" not in reasons.index
+
+
+def test_significance_counts_by_hand():
+    gaps = pd.DataFrame({
+        "attribute": "gender", "group": "M", "metric": ["recall", "recall", "recall", "parity"],
+        "gap": [0.2, -0.1, 0.3, 0.1], "significant": [True, True, False, False],
+    })
+    row = significance_counts(gaps).iloc[0]
+    assert row["recall gap"] == "2 (50%)" and row["parity gap"] == "0 (0%)" and row["recall_favouring"] == 1
+
+
+def test_performance_table_observed_values_match_scikit_learn():
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    predictions = _predictions()
+    table = performance_table(predictions, ["t1"], 200, seed=0).iloc[0]
+    t1 = predictions[predictions["task"] == "t1"]
+    assert table["auroc"] == pytest.approx(roc_auc_score(t1["label"], t1["probability"]))
+    assert table["auprc"] == pytest.approx(average_precision_score(t1["label"], t1["probability"]))
+    assert table["auroc_low"] < table["auroc"] < table["auroc_high"]

@@ -1,0 +1,27 @@
+"""Rule script (hurtful): fairness gaps (parity, recall, specificity; eq. 2 for more than two
+groups) per task, attribute and subgroup with 1,000 within-label bootstrap replicates, two-sided
+p-values and Benjamini-Hochberg across tasks, plus intersectional cells and AUROC/AUPRC with
+bootstrap intervals, for one model's test predictions."""
+
+import pandas as pd
+
+from medbias.downstream import gap_table, performance_table
+from medbias.logs import setup_rule_logging
+
+snakemake = globals()["snakemake"]
+log = setup_rule_logging(snakemake.log[0])
+p = snakemake.params
+
+predictions = pd.read_parquet(snakemake.input.predictions)
+tasks = pd.read_csv(snakemake.input.tasks)["task"].tolist()
+log.info("%s: %d test predictions over %d tasks; %d bootstrap replicates", p.model, len(predictions), len(tasks), p.bootstrap)
+gaps, cells = gap_table(predictions, tasks, p.attributes, p.excluded, p.bootstrap, p.seed, p.alpha, p.intersectional, log)
+gaps.insert(0, "model", p.model)
+for attribute, frame in gaps.groupby("attribute"):
+    log.info("%s: %d excluded rows per task at most; undefined replicates in %d of %d gaps", attribute,
+             frame["excluded_rows"].max(), int((frame["undefined_replicates"] > 0).sum()), len(frame))
+gaps.to_parquet(snakemake.output.gaps, index=False)
+cells.to_csv(snakemake.output.cells, index=False)
+performance = performance_table(predictions, tasks, p.bootstrap, p.seed, p.alpha)
+performance.insert(0, "model", p.model)
+performance.to_csv(snakemake.output.performance, index=False)

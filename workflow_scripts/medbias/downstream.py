@@ -1,0 +1,137 @@
+"""Downstream analyses of the "hurtful" study (Zhang et al. 2020, sections 4.2, 5.2, 5.3, appendices
+A, C, D) on the test predictions of every task and model.
+
+- ``gap_table``: parity, recall and specificity gaps per task, attribute and subgroup with bootstrap
+  intervals, two-sided p-values and Benjamini-Hochberg across tasks (``medbias.metrics.fairness``).
+  Excluded subgroups are dropped for their own attribute only (the reference code's exclusions
+  accumulated across attributes); how many rows each exclusion removed is recorded.
+- Intersectional groups (gender x ethnicity, say) as one more attribute, keeping the cells with
+  enough rows and positives and listing the cells skipped.
+- ``significance_counts``: Table 4 / C3 / 5 / D5-D7 cells, the number of tasks with a significant
+  gap and the share of them favouring the subgroup (positive gap).
+- ``performance_table``: AUROC and AUPRC per task with bootstrap intervals (Table A2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from medbias.demographics import ATTRIBUTE_CLASSES
+from medbias.metrics.association import percentile_interval
+from medbias.metrics.fairness import benjamini_hochberg, fairness_gaps, within_label_resamples
+from medbias.metrics.performance import counts_from_index, ranking_metrics
+
+
+def _task_rng(seed: int, task_number: int, attribute_number: int) -> np.random.Generator:
+    return np.random.default_rng([seed, task_number, attribute_number])
+
+
+def intersection_column(frame: pd.DataFrame, attributes: Sequence[str]) -> pd.Series:
+    """The combined subgroup of each row, e.g. 'F & BLACK' for gender x ethnicity."""
+    return frame[list(attributes)].astype(str).agg(" & ".join, axis=1)
+
+
+def intersectional_cells(frame: pd.DataFrame, attributes: Sequence[str], excluded: Mapping[str, Sequence[str]],
+                         min_rows: int, min_positives: int) -> tuple[list[str], pd.DataFrame]:
+    """Cells of the attributes' product (in the attributes' class order) with at least ``min_rows``
+    test rows and ``min_positives`` positives in this table; returns (kept cells, table of every cell
+    with its counts and whether and why it was skipped). Subgroups excluded for either attribute are
+    not cells."""
+    first, second = attributes
+    cells = [f"{a} & {b}" for a in ATTRIBUTE_CLASSES[first] if a not in excluded.get(first, ())
+             for b in ATTRIBUTE_CLASSES[second] if b not in excluded.get(second, ())]
+    combined = intersection_column(frame, attributes)
+    rows = []
+    for cell in cells:
+        member = combined == cell
+        n, positives = int(member.sum()), int(frame.loc[member, "label"].sum())
+        reason = "" if n >= min_rows and positives >= min_positives else (
+            f"fewer than {min_rows} rows" if n < min_rows else f"fewer than {min_positives} positives")
+        rows.append({"cell": cell, "rows": n, "positives": positives, "kept": not reason, "reason": reason})
+    table = pd.DataFrame(rows)
+    return table.loc[table["kept"], "cell"].tolist(), table
+
+
+def gap_table(predictions: pd.DataFrame, tasks: Sequence[str], attributes: Sequence[str],
+              excluded: Mapping[str, Sequence[str]], n_replicates: int, seed: int, alpha: float = 0.05,
+              intersectional: Mapping | None = None, log=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Long table of gaps (task, attribute, group, metric, gap, CI, p, significant, p_bh,
+    significant_bh, undefined replicates, n, positives, excluded rows) for one model's predictions,
+    plus the table of intersectional cells (kept or skipped, per task).
+
+    Each (task, attribute) draws its replicates from its own seeded generator, so adding a task or an
+    attribute leaves the others' numbers unchanged. BH runs across tasks for each attribute, group and
+    metric; a group absent from a task's test set has no row for that task.
+    """
+    level = 1 - alpha
+    columns = list(attributes)
+    if intersectional:
+        columns.append(" x ".join(intersectional["attributes"]))
+    results, cells = [], []
+    for t, task in enumerate(tasks):
+        frame = predictions[predictions["task"] == task]
+        for a, attribute in enumerate(columns):
+            if " x " in attribute:
+                kept, table = intersectional_cells(frame, intersectional["attributes"], excluded,
+                                                   intersectional["min_rows"], intersectional["min_positives"])
+                cells.append(table.assign(task=task))
+                groups = intersection_column(frame, intersectional["attributes"])
+                keep = groups.isin(kept)
+                order = kept
+            else:
+                groups = frame[attribute].astype(str)
+                keep = ~groups.isin(excluded.get(attribute, ()))
+                order = [g for g in ATTRIBUTE_CLASSES[attribute] if g in set(groups[keep])]
+            if len(order) < 2:
+                continue
+            rows = frame[keep]
+            for r in fairness_gaps(rows["prediction"].to_numpy(), rows["label"].to_numpy(), groups[keep].to_numpy(),
+                                   order, n_replicates, _task_rng(seed, t, a), level):
+                results.append({"task": task, "attribute": attribute, **r.__dict__, "excluded_rows": int((~keep).sum())})
+        if log:
+            log.info("gaps: task %d/%d %s", t + 1, len(tasks), task)
+    table = pd.DataFrame(results)
+    table["p_bh"], table["significant_bh"] = np.nan, False
+    for _, index in table.groupby(["attribute", "group", "metric"]).groups.items():
+        adjusted, rejected = benjamini_hochberg(table.loc[index, "p_value"].to_numpy(), alpha)
+        table.loc[index, "p_bh"] = adjusted
+        table.loc[index, "significant_bh"] = rejected & np.isfinite(table.loc[index, "gap"].to_numpy())
+    cell_table = pd.concat(cells, ignore_index=True) if cells else pd.DataFrame()
+    return table, cell_table
+
+
+def significance_counts(gaps: pd.DataFrame, significant: str = "significant") -> pd.DataFrame:
+    """Per attribute and group, for each metric: the number of tasks with a significant gap and the
+    percentage of those favouring the group (gap > 0), as 'N (P%)' (Table 4's cells)."""
+    rows = []
+    for (attribute, group), frame in gaps.groupby(["attribute", "group"], sort=False):
+        row = {"attribute": attribute, "group": group}
+        for metric in ("recall", "parity", "specificity"):
+            hits = frame[(frame["metric"] == metric) & frame[significant]]
+            favouring = int((hits["gap"] > 0).sum())
+            row[f"{metric}_significant"] = len(hits)
+            row[f"{metric}_favouring"] = favouring
+            row[f"{metric} gap"] = f"{len(hits)} ({round(100 * favouring / len(hits)) if len(hits) else 0}%)"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def performance_table(predictions: pd.DataFrame, tasks: Sequence[str], n_replicates: int, seed: int,
+                      alpha: float = 0.05) -> pd.DataFrame:
+    """AUROC and AUPRC per task with percentile bootstrap intervals (resampled within each label)."""
+    rows = []
+    for t, task in enumerate(tasks):
+        frame = predictions[predictions["task"] == task]
+        score, label = frame["probability"].to_numpy(), frame["label"].to_numpy()
+        observed = ranking_metrics(score, label)
+        index = within_label_resamples(label, n_replicates, np.random.default_rng([seed, t]))
+        replicates = ranking_metrics(score, label, counts_from_index(index, len(label)))
+        row = {"task": task, "test_samples": len(frame), "positives": int(label.sum())}
+        for metric in ("auroc", "auprc"):
+            low, high = percentile_interval(replicates[metric], 1 - alpha)
+            row.update({metric: float(observed[metric][0]), f"{metric}_low": low, f"{metric}_high": high})
+        rows.append(row)
+    return pd.DataFrame(rows)
