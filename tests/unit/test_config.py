@@ -134,6 +134,14 @@ def test_unknown_base_model_name(tmp_path):
          r"'hurtful.logprob.target_sets.gender': groups must list paired words of equal number"),
         (lambda h: h["logprob"].__setitem__("templates", "nowhere/templates.txt"),
          r"'hurtful.logprob.templates': file nowhere/templates.txt does not exist"),
+        (lambda h: h["downstream"].__setitem__("models", ["baseline", "adv_gendr"]),
+         r"'hurtful.downstream.models': unknown model name 'adv_gendr'"),
+        (lambda h: h["downstream"].__setitem__("models", ["scibert"]),
+         r"'hurtful.downstream.models': must include 'baseline'"),
+        (lambda h: h["downstream"]["excluded_subgroups"].__setitem__("insurance", ["Selfpay"]),
+         r"'hurtful.downstream.excluded_subgroups.insurance': unknown subgroup 'Selfpay'"),
+        (lambda h: h["downstream"]["figures"].__setitem__("fig4", {"attribute": "gender", "group": "female"}),
+         r"'hurtful.downstream.figures.fig4.group': unknown gender subgroup 'female'"),
     ],
 )
 def test_hurtful_names_are_checked(tmp_path, edit, expected):
