@@ -11,6 +11,7 @@ from medbias.metrics.fairness import (
     benjamini_hochberg,
     bootstrap_gaps,
     fairness_gaps,
+    farthest_groups,
     gaps_of,
     group_counts,
     multigroup_gaps,
@@ -32,11 +33,14 @@ def test_two_group_gaps_by_hand():
         assert results[("M", metric)].gap == pytest.approx(gap)
         assert results[("F", metric)].gap == pytest.approx(-gap)
     assert results[("M", "recall")].n == 4 and results[("M", "recall")].positives == 2
+    assert results[("M", "recall")].compared_with == "F" and results[("F", "parity")].compared_with == "M"
     assert results[("F", "parity")].n == 5 and results[("F", "parity")].positives == 3
 
 
 def test_multigroup_expansion_compares_with_the_farthest_group():
     np.testing.assert_allclose(multigroup_gaps(np.array([0.2, 0.5, 0.9])), [-0.7, -0.4, 0.7])
+    assert farthest_groups(np.array([0.2, 0.5, 0.9])).tolist() == [2, 2, 0]
+    assert farthest_groups(np.array([np.nan, 0.4])).tolist() == [-1, -1]
     # 0.5 is 0.25 from both others: the tie goes to the group listed first (0.25)
     np.testing.assert_allclose(multigroup_gaps(np.array([0.5, 0.25, 0.75])), [0.25, -0.5, 0.5])
     # an undefined rate has no gap and is never the comparison group

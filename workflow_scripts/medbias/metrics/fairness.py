@@ -74,18 +74,26 @@ def group_rates(counts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     }
 
 
+def farthest_groups(rates: np.ndarray) -> np.ndarray:
+    """Eq. 2's i* for every group: the index of the other group whose rate is farthest from its own
+    (first on ties; NaN rates skipped; -1 where there is none)."""
+    rates = np.asarray(rates, dtype=float)
+    difference = rates[..., :, None] - rates[..., None, :]
+    k = rates.shape[-1]
+    distance = np.where(np.isnan(difference) | np.eye(k, dtype=bool), -np.inf, np.abs(difference))
+    farthest = np.argmax(distance, axis=-1)
+    defined = np.isfinite(np.take_along_axis(distance, farthest[..., None], axis=-1)[..., 0])
+    return np.where(defined, farthest, -1)
+
+
 def multigroup_gaps(rates: np.ndarray) -> np.ndarray:
     """Eq. 2: gap_j = m_j - m_i* with i* = argmax over the other groups of |m_j - m_i| (first group
     on ties; NaN rates skipped; NaN where m_j is NaN or no other rate is defined). Works on the last
     axis, so (replicates, groups) gives every replicate's gaps at once."""
     rates = np.asarray(rates, dtype=float)
-    difference = rates[..., :, None] - rates[..., None, :]  # [..., j, i] = m_j - m_i
-    k = rates.shape[-1]
-    distance = np.where(np.isnan(difference) | np.eye(k, dtype=bool), -np.inf, np.abs(difference))
-    farthest = np.argmax(distance, axis=-1)
-    gaps = np.take_along_axis(difference, farthest[..., None], axis=-1)[..., 0]
-    defined = np.isfinite(np.take_along_axis(distance, farthest[..., None], axis=-1)[..., 0])
-    return np.where(defined & ~np.isnan(rates), gaps, np.nan)
+    farthest = farthest_groups(rates)
+    other = np.take_along_axis(rates, np.maximum(farthest, 0), axis=-1)
+    return np.where((farthest >= 0) & ~np.isnan(rates), rates - other, np.nan)
 
 
 def gaps_of(counts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -129,6 +137,7 @@ class GapResult:
 
     group: str
     metric: str
+    compared_with: str  # eq. 2's farthest group on the observed data ('' when the gap is undefined)
     gap: float
     ci_low: float
     ci_high: float
@@ -152,6 +161,7 @@ def fairness_gaps(predicted: np.ndarray, label: np.ndarray, groups: Sequence[str
     label = np.asarray(label).astype(int)
     counts = group_counts(predicted, label, group_index, len(order))
     observed = gaps_of(counts)
+    comparators = {metric: farthest_groups(rate) for metric, rate in group_rates(counts).items()}
     replicates = bootstrap_gaps(predicted, label, group_index, len(order), within_label_resamples(label, n_replicates, rng))
     results = []
     for metric in GAP_METRICS:
@@ -160,7 +170,8 @@ def fairness_gaps(predicted: np.ndarray, label: np.ndarray, groups: Sequence[str
             low, high = percentile_interval(column, level)
             gap = float(observed[metric][k])
             results.append(GapResult(
-                group=str(group), metric=metric, gap=gap, ci_low=low, ci_high=high, p_value=two_sided_p(column),
+                group=str(group), metric=metric,
+                compared_with=str(order[comparators[metric][k]]) if np.isfinite(gap) else "", gap=gap, ci_low=low, ci_high=high, p_value=two_sided_p(column),
                 significant=bool(np.isfinite(gap) and (low > 0 or high < 0)),
                 undefined_replicates=int(np.sum(~np.isfinite(column))), n=int(counts["n"][k]),
                 positives=int(counts["tp"][k] + counts["fn"][k]),
