@@ -103,3 +103,29 @@ def test_pubmed_xml_parses_and_is_deterministic(tmp_path):
     assert kinds["PubmedArticle"] == 30 * len(DECADES) + 6 + len(truth["revised_pmids"])
     assert kinds.get("MedlineDate", 0) > 0 and kinds["AbstractText"] > kinds["PubmedArticle"]
     assert len(texts) == truth["articles_after_ingest"]
+
+
+def test_planted_recall_gap_mentions_evidence_less_in_the_disadvantaged_group(cohort):
+    """Among notes of admissions with the planted phenotype, the disadvantaged gender's notes mention
+    its evidence far less often (design: a tenth of the rate); another phenotype's evidence (a
+    control) is mentioned at similar rates for both."""
+    from medbias.synth.mimic import phenotype_of_code
+    from medbias.synth.phrases import PHENOTYPE_EVIDENCE
+
+    (gap,) = cohort.truth["planted_recall_gaps"]
+    tables = cohort.tables
+    code_to_phenotype = phenotype_of_code(HCUP)
+    dx = tables["DIAGNOSES_ICD"].assign(phenotype=tables["DIAGNOSES_ICD"]["ICD9_CODE"].map(code_to_phenotype))
+    notes = tables["NOTEEVENTS"].dropna(subset=["HADM_ID"]).merge(tables["PATIENTS"][["SUBJECT_ID", "GENDER"]], on="SUBJECT_ID")
+
+    def mention_rates(phenotype):
+        hadms = set(dx.loc[dx["phenotype"] == phenotype, "HADM_ID"])
+        with_it = notes[notes["HADM_ID"].isin(hadms)]
+        mentions = with_it["TEXT"].apply(lambda t: any(p in t for p in PHENOTYPE_EVIDENCE[phenotype]))
+        return mentions.groupby(with_it["GENDER"]).mean()
+
+    planted = mention_rates(gap["phenotype"])
+    other = "M" if gap["disadvantaged"] == "F" else "F"
+    assert planted[gap["disadvantaged"]] < 0.3 * planted[other], planted
+    control = mention_rates("Cardiac dysrhythmias")
+    assert abs(control["F"] - control["M"]) < 0.1, control

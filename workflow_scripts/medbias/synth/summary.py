@@ -33,6 +33,13 @@ def planted_table(truth: dict[str, Any]) -> pd.DataFrame:
             "expected": "control (none)" if c["control"] else f"leans {c['lean']}",
             "strength": c["male_share"], "count": c["carriers"],
         })
+    for gap in truth["mimic"].get("planted_recall_gaps", []):
+        rows.append({
+            "study_input": "notes", "effect": f"evidence of '{gap['phenotype']}' mentioned less in {gap['disadvantaged']} notes",
+            "expected": f"negative recall gap for {gap['attribute']} {gap['disadvantaged']} (other phenotypes: none)",
+            "strength": gap["evidence_rate_factor"],
+            "count": truth["mimic"]["phenotypes"][gap["phenotype"]]["admissions_with"],
+        })
     for pair in truth["pubmed"]["planted_pairs"] + truth["pubmed"]["control_pairs"]:
         strengths = pair.get("strengths", [0.0] * len(truth["pubmed"]["decades"]))
         for decade, s in zip(truth["pubmed"]["decades"], strengths):
