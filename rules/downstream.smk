@@ -92,6 +92,7 @@ rule hurtful_gaps:
         bootstrap=DOWNSTREAM["bootstrap"],
         alpha=DOWNSTREAM["alpha"],
         intersectional=DOWNSTREAM["intersectional"],
+        minimum=DOWNSTREAM["min_group"],
         seed=config["seed"] + 700,
     script:
         f"{SCRIPTS}/hurtful_gaps.py"
@@ -115,6 +116,7 @@ rule hurtful_downstream_tables:
         models=DOWNSTREAM["models"],
         attributes=DOWNSTREAM["attributes"],
         excluded=DOWNSTREAM["excluded_subgroups"],
+        minimum=DOWNSTREAM["min_group"],
         alpha=DOWNSTREAM["alpha"],
         intersectional=DOWNSTREAM["intersectional"],
         figures=DOWNSTREAM["figures"],

@@ -28,7 +28,10 @@ plain = [a for a in p.attributes]
 cells_note = ("A cell is 'N (P%)': N of the tasks have a gap whose 95% bootstrap interval excludes 0; P% of "
               "those favour the group (positive gap: higher rate for the group than for the group farthest "
               "from it, eq. 2). Excluded subgroups (for their own attribute only): "
-              + "; ".join(f"{a}: {', '.join(v)}" for a, v in p.excluded.items()) + ".")
+              + "; ".join(f"{a}: {', '.join(v)}" for a, v in p.excluded.items()) + ". A group with fewer than "
+              f"{p.minimum['rows']} test rows (parity), {p.minimum['positives']} positives (recall) or "
+              f"{p.minimum['negatives']} negatives (specificity) in a task has no gap there and is never the comparison "
+              "group (the rows say why in gaps.parquet).")
 
 
 def counts(model, significant, attributes):

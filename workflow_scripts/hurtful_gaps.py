@@ -15,11 +15,13 @@ p = snakemake.params
 predictions = pd.read_parquet(snakemake.input.predictions)
 tasks = pd.read_csv(snakemake.input.tasks)["task"].tolist()
 log.info("%s: %d test predictions over %d tasks; %d bootstrap replicates", p.model, len(predictions), len(tasks), p.bootstrap)
-gaps, cells = gap_table(predictions, tasks, p.attributes, p.excluded, p.bootstrap, p.seed, p.alpha, p.intersectional, log)
+gaps, cells = gap_table(predictions, tasks, p.attributes, p.excluded, p.bootstrap, p.seed, p.alpha, p.intersectional,
+                        p.minimum, log)
 gaps.insert(0, "model", p.model)
 for attribute, frame in gaps.groupby("attribute"):
-    log.info("%s: %d excluded rows per task at most; undefined replicates in %d of %d gaps", attribute,
-             frame["excluded_rows"].max(), int((frame["undefined_replicates"] > 0).sum()), len(frame))
+    log.info("%s: %d excluded rows per task at most; %d of %d group-metric rows without a gap (too small); "
+             "undefined replicates in %d gaps", attribute, frame["excluded_rows"].max(), int(frame["gap"].isna().sum()),
+             len(frame), int((frame["undefined_replicates"] > 0).sum()))
 gaps.to_parquet(snakemake.output.gaps, index=False)
 cells.to_csv(snakemake.output.cells, index=False)
 performance = performance_table(predictions, tasks, p.bootstrap, p.seed, p.alpha)

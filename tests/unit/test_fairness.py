@@ -133,3 +133,19 @@ def test_benjamini_hochberg_by_hand_and_against_statsmodels():
 def test_groups_outside_the_order_are_an_error():
     with pytest.raises(ValueError, match="not in the order"):
         fairness_gaps(PREDICTED, LABEL, GROUP, ["M"], 10, np.random.default_rng(0))
+
+
+def test_groups_below_the_minimum_get_no_gap_and_say_why():
+    rng = np.random.default_rng(3)
+    n = 300
+    group = np.array(["a"] * 140 + ["b"] * 140 + ["c"] * 20)
+    label = np.r_[rng.random(280) < 0.3, [1, 1, 1] + [0] * 17].astype(int)  # c: 3 positives
+    predicted = np.where(rng.random(n) < 0.8, label, 1 - label)
+    minimum = {"rows": 10, "positives": 10, "negatives": 10}
+    results = {(r.group, r.metric): r for r in fairness_gaps(predicted, label, group, ["a", "b", "c"], 200, rng, minimum=minimum)}
+    assert np.isnan(results[("c", "recall")].gap) and results[("c", "recall")].note == "fewer than 10 positives (3)"
+    assert np.isnan(results[("c", "recall")].p_value) and not results[("c", "recall")].significant
+    assert np.isfinite(results[("c", "parity")].gap)  # 20 rows are enough for parity
+    assert results[("a", "recall")].compared_with == "b" and results[("b", "recall")].compared_with == "a"
+    two = {(r.group, r.metric): r for r in fairness_gaps(predicted[140:], label[140:], group[140:], ["b", "c"], 50, rng, minimum=minimum)}
+    assert two[("b", "recall")].note == "no other group to compare with"

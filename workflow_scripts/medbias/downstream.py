@@ -57,14 +57,17 @@ def intersectional_cells(frame: pd.DataFrame, attributes: Sequence[str], exclude
 
 def gap_table(predictions: pd.DataFrame, tasks: Sequence[str], attributes: Sequence[str],
               excluded: Mapping[str, Sequence[str]], n_replicates: int, seed: int, alpha: float = 0.05,
-              intersectional: Mapping | None = None, log=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+              intersectional: Mapping | None = None, minimum: Mapping[str, int] | None = None,
+              log=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Long table of gaps (task, attribute, group, metric, gap, CI, p, significant, p_bh,
     significant_bh, undefined replicates, n, positives, excluded rows) for one model's predictions,
     plus the table of intersectional cells (kept or skipped, per task).
 
     Each (task, attribute) draws its replicates from its own seeded generator, so adding a task or an
     attribute leaves the others' numbers unchanged. BH runs across tasks for each attribute, group and
-    metric; a group absent from a task's test set has no row for that task.
+    metric; a group absent from a task's test set has no row for that task. ``minimum`` (rows,
+    positives, negatives) leaves small groups without a gap (``fairness_gaps``); they keep their row,
+    with a note, and take no part in BH.
     """
     level = 1 - alpha
     columns = list(attributes)
@@ -89,7 +92,7 @@ def gap_table(predictions: pd.DataFrame, tasks: Sequence[str], attributes: Seque
                 continue
             rows = frame[keep]
             for r in fairness_gaps(rows["prediction"].to_numpy(), rows["label"].to_numpy(), groups[keep].to_numpy(),
-                                   order, n_replicates, _task_rng(seed, t, a), level):
+                                   order, n_replicates, _task_rng(seed, t, a), level, dict(minimum or {})):
                 results.append({"task": task, "attribute": attribute, **r.__dict__, "excluded_rows": int((~keep).sum())})
         if log:
             log.info("gaps: task %d/%d %s", t + 1, len(tasks), task)

@@ -97,7 +97,7 @@ FALSE_MENTION_RATE = 0.01
 # Planted recall gaps (Zhang et al. 2020 downstream tasks): notes of this gender mention the
 # phenotype's evidence at this fraction of the usual rate, so a classifier misses more of their
 # positives. Every other phenotype's evidence is mentioned alike for all patients (the controls).
-PLANTED_RECALL_GAPS = {"Acute and unspecified renal failure": {"attribute": "gender", "disadvantaged": "F", "evidence_rate_factor": 0.1}}
+PLANTED_RECALL_GAPS = {"Acute and unspecified renal failure": {"attribute": "gender", "disadvantaged": "F", "evidence_rate_factor": 0.0}}
 CONDITION_MENTION_RATE = 0.9  # share of a carrier's notes (not ECG, Echo, Radiology) that mention it
 GRAVE_RATE_DIED, GRAVE_RATE_SURVIVED = 0.5, 0.04
 CONDITION_BY_NAME = {c.name: c for c in CONDITIONS}
