@@ -60,7 +60,13 @@ def repo() -> Path:
 
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory) -> Path:
-    """The whole default DAG on a small demo world, built once per test session."""
+    """The whole default DAG on a small demo world, built once per test session.
+
+    MEDBIAS_DEMO_RUN=<folder> reuses a finished run made with the test config instead (for checking
+    the integration tests against a run you already have; CI never sets it)."""
+    existing = os.environ.get("MEDBIAS_DEMO_RUN")
+    if existing:
+        return Path(existing)
     workdir = tmp_path_factory.mktemp("demo")
     configfile = write_config(workdir / "config.yaml", demo_config())
     result = run_snakemake(["--cores", "2", "--configfile", str(configfile)], workdir, timeout=4000)

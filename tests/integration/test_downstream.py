@@ -60,10 +60,19 @@ def test_tasks_without_a_planted_gap_stay_near_the_nominal_rate_after_bh(baselin
     probability at most 5%)."""
     planted, touched = _planted(demo_truth, tasks)
     control = baseline_gaps[~baseline_gaps["task"].isin(planted | touched) & (baseline_gaps["metric"] == "recall")]
-    for attribute, group in (("gender", "F"), ("language", "Other")):
+    for attribute, group, least in (("gender", "F", 10), ("language", "Other", 0)):
         rows = control[(control["attribute"] == attribute) & (control["group"] == group)]
         assert len(rows) > 40, attribute
+        assert rows["gap"].notna().sum() >= least, attribute  # groups below min_group have no gap
         assert rows["significant_bh"].sum() <= 2, rows[rows["significant_bh"]][["task", "gap", "p_bh"]]
+
+
+def test_small_groups_have_no_gap_and_say_why(baseline_gaps, config):
+    missing = baseline_gaps[baseline_gaps["gap"].isna()]
+    assert len(missing) and missing["note"].str.len().gt(0).all()
+    assert not missing["significant"].any() and missing["p_bh"].isna().all()
+    recall = missing[(missing["metric"] == "recall") & missing["note"].str.startswith("fewer")]
+    assert (recall["positives"] < config["min_group"]["positives"]).all()
 
 
 def test_exclusions_apply_to_their_own_attribute(baseline_gaps, config):
