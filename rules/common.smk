@@ -137,16 +137,28 @@ def downstream_debiased_tables():
 def figure_a1_model():
     """The debiased model Figure A1 compares with the baseline (gender's when analysed), or None."""
     debiased = [m for m in DOWNSTREAM["models"] if m.startswith("adv_")]
-    return "adv_gender" if "adv_gender" in debiased else (debiased[0] if debiased else None)
+    return (
+        "adv_gender"
+        if "adv_gender" in debiased
+        else (debiased[0] if debiased else None)
+    )
 
 
 def downstream_tables():
     """Every file the downstream tables rule writes."""
-    names = ["table4_gaps", "tableC3_gaps_fdr", "tableA2_performance", *downstream_debiased_tables()]
+    names = [
+        "table4_gaps",
+        "tableC3_gaps_fdr",
+        "tableA2_performance",
+        *downstream_debiased_tables(),
+    ]
     files = [f"{DOWNSTREAM_DIR}/{n}.{ext}" for n in names for ext in ("csv", "md")]
     files.append(f"{DOWNSTREAM_DIR}/tableA2_performance_long.csv")
     for name, figure in DOWNSTREAM["figures"].items():
-        files += [f"{DOWNSTREAM_DIR}/{name}_gaps_{figure['attribute']}.{ext}" for ext in ("png", "pdf")]
+        files += [
+            f"{DOWNSTREAM_DIR}/{name}_gaps_{figure['attribute']}.{ext}"
+            for ext in ("png", "pdf")
+        ]
     if figure_a1_model():
         files += [f"{DOWNSTREAM_DIR}/figA1_auprc.{ext}" for ext in ("png", "pdf")]
     files += [f"{DOWNSTREAM_DIR}/intersectional_gaps.{ext}" for ext in ("csv", "md")]

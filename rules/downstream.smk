@@ -100,9 +100,16 @@ rule hurtful_gaps:
 
 rule hurtful_downstream_tables:
     input:
-        gaps=expand(f"{DOWNSTREAM_DIR}/{{model}}/gaps.parquet", model=DOWNSTREAM["models"]),
-        cells=expand(f"{DOWNSTREAM_DIR}/{{model}}/intersectional_cells.csv", model=DOWNSTREAM["models"]),
-        performance=expand(f"{DOWNSTREAM_DIR}/{{model}}/performance.csv", model=DOWNSTREAM["models"]),
+        gaps=expand(
+            f"{DOWNSTREAM_DIR}/{{model}}/gaps.parquet", model=DOWNSTREAM["models"]
+        ),
+        cells=expand(
+            f"{DOWNSTREAM_DIR}/{{model}}/intersectional_cells.csv",
+            model=DOWNSTREAM["models"],
+        ),
+        performance=expand(
+            f"{DOWNSTREAM_DIR}/{{model}}/performance.csv", model=DOWNSTREAM["models"]
+        ),
         tasks=f"{MIMIC}/tasks.csv",
     output:
         downstream_tables(),
@@ -112,7 +119,6 @@ rule hurtful_downstream_tables:
         "../envs/cpu.yaml"
     params:
         code=library_code("hurtful_downstream_tables.py"),
-        outdir=DOWNSTREAM_DIR,
         models=DOWNSTREAM["models"],
         attributes=DOWNSTREAM["attributes"],
         excluded=DOWNSTREAM["excluded_subgroups"],

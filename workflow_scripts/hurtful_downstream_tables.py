@@ -17,7 +17,7 @@ from medbias.tables import write_table
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p = snakemake.params
-out = Path(p.outdir)
+out = Path(snakemake.output[0]).parent  # every output lies in the downstream folder
 
 gaps = pd.concat([pd.read_parquet(f) for f in snakemake.input.gaps], ignore_index=True)
 performance = pd.concat([pd.read_csv(f) for f in snakemake.input.performance], ignore_index=True)
