@@ -24,7 +24,7 @@ performance = pd.concat([pd.read_csv(f) for f in snakemake.input.performance], i
 tasks = pd.read_csv(snakemake.input.tasks)
 shorthand = dict(zip(tasks["task"], tasks["shorthand"]))
 n_tasks = len(tasks)
-plain = [a for a in p.attributes]
+plain = list(p.attributes)
 cells_note = ("A cell is 'N (P%)': N of the tasks have a gap whose 95% bootstrap interval excludes 0; P% of "
               "those favour the group (positive gap: higher rate for the group than for the group farthest "
               "from it, eq. 2). Excluded subgroups (for their own attribute only): "

@@ -100,13 +100,18 @@ def multigroup_gaps(rates: np.ndarray) -> np.ndarray:
 DENOMINATOR = {"parity": "rows", "recall": "positives", "specificity": "negatives"}
 
 
-def gaps_of(counts: dict[str, np.ndarray], eligible: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
-    """Each metric's signed gap per group (eq. 2 on the rates of ``group_rates``). ``eligible`` (metric
-    -> bool per group) removes groups from a metric: no gap, never the comparison group."""
+def eligible_rates(counts: dict[str, np.ndarray], eligible: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """``group_rates`` with the groups that ``eligible`` (metric -> bool per group) leaves out of a
+    metric set to NaN: they get no gap and are never the comparison group."""
     rates = group_rates(counts)
-    if eligible is not None:
-        rates = {m: np.where(eligible[m], rate, np.nan) for m, rate in rates.items()}
-    return {metric: multigroup_gaps(rate) for metric, rate in rates.items()}
+    if eligible is None:
+        return rates
+    return {m: np.where(eligible[m], rate, np.nan) for m, rate in rates.items()}
+
+
+def gaps_of(counts: dict[str, np.ndarray], eligible: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """Each metric's signed gap per group (eq. 2 on the rates of ``eligible_rates``)."""
+    return {metric: multigroup_gaps(rate) for metric, rate in eligible_rates(counts, eligible).items()}
 
 
 def within_label_resamples(label: np.ndarray, n_replicates: int, rng: np.random.Generator) -> np.ndarray:
@@ -179,9 +184,9 @@ def fairness_gaps(predicted: np.ndarray, label: np.ndarray, groups: Sequence[str
     sizes = {"rows": counts["n"], "positives": counts["tp"] + counts["fn"], "negatives": counts["tn"] + counts["fp"]}
     minimum = {"rows": 1, "positives": 1, "negatives": 1, **(minimum or {})}
     eligible = {m: sizes[DENOMINATOR[m]] >= minimum[DENOMINATOR[m]] for m in GAP_METRICS}
-    observed = gaps_of(counts, eligible)
-    rates = group_rates(counts)
-    comparators = {m: farthest_groups(np.where(eligible[m], rates[m], np.nan)) for m in GAP_METRICS}
+    rates = eligible_rates(counts, eligible)
+    observed = {m: multigroup_gaps(rates[m]) for m in GAP_METRICS}
+    comparators = {m: farthest_groups(rates[m]) for m in GAP_METRICS}
     replicates = bootstrap_gaps(predicted, label, group_index, len(order), within_label_resamples(label, n_replicates, rng),
                                 eligible)
     results = []
@@ -192,10 +197,11 @@ def fairness_gaps(predicted: np.ndarray, label: np.ndarray, groups: Sequence[str
             gap = float(observed[metric][k])
             results.append(GapResult(
                 group=str(group), metric=metric,
-                compared_with=str(order[comparators[metric][k]]) if np.isfinite(gap) else "", gap=gap, ci_low=low, ci_high=high, p_value=two_sided_p(column),
+                compared_with=str(order[comparators[metric][k]]) if np.isfinite(gap) else "",
+                gap=gap, ci_low=low, ci_high=high, p_value=two_sided_p(column),
                 significant=bool(np.isfinite(gap) and (low > 0 or high < 0)),
                 undefined_replicates=int(np.sum(~np.isfinite(column))) if np.isfinite(gap) else 0,
-                n=int(counts["n"][k]), positives=int(counts["tp"][k] + counts["fn"][k]),
+                n=int(sizes["rows"][k]), positives=int(sizes["positives"][k]),
                 note=_missing_gap_note(metric, k, eligible, sizes, minimum) if not np.isfinite(gap) else "",
             ))
     return results
