@@ -44,6 +44,7 @@ include: "rules/mimic.smk"
 include: "rules/pretrain.smk"
 include: "rules/hurtful.smk"
 include: "rules/downstream.smk"
+include: "rules/mental.smk"
 
 
 rule all:

@@ -3,6 +3,7 @@
 from medbias.config import built_by_demo
 from medbias.provenance import code_fingerprint
 from medbias.io import ACUITY_EXPORTS, MIMIC_TABLES, find_table
+from medbias.synth.mental import DEPRESSION_MALE_SHARE
 from medbias.synth.sizes import demo_sizes
 
 RESULTS = config["results"]
@@ -14,6 +15,7 @@ SCRIPTS = str(Path(workflow.basedir) / "workflow_scripts")
 RIOS = f"{RESULTS}/rios"
 MIMIC = f"{RESULTS}/mimic"
 HURTFUL = f"{RESULTS}/hurtful"
+MENTAL = f"{RESULTS}/mental"
 TEXT_DIR = config["intermediate"]
 RIOS_DECADES = [f"{start}-{end}" for start, end in config["rios"]["decades"]]
 
@@ -27,6 +29,7 @@ wildcard_constraints:
     model="[A-Za-z0-9_]+",
     decade="|".join(RIOS_DECADES),
     variant="|".join(config["hurtful"]["variants"]),
+    embedding="|".join(config["mental"]["embeddings"]),
 
 
 # study "hurtful": pretrained variants and the analyses' settings
@@ -55,7 +58,10 @@ if config["world"] == "demo":
         "gpt2": config["demo"]["tokenizer"]["bpe_vocab_size"],
         "bart": config["demo"]["tokenizer"]["bpe_vocab_size"],
     }
-    WORD_VECTOR_SOURCES = {"general": ["notes"], "bio": ["abstracts", "notes"]}
+    WORD_VECTOR_SOURCES = {
+        "general": ["notes", "depression"],
+        "bio": ["abstracts", "notes", "depression"],
+    }
 
     def demo_world_targets():
         return [
@@ -178,6 +184,36 @@ def hurtful_targets():
     return targets
 
 
+# study "mental": embeddings are word vectors (`embeddings:`), registry models or hurtful variants
+MENTAL_CONFIG = config["mental"]
+
+
+def mental_embedding_entry(name):
+    """What the mental study reads for an embedding: word vectors (source, format) or a contextual
+    model (a registry entry, or a pretrained hurtful variant's folder)."""
+    if name in config["embeddings"]:
+        return {"type": "word_vectors", **config["embeddings"][name]}
+    return {"type": "contextual", **hurtful_model_entry(name)}
+
+
+def mental_embedding_input(name):
+    """The files an embedding's rules wait for: the word-vector file or the model folder."""
+    if name in config["embeddings"]:
+        return [config["embeddings"][name]["source"]]
+    return hurtful_model_input(name)
+
+
+def mental_targets():
+    return [
+        f"{MENTAL}/table2_split.md",
+        f"{MENTAL}/fig1_annotated_counts.png",
+        f"{MENTAL}/table4_gender_uar.md",
+        f"{MENTAL}/table5_fairness.md",
+        f"{MENTAL}/fig2_direct_bias.png",
+        f"{MENTAL}/fig3_lime.png",
+    ]
+
+
 def mimic_targets():
     return [
         f"{MIMIC}/tableA1_tasks.md",
@@ -215,6 +251,7 @@ def all_targets():
         *rios_targets(),
         *mimic_targets(),
         *hurtful_targets(),
+        *mental_targets(),
     ]
     if config["world"] == "demo":
         targets += demo_world_targets()

@@ -67,11 +67,25 @@ rule synth_logprob_resources:
         f"{SCRIPTS}/synth_logprob_resources.py"
 
 
+rule synth_mental_truth:
+    output:
+        f"{DEMO}/truth/mental.json",
+    log:
+        f"{LOGS}/synth/mental_truth.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("synth_mental_truth.py"),
+    script:
+        f"{SCRIPTS}/synth_mental_truth.py"
+
+
 rule synth_truth:
     input:
         f"{DEMO}/truth/mimic.json",
         f"{DEMO}/truth/pubmed.json",
         f"{DEMO}/truth/logprob.json",
+        f"{DEMO}/truth/mental.json",
     output:
         f"{DEMO}/truth.json",
     log:
@@ -114,6 +128,8 @@ rule synth_word_vectors:
     input:
         notes=NOTES,
         corpus=ABSTRACTS,
+        pairs=config["resources"]["gender_pairs"],
+        synonyms=config["resources"]["depression_synonyms"],
     output:
         f"{DEMO}/word-vectors/{{corpus}}-w2v.bin",
     log:
@@ -126,6 +142,7 @@ rule synth_word_vectors:
         code=library_code("synth_word_vectors.py"),
         sources=lambda wc: WORD_VECTOR_SOURCES[wc.corpus],
         w2v=config["demo"]["word_vectors"],
+        depression_male_share=lambda wc: DEPRESSION_MALE_SHARE[wc.corpus],
         seed=lambda wc: SEED + 30 + WORD_VECTOR_CORPORA.index(wc.corpus),
     script:
         f"{SCRIPTS}/synth_word_vectors.py"

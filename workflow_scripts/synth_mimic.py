@@ -33,6 +33,7 @@ for hadm, code in zip(dx["HADM_ID"], dx["ICD9_CODE"]):
 annotations, annotation_truth = generate_annotations(
     cohort.tables["NOTEEVENTS"], diagnoses_by_hadm, cohort.note_mentions, p.annotated_notes,
     list(p.annotators_per_note), p.seed + 1,
+    gender_by_subject=dict(zip(cohort.tables["PATIENTS"]["SUBJECT_ID"].astype(int), cohort.tables["PATIENTS"]["GENDER"])),
 )
 annotations.to_csv(snakemake.output.annotations, index=False)
 log.info("wrote %d annotation rows for %d notes", len(annotations), annotation_truth["annotated_notes"])

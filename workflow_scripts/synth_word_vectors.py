@@ -1,10 +1,16 @@
-"""Rule script: skip-gram word vectors on demo text, written in word2vec binary format."""
+"""Rule script: skip-gram word vectors on demo text, written in word2vec binary format.
+
+Sources: the synthetic notes, the PubMed abstracts, and the "mental" study's depression-context
+sentences (``medbias.synth.mental``: depression synonyms with male words in the bio corpus, with both
+genders alike in the general one)."""
 
 import gzip
+import json
 
 import pandas as pd
 
 from medbias.logs import setup_rule_logging
+from medbias.synth.mental import DEPRESSION_SENTENCES, depression_context_sentences
 from medbias.synth.tiny_models import simple_tokens, train_word_vectors
 
 snakemake = globals()["snakemake"]
@@ -16,6 +22,11 @@ if "notes" in p.sources:
 if "abstracts" in p.sources:
     with gzip.open(snakemake.input.corpus, "rt", encoding="utf-8") as handle:
         texts += handle.read().splitlines()
+if "depression" in p.sources:
+    pairs = json.loads(open(snakemake.input.pairs, encoding="utf-8").read())
+    synonyms = json.loads(open(snakemake.input.synonyms, encoding="utf-8").read())["depression"]
+    texts += depression_context_sentences(pairs, synonyms, p.depression_male_share, DEPRESSION_SENTENCES, p.seed)
+    log.info("added %d depression-context sentences (male share %.2f)", DEPRESSION_SENTENCES, p.depression_male_share)
 sentences = list(simple_tokens(texts))
 log.info("training word2vec on %d texts from %s", len(sentences), ", ".join(p.sources))
 vectors = train_word_vectors(sentences, dict(p.w2v), p.seed)

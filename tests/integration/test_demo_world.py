@@ -200,7 +200,8 @@ def test_no_output_or_log_holds_a_run_of_eight_note_words(demo_run, tables):
             rel = path.relative_to(demo_run / "results") if root.name == "results" else None
             if rel is not None and rel.parts[:1] == ("demo_world",) and len(rel.parts) > 2 and rel.parts[1] in DEMO_INPUT_FOLDERS:
                 continue
-            if not path.is_file() or path.suffix in (".png", ".pdf", ".zip", ".gz", ".bin", ".safetensors", ".pt", ".pkl"):
+            if not path.is_file() or path.suffix in (".png", ".pdf", ".zip", ".gz", ".bin", ".safetensors", ".pt", ".pkl",
+                                                                ".joblib", ".npy"):
                 continue
             if path.suffix == ".parquet":
                 frame = pd.read_parquet(path)

@@ -156,3 +156,29 @@ def test_fill_blank_templates_need_race_and_mask_slots():
     config["hurtful"]["fill_blank"]["templates"] = ["[RACE] pt is in good condition"]
     with pytest.raises(MedbiasInputError, match=r"hurtful.fill_blank.templates.0"):
         validate_config(config, SCHEMA)
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda m: m.__setitem__("embeddings", ["googlenews", "glove"]), r"'mental.embeddings': unknown embedding 'glove'"),
+        (lambda m: m["lime"].__setitem__("embedding", "bert_base_cased_x"), r"'mental.lime.embedding': 'bert_base_cased_x'"),
+        (lambda m: m["lime"].__setitem__("treatments", ["original", "augmentd"]), r"'mental.lime.treatments': 'augmentd'"),
+        (lambda m: m.__setitem__("gender_classifier_task", "alcohol_abuse") or m.__setitem__("tasks", ["depression"])
+         or m["lime"].__setitem__("task", "depression"), r"'mental.gender_classifier_task': 'alcohol_abuse'"),
+        (lambda m: m["direct_bias"].__setitem__("synonym_template", "X is a synonym of depression."),
+         r"'mental.direct_bias.synonym_template': template .* needs exactly one \[W\] slot"),
+    ],
+)
+def test_mental_names_and_templates_are_checked(edit, expected):
+    config = demo_config()
+    edit(config["mental"])
+    with pytest.raises(MedbiasInputError, match=expected):
+        check_inputs(config)
+
+
+def test_mental_schema_rejects_an_unknown_task():
+    config = demo_config()
+    config["mental"]["tasks"] = ["depression", "anxiety"]
+    with pytest.raises(MedbiasInputError, match="mental"):
+        validate_config(config, REPO / "config" / "schema.yaml")

@@ -140,6 +140,42 @@ def check_inputs(config: dict[str, Any]) -> None:
 
     if "hurtful" in config:
         _check_hurtful(config, skip)
+    if "mental" in config:
+        _check_mental(config)
+
+
+def _check_mental(config: dict[str, Any]) -> None:
+    """Embeddings must name word vectors, registry models or hurtful variants; the Figure 3 and
+    Table IV settings must refer to what the study runs; templates need their [W] slot."""
+    mental = config["mental"]
+    variants = config.get("hurtful", {}).get("variants", [])
+    known = [*config["embeddings"], *config["models"], *variants]
+    for name in mental["embeddings"]:
+        if name not in known:
+            raise MedbiasInputError(
+                f"config key 'mental.embeddings': unknown embedding {name!r} (word vectors: {', '.join(config['embeddings'])}; "
+                f"registry: {', '.join(config['models'])}; variants: {', '.join(variants)})"
+            )
+    lime = mental["lime"]
+    for key, value, allowed in (("embedding", lime["embedding"], mental["embeddings"]), ("task", lime["task"], mental["tasks"]),
+                                ("learner", lime["learner"], mental["learners"])):
+        if value not in allowed:
+            raise MedbiasInputError(f"config key 'mental.lime.{key}': {value!r} is not one of mental.{key}s ({', '.join(allowed)})")
+    missing = [t for t in lime["treatments"] if t not in mental["treatments"]]
+    if missing or "original" not in mental["treatments"]:
+        raise MedbiasInputError(
+            f"config key 'mental.lime.treatments': {missing[0] if missing else 'original'!r} is not one of mental.treatments "
+            "(the original treatment is needed to choose the pairs)"
+        )
+    if mental["gender_classifier_task"] not in mental["tasks"]:
+        raise MedbiasInputError(
+            f"config key 'mental.gender_classifier_task': {mental['gender_classifier_task']!r} is not one of mental.tasks"
+        )
+    templates = [("pair_templates", t) for t in mental["direct_bias"]["pair_templates"]]
+    templates.append(("synonym_template", mental["direct_bias"]["synonym_template"]))
+    for key, template in templates:
+        if template.count("[W]") != 1:
+            raise MedbiasInputError(f"config key 'mental.direct_bias.{key}': template {template!r} needs exactly one [W] slot")
 
 
 def _check_hurtful(config: dict[str, Any], skip) -> None:

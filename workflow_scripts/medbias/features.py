@@ -72,3 +72,90 @@ def note_piece_ids(sequences, tokenizer, row_ids) -> dict[int, list[int]]:
     for row_id, ids in zip(wanted["ROW_ID"].tolist(), encoded):
         pieces.setdefault(int(row_id), []).extend(ids)
     return pieces
+
+
+def _special_ids(tokenizer) -> tuple[int | None, int | None]:
+    first = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
+    last = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
+    return first, last
+
+
+def _run_padded(encoder, sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int, handle, progress=None) -> None:
+    """Length-sorted, right-padded batches through ``encoder`` under inference mode; ``handle(rows,
+    last_hidden_state, attention_mask)`` receives every batch (CPU float32 tensors)."""
+    import torch
+
+    order = np.argsort([len(s) for s in sequences], kind="stable")
+    device = next(encoder.parameters()).device
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            length = max(len(sequences[i]) for i in rows)
+            ids = torch.full((len(rows), length), pad_id, dtype=torch.long)
+            attention = torch.zeros((len(rows), length), dtype=torch.long)
+            for r, i in enumerate(rows):
+                ids[r, : len(sequences[i])] = torch.as_tensor(sequences[i])
+                attention[r, : len(sequences[i])] = 1
+            output = encoder(input_ids=ids.to(device), attention_mask=attention.to(device), output_hidden_states=True)
+            handle(rows, output.hidden_states[-1].float().cpu(), attention)
+            if progress is not None:
+                progress(min(start + batch_size, len(order)), len(order))
+
+
+def mean_pooled_vectors(encoder, tokenizer, texts: Sequence[str], max_length: int = 512, stride: int = 256,
+                        batch_size: int = 16, progress=None) -> tuple[np.ndarray, np.ndarray]:
+    """(vectors, windows) per text: the attention-mask-aware mean of the last hidden states over
+    every token of every window of the text (special tokens included, padding excluded). Windows
+    hold ``max_length - 2`` word pieces between the model's first and last special tokens, at
+    ``stride`` piece offsets, covering the whole text (Sogancioglu et al. 2023: the mean over the note)."""
+    from medbias.text import window_starts
+
+    first, last = _special_ids(tokenizer)
+    inner = max_length - (first is not None) - (last is not None)
+    sequences, owner = [], []
+    pieces = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+    for i, ids in enumerate(pieces):
+        starts = window_starts(len(ids), inner, stride, max_windows=10**9)
+        for start in starts:
+            chunk = ids[start : start + inner]
+            sequences.append(([first] if first is not None else []) + chunk + ([last] if last is not None else []))
+            owner.append(i)
+    owner = np.asarray(owner)
+    hidden = encoder.config.hidden_size
+    sums = np.zeros((len(texts), hidden), dtype=np.float64)
+    counts = np.zeros(len(texts), dtype=np.float64)
+
+    def accumulate(rows, states, attention):
+        mask = attention.unsqueeze(-1).float()
+        np.add.at(sums, owner[rows], (states * mask).sum(dim=1).numpy())
+        np.add.at(counts, owner[rows], attention.sum(dim=1).numpy())
+
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    _run_padded(encoder, sequences, pad, batch_size, accumulate, progress)
+    return (sums / np.maximum(counts, 1)[:, None]).astype(np.float32), np.bincount(owner, minlength=len(texts))
+
+
+def span_vectors(encoder, tokenizer, sentences: Sequence[str], spans: Sequence[tuple[int, int]],
+                 batch_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """(vectors, unknown) per sentence: the mean last hidden state of the word pieces whose
+    characters lie in ``spans[i]`` (the word's own pieces, not the sentence), and whether every one
+    of those pieces is the unknown token (the word has no representation)."""
+    encoded = tokenizer(list(sentences), return_offsets_mapping=True)
+    piece_rows: list[list[int]] = []
+    unknown = np.zeros(len(sentences), dtype=bool)
+    for i, (offsets, ids) in enumerate(zip(encoded["offset_mapping"], encoded["input_ids"])):
+        start, end = spans[i]
+        rows = [j for j, (a, b) in enumerate(offsets) if b > a and a >= start and b <= end]
+        if not rows:
+            raise ValueError(f"no word piece covers characters {start}-{end} of template sentence {i}")
+        piece_rows.append(rows)
+        unknown[i] = tokenizer.unk_token_id is not None and all(ids[j] == tokenizer.unk_token_id for j in rows)
+    out = np.zeros((len(sentences), encoder.config.hidden_size), dtype=np.float32)
+
+    def collect(rows, states, attention):
+        for r, i in enumerate(rows):
+            out[i] = states[r, piece_rows[i]].mean(dim=0).numpy()
+
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    _run_padded(encoder, encoded["input_ids"], pad, batch_size, collect)
+    return out, unknown

@@ -154,3 +154,85 @@ def window_starts(n_pieces: int, window: int = 512, stride: int = 256, max_windo
     while starts[-1] + window < n_pieces and len(starts) < max_windows:
         starts.append(starts[-1] + stride)
     return starts
+
+
+# --- Gender swapping and neutralization (Sogancioglu et al. 2023, Table III) ---------------------
+# Male term -> female term. 'her' is both the possessive and the object form, so her -> his|him is
+# decided by the word after it (``her_counterpart``). 'Sex: M' / 'Sex: F' is the MIMIC-III
+# discharge-summary field; a standalone 'M' or 'F' anywhere else ("98.6 F", units) is not gender.
+TABLE_III_SWAP: dict[str, str] = {
+    "he": "she", "she": "he",
+    "man": "woman", "woman": "man",
+    "his": "her", "him": "her",
+    "male": "female", "female": "male",
+}
+TABLE_III_NEUTRAL: dict[str, str] = {
+    "he": "patient", "she": "patient",
+    "man": "patient", "woman": "patient",
+    "his": "its", "her": "its", "him": "its",
+    "male": "", "female": "",
+}
+# after these words (or punctuation, or the end of the text) 'her' is an object: her -> him
+HER_OBJECT_FOLLOWERS: frozenset[str] = frozenset((
+    "to", "and", "or", "but", "nor", "with", "at", "for", "in", "into", "on", "onto", "of", "from", "by",
+    "about", "as", "than", "that", "this", "these", "those", "if", "when", "while", "because", "so",
+    "until", "after", "before", "since", "today", "yesterday", "tomorrow", "tonight", "now", "again",
+    "back", "up", "down", "out", "off", "over", "here", "there", "is", "was", "were", "will", "would",
+    "who", "which", "the", "a", "an", "some", "any", "all", "well", "very", "too", "also", "once",
+    "twice", "daily", "regularly", "via", "per", "without", "through", "during", "throughout",
+))
+_GENDER_TERM = re.compile(r"\b(he|she|man|woman|his|him|her|male|female)\b", re.IGNORECASE)
+_SEX_FIELD = re.compile(r"\b(sex:[ \t]*)([MF])\b", re.IGNORECASE)
+_NEXT_WORD = re.compile(r"\s*([A-Za-z]+|\S)?")
+
+
+def match_case(replacement: str, original: str) -> str:
+    """``replacement`` in the case pattern of ``original`` (HE -> SHE, He -> She, he -> she)."""
+    if not replacement:
+        return replacement
+    if original.isupper() and len(original) > 1:
+        return replacement.upper()
+    if original[0].isupper():
+        return replacement[0].upper() + replacement[1:]
+    return replacement
+
+
+def her_counterpart(text: str, end: int) -> str:
+    """'him' when the 'her' ending at ``end`` is an object (followed by punctuation, the end of the
+    text or a word of ``HER_OBJECT_FOLLOWERS``: "gave it to her.", "told her that"), else 'his'
+    (possessive: "her mother", "her home medications")."""
+    following = _NEXT_WORD.match(text, end).group(1)
+    if following is None or not following[0].isalpha() or following.lower() in HER_OBJECT_FOLLOWERS:
+        return "him"
+    return "his"
+
+
+def swap_gender(text: str) -> str:
+    """Every Table III term replaced by its opposite: whole words only, case preserved, 'her' by
+    ``her_counterpart``, and the 'Sex: M'/'Sex: F' field flipped (no other standalone letter)."""
+
+    def swap(match: re.Match[str]) -> str:
+        word = match.group(0)
+        lower = word.lower()
+        target = her_counterpart(text, match.end()) if lower == "her" else TABLE_III_SWAP[lower]
+        return match_case(target, word)
+
+    swapped = _GENDER_TERM.sub(swap, text)
+    return _SEX_FIELD.sub(lambda m: m.group(1) + ("F" if m.group(2).upper() == "M" else "M"), swapped)
+
+
+def neutralize_gender(text: str) -> str:
+    """Every Table III term replaced by its neutral form (he/she/man/woman -> patient, his/her/him ->
+    its, male/female removed, 'Sex: M' -> 'Sex: '): whole words only, case preserved."""
+    neutral = _GENDER_TERM.sub(lambda m: match_case(TABLE_III_NEUTRAL[m.group(0).lower()], m.group(0)), text)
+    return _SEX_FIELD.sub(lambda m: m.group(1), neutral)
+
+
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def clean_for_embedding(text: str) -> str:
+    """The paper's pre-processing (section III-B): digits, special symbols and punctuation removed,
+    then one-character terms; the remaining words joined by single spaces (case kept, for cased
+    embeddings)."""
+    return " ".join(word for word in _WORD.findall(text) if len(word) > 1)

@@ -297,3 +297,35 @@ def relation_vector(x_pairs: np.ndarray, y_pairs: np.ndarray) -> np.ndarray:
 def ripa_scores(words: np.ndarray, g: np.ndarray) -> np.ndarray:
     """RIPA score of each word: its dot product with the relation vector (positive: the x side)."""
     return words @ g
+
+
+@dataclass(frozen=True)
+class DirectBias:
+    """Direct Bias of a word set (Bolukbasi et al. 2016; Sogancioglu et al. 2023, eq. 1)."""
+
+    direct_bias: float            # mean |cos(w, g)| (eq. 1, c = 1)
+    signed: float                 # mean cos(w, g): > 0 leans to the first (female) words of the pairs
+    signed_low: float
+    signed_high: float
+    words: int
+    pairs: int
+    explained_variance: float     # share of the pair differences' variance along g
+
+
+def direct_bias(words: np.ndarray, female: np.ndarray, male: np.ndarray, n_replicates: int = 0,
+                rng: np.random.Generator | None = None) -> DirectBias:
+    """Direct Bias of ``words`` (rows) against the gender direction g of the definitional pairs
+    (``female[i]``, ``male[i]``): g = ``relation_vector`` (the first principal component of the pair
+    differences, uncentred, signed towards the female words). The signed mean says which side the
+    words lean to; its 95% interval comes from resampling the words."""
+    g = relation_vector(female, male)
+    diffs = female - male
+    total = float((diffs**2).sum())
+    explained = float(((diffs @ g) ** 2).sum() / total) if total > 0 else float("nan")
+    cosines = unit_rows(words) @ g
+    low = high = float("nan")
+    if n_replicates > 0:
+        generator = rng if rng is not None else np.random.default_rng(0)
+        index = generator.integers(0, len(cosines), size=(n_replicates, len(cosines)))
+        low, high = percentile_interval(cosines[index].mean(axis=1))
+    return DirectBias(float(np.abs(cosines).mean()), float(cosines.mean()), low, high, len(words), len(female), explained)

@@ -1,0 +1,90 @@
+"""Study "mental" end to end on the demo world: the tables and figures of Sogancioglu et al. with the
+paper's rows and columns, and the planted effects found (label bias in one task, the bio vectors'
+male-leaning depression synonyms) with the controls where nothing was planted."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+
+@pytest.fixture(scope="module")
+def mental(demo_run):
+    return demo_run / "results" / "mental"
+
+
+@pytest.fixture(scope="module")
+def fairness(mental):
+    return pd.read_csv(mental / "table5_fairness_long.csv")
+
+
+def test_every_output_exists_with_the_papers_layout(mental, demo_run):
+    config = json.loads(json.dumps(__import__("yaml").safe_load((demo_run / "config.yaml").read_text())))["mental"]
+    for name in ("table2_split.md", "table4_gender_uar.md", "table5_fairness.md", "table5_fairness_all_learners.md",
+                 "fig1_annotated_counts.png", "fig1_annotated_counts.pdf", "fig2_direct_bias.png", "fig2_direct_bias.pdf",
+                 "fig3_lime.png", "fig3_lime.pdf", "data.json"):
+        assert (mental / name).stat().st_size > 0, name
+    table2 = pd.read_csv(mental / "table2_split.csv")
+    assert table2["task"].tolist() == ["Depression", "Psychiatric disorders", "Alcohol abuse", "Substance abuse"]
+    assert [c for c in table2.columns if c != "task"] == [f"{s}_{l}_{g}" for s in ("train", "test")
+                                                          for l in ("positive", "negative") for g in ("F", "M")]
+    table5 = pd.read_csv(mental / "table5_fairness.csv")
+    assert len(table5) == len(config["embeddings"]) * len(config["treatments"])
+    assert table5["treatment"].tolist()[:4] == ["original", "swapped", "neutralized", "augmented"]
+    for task in table2["task"]:
+        assert {f"{task} TPRR", f"{task} FPRR", f"{task} mismatch", f"{task} F1"} <= set(table5.columns)
+    table4 = pd.read_csv(mental / "table4_gender_uar.csv")
+    assert table4["method"].iloc[0] == "Baseline" and table4["gender_uar"].iloc[0] == 0.5
+    assert len(table4) == 1 + 2 * len(config["embeddings"])
+    joined = json.loads((mental / "data.json").read_text())["join"]
+    assert joined["joined"] == joined["annotated_notes"] and joined["missing_note"]["count"] == 0
+
+
+def test_planted_label_bias_shows_as_mismatch_and_augmentation_removes_it(fairness, demo_truth):
+    planted = demo_truth["mental"]["planted_label_bias"][0]
+    svm = fairness[(fairness["learner"] == "svm") & (fairness["task"] == planted["task"])].set_index(["embedding", "treatment"])
+    for embedding in svm.index.get_level_values(0).unique():
+        original, augmented = svm.loc[(embedding, "original")], svm.loc[(embedding, "augmented")]
+        assert original["mismatch_low"] > 0, embedding
+        assert original["mismatch_group"] == planted["favoured"], embedding
+        assert augmented["mismatch"] <= 0.1 and augmented["mismatch"] < original["mismatch"] / 2, embedding
+    mean = svm.groupby("treatment")["mismatch"].mean()
+    assert mean["augmented"] <= 0.05 < 0.15 <= mean["original"]
+
+
+def test_control_task_is_fair_without_training_on_swapped_notes(fairness, demo_truth):
+    for task in demo_truth["mental"]["control_tasks"]:
+        original = fairness[(fairness["learner"] == "svm") & (fairness["task"] == task) & (fairness["treatment"] == "original")]
+        assert (original["mismatch"] <= 0.1).all(), original[["embedding", "mismatch"]]
+
+
+def test_gender_is_readable_from_original_notes_and_less_after_neutralizing(mental):
+    table4 = pd.read_csv(mental / "table4_gender_uar.csv").iloc[1:]
+    uar = table4.pivot(index="method", columns="trained_on", values="gender_uar")
+    assert (uar["original"] >= 0.9).all()
+    assert (uar["neutralized"] < uar["original"]).all()
+
+
+def test_direct_bias_finds_the_male_leaning_bio_vectors(mental, demo_truth):
+    table = pd.read_csv(mental / "fig2_direct_bias.csv").set_index("embedding")
+    assert demo_truth["mental"]["direct_bias"]["bio"]["depression_male_share"] > 0.5
+    bio, general = table.loc["biowordvec"], table.loc["googlenews"]  # bio-w2v and general-w2v in the demo config
+    assert bio["signed_high"] < 0 and bio["lean"] == "male"
+    assert bio["signed_mean_cos"] < general["signed_mean_cos"] - 0.03
+    assert bio["direct_bias"] > general["direct_bias"]
+    coverage = json.loads((mental / "fig2_direct_bias_coverage.json").read_text())
+    assert coverage["biowordvec"]["pairs_used"] == 10
+    assert coverage["biowordvec"]["synonyms_used"] + len(coverage["biowordvec"]["synonyms_missing"]) == \
+        coverage["biowordvec"]["synonyms_requested"]
+
+
+def test_lime_explains_pairs_with_single_words(mental, demo_run):
+    config = __import__("yaml").safe_load((demo_run / "config.yaml").read_text())["mental"]["lime"]
+    table = pd.read_csv(mental / "fig3_lime.csv")
+    assert not table["word"].astype(str).str.contains(r"\s").any()
+    per_panel = table.groupby(["pair", "treatment", "copy"]).size()
+    assert (per_panel == config["top"]).all()
+    assert len(per_panel) == config["pairs"] * len(config["treatments"]) * 2
+    assert (table["why_chosen"] == "mismatched under original").any()

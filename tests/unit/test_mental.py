@@ -1,0 +1,213 @@
+"""Known-answer tests of the "mental" study's pieces: gender swapping and neutralization (Table III),
+majority vote with ties, the balanced split, the counterfactual metrics, Direct Bias, LIME."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import f1_score
+
+from medbias.explain import lime_weights, perturbation_masks
+from medbias.io import ANNOTATION_PHENOTYPES
+from medbias.mental import (balanced_split, join_notes, majority_vote, mean_word_vectors, task_labels,
+                            training_design, counterfactual_pairs, treated_texts)
+from medbias.metrics.association import direct_bias
+from medbias.metrics.counterfactual import favoured_group, pair_metrics, rate_ratio, summarise_pairs
+from medbias.text import clean_for_embedding, her_counterpart, neutralize_gender, swap_gender
+
+
+# --- Table III ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "swapped"), [
+    ("He said his wife left him.", "She said her wife left her."),
+    ("She took her pills and gave them to her.", "He took his pills and gave them to him."),
+    ("Her mother told her that HER dog bit her", "His mother told him that HIS dog bit him"),
+    ("a 71 yo woman; male pattern; Female", "a 71 yo man; female pattern; Male"),
+    ("the woman's chart; the man's chart", "the man's chart; the woman's chart"),
+])
+def test_swap_is_token_aware_and_case_preserving(text, swapped):
+    assert swap_gender(text) == swapped
+
+
+def test_swap_leaves_words_inside_words_and_stray_letters_alone():
+    text = "the shelf, hemoglobin, human, manage, female-like? Theme. T 98.6 F, 5 M NaCl, F/U, M-mode"
+    assert swap_gender(text) == text.replace("female-like", "male-like")
+    assert neutralize_gender("shelf human themes") == "shelf human themes"
+
+
+def test_sex_field_flips_and_neutralizes_but_temperatures_do_not():
+    note = "Date of Birth: [**x**] Sex: F\nService: MEDICINE\nT 98.6 F HR 80"
+    assert swap_gender(note) == "Date of Birth: [**x**] Sex: M\nService: MEDICINE\nT 98.6 F HR 80"
+    assert neutralize_gender(note) == "Date of Birth: [**x**] Sex: \nService: MEDICINE\nT 98.6 F HR 80"
+    assert swap_gender("SEX:   m") == "SEX:   F"
+
+
+def test_her_rule_reads_the_next_word():
+    text = "gave her the pills. her home meds, told her to, saw her"
+    ends = [i + 3 for i in range(len(text)) if text.startswith("her", i)]
+    assert [her_counterpart(text, end) for end in ends] == ["him", "his", "him", "him"]
+
+
+def test_neutralize_follows_table_iii():
+    assert neutralize_gender("He says his son saw him; she is a Woman, male.") == \
+        "Patient says its son saw its; patient is a Patient, ."
+    assert swap_gender(swap_gender("he saw his dog and him")) == "he saw his dog and him"
+
+
+def test_cleaning_removes_digits_symbols_punctuation_and_one_letter_words():
+    assert clean_for_embedding("Pt's BP 120/80, T 98.6 F; [**Name**] a-fib!") == "Pt BP Name fib"
+    versions = treated_texts("Sex: M. He has 3 dogs.")
+    assert versions == {"original": "Sex He has dogs", "swapped": "Sex She has dogs", "neutralized": "Sex Patient has dogs"}
+
+
+# --- labels and the split ------------------------------------------------------------------------
+
+def _annotations(rows):
+    frame = pd.DataFrame(rows)
+    for column in ANNOTATION_PHENOTYPES:
+        frame[column] = frame.get(column, 0)
+    return frame.fillna(0)
+
+
+def test_majority_vote_breaks_ties_towards_the_positive_class():
+    frame = _annotations([
+        {"ROW_ID": 1, "SUBJECT_ID": 10, "OPERATOR": "a", "DEPRESSION": 1},
+        {"ROW_ID": 1, "SUBJECT_ID": 10, "OPERATOR": "b", "DEPRESSION": 0},  # tie -> positive
+        {"ROW_ID": 2, "SUBJECT_ID": 20, "OPERATOR": "a", "DEPRESSION": 1},
+        {"ROW_ID": 2, "SUBJECT_ID": 20, "OPERATOR": "b", "DEPRESSION": 0},
+        {"ROW_ID": 2, "SUBJECT_ID": 20, "OPERATOR": "c", "DEPRESSION": 0},  # 1 of 3 -> negative
+        {"ROW_ID": 3, "SUBJECT_ID": 30, "OPERATOR": "a", "ALCOHOL.ABUSE": 1},
+        {"ROW_ID": 3, "SUBJECT_ID": 30, "OPERATOR": "b", "ALCOHOL.ABUSE": 1},
+    ])
+    votes = majority_vote(frame)
+    assert votes["DEPRESSION"].tolist() == [1, 0, 0]
+    assert votes["none"].tolist() == [0, 1, 0] and votes["annotators"].tolist() == [2, 3, 2]
+    depression = task_labels(votes, "depression")
+    assert depression.to_dict() == {1: 1, 2: 0}  # note 3 is positive for another phenotype only: not in the task
+
+
+def test_join_reports_what_did_not_join():
+    votes = majority_vote(_annotations([{"ROW_ID": r, "SUBJECT_ID": s, "OPERATOR": "a"} for r, s in
+                                        [(1, 10), (2, 20), (3, 30), (4, 40)]]))
+    notes = pd.DataFrame({"ROW_ID": [1, 2, 3], "SUBJECT_ID": [10, 99, 30], "TEXT": ["a", "b", "c"]})
+    patients = pd.DataFrame({"SUBJECT_ID": [10, 30], "GENDER": ["F", None]})
+    joined, report = join_notes(votes, notes, patients)
+    assert joined.index.tolist() == [1]
+    assert (report.missing_note, report.subject_mismatch, report.missing_gender) == ((4,), (2,), (3,))
+
+
+def test_balanced_split_caps_every_cell_and_lets_a_scarce_cell_give_what_it_has():
+    sizes = {(1, "F"): 10, (1, "M"): 60, (0, "F"): 80, (0, "M"): 100}
+    rows = [(label, gender) for (label, gender), n in sizes.items() for _ in range(n)]
+    frame = pd.DataFrame(rows, columns=["label", "gender"], index=np.arange(1000, 1000 + len(rows)))
+    train = balanced_split(frame, 0.8, None, seed=3)
+    counts = frame[train].groupby(["label", "gender"]).size().to_dict()
+    # cap = floor(0.8 * 60) = 48 (smallest cell of at least 20); the 10-note cell gives floor(0.8 * 10) = 8
+    assert counts == {(0, "F"): 48, (0, "M"): 48, (1, "F"): 8, (1, "M"): 48}
+    assert balanced_split(frame, 0.8, None, seed=3).equals(train)
+    capped = frame[balanced_split(frame, 0.8, 30, seed=3)].groupby(["label", "gender"]).size().to_dict()
+    assert capped == {(0, "F"): 30, (0, "M"): 30, (1, "F"): 8, (1, "M"): 30}
+
+
+def test_training_design_and_test_pairs_use_the_right_copies():
+    frame = pd.DataFrame({"ROW_ID": [1, 2, 3], "label": [1, 0, 1], "gender": ["F", "M", "M"],
+                          "split": ["train", "train", "test"]})
+    rows = {(r, v): i for i, (r, v) in enumerate((r, v) for r in (1, 2, 3) for v in ("original", "swapped", "neutralized"))}
+    features, labels, groups = training_design(frame, "augmented", rows)
+    assert features.tolist() == [0, 3, 1, 4] and labels.tolist() == [1, 0, 1, 0] and groups.tolist() == [1, 2, 1, 2]
+    assert training_design(frame, "neutralized", rows)[0].tolist() == [2, 5]
+    pairs = counterfactual_pairs(frame, rows)
+    # note 3 is a man's: its original copy is the M copy, its swapped copy the F copy
+    assert pairs[["row_female", "row_male"]].values.tolist() == [[7, 6]]
+
+
+def test_mean_word_vectors_count_coverage():
+    from gensim.models import KeyedVectors
+
+    vectors = KeyedVectors(vector_size=2)
+    vectors.add_vectors(["sad", "Mary"], [np.array([1.0, 0.0]), np.array([0.0, 2.0])])
+    features, tokens, found = mean_word_vectors(["sad SAD xyz Mary", "xyz"], vectors)
+    # "SAD" falls back to "sad"; "xyz" has no vector
+    assert features[0].tolist() == pytest.approx([2 / 3, 2 / 3]) and features[1].tolist() == [0, 0]
+    assert tokens.tolist() == [4, 1] and found.tolist() == [3, 0]
+
+
+# --- counterfactual metrics -----------------------------------------------------------------------
+
+def test_pair_metrics_by_hand():
+    label = np.array([1, 1, 1, 1, 0, 0, 0, 0])
+    female = np.array([1, 1, 1, 0, 1, 0, 0, 0])
+    male = np.array([1, 1, 0, 0, 1, 1, 1, 0])
+    m = {k: float(v[0]) for k, v in pair_metrics(label, female, male).items()}
+    assert (m["tpr_f"], m["tpr_m"], m["fpr_f"], m["fpr_m"]) == (0.75, 0.5, 0.25, 0.75)
+    assert m["tprr"] == pytest.approx(0.5 / 0.75) and m["fprr"] == pytest.approx(0.25 / 0.75)
+    assert m["mismatch"] == 3 / 8 and m["mismatch_female"] == pytest.approx(1 / 3)
+    doubled_label = np.concatenate([label, label])
+    assert m["macro_f1"] == pytest.approx(f1_score(doubled_label, np.concatenate([female, male]), average="macro"))
+
+
+def test_ratio_conventions():
+    assert rate_ratio(np.array([0.0]), np.array([0.0]))[0] == 1.0
+    assert np.isnan(rate_ratio(np.array([np.nan]), np.array([0.5]))[0])
+    assert favoured_group(0.2, 0.4) == "M" and favoured_group(0.4, 0.4) == "" and favoured_group(0.5, 0.1) == "F"
+
+
+def test_weighted_metrics_equal_the_metrics_of_the_repeated_pairs():
+    rng = np.random.default_rng(0)
+    label, female, male = (rng.integers(0, 2, 40) for _ in range(3))
+    weights = rng.integers(0, 3, size=(1, 40))
+    repeated = np.repeat(np.arange(40), weights[0])
+    direct = pair_metrics(label[repeated], female[repeated], male[repeated])
+    weighted = pair_metrics(label, female, male, weights)
+    for key in direct:
+        assert weighted[key][0] == pytest.approx(direct[key][0], nan_ok=True)
+
+
+def test_identical_copies_are_perfectly_fair_with_a_degenerate_interval():
+    rng = np.random.default_rng(1)
+    label = rng.integers(0, 2, 50)
+    prediction = rng.integers(0, 2, 50)
+    summary = summarise_pairs(label, prediction, prediction, 200, np.random.default_rng(2))
+    assert summary.values["mismatch"] == 0 and summary.values["tprr"] == 1 and summary.values["fprr"] == 1
+    assert summary.low["mismatch"] == summary.high["mismatch"] == 0
+    assert summary.favoured == {"tprr": "", "fprr": "", "mismatch": ""}
+
+
+# --- Direct Bias ---------------------------------------------------------------------------------
+
+def test_direct_bias_on_constructed_vectors():
+    rng = np.random.default_rng(0)
+    g = np.array([1.0, 0, 0, 0])
+    base = rng.normal(size=(5, 4)) * np.array([0, 1, 1, 1])
+    female, male = base + 0.5 * g, base - 0.5 * g
+    orthogonal = np.array([[0, 1.0, 0, 0], [0, 0, 1.0, 0]])
+    assert direct_bias(orthogonal, female, male).direct_bias == pytest.approx(0, abs=1e-12)
+    leaning_male = np.array([[-1.0, 1, 0, 0], [-1.0, 0, 1, 0]])  # cos = -1/sqrt(2) each
+    result = direct_bias(leaning_male, female, male, n_replicates=100, rng=np.random.default_rng(1))
+    assert result.direct_bias == pytest.approx(1 / np.sqrt(2)) and result.signed == pytest.approx(-1 / np.sqrt(2))
+    assert result.explained_variance == pytest.approx(1.0) and result.pairs == 5
+    mixed = np.array([[1.0, 1, 0, 0], [-1.0, 0, 1, 0]])
+    assert direct_bias(mixed, female, male).signed == pytest.approx(0, abs=1e-12)
+    assert direct_bias(mixed, female, male).direct_bias == pytest.approx(1 / np.sqrt(2))
+
+
+# --- LIME ----------------------------------------------------------------------------------------
+
+def test_perturbations_keep_the_text_first_and_remove_at_least_one_word_after():
+    masks = perturbation_masks(6, 50, np.random.default_rng(0))
+    assert masks[0].all() and (masks[1:].sum(axis=1) <= 5).all() and (masks[1:].sum(axis=1) >= 1).all()
+
+
+def test_lime_finds_the_words_a_known_model_uses():
+    def model(texts):
+        words = [set(t.split()) for t in texts]
+        score = np.array([2.5 * ("alcohol" in w) - 1.5 * ("she" in w) for w in words])
+        return 1 / (1 + np.exp(-score))
+
+    text = "she reports alcohol use and feels tired today per the family".split()
+    ranked, probability = lime_weights(text, model, 500, seed=0)
+    assert [w for w, _ in ranked[:2]] == ["alcohol", "she"]
+    assert ranked[0][1] > 0 > ranked[1][1]
+    assert all(abs(weight) < 0.05 for _, weight in ranked[2:])
+    assert probability == pytest.approx(model([" ".join(text)])[0])

@@ -1,0 +1,115 @@
+"""Counterfactual and group fairness on counterfactual pairs (Sogancioglu et al. 2023, eqs. 2-4).
+
+Every test note appears twice, as written and with its gender terms swapped, so each pair holds one
+copy that speaks of a woman (F) and one of a man (M), with the note's one label. On this doubled
+test set:
+
+- TPR_g = TP_g / (TP_g + FN_g) and FPR_g = FP_g / (FP_g + TN_g) over the copies of gender g (eqs. 2, 3);
+- (T|F)PRR = rate of the disadvantaged group / rate of the advantaged group (eq. 4): the smaller
+  over the larger, in [0, 1]; two rates of 0 are equal (ratio 1); undefined without positives
+  (TPR) or negatives (FPR). The group with the higher rate is named (the paper's F/M subscript).
+- mismatch ratio = pairs whose two copies get different predictions / all pairs; the group named
+  is the one whose copy was predicted positive in more of the mismatched pairs.
+- macro-F1 over all copies (both classes' F1, averaged; an F1 with an empty denominator is 0, as
+  scikit-learn's ``zero_division=0``).
+
+Every quantity is computed from pair weights, so a bootstrap replicate is one row of a weight
+matrix (resample counts of the pairs) and all replicates are one matrix product.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from medbias.metrics.association import percentile_interval
+from medbias.metrics.fairness import within_label_resamples
+from medbias.metrics.performance import counts_from_index
+
+METRICS: tuple[str, ...] = ("tprr", "fprr", "mismatch", "macro_f1", "tpr_f", "tpr_m", "fpr_f", "fpr_m")
+
+
+def _divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan)
+
+
+def rate_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """min(a, b) / max(a, b); 1 where both are 0; NaN where either is undefined."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    low, high = np.minimum(a, b), np.maximum(a, b)
+    ratio = np.where(high > 0, low / np.where(high > 0, high, 1), 1.0)
+    return np.where(np.isnan(a) | np.isnan(b), np.nan, ratio)
+
+
+def favoured_group(female: float, male: float) -> str:
+    """'F' or 'M' for the group with the higher value; '' when equal or undefined."""
+    if np.isnan(female) or np.isnan(male) or female == male:
+        return ""
+    return "F" if female > male else "M"
+
+
+def _f1(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
+    denominator = 2 * tp + fp + fn
+    return np.where(denominator > 0, 2 * tp / np.where(denominator > 0, denominator, 1), 0.0)
+
+
+def pair_metrics(label: np.ndarray, pred_female: np.ndarray, pred_male: np.ndarray,
+                 weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """The metrics of the module docstring for pairs (``label``, prediction of the F copy, of the M
+    copy), each weighted by ``weights`` ((replicates, pairs); None: every pair once). Returns arrays
+    of one value per replicate, plus ``mismatch_female`` (share of mismatched pairs whose F copy was
+    the positive one)."""
+    y = np.asarray(label, dtype=float)
+    pf, pm = np.asarray(pred_female, dtype=float), np.asarray(pred_male, dtype=float)
+    w = np.ones((1, len(y))) if weights is None else np.asarray(weights, dtype=float)
+    positives, negatives = w @ y, w @ (1 - y)
+    tpr_f, tpr_m = _divide(w @ (y * pf), positives), _divide(w @ (y * pm), positives)
+    fpr_f, fpr_m = _divide(w @ ((1 - y) * pf), negatives), _divide(w @ ((1 - y) * pm), negatives)
+    differ = (pf != pm).astype(float)
+    mismatched = w @ differ
+    tp = w @ (y * (pf + pm))
+    fn = w @ (y * (2 - pf - pm))
+    fp = w @ ((1 - y) * (pf + pm))
+    tn = w @ ((1 - y) * (2 - pf - pm))
+    return {
+        "tpr_f": tpr_f, "tpr_m": tpr_m, "fpr_f": fpr_f, "fpr_m": fpr_m,
+        "tprr": rate_ratio(tpr_f, tpr_m), "fprr": rate_ratio(fpr_f, fpr_m),
+        "mismatch": _divide(mismatched, w.sum(axis=1)),
+        "mismatch_female": _divide(w @ (differ * pf), mismatched),
+        "macro_f1": (_f1(tp, fp, fn) + _f1(tn, fn, fp)) / 2,
+    }
+
+
+@dataclass(frozen=True)
+class PairSummary:
+    """Point estimates, 95% percentile intervals and favoured groups for one model's pairs."""
+
+    values: dict[str, float]
+    low: dict[str, float]
+    high: dict[str, float]
+    favoured: dict[str, str]
+    pairs: int
+    positives: int
+
+
+def summarise_pairs(label: np.ndarray, pred_female: np.ndarray, pred_male: np.ndarray, n_replicates: int,
+                    rng: np.random.Generator, level: float = 0.95) -> PairSummary:
+    """``pair_metrics`` with bootstrap intervals: pairs resampled with replacement within each label
+    (so every replicate keeps the test set's positives and negatives)."""
+    point = {k: float(v[0]) for k, v in pair_metrics(label, pred_female, pred_male).items()}
+    low, high = dict.fromkeys(METRICS, np.nan), dict.fromkeys(METRICS, np.nan)
+    if n_replicates > 0:
+        index = within_label_resamples(np.asarray(label), n_replicates, rng)
+        weights = counts_from_index(index, len(label))
+        replicates = pair_metrics(label, pred_female, pred_male, weights)
+        for key in METRICS:
+            values = replicates[key][~np.isnan(replicates[key])]
+            if len(values):
+                low[key], high[key] = percentile_interval(values, level)
+    mismatch_group = "" if point["mismatch"] == 0 or np.isnan(point["mismatch_female"]) else (
+        "F" if point["mismatch_female"] > 0.5 else "M" if point["mismatch_female"] < 0.5 else "")
+    favoured = {"tprr": favoured_group(point["tpr_f"], point["tpr_m"]),
+                "fprr": favoured_group(point["fpr_f"], point["fpr_m"]), "mismatch": mismatch_group}
+    return PairSummary(point, low, high, favoured, int(len(label)), int(np.sum(label)))

@@ -1,0 +1,62 @@
+"""Rule script (mental): majority-vote labels of the phenotype annotations, the annotated notes
+joined with their text and the patient's gender, the treated texts (original, swapped, neutralized;
+cleaned), and each task's balanced train/test split (Table II, Figure 1)."""
+
+import pandas as pd
+
+from medbias.io import ANNOTATION_COLUMNS, check_columns
+from medbias.jsonio import write_json
+from medbias.logs import setup_rule_logging
+from medbias.mental import TASK_COLUMNS, TASK_TITLES, balanced_split, join_notes, majority_vote, split_table, task_labels, treated_texts
+from medbias.plots import plot_annotated_counts
+from medbias.tables import write_table
+
+snakemake = globals()["snakemake"]
+log = setup_rule_logging(snakemake.log[0])
+p = snakemake.params
+out = snakemake.output
+
+check_columns(snakemake.input.annotations, ANNOTATION_COLUMNS)
+annotations = pd.read_csv(snakemake.input.annotations)
+votes = majority_vote(annotations)
+log.info("%d annotation rows, %d annotated notes, %d to %d annotators per note", len(annotations), len(votes),
+         votes["annotators"].min(), votes["annotators"].max())
+notes = pd.read_parquet(snakemake.input.notes, columns=["ROW_ID", "SUBJECT_ID", "TEXT"])
+patients = pd.read_parquet(snakemake.input.patients, columns=["SUBJECT_ID", "GENDER"])
+joined, report = join_notes(votes, notes, patients)
+log.info("joined %d of %d annotated notes; no note: %d, other SUBJECT_ID: %d, no M/F gender: %d", report.joined,
+         report.annotated_notes, len(report.missing_note), len(report.subject_mismatch), len(report.missing_gender))
+
+assignments, counts = [], []
+for number, task in enumerate(p.tasks):
+    labels = task_labels(joined, task)
+    frame = pd.DataFrame({"label": labels, "gender": joined.loc[labels.index, "gender"]})
+    train = balanced_split(frame, p.train_fraction, p.per_cell.get(task), p.seed + number)
+    frame["split"] = train.map({True: "train", False: "test"})
+    frame.insert(0, "task", task)
+    assignments.append(frame.rename_axis("ROW_ID").reset_index())
+    log.info("%s: %d notes (%d positive), %d train, %d test", task, len(frame), int(frame["label"].sum()),
+             int(train.sum()), int((~train).sum()))
+    counts.append({"task": TASK_TITLES[task], "column": TASK_COLUMNS[task], "positive": int(joined[TASK_COLUMNS[task]].sum()),
+                   "none": int(joined["none"].sum()), "notes_in_task": len(frame)})
+assignments = pd.concat(assignments, ignore_index=True)
+
+used = sorted(assignments["ROW_ID"].unique())
+texts = []
+for row_id in used:
+    for version, text in treated_texts(joined.at[row_id, "TEXT"]).items():
+        texts.append({"ROW_ID": int(row_id), "version": version, "text": text})
+pd.DataFrame(texts).to_parquet(out.texts, index=False)
+assignments.to_parquet(out.labels, index=False)
+log.info("wrote %d treated texts of %d notes (intermediate; never under results/)", len(texts), len(used))
+
+table2 = split_table(assignments, p.tasks)
+write_table(table2, out.table2_csv, out.table2_md, "Table II: training and test notes per phenotype, label and gender",
+            notes=(f"Training cells: at most {p.train_fraction:.0%} of each (label, gender) cell, capped per task "
+                   f"(configured caps: {dict(p.per_cell) or 'none; the smallest cell of at least 20 notes sets the cap'}); "
+                   f"seeded. Negatives are notes annotated None (no phenotype voted positive).",))
+figure = pd.DataFrame(counts)
+figure.to_csv(out.fig1_csv, index=False)
+plot_annotated_counts(figure, out.fig1_png, out.fig1_pdf)
+write_json(out.summary, {"join": report.as_dict(), "tasks": counts,
+                         "vote": "majority of the note's annotators; ties go to the positive class"})
