@@ -211,3 +211,61 @@ def test_lime_finds_the_words_a_known_model_uses():
     assert ranked[0][1] > 0 > ranked[1][1]
     assert all(abs(weight) < 0.05 for _, weight in ranked[2:])
     assert probability == pytest.approx(model([" ".join(text)])[0])
+
+
+# --- contextual features -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny_bert():
+    import torch
+    from transformers import BertConfig, BertModel
+
+    from medbias.synth.tiny_models import train_wordpiece
+
+    texts = ["he has depression and feels sad", "she reports anhedonia today", "the patient is better", "pain"]
+    tokenizer = train_wordpiece(texts * 20, 120)
+    torch.manual_seed(0)
+    encoder = BertModel(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                   intermediate_size=32), add_pooling_layer=False).eval()
+    return encoder, tokenizer
+
+
+def _manual_last_states(encoder, ids):
+    import torch
+
+    with torch.inference_mode():
+        return encoder(input_ids=torch.tensor([ids])).last_hidden_state[0].numpy()
+
+
+def test_mean_pooling_is_mask_aware_and_token_weighted_over_windows(tiny_bert):
+    from medbias.features import mean_pooled_vectors
+
+    encoder, tokenizer = tiny_bert
+    texts = ["he has depression and feels sad " * 3, "pain", "she reports anhedonia today"]
+    pooled, windows = mean_pooled_vectors(encoder, tokenizer, texts, max_length=8, stride=3, batch_size=2)
+    cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
+    for i, text in enumerate(texts):
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        starts = [0]
+        while starts[-1] + 6 < len(ids):
+            starts.append(starts[-1] + 3)
+        states = [_manual_last_states(encoder, [cls, *ids[s : s + 6], sep]) for s in starts]
+        expected = np.concatenate(states).mean(axis=0)  # every token of every window, padding never seen
+        assert windows[i] == len(starts)
+        np.testing.assert_allclose(pooled[i], expected, atol=1e-5)
+    assert windows[0] > 1 and windows[1] == 1
+
+
+def test_span_vectors_take_the_words_own_pieces(tiny_bert):
+    from medbias.features import span_vectors
+
+    encoder, tokenizer = tiny_bert
+    sentences = ["she is here.", "anhedonia is a synonym of depression."]
+    spans = [(0, 3), (0, 9)]
+    vectors, unknown = span_vectors(encoder, tokenizer, sentences, spans)
+    for i, (sentence, (start, end)) in enumerate(zip(sentences, spans)):
+        encoded = tokenizer(sentence, return_offsets_mapping=True)
+        rows = [j for j, (a, b) in enumerate(encoded["offset_mapping"]) if b > a and a >= start and b <= end]
+        np.testing.assert_allclose(vectors[i], _manual_last_states(encoder, encoded["input_ids"])[rows].mean(axis=0),
+                                   atol=1e-5)
+    assert not unknown.any()

@@ -28,27 +28,16 @@ def cls_vectors_of_ids(encoder, sequences: Sequence[Sequence[int]], pad_id: int,
     ``progress(done, total)`` is called after every batch."""
     import torch
 
-    order = np.argsort([len(s) for s in sequences], kind="stable")
-    device = next(encoder.parameters()).device
-    out = None
-    with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
-            length = max(len(sequences[i]) for i in rows)
-            ids = torch.full((len(rows), length), pad_id, dtype=torch.long)
-            attention = torch.zeros((len(rows), length), dtype=torch.long)
-            for r, i in enumerate(rows):
-                ids[r, : len(sequences[i])] = torch.as_tensor(sequences[i])
-                attention[r, : len(sequences[i])] = 1
-            states = encoder(input_ids=ids.to(device), attention_mask=attention.to(device),
-                             output_hidden_states=True).hidden_states
-            vectors = torch.cat([states[layer][:, 0] for layer in layers], dim=-1).float().cpu().numpy()
-            if out is None:
-                out = np.zeros((len(sequences), vectors.shape[1]), dtype=np.float32)
-            out[rows] = vectors
-            if progress is not None:
-                progress(min(start + batch_size, len(order)), len(order))
-    return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+    out: dict[str, np.ndarray] = {}
+
+    def collect(rows, states, attention):
+        vectors = torch.cat([states[layer][:, 0] for layer in layers], dim=-1).float().cpu().numpy()
+        if "x" not in out:
+            out["x"] = np.zeros((len(sequences), vectors.shape[1]), dtype=np.float32)
+        out["x"][rows] = vectors
+
+    _run_padded(encoder, sequences, pad_id, batch_size, collect, progress)
+    return out.get("x", np.zeros((0, 0), dtype=np.float32))
 
 
 def note_windows(piece_ids: Sequence[int], cls_id: int, sep_id: int, window: int = 512, stride: int = 256,
@@ -82,7 +71,8 @@ def _special_ids(tokenizer) -> tuple[int | None, int | None]:
 
 def _run_padded(encoder, sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int, handle, progress=None) -> None:
     """Length-sorted, right-padded batches through ``encoder`` under inference mode; ``handle(rows,
-    last_hidden_state, attention_mask)`` receives every batch (CPU float32 tensors)."""
+    hidden_states, attention_mask)`` receives every batch (the model's tuple of per-layer states, on
+    its device; the mask on the CPU)."""
     import torch
 
     order = np.argsort([len(s) for s in sequences], kind="stable")
@@ -97,7 +87,7 @@ def _run_padded(encoder, sequences: Sequence[Sequence[int]], pad_id: int, batch_
                 ids[r, : len(sequences[i])] = torch.as_tensor(sequences[i])
                 attention[r, : len(sequences[i])] = 1
             output = encoder(input_ids=ids.to(device), attention_mask=attention.to(device), output_hidden_states=True)
-            handle(rows, output.hidden_states[-1].float().cpu(), attention)
+            handle(rows, output.hidden_states, attention)
             if progress is not None:
                 progress(min(start + batch_size, len(order)), len(order))
 
@@ -126,8 +116,9 @@ def mean_pooled_vectors(encoder, tokenizer, texts: Sequence[str], max_length: in
     counts = np.zeros(len(texts), dtype=np.float64)
 
     def accumulate(rows, states, attention):
+        last = states[-1].float().cpu()
         mask = attention.unsqueeze(-1).float()
-        np.add.at(sums, owner[rows], (states * mask).sum(dim=1).numpy())
+        np.add.at(sums, owner[rows], (last * mask).sum(dim=1).numpy())
         np.add.at(counts, owner[rows], attention.sum(dim=1).numpy())
 
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
@@ -153,8 +144,9 @@ def span_vectors(encoder, tokenizer, sentences: Sequence[str], spans: Sequence[t
     out = np.zeros((len(sentences), encoder.config.hidden_size), dtype=np.float32)
 
     def collect(rows, states, attention):
+        last = states[-1].float().cpu()
         for r, i in enumerate(rows):
-            out[i] = states[r, piece_rows[i]].mean(dim=0).numpy()
+            out[i] = last[r, piece_rows[i]].mean(dim=0).numpy()
 
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     _run_padded(encoder, encoded["input_ids"], pad, batch_size, collect)
