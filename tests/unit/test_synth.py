@@ -129,3 +129,40 @@ def test_planted_recall_gap_mentions_evidence_less_in_the_disadvantaged_group(co
     assert planted[gap["disadvantaged"]] < 0.3 * planted[other], planted
     control = mention_rates("Cardiac dysrhythmias")
     assert abs(control["F"] - control["M"]) < 0.1, control
+
+
+def test_planted_label_bias_marks_only_the_planted_genders_notes_without_the_condition(cohort):
+    from medbias.synth.annotations import PLANTED_LABEL_BIAS
+
+    genders = dict(zip(cohort.tables["PATIENTS"]["SUBJECT_ID"].astype(int), cohort.tables["PATIENTS"]["GENDER"]))
+    frame, truth = generate_annotations(cohort.tables["NOTEEVENTS"], {}, cohort.note_mentions, 120, [2], seed=1,
+                                        gender_by_subject=genders)
+    plain, _ = generate_annotations(cohort.tables["NOTEEVENTS"], {}, cohort.note_mentions, 120, [2], seed=1)
+    (column, bias), = PLANTED_LABEL_BIAS.items()
+    planted = truth["planted_label_bias"][column]
+    assert 0 < planted["notes"] < planted["eligible"]
+    votes = frame.groupby("ROW_ID").agg(subject=("SUBJECT_ID", "first"), marked=(column, "mean"))
+    condition = next(c.name for c in CONDITIONS if c.annotation == column)
+    mentioned = np.array([condition in cohort.note_mentions.get(int(r), set()) for r in votes.index])
+    unsupported = votes[~mentioned & (votes["marked"].to_numpy() == 1)]
+    # notes that every annotator marked without the condition in the text: the planted gender's (flips of
+    # both annotators of a note happen at 0.02 ** 2 and would be the only exceptions)
+    other = sum(genders[int(s)] != bias["gender"] for s in unsupported["subject"])
+    assert other <= 1 and len(unsupported) - other >= planted["notes"] * 0.6
+    assert "planted_label_bias" in truth and plain["ROW_ID"].nunique() == frame["ROW_ID"].nunique()
+
+
+def test_depression_context_sentences_have_exact_gender_counts():
+    from medbias.synth.mental import depression_context_sentences, single_word_synonyms
+
+    pairs = [("she", "he"), ("woman", "man")]
+    synonyms = ["sad", "apathy", "low mood", "despair"]
+    sentences = depression_context_sentences(pairs, synonyms, 0.9, 200, seed=0)
+    assert len(sentences) == 200 and single_word_synonyms(synonyms) == ["sad", "apathy", "despair"]
+    male, female = {"he", "man"}, {"she", "woman"}
+    with_synonym = [set(s.split()) for s in sentences if set(s.split()) & {"sad", "apathy", "despair"}]
+    assert len(with_synonym) == 100
+    assert sum(bool(words & male) for words in with_synonym) == 90
+    assert sum(bool(words & female) for words in with_synonym) == 10
+    everything = [set(s.split()) for s in sentences]
+    assert sum(bool(w & male) for w in everything) == sum(bool(w & female) for w in everything) == 100

@@ -40,6 +40,24 @@ def planted_table(truth: dict[str, Any]) -> pd.DataFrame:
             "strength": gap["evidence_rate_factor"],
             "count": truth["mimic"]["phenotypes"][gap["phenotype"]]["admissions_with"],
         })
+    counts = truth.get("phenotype_annotations", {}).get("planted_label_bias", {})
+    for bias in truth.get("mental", {}).get("planted_label_bias", []):
+        rows.append({
+            "study_input": "phenotype annotations",
+            "effect": f"'{bias['column']}' marked on {bias['favoured']} notes that do not mention it",
+            "expected": f"{bias['task']}: original models' mismatch above 0 favouring {bias['favoured']}; augmented close to 0",
+            "strength": bias["rate"], "count": counts.get(bias["column"], {}).get("notes", 0),
+        })
+    for task in truth.get("mental", {}).get("control_tasks", []):
+        rows.append({"study_input": "phenotype annotations", "effect": f"{task} labelled from note content only",
+                     "expected": "control (mismatch close to 0)", "strength": 0.0, "count": 0})
+    for corpus, plant in truth.get("mental", {}).get("direct_bias", {}).items():
+        rows.append({
+            "study_input": f"{corpus} word vectors", "effect": "depression synonyms x male words in extra sentences",
+            "expected": "synonyms lean male (Direct Bias above the general vectors')" if plant["depression_male_share"] > 0.5
+            else "control (gender-balanced sentences)",
+            "strength": plant["depression_male_share"], "count": 0,
+        })
     for pair in truth["pubmed"]["planted_pairs"] + truth["pubmed"]["control_pairs"]:
         strengths = pair.get("strengths", [0.0] * len(truth["pubmed"]["decades"]))
         for decade, s in zip(truth["pubmed"]["decades"], strengths):
