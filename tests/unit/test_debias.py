@@ -1,0 +1,72 @@
+"""Known answers for the projection debiasers (Xie et al. 2024): SentenceDebias and INLP on
+constructed data, and the projection applied inside a model as one matrix product."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from medbias.debias import INLP, SentenceDebias, attach_projection, projection_from_basis
+
+
+def test_projection_is_symmetric_idempotent_and_removes_its_basis():
+    rng = np.random.default_rng(0)
+    basis = rng.normal(size=(6, 2))
+    p = projection_from_basis(basis, 6)
+    np.testing.assert_allclose(p, p.T, atol=1e-12)
+    np.testing.assert_allclose(p @ p, p, atol=1e-12)
+    np.testing.assert_allclose(basis.T @ p, 0, atol=1e-12)
+    np.testing.assert_allclose(projection_from_basis(np.zeros((6, 0)), 6), np.eye(6))
+
+
+def test_sentence_debias_finds_and_removes_the_counterfactual_direction():
+    rng = np.random.default_rng(1)
+    direction = np.zeros(8)
+    direction[3] = 1.0
+    content = rng.normal(size=(200, 8))
+    first = content + 2.0 * direction + 0.05 * rng.normal(size=(200, 8))
+    second = content - 2.0 * direction + 0.05 * rng.normal(size=(200, 8))
+    debias = SentenceDebias(k=1).fit(first, second)
+    assert abs(debias.basis_[:, 0] @ direction) > 0.99 and debias.explained_variance_ratio_[0] > 0.9
+    debiased = debias.transform(np.vstack([first, second]))
+    assert np.abs(debiased @ direction).max() < 0.1  # the removed direction has (almost) zero projection
+    np.testing.assert_allclose(debias.transform(debiased), debiased, atol=1e-10)
+    with pytest.raises(ValueError, match="one shape"):
+        SentenceDebias().fit(first, second[:10])
+
+
+def test_inlp_removes_linear_separability():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(2)
+    labels = rng.integers(0, 2, 600)
+    x = rng.normal(size=(600, 10))
+    x[:, 0] += 3.0 * (2 * labels - 1)
+    x[:, 1] += 1.0 * (2 * labels - 1)
+    inlp = INLP(n_iterations=4).fit(x, labels)
+    assert inlp.accuracies_[0] > 0.95
+    projected = inlp.transform(x)
+    after = LogisticRegression(max_iter=1000).fit(projected, labels).score(projected, labels)
+    assert after < 0.6
+    np.testing.assert_allclose(inlp.projection_ @ inlp.projection_, inlp.projection_, atol=1e-10)
+
+
+def test_attached_projection_acts_on_the_hidden_states_and_detaches():
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    model = BertModel(BertConfig(vocab_size=50, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                                 intermediate_size=16), add_pooling_layer=False).eval()
+    ids = torch.tensor([[1, 5, 7, 2]])
+    with torch.inference_mode():
+        plain = model(input_ids=ids).last_hidden_state
+    p = projection_from_basis(np.eye(8)[:, :1], 8)
+    handle = attach_projection(model, p)
+    with torch.inference_mode():
+        debiased = model(input_ids=ids).last_hidden_state
+    torch.testing.assert_close(debiased, plain @ torch.as_tensor(p, dtype=torch.float32))
+    assert torch.all(debiased[..., 0].abs() < 1e-6)
+    handle.remove()
+    with torch.inference_mode():
+        torch.testing.assert_close(model(input_ids=ids).last_hidden_state, plain)
