@@ -69,27 +69,38 @@ def _special_ids(tokenizer) -> tuple[int | None, int | None]:
     return first, last
 
 
-def _run_padded(encoder, sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int, handle, progress=None) -> None:
-    """Length-sorted, right-padded batches through ``encoder`` under inference mode; ``handle(rows,
-    hidden_states, attention_mask)`` receives every batch (the model's tuple of per-layer states, on
-    its device; the mask on the CPU)."""
+def padded_batches(sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int):
+    """Yield (rows, input ids, attention mask) for length-sorted batches of token-id sequences,
+    right-padded with ``pad_id`` (CPU long tensors; ``rows`` index ``sequences``)."""
     import torch
 
     order = np.argsort([len(s) for s in sequences], kind="stable")
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        length = max(len(sequences[i]) for i in rows)
+        ids = torch.full((len(rows), length), pad_id, dtype=torch.long)
+        attention = torch.zeros((len(rows), length), dtype=torch.long)
+        for r, i in enumerate(rows):
+            ids[r, : len(sequences[i])] = torch.as_tensor(sequences[i])
+            attention[r, : len(sequences[i])] = 1
+        yield rows, ids, attention
+
+
+def _run_padded(encoder, sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int, handle, progress=None) -> None:
+    """``padded_batches`` through ``encoder`` under inference mode; ``handle(rows, hidden_states,
+    attention_mask)`` receives every batch (the model's tuple of per-layer states, on its device; the
+    mask on the CPU)."""
+    import torch
+
     device = next(encoder.parameters()).device
+    done = 0
     with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
-            length = max(len(sequences[i]) for i in rows)
-            ids = torch.full((len(rows), length), pad_id, dtype=torch.long)
-            attention = torch.zeros((len(rows), length), dtype=torch.long)
-            for r, i in enumerate(rows):
-                ids[r, : len(sequences[i])] = torch.as_tensor(sequences[i])
-                attention[r, : len(sequences[i])] = 1
+        for rows, ids, attention in padded_batches(sequences, pad_id, batch_size):
             output = encoder(input_ids=ids.to(device), attention_mask=attention.to(device), output_hidden_states=True)
             handle(rows, output.hidden_states, attention)
+            done += len(rows)
             if progress is not None:
-                progress(min(start + batch_size, len(order)), len(order))
+                progress(done, len(sequences))
 
 
 def mean_pooled_vectors(encoder, tokenizer, texts: Sequence[str], max_length: int = 512, stride: int = 256,

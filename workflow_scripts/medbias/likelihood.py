@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from medbias.features import padded_batches
+
 # attribute names of the masked-LM heads that map hidden states to vocabulary logits
 _MLM_HEADS = ("cls", "lm_head", "predictions", "generator_lm_head")
 
@@ -56,16 +58,8 @@ def pseudo_log_likelihood(model, tokenizer, sentences: Sequence[str], batch_size
     head = _mlm_head(model)
     device = next(model.parameters()).device
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    order = np.argsort([len(c) for c in copies], kind="stable")
     with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
-            length = max(len(copies[r]) for r in rows)
-            ids = torch.full((len(rows), length), pad, dtype=torch.long)
-            attention = torch.zeros((len(rows), length), dtype=torch.long)
-            for k, r in enumerate(rows):
-                ids[k, : len(copies[r])] = torch.as_tensor(copies[r])
-                attention[k, : len(copies[r])] = 1
+        for rows, ids, attention in padded_batches(copies, pad, batch_size):
             ids, attention = ids.to(device), attention.to(device)
             at = torch.as_tensor(position[rows], device=device)
             picked = torch.arange(len(rows), device=device)
@@ -111,16 +105,8 @@ def causal_log_likelihood(model, tokenizer, sentences: Sequence[str], batch_size
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else bos
     scores = np.zeros(len(sentences))
     device = next(model.parameters()).device
-    order = np.argsort([len(e) for e in encoded], kind="stable")
     with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
-            length = max(len(encoded[r]) for r in rows)
-            ids = torch.full((len(rows), length), pad, dtype=torch.long)
-            attention = torch.zeros((len(rows), length), dtype=torch.long)
-            for k, r in enumerate(rows):
-                ids[k, : len(encoded[r])] = torch.as_tensor(encoded[r])
-                attention[k, : len(encoded[r])] = 1
+        for rows, ids, attention in padded_batches(encoded, pad, batch_size):
             logits = model(input_ids=ids.to(device), attention_mask=attention.to(device)).logits.float()
             log_probs = torch.log_softmax(logits[:, :-1], dim=-1)
             next_ids = ids[:, 1:].to(device)
@@ -138,16 +124,8 @@ def seq2seq_log_likelihood(model, tokenizer, sentences: Sequence[str], batch_siz
     pad = tokenizer.pad_token_id
     scores = np.zeros(len(sentences))
     device = next(model.parameters()).device
-    order = np.argsort([len(e) for e in encoded], kind="stable")
     with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
-            length = max(len(encoded[r]) for r in rows)
-            ids = torch.full((len(rows), length), pad, dtype=torch.long)
-            attention = torch.zeros((len(rows), length), dtype=torch.long)
-            for k, r in enumerate(rows):
-                ids[k, : len(encoded[r])] = torch.as_tensor(encoded[r])
-                attention[k, : len(encoded[r])] = 1
+        for rows, ids, attention in padded_batches(encoded, pad, batch_size):
             labels = ids.masked_fill(attention == 0, -100).to(device)
             logits = model(input_ids=ids.to(device), attention_mask=attention.to(device), labels=labels).logits.float()
             log_probs = torch.log_softmax(logits, dim=-1)
