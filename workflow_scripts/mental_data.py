@@ -53,7 +53,7 @@ log.info("wrote %d treated texts of %d notes (intermediate; never under results/
 table2 = split_table(assignments, p.tasks)
 write_table(table2, out.table2_csv, out.table2_md, "Table II: training and test notes per phenotype, label and gender",
             notes=(f"Training cells: at most {p.train_fraction:.0%} of each (label, gender) cell, capped per task "
-                   f"(configured caps: {dict(p.per_cell) or 'none; the smallest cell of at least 20 notes sets the cap'}); "
+                   f"(configured caps: {dict(p.per_cell) or 'none; the second-smallest cell sets the cap'}); "
                    f"seeded. Negatives are notes annotated None (no phenotype voted positive).",))
 figure = pd.DataFrame(counts)
 figure.to_csv(out.fig1_csv, index=False)

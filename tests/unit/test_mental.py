@@ -103,7 +103,7 @@ def test_balanced_split_caps_every_cell_and_lets_a_scarce_cell_give_what_it_has(
     frame = pd.DataFrame(rows, columns=["label", "gender"], index=np.arange(1000, 1000 + len(rows)))
     train = balanced_split(frame, 0.8, None, seed=3)
     counts = frame[train].groupby(["label", "gender"]).size().to_dict()
-    # cap = floor(0.8 * 60) = 48 (smallest cell of at least 20); the 10-note cell gives floor(0.8 * 10) = 8
+    # cap = floor(0.8 * 60) = 48 (the second-smallest cell); the 10-note cell gives floor(0.8 * 10) = 8
     assert counts == {(0, "F"): 48, (0, "M"): 48, (1, "F"): 8, (1, "M"): 48}
     assert balanced_split(frame, 0.8, None, seed=3).equals(train)
     capped = frame[balanced_split(frame, 0.8, 30, seed=3)].groupby(["label", "gender"]).size().to_dict()

@@ -6,8 +6,9 @@
 - Split (Table II): each task's notes are split into training and test sets with the training set
   balanced across label and gender: every (label, gender) cell gives ``min(cap, floor(train_fraction
   * cell size))`` notes to training, where ``cap`` is the task's configured per-cell size or, unset,
-  ``floor(train_fraction * size)`` of the smallest cell with at least ``MIN_CELL`` notes (a scarcer
-  cell gives what it has, as the paper's female alcohol-abuse positives). The rest is the test set.
+  ``floor(train_fraction * size)`` of the second-smallest cell (so one scarce cell, like the paper's
+  female alcohol-abuse positives, gives what it has without shrinking the others). The rest is the
+  test set.
 - Treatments of the training notes (section III-C): original, swapped, neutralized, augmented
   (original plus swapped). The test notes are doubled with their swapped copies (counterfactual pairs).
 - Features: the mean of the in-vocabulary word vectors of the cleaned note (word-vector models), or
@@ -47,7 +48,6 @@ TRAINING_VERSIONS: dict[str, tuple[str, ...]] = {
     "augmented": ("original", "swapped"),
 }
 OPPOSITE = {"F": "M", "M": "F"}
-MIN_CELL = 20
 
 
 def majority_vote(annotations: pd.DataFrame) -> pd.DataFrame:
@@ -123,10 +123,7 @@ def balanced_split(frame: pd.DataFrame, train_fraction: float, per_cell: int | N
         for gender in ("F", "M"):
             cells.setdefault((label, gender), np.array([], dtype=frame.index.dtype))
     if per_cell is None:
-        sizes = [len(rows) for rows in cells.values() if len(rows) >= MIN_CELL]
-        if not sizes:
-            sizes = [max(len(rows) for rows in cells.values())]
-        per_cell = min(math.floor(train_fraction * s) for s in sizes)
+        per_cell = math.floor(train_fraction * sorted(len(rows) for rows in cells.values())[1])
     train = pd.Series(False, index=frame.index)
     for key in sorted(cells):
         rows = cells[key]
