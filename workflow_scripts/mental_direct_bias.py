@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from medbias.embeddings import load_word_vectors
+from medbias.embeddings import load_word_vectors, term_vector
 from medbias.errors import MedbiasInputError
 from medbias.features import span_vectors
 from medbias.jsonio import write_json
@@ -59,10 +59,8 @@ for name in p.embeddings:
     if entry["type"] == "word_vectors":
         vectors = load_word_vectors(entry["source"], entry["format"])
         pair_vectors = [(word_vector(vectors, f), word_vector(vectors, m)) for f, m in pairs]
-        synonym_vectors = []
-        for synonym in synonyms:
-            parts = [word_vector(vectors, w) for w in synonym.replace("-", " ").split()]
-            synonym_vectors.append(None if any(v is None for v in parts) else np.mean(parts, axis=0))
+        synonym_vectors = [term_vector(vectors, s, lambda term: term.replace("-", " ").split(),
+                                       lambda word: word_vector(vectors, word)) for s in synonyms]
     else:
         words = [w for pair in pairs for w in pair]
         flat = contextual_vectors(entry, name, words, p.pair_templates)

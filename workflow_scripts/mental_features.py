@@ -7,12 +7,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from medbias.embeddings import load_word_vectors
-from medbias.features import mean_pooled_vectors
 from medbias.jsonio import write_json
 from medbias.logs import setup_rule_logging
-from medbias.mental import mean_word_vectors
-from medbias.models import load_model_and_tokenizer, resolve_model_source
+from medbias.mental import load_featurizer
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -20,38 +17,37 @@ p = snakemake.params
 entry = p.entry
 texts = pd.read_parquet(snakemake.input.texts)
 start = time.perf_counter()
-if entry["type"] == "word_vectors":
-    vectors = load_word_vectors(entry["source"], entry["format"])
-    features, tokens, found = mean_word_vectors(texts["text"].tolist(), vectors)
-    index = texts[["ROW_ID", "version"]].assign(tokens=tokens, in_vocabulary=found)
+device = "cpu"
+if entry["type"] != "word_vectors":
+    import torch
+
+    torch.manual_seed(p.seed)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+featurizer = load_featurizer(p.name, entry, p.contextual, device)
+done = {"last": 0}
+
+
+def progress(finished, total):
+    if finished - done["last"] >= 200 or finished == total:
+        done["last"] = finished
+        log.info("%s: %d of %d windows", p.name, finished, total)
+
+
+features, counts = featurizer.features(texts["text"].tolist(), progress)
+index = texts[["ROW_ID", "version"]].assign(**counts)
+if featurizer.kind == "word_vectors":
+    tokens, found = counts["tokens"], counts["in_vocabulary"]
     summary = {"type": "word_vectors", "texts": len(texts), "tokens": int(tokens.sum()), "in_vocabulary": int(found.sum()),
                "coverage": float(found.sum() / max(tokens.sum(), 1)), "texts_without_vectors": int((found == 0).sum())}
     log.info("%s: %d texts, %.1f%% of %d tokens have vectors; %d texts without any", p.name, len(texts),
              100 * summary["coverage"], tokens.sum(), summary["texts_without_vectors"])
 else:
-    import torch
-
-    torch.manual_seed(p.seed)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    model, tokenizer = load_model_and_tokenizer(resolve_model_source(p.name, entry), device)
-    encoder = model.base_model
-    settings = p.contextual
-    done = {"last": 0}
-
-    def progress(finished, total):
-        if finished - done["last"] >= 200 or finished == total:
-            done["last"] = finished
-            log.info("%s: %d of %d windows", p.name, finished, total)
-
-    features, windows = mean_pooled_vectors(encoder, tokenizer, texts["text"].tolist(), settings["max_length"],
-                                            settings["stride"], settings["batch_size"], progress)
-    index = texts[["ROW_ID", "version"]].assign(windows=windows)
-    summary = {"type": "contextual", "texts": len(texts), "windows": int(windows.sum()), "device": device,
-               "unknown_piece_share": None}
+    tokenizer = featurizer.tokenizer
     ids = tokenizer(texts["text"].tolist(), add_special_tokens=False)["input_ids"]
     pieces = sum(len(i) for i in ids)
     unknown = sum(sum(t == tokenizer.unk_token_id for t in i) for i in ids) if tokenizer.unk_token_id is not None else 0
-    summary["unknown_piece_share"] = unknown / max(pieces, 1)
+    summary = {"type": "contextual", "texts": len(texts), "windows": int(counts["windows"].sum()), "device": device,
+               "unknown_piece_share": unknown / max(pieces, 1)}
 summary["seconds"] = round(time.perf_counter() - start, 1)
 log.info("%s: %d x %d features in %.1f s", p.name, *features.shape, summary["seconds"])
 np.save(snakemake.output.features, features)

@@ -8,10 +8,9 @@ import joblib
 import numpy as np
 import pandas as pd
 
-from medbias.embeddings import load_word_vectors
 from medbias.explain import lime_weights
 from medbias.logs import setup_rule_logging
-from medbias.mental import mean_word_vectors
+from medbias.mental import load_featurizer
 from medbias.plots import plot_lime
 
 snakemake = globals()["snakemake"]
@@ -23,21 +22,12 @@ models = joblib.load(snakemake.input.models)
 predictions = pd.read_parquet(snakemake.input.predictions)
 texts = pd.read_parquet(snakemake.input.texts).set_index(["ROW_ID", "version"])["text"]
 
-if entry["type"] == "word_vectors":
-    vectors = load_word_vectors(entry["source"], entry["format"])
+featurizer = load_featurizer(p.name, entry, p.contextual)
 
-    def featurize(batch):
-        return mean_word_vectors(batch, vectors)[0]
-else:
-    from medbias.features import mean_pooled_vectors
-    from medbias.models import load_model_and_tokenizer, resolve_model_source
 
-    model, tokenizer = load_model_and_tokenizer(resolve_model_source(p.name, entry))
+def featurize(batch):
+    return featurizer.features(batch)[0]
 
-    def featurize(batch):
-        settings = p.contextual
-        return mean_pooled_vectors(model.base_model, tokenizer, batch, settings["max_length"], settings["stride"],
-                                   settings["batch_size"])[0]
 
 original = predictions[(predictions["task"] == lime["task"]) & (predictions["treatment"] == "original")
                        & (predictions["learner"] == lime["learner"])].sort_values("ROW_ID")

@@ -50,13 +50,15 @@ class SimilarityEvaluation:
     multiword_pairs_used: int
 
 
-def term_vector(vectors, term: str, tokenize) -> np.ndarray | None:
+def term_vector(vectors, term: str, tokenize, lookup=None) -> np.ndarray | None:
     """A term's vector: its single token's, or the mean of its tokens' vectors for a multi-word
-    term; None when any token is out of vocabulary."""
+    term; None when any token is out of vocabulary. ``lookup(token)`` (vector or None) replaces the
+    exact lookup in ``vectors`` (e.g. a lower-case fallback)."""
     tokens = tokenize(term)
-    if not tokens or any(t not in vectors for t in tokens):
+    found = [lookup(t) if lookup is not None else (vectors[t] if t in vectors else None) for t in tokens]
+    if not tokens or any(v is None for v in found):
         return None
-    return np.mean([vectors[t] for t in tokens], axis=0)
+    return np.mean(found, axis=0)
 
 
 def similarity_spearman(vectors, pairs: Sequence[tuple[str, str, float]], tokenize) -> SimilarityEvaluation:

@@ -127,7 +127,10 @@ def seq2seq_log_likelihood(model, tokenizer, sentences: Sequence[str], batch_siz
     with torch.inference_mode():
         for rows, ids, attention in padded_batches(encoded, pad, batch_size):
             labels = ids.masked_fill(attention == 0, -100).to(device)
-            logits = model(input_ids=ids.to(device), attention_mask=attention.to(device), labels=labels).logits.float()
+            # the decoder inputs the model would derive from the labels, without it also computing a loss
+            decoder_ids = model.prepare_decoder_input_ids_from_labels(labels=labels)
+            logits = model(input_ids=ids.to(device), attention_mask=attention.to(device),
+                           decoder_input_ids=decoder_ids).logits.float()
             log_probs = torch.log_softmax(logits, dim=-1)
             keep = labels != -100
             token_scores = log_probs.gather(-1, labels.clamp(min=0).unsqueeze(-1))[..., 0] * keep

@@ -41,13 +41,10 @@ TASK_TITLES: dict[str, str] = {
     "depression": "Depression", "psychiatric_disorders": "Psychiatric disorders",
     "alcohol_abuse": "Alcohol abuse", "substance_abuse": "Substance abuse",
 }
-TREATMENTS: tuple[str, ...] = ("original", "swapped", "neutralized", "augmented")
-VERSIONS: tuple[str, ...] = ("original", "swapped", "neutralized")  # the texts features are computed for
 TRAINING_VERSIONS: dict[str, tuple[str, ...]] = {
     "original": ("original",), "swapped": ("swapped",), "neutralized": ("neutralized",),
     "augmented": ("original", "swapped"),
 }
-OPPOSITE = {"F": "M", "M": "F"}
 
 
 def majority_vote(annotations: pd.DataFrame) -> pd.DataFrame:
@@ -147,19 +144,19 @@ def split_table(assignments: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def copy_gender(gender: np.ndarray, version: str) -> np.ndarray:
-    """The gender a copy of the note speaks of: the patient's, or the opposite for the swapped copy."""
-    return np.array([OPPOSITE[g] for g in gender]) if version == "swapped" else np.asarray(gender)
-
-
 # --- Word-vector features ------------------------------------------------------------------------
 
+def vocabulary_row(vectors, word: str) -> int:
+    """Row of ``word`` in the vectors: as written, else lower-cased (cased and uncased models
+    alike); -1 when neither has a vector."""
+    row = vectors.key_to_index.get(word, -1)
+    return row if row >= 0 else vectors.key_to_index.get(word.lower(), -1)
+
+
 def word_vector(vectors, word: str) -> np.ndarray | None:
-    """The vector of ``word``: as written, else lower-cased (cased and uncased models alike)."""
-    if word in vectors.key_to_index:
-        return vectors[word]
-    lower = word.lower()
-    return vectors[lower] if lower in vectors.key_to_index else None
+    """The vector of ``word`` by ``vocabulary_row``, or None."""
+    row = vocabulary_row(vectors, word)
+    return vectors.vectors[row] if row >= 0 else None
 
 
 def mean_word_vectors(texts: Sequence[str], vectors) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -175,8 +172,7 @@ def mean_word_vectors(texts: Sequence[str], vectors) -> tuple[np.ndarray, np.nda
         rows = []
         for word in words:
             if word not in index:
-                key = word if word in vectors.key_to_index else word.lower()
-                index[word] = vectors.key_to_index.get(key, -1)
+                index[word] = vocabulary_row(vectors, word)
             if index[word] >= 0:
                 rows.append(index[word])
         found[i] = len(rows)
@@ -185,9 +181,47 @@ def mean_word_vectors(texts: Sequence[str], vectors) -> tuple[np.ndarray, np.nda
     return out, tokens, found
 
 
+@dataclass
+class Featurizer:
+    """Texts -> features for one embedding of the study: the word vectors (``vectors``) or a
+    contextual model and its tokenizer, with the window settings of ``mental.contextual``."""
+
+    name: str
+    kind: str
+    vectors: Any = None
+    model: Any = None
+    tokenizer: Any = None
+    contextual: Mapping[str, Any] | None = None
+
+    def features(self, texts: Sequence[str], progress=None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """(features, per-text counts): tokens and in-vocabulary tokens, or windows."""
+        if self.kind == "word_vectors":
+            features, tokens, found = mean_word_vectors(texts, self.vectors)
+            return features, {"tokens": tokens, "in_vocabulary": found}
+        from medbias.features import mean_pooled_vectors
+
+        settings = self.contextual
+        features, windows = mean_pooled_vectors(self.model.base_model, self.tokenizer, texts, settings["max_length"],
+                                                settings["stride"], settings["batch_size"], progress)
+        return features, {"windows": windows}
+
+
+def load_featurizer(name: str, entry: Mapping[str, Any], contextual: Mapping[str, Any], device: str = "cpu") -> Featurizer:
+    """The ``Featurizer`` of an embedding entry (``type`` word_vectors: source and format; contextual:
+    a registry-style model entry)."""
+    if entry["type"] == "word_vectors":
+        from medbias.embeddings import load_word_vectors
+
+        return Featurizer(name, "word_vectors", vectors=load_word_vectors(entry["source"], entry["format"]))
+    from medbias.models import load_model_and_tokenizer, resolve_model_source
+
+    model, tokenizer = load_model_and_tokenizer(resolve_model_source(name, entry), device)
+    return Featurizer(name, "contextual", model=model, tokenizer=tokenizer, contextual=contextual)
+
+
 # --- Learners ------------------------------------------------------------------------------------
 
-def build_learner(name: str, settings: Mapping[str, Any], seed: int, groups_per_fold: int | None = None):
+def build_learner(name: str, settings: Mapping[str, Any], seed: int):
     """An unfitted scikit-learn pipeline (z-normalisation on the training data, then the learner).
     ``svm`` is a grid search over C and kernel by grouped, stratified k-fold macro-F1 (copies of one
     note stay in one fold); ``rf`` and ``mlp`` are the paper's robustness learners with fixed settings."""

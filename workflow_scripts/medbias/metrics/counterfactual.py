@@ -24,15 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from medbias.metrics.association import percentile_interval
-from medbias.metrics.fairness import within_label_resamples
+from medbias.metrics.fairness import safe_ratio, within_label_resamples
 from medbias.metrics.performance import counts_from_index
 
 METRICS: tuple[str, ...] = ("tprr", "fprr", "mismatch", "macro_f1", "tpr_f", "tpr_m", "fpr_f", "fpr_m")
-
-
-def _divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan)
 
 
 def rate_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -65,8 +60,8 @@ def pair_metrics(label: np.ndarray, pred_female: np.ndarray, pred_male: np.ndarr
     pf, pm = np.asarray(pred_female, dtype=float), np.asarray(pred_male, dtype=float)
     w = np.ones((1, len(y))) if weights is None else np.asarray(weights, dtype=float)
     positives, negatives = w @ y, w @ (1 - y)
-    tpr_f, tpr_m = _divide(w @ (y * pf), positives), _divide(w @ (y * pm), positives)
-    fpr_f, fpr_m = _divide(w @ ((1 - y) * pf), negatives), _divide(w @ ((1 - y) * pm), negatives)
+    tpr_f, tpr_m = safe_ratio(w @ (y * pf), positives), safe_ratio(w @ (y * pm), positives)
+    fpr_f, fpr_m = safe_ratio(w @ ((1 - y) * pf), negatives), safe_ratio(w @ ((1 - y) * pm), negatives)
     differ = (pf != pm).astype(float)
     mismatched = w @ differ
     tp = w @ (y * (pf + pm))
@@ -76,8 +71,8 @@ def pair_metrics(label: np.ndarray, pred_female: np.ndarray, pred_male: np.ndarr
     return {
         "tpr_f": tpr_f, "tpr_m": tpr_m, "fpr_f": fpr_f, "fpr_m": fpr_m,
         "tprr": rate_ratio(tpr_f, tpr_m), "fprr": rate_ratio(fpr_f, fpr_m),
-        "mismatch": _divide(mismatched, w.sum(axis=1)),
-        "mismatch_female": _divide(w @ (differ * pf), mismatched),
+        "mismatch": safe_ratio(mismatched, w.sum(axis=1)),
+        "mismatch_female": safe_ratio(w @ (differ * pf), mismatched),
         "macro_f1": (_f1(tp, fp, fn) + _f1(tn, fn, fp)) / 2,
     }
 

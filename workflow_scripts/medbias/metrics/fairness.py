@@ -60,7 +60,8 @@ def group_counts(predicted: np.ndarray, label: np.ndarray, group_index: np.ndarr
     return counts
 
 
-def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+def safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator, NaN where the denominator is not positive (an undefined rate)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan)
 
@@ -68,9 +69,9 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
 def group_rates(counts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Table 2's rates per group: parity (TP+FP)/N, recall TP/(TP+FN), specificity TN/(TN+FP)."""
     return {
-        "parity": _ratio(counts["tp"] + counts["fp"], counts["n"]),
-        "recall": _ratio(counts["tp"], counts["tp"] + counts["fn"]),
-        "specificity": _ratio(counts["tn"], counts["tn"] + counts["fp"]),
+        "parity": safe_ratio(counts["tp"] + counts["fp"], counts["n"]),
+        "recall": safe_ratio(counts["tp"], counts["tp"] + counts["fn"]),
+        "specificity": safe_ratio(counts["tn"], counts["tn"] + counts["fp"]),
     }
 
 
