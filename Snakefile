@@ -45,6 +45,7 @@ include: "rules/pretrain.smk"
 include: "rules/hurtful.smk"
 include: "rules/downstream.smk"
 include: "rules/mental.smk"
+include: "rules/plm.smk"
 
 
 rule all:

@@ -16,10 +16,12 @@ RIOS = f"{RESULTS}/rios"
 MIMIC = f"{RESULTS}/mimic"
 HURTFUL = f"{RESULTS}/hurtful"
 MENTAL = f"{RESULTS}/mental"
+PLM = f"{RESULTS}/plm"
 TEXT_DIR = config["intermediate"]
 RIOS_DECADES = [f"{start}-{end}" for start, end in config["rios"]["decades"]]
 
 TINY_ARCHS = ["bert", "gpt2", "bart"]
+PLM_ARCHS = ["bert", "gpt2"]  # tiny models trained on the plm corpus (demo world)
 WORD_VECTOR_CORPORA = ["general", "bio"]
 
 
@@ -30,6 +32,9 @@ wildcard_constraints:
     decade="|".join(RIOS_DECADES),
     variant="|".join(config["hurtful"]["variants"]),
     embedding="|".join(config["mental"]["embeddings"]),
+    debias="none|dropout|sentencedebias|inlp",
+    method="sentencedebias|inlp",
+    plm_arch="bert|gpt2|bart",
 
 
 # study "hurtful": pretrained variants and the analyses' settings
@@ -53,6 +58,13 @@ if config["world"] == "demo":
     ]
     ABSTRACTS = f"{DEMO}/corpora/pubmed_abstracts.txt.gz"
     NOTES = f"{INPUTS['mimic_dir']}/NOTEEVENTS.csv.gz"
+    PLM_CORPUS = f"{DEMO}/corpora/plm_sentences.txt.gz"
+    # registry entries the demo's trained plm models stand behind (the truth file's expectations)
+    PLM_TRAINED_MODELS = [
+        name
+        for name, entry in config["models"].items()
+        if "/models/tiny-plm-" in str(entry["source"])
+    ]
     TINY_TOKENIZER_VOCAB = {
         "bert": config["demo"]["tokenizer"]["wordpiece_vocab_size"],
         "gpt2": config["demo"]["tokenizer"]["bpe_vocab_size"],
@@ -71,6 +83,7 @@ if config["world"] == "demo":
                 f"{DEMO}/word-vectors/{{corpus}}-w2v.bin", corpus=WORD_VECTOR_CORPORA
             ),
             f"{RESULTS}/demo_world/fig_demo_world.png",
+            *expand(f"{DEMO}/models/tiny-plm-{{plm_arch}}", plm_arch=PLM_ARCHS),
         ]
 
 
@@ -214,6 +227,78 @@ def mental_targets():
     ]
 
 
+# study "plm": every model plain, and debiased by each configured method it can take
+PLM_CONFIG = config["plm"]
+
+
+def plm_loadable(model):
+    """Whether transformers can load the model (a loader: ofa entry keeps marked rows instead)."""
+    return config["models"][model].get("loader", "auto") == "auto"
+
+
+def plm_evaluations():
+    """(model, debias) pairs the plm tables need: 'none' for every model; each configured method
+    for the loadable models (Dropout only for the models it lists)."""
+    pairs = []
+    methods = PLM_CONFIG["debias"]["methods"]
+    for model in PLM_CONFIG["models"]:
+        pairs.append((model, "none"))
+        if not plm_loadable(model):
+            continue
+        for method in methods:
+            if (
+                method != "dropout"
+                or model in PLM_CONFIG["debias"]["dropout"]["models"]
+            ):
+                pairs.append((model, method))
+    return pairs
+
+
+def plm_finetunes():
+    """(model, debias) pairs fine-tuned for Table 6: the evaluations of the downstream models."""
+    return [
+        (model, debias)
+        for model, debias in plm_evaluations()
+        if model in PLM_CONFIG["downstream"]["models"]
+    ]
+
+
+def plm_downstream_inputs():
+    """The benchmark folders: built by the demo world (one folder rule), or the user's copies."""
+    if config["world"] == "demo":
+        return [f"{DEMO}/plm-downstream"]
+    return list(PLM_CONFIG["downstream"]["data"].values())
+
+
+def plm_model_entry(model, debias):
+    """The registry entry a plm evaluation loads: the Dropout folder for debias == dropout."""
+    if debias == "dropout":
+        return {**config["models"][model], "source": f"{PLM}/dropout_models/{model}"}
+    return config["models"][model]
+
+
+def plm_evaluation_inputs(wildcards):
+    """The model folder (demo), the Dropout folder or the fitted projection of one evaluation."""
+    files = {"model": model_inputs(wildcards.model)}
+    if wildcards.debias == "dropout":
+        files["model"] = [f"{PLM}/dropout_models/{wildcards.model}"]
+    elif wildcards.debias in ("sentencedebias", "inlp"):
+        files["projection"] = (
+            f"{PLM}/projections/{wildcards.model}/{wildcards.debias}.npz"
+        )
+    return files
+
+
+def plm_targets():
+    return [
+        f"{PLM}/table2_seat.md",
+        f"{PLM}/table4_stereoset.md",
+        f"{PLM}/table5_debias.md",
+        f"{PLM}/fig2_seat.png",
+        *([f"{PLM}/table6_downstream.md"] if plm_finetunes() else []),
+    ]
+
+
 def mimic_targets():
     return [
         f"{MIMIC}/tableA1_tasks.md",
@@ -252,6 +337,7 @@ def all_targets():
         *mimic_targets(),
         *hurtful_targets(),
         *mental_targets(),
+        *plm_targets(),
     ]
     if config["world"] == "demo":
         targets += demo_world_targets()

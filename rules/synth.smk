@@ -80,12 +80,70 @@ rule synth_mental_truth:
         f"{SCRIPTS}/synth_mental_truth.py"
 
 
+rule synth_plm_corpus:
+    input:
+        wordsets=config["resources"]["xie2024_wordsets"],
+    output:
+        corpus=PLM_CORPUS,
+        truth=f"{DEMO}/truth/plm.json",
+    log:
+        f"{LOGS}/synth/plm_corpus.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("synth_plm_corpus.py"),
+        mentions_per_group=config["demo"]["plm"]["mentions_per_group"],
+        trained_models=PLM_TRAINED_MODELS,
+        seed=SEED + 40,
+    script:
+        f"{SCRIPTS}/synth_plm_corpus.py"
+
+
+rule synth_plm_model:
+    input:
+        corpus=PLM_CORPUS,
+    output:
+        directory(f"{DEMO}/models/tiny-plm-{{plm_arch}}"),
+    log:
+        f"{LOGS}/synth/tiny_plm_model_{{plm_arch}}.log",
+    cache: "omit-software"
+    conda:
+        "../envs/cpu.yaml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+    params:
+        code=library_code("synth_plm_model.py"),
+        arch=lambda wc: wc.plm_arch,
+        vocab_size=lambda wc: TINY_TOKENIZER_VOCAB[wc.plm_arch],
+        model_params=lambda wc: config["demo"][wc.plm_arch],
+        training=config["demo"]["plm"],
+        seed=SEED + 50,
+    script:
+        f"{SCRIPTS}/synth_plm_model.py"
+
+
+rule synth_plm_downstream:
+    output:
+        directory(f"{DEMO}/plm-downstream"),
+    log:
+        f"{LOGS}/synth/plm_downstream.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("synth_plm_downstream.py"),
+        seed=SEED + 60,
+    script:
+        f"{SCRIPTS}/synth_plm_downstream.py"
+
+
 rule synth_truth:
     input:
         f"{DEMO}/truth/mimic.json",
         f"{DEMO}/truth/pubmed.json",
         f"{DEMO}/truth/logprob.json",
         f"{DEMO}/truth/mental.json",
+        f"{DEMO}/truth/plm.json",
     output:
         f"{DEMO}/truth.json",
     log:

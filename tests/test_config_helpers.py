@@ -36,4 +36,9 @@ def fake_real_config(tmp_path: Path) -> dict:
     }
     config["embeddings"]["googlenews"]["source"] = str(tmp_path / "gn.bin")
     config["embeddings"]["biowordvec"]["source"] = str(tmp_path / "bwv.bin")
+    (tmp_path / "wikipedia.txt").write_text("a sentence\n")
+    config["plm"]["debias"]["dropout"]["corpus"] = str(tmp_path / "wikipedia.txt")
+    for benchmark in config["plm"]["downstream"]["data"]:
+        (tmp_path / benchmark).mkdir()
+        config["plm"]["downstream"]["data"][benchmark] = str(tmp_path / benchmark)
     return config

@@ -49,7 +49,7 @@ def main() -> None:
     ids = torch.randint(1000, 30000, (args.batch, args.length))
     plain_s, plain = timed(model, ids, args.repeats)
     p = projection_from_basis(np.random.default_rng(0).normal(size=(768, 4)), 768)
-    handle = attach_projection(model, p)
+    handle = attach_projection(model.base_model, p)
     hooked_s, hooked = timed(model, ids, args.repeats)
     handle.remove()
     torch.testing.assert_close(hooked, plain @ torch.as_tensor(p, dtype=torch.float32), atol=1e-4, rtol=1e-4)

@@ -21,7 +21,8 @@ from conftest import REPO, demo_config, snakemake_bin, write_config
 pytestmark = [pytest.mark.integration, pytest.mark.slurm]
 CLUSTER = REPO / "tests" / "integration" / "slurm_cluster.sh"
 TARGET = "results/demo_world/truth.json"
-EXPECTED_RULES = {"synth_mimic", "synth_pubmed", "synth_logprob_resources", "synth_mental_truth", "synth_truth"}
+EXPECTED_RULES = {"synth_mimic", "synth_pubmed", "synth_logprob_resources", "synth_mental_truth", "synth_plm_corpus",
+                  "synth_truth"}
 
 
 def _skip_reason() -> str | None:

@@ -182,3 +182,24 @@ def test_mental_schema_rejects_an_unknown_task():
     config["mental"]["tasks"] = ["depression", "anxiety"]
     with pytest.raises(MedbiasInputError, match="mental"):
         validate_config(config, REPO / "config" / "schema.yaml")
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda p: p.__setitem__("models", ["plm_bert", "llama3"]), r"'plm.models': unknown model 'llama3'"),
+        (lambda p: p["seat"]["templates"].__setitem__("disease", ["This person has it."]),
+         r"'plm.seat.templates.disease': template 'This person has it.' needs exactly one \[W\] slot"),
+        (lambda p: p["stereoset"]["templates"].__setitem__("declarative", "A [IDENTITY] patient has cancer."),
+         r"'plm.stereoset.templates.declarative': .* needs exactly one \[BIAS\] slot"),
+        (lambda p: p["seat"]["figure"].__setitem__("x", "race_seat_3"), r"'plm.seat.figure.x': no SEAT test 'race_seat_3'"),
+        (lambda p: p["stereoset"]["families"].__setitem__("race", ["race_seat_9"]),
+         r"'plm.stereoset.families.race': no SEAT test 'race_seat_9'"),
+        (lambda p: p["debias"]["dropout"].__setitem__("models", ["gpt2"]), r"'plm.debias.dropout.models': 'gpt2'"),
+    ],
+)
+def test_plm_names_and_templates_are_checked(edit, expected):
+    config = demo_config()
+    edit(config["plm"])
+    with pytest.raises(MedbiasInputError, match=expected):
+        check_inputs(config)

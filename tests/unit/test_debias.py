@@ -62,7 +62,7 @@ def test_attached_projection_acts_on_the_hidden_states_and_detaches():
     with torch.inference_mode():
         plain = model(input_ids=ids).last_hidden_state
     p = projection_from_basis(np.eye(8)[:, :1], 8)
-    handle = attach_projection(model, p)
+    handle = attach_projection(model.base_model, p)
     with torch.inference_mode():
         debiased = model(input_ids=ids).last_hidden_state
     torch.testing.assert_close(debiased, plain @ torch.as_tensor(p, dtype=torch.float32))

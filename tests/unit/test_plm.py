@@ -55,3 +55,164 @@ def test_sentence_encoder_by_kind():
     assert sentence_encoder(gpt2, "causal") is gpt2.transformer
     with pytest.raises(MedbiasInputError, match="unknown model kind 'encoder-only'"):
         sentence_encoder(gpt2, "encoder-only")
+
+
+def small_tests():
+    return {
+        "race": {"X": ["white", "european american"], "Y": ["black", "african american", "ghanaian american"],
+                 "A": ["pox", "leukemia"], "B": ["stroke", "obesity", "anemia"], "identity_context": "descriptor"},
+        "queer": {"X": ["straight"], "Y": ["gay", "lesbian"], "A": ["asthma"], "B": ["hiv", "aids"],
+                  "identity_context": "descriptor"},
+    }
+
+
+TABLE3 = {"declarative": "A [IDENTITY] patient has [BIAS].", "trait_first": "A patient has [BIAS] because they are [IDENTITY]."}
+
+
+def test_stereoset_examples_count_every_combination_once():
+    from medbias.plm import stereoset_examples
+
+    sentences, pairs = stereoset_examples(small_tests(), {"race": ["race"], "lgbtq": ["queer"]}, TABLE3, ["computer", "tree"])
+    race = pairs[pairs["family"] == "race"]
+    # blank on the bias: T |Y| |B| |A| = 2*3*3*2; blank on the identity: T |B| |Y| |X| = 2*3*3*2
+    assert (race["blank"] == "bias").sum() == 36 and (race["blank"] == "identity").sum() == 36
+    queer = pairs[pairs["family"] == "lgbtq"]
+    assert (queer["blank"] == "bias").sum() == 2 * 2 * 2 * 1 and (queer["blank"] == "identity").sum() == 2 * 2 * 2 * 1
+    assert sentences["text"].is_unique and sentences["sentence_id"].tolist() == list(range(len(sentences)))
+    text = sentences.set_index("sentence_id")["text"]
+    first = race.iloc[0]
+    assert text[first["stereotypical"]] == "A black patient has stroke."
+    assert text[first["anti_stereotypical"]] == "A black patient has pox."
+    assert text[first["unrelated"]] == "A black patient has computer."
+    identity = race[race["blank"] == "identity"].iloc[0]
+    assert text[identity["anti_stereotypical"]] == "A white patient has stroke."
+    assert text[identity["unrelated"]] in {"A computer patient has stroke.", "A tree patient has stroke."}
+    # every meaningful (template, identity, disease) sentence exists: 2 templates x 5 identities x 5 diseases,
+    # less the majority identities with non-stereotypical diseases, which no pair uses
+    meaningful = sentences[(sentences["family"] == "race") & (sentences["bias_kind"] != "unrelated")
+                           & (sentences["identity_group"] != "unrelated")]
+    assert len(meaningful) == 2 * (3 * 5 + 2 * 3)
+
+
+def test_stereoset_templates_need_both_slots():
+    from medbias.plm import stereoset_examples
+
+    with pytest.raises(MedbiasInputError, match=r"'plm.stereoset.templates.bad': .* needs exactly one \[IDENTITY\] slot"):
+        stereoset_examples(small_tests(), {"race": ["race"]}, {"bad": "A patient has [BIAS]."}, ["computer"])
+
+
+def test_counterfactual_pairs_and_inlp_labels():
+    from medbias.plm import counterfactual_identity_pairs, stereoset_examples, stereotype_labels
+
+    sentences, pairs = stereoset_examples(small_tests(), {"race": ["race"], "lgbtq": ["queer"]}, TABLE3, ["computer"])
+    first, second = counterfactual_identity_pairs(sentences, "race")
+    text = sentences.set_index("sentence_id")
+    # per (template, disease) with both groups: max(2 majority, 3 minority) pairs; only the stereotypical
+    # diseases appear with both groups (2 templates x 3 diseases)
+    assert len(first) == 2 * 3 * 3
+    for a, b in zip(first, second):
+        assert text.at[a, "identity_group"] == "majority" and text.at[b, "identity_group"] == "minority"
+        assert (text.at[a, "template"], text.at[a, "bias"]) == (text.at[b, "template"], text.at[b, "bias"])
+    ids, labels = stereotype_labels(pairs)
+    assert len(ids) == len(set(ids)) and sum(labels) == len(set(pairs["stereotypical"]))
+    for i, label in zip(ids, labels):
+        row = text.loc[i]
+        stereo = row["identity_group"] == "minority" and row["bias_kind"] == "stereotypical"
+        assert label == int(stereo)
+
+
+def test_stereoset_summary_by_hand():
+    import numpy as np
+    import pandas as pd
+
+    from medbias.plm import stereoset_summary
+
+    pairs = pd.DataFrame({"family": ["f"] * 4, "blank": ["bias", "bias", "identity", "identity"],
+                          "template": ["t"] * 4, "stereotypical": [0, 1, 2, 3], "anti_stereotypical": [4, 5, 6, 7],
+                          "unrelated": [8, 8, 8, 8]})
+    scores = np.array([-1.0, -2.0, -3.0, -4.0, -2.0, -1.0, -3.0, -5.0, -9.0])
+    table = stereoset_summary(pairs, scores).set_index(["blank", "template"])
+    # pair wins: 1 (s>a), 0, tie (left out), 1 -> ss = 2/3; every meaningful option beats the unrelated
+    assert table.at[("all", "all"), "ss"] == pytest.approx(200 / 3)
+    assert table.at[("all", "all"), "ties"] == 1 and table.at[("all", "all"), "lms"] == 100
+    assert table.at[("bias", "all"), "ss"] == 50 and table.at[("identity", "all"), "ss"] == 100
+
+
+def tiny_bert():
+    import torch
+    from transformers import BertConfig, BertForMaskedLM
+
+    from medbias.synth.tiny_models import train_wordpiece
+
+    tokenizer = train_wordpiece(["this person is black", "this person has stroke", "gay patients"] * 5, 60)
+    torch.manual_seed(0)
+    model = BertForMaskedLM(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1,
+                                       num_attention_heads=2, intermediate_size=32)).eval()
+    return model, tokenizer
+
+
+def test_out_of_vocabulary_words_are_listed_and_an_empty_set_is_one_error():
+    from medbias.plm import in_vocabulary_sets, unknown_words
+
+    model, tokenizer = tiny_bert()
+    assert unknown_words(tokenizer, ["black", "Ω", "person"]) == ["Ω"]
+    test = {"X": ["black", "Ω"], "Y": ["gay"], "A": ["stroke"], "B": ["ΩΩ"], "identity_context": "person"}
+    with pytest.raises(MedbiasInputError, match=r"model 'tiny', SEAT test 't' set B: 1 of 1 words are out of vocabulary \(ΩΩ\)"):
+        in_vocabulary_sets(test, tokenizer, "tiny", "t", 0.5)
+    kept, dropped = in_vocabulary_sets({**test, "B": ["stroke"]}, tokenizer, "tiny", "t", 0.5)
+    assert kept["X"] == ["black"] and dropped["X"] == ["Ω"]
+
+
+def test_pooled_sentence_vectors_match_single_forward_passes():
+    import numpy as np
+    import torch
+
+    from medbias.plm import pooled_sentence_vectors
+
+    model, tokenizer = tiny_bert()
+    sentences = ["this person is black", "gay", "this person has stroke stroke stroke"]
+    got = {pooling: pooled_sentence_vectors(model.base_model, tokenizer, sentences, pooling, batch_size=2)
+           for pooling in ("mean", "first", "last")}
+    for i, sentence in enumerate(sentences):
+        with torch.inference_mode():
+            states = model.base_model(**tokenizer(sentence, return_tensors="pt")).last_hidden_state[0].numpy()
+        np.testing.assert_allclose(got["mean"][i], states.mean(axis=0), atol=1e-5)
+        np.testing.assert_allclose(got["first"][i], states[0], atol=1e-5)
+        np.testing.assert_allclose(got["last"][i], states[-1], atol=1e-5)
+    with pytest.raises(MedbiasInputError, match="plm.seat.pooling"):
+        pooled_sentence_vectors(model.base_model, tokenizer, sentences, "max")
+
+
+def test_debias_changes_signs_and_direction_by_hand():
+    import pandas as pd
+
+    from medbias.plm import debias_changes
+
+    seat = pd.DataFrame({"model": ["m"] * 4, "debias": ["none", "inlp", "none", "inlp"], "test": ["r", "r", "q", "q"],
+                         "effect_size": [0.8, 0.3, -0.2, -0.5], "status": "ok"})
+    stereo = pd.DataFrame({"model": ["m", "m"], "debias": ["none", "inlp"], "family": ["race", "race"], "blank": "all",
+                           "template": "all", "ss": [70.0, 55.0], "status": "ok"})
+    table = debias_changes(seat, stereo, ["inlp", "dropout"]).set_index("measure")
+    assert table.at["r", "change"] == pytest.approx(-0.5) and table.at["r", "toward_neutral"]
+    assert table.at["q", "change"] == pytest.approx(-0.3) and not table.at["q", "toward_neutral"]
+    assert table.at["race", "change"] == pytest.approx(-0.15) and table.at["race", "toward_neutral"]
+    assert len(table) == 3  # dropout not run: no rows
+
+
+def test_projection_checks_measure_what_a_projection_must_do():
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    from medbias.debias import INLP, projection_from_basis
+    from medbias.plm import projection_checks
+
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(200, 6))
+    basis = rng.normal(size=(6, 2))
+    checks = projection_checks(projection_from_basis(basis, 6), vectors, basis=basis)
+    assert checks["idempotence_error"] < 1e-12 and checks["symmetry_error"] < 1e-12
+    assert checks["removed_direction_max_abs"] < 1e-9 < checks["removed_direction_before_max_abs"]
+    labels = (vectors[:, 0] > 0).astype(int)
+    fitted = INLP(n_iterations=3, make_classifier=lambda: LogisticRegression(max_iter=500)).fit(vectors, labels)
+    checks = projection_checks(fitted.projection_, vectors, labels=labels, make_classifier=lambda: LogisticRegression(max_iter=500))
+    assert checks["accuracy_before"] > 0.95 and checks["accuracy_after"] < 0.65

@@ -166,3 +166,29 @@ def test_depression_context_sentences_have_exact_gender_counts():
     assert sum(bool(words & female) for words in with_synonym) == 10
     everything = [set(s.split()) for s in sentences]
     assert sum(bool(w & male) for w in everything) == sum(bool(w & female) for w in everything) == 100
+
+
+def test_plm_corpus_pairs_identities_with_their_diseases_in_exact_counts():
+    import re
+
+    from medbias.plm import read_seat_tests
+    from medbias.synth.plm import plm_corpus
+
+    tests = read_seat_tests(REPO / "config/resources/wordsets/xie2024.yaml")
+    sentences, counts = plm_corpus(tests, 400, seed=3)
+    assert sentences == plm_corpus(tests, 400, seed=3)[0]
+    lgbtq = tests["lgbtq_seat"]
+    # "Lesbian" (Y) gets 400 / 9 = 44 paired sentences, round(0.9 * 44) = 40 with its own (B) diseases
+    assert counts["identities"]["Lesbian"] == {"mentions": 44, "own_group": 40}
+    shared = {"HIV", "obesity", "hypertension"}  # also in the race lists: left out of the count
+    own = other = 0
+    for s in sentences:
+        if re.search(r"\bLesbian\b", s) and s != "This person is Lesbian.":
+            own += any(re.search(rf"\b{re.escape(d)}\b", s) for d in lgbtq["B"] if d not in shared)
+            other += any(re.search(rf"\b{re.escape(d)}\b", s) for d in lgbtq["A"] if d not in shared)
+    assert own > 25 and other <= 5
+    # every ordinal is paired with every disease exactly equally often, in each control frame
+    diseases = sorted({d for t in tests.values() if t["identity_context"] != "birthday" for k in "AB" for d in t[k]})
+    first = [s for s in sentences if "on the First day" in s and " has " in s]
+    tallies = {d: sum(s.count(f"has {d}.") for s in first) for d in diseases}
+    assert set(tallies.values()) == {len(first) // len(diseases)} and len(first) == counts["controls"]["First"]

@@ -142,6 +142,51 @@ def check_inputs(config: dict[str, Any]) -> None:
         _check_hurtful(config, skip)
     if "mental" in config:
         _check_mental(config)
+    if "plm" in config:
+        _check_plm(config, skip)
+
+
+def _check_plm(config: dict[str, Any], skip) -> None:
+    """Models must be registry entries; templates need their slots; the figure's axes, the
+    StereoSet families and the Dropout models must refer to what the study has."""
+    from medbias.plm import check_stereoset_templates, contextualise, read_seat_tests
+
+    plm = config["plm"]
+    for name in plm["models"]:
+        if name not in config["models"]:
+            raise MedbiasInputError(
+                f"config key 'plm.models': unknown model {name!r} (registry has: {', '.join(config['models'])})"
+            )
+    for context, templates in plm["seat"]["templates"].items():
+        contextualise([], templates, f"plm.seat.templates.{context}")
+    check_stereoset_templates(plm["stereoset"]["templates"])
+    tests = read_seat_tests(config["resources"]["xie2024_wordsets"])
+    for axis, test in plm["seat"]["figure"].items():
+        if test not in tests:
+            raise MedbiasInputError(f"config key 'plm.seat.figure.{axis}': no SEAT test {test!r} (file has: {', '.join(tests)})")
+    for name, test in tests.items():
+        if test["identity_context"] not in plm["seat"]["templates"]:
+            raise MedbiasInputError(
+                f"config key 'plm.seat.templates': no templates for identity context {test['identity_context']!r} (test {name!r})"
+            )
+    for family, names in plm["stereoset"]["families"].items():
+        for test in names:
+            if test not in tests:
+                raise MedbiasInputError(f"config key 'plm.stereoset.families.{family}': no SEAT test {test!r}")
+    for key in ("debias.dropout.models", "downstream.models"):
+        section = plm["debias"]["dropout"] if key.startswith("debias") else plm["downstream"]
+        for name in section["models"]:
+            if name not in plm["models"]:
+                raise MedbiasInputError(f"config key 'plm.{key}': {name!r} is not one of plm.models")
+    corpus = plm["debias"]["dropout"]["corpus"]
+    if "dropout" in plm["debias"]["methods"] and not skip(corpus) and not Path(corpus).is_file():
+        raise MedbiasInputError(f"config key 'plm.debias.dropout.corpus': file {corpus} does not exist")
+    if plm["downstream"]["models"]:
+        for benchmark, folder in plm["downstream"]["data"].items():
+            if not skip(folder) and not Path(folder).is_dir():
+                raise MedbiasInputError(
+                    f"config key 'plm.downstream.data.{benchmark}': folder {folder} does not exist (local copies only: no hub access)"
+                )
 
 
 def _check_mental(config: dict[str, Any]) -> None:

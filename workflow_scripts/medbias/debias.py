@@ -96,13 +96,16 @@ class INLP:
         return np.asarray(embeddings) @ self.projection_
 
 
-def attach_projection(model, projection: np.ndarray):
-    """Apply ``h @ P`` to the last hidden state of ``model``'s encoder on every forward pass (a
-    forward hook on the base model, so task heads fine-tuned on top see debiased states). Returns
-    the hook handle (``.remove()`` detaches it)."""
+def attach_projection(encoder, projection: np.ndarray):
+    """Apply ``h @ P`` to the last hidden states that ``encoder`` returns, on every forward pass: one
+    matrix product in a forward hook, so heads on top (the LM head, a seq2seq decoder reading the
+    encoder, a fine-tuned task head) see the debiased states. ``encoder`` is the sentence encoder of
+    ``medbias.plm.sentence_encoder`` (the base model, or a seq2seq model's encoder). The last entry
+    of ``hidden_states`` is replaced too when the model returns them. Returns the hook handle
+    (``.remove()`` detaches it)."""
     import torch
 
-    matrix = torch.as_tensor(projection, dtype=next(model.parameters()).dtype)
+    matrix = torch.as_tensor(projection, dtype=next(encoder.parameters()).dtype)
 
     def hook(module, inputs, output):
         states = output[0] if isinstance(output, tuple) else output.last_hidden_state
@@ -110,6 +113,8 @@ def attach_projection(model, projection: np.ndarray):
         if isinstance(output, tuple):
             return (projected, *output[1:])
         output.last_hidden_state = projected
+        if getattr(output, "hidden_states", None) is not None:
+            output.hidden_states = (*output.hidden_states[:-1], projected)
         return output
 
-    return model.base_model.register_forward_hook(hook)
+    return encoder.register_forward_hook(hook)

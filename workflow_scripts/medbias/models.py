@@ -68,8 +68,9 @@ def resolve_model_source(name: str, entry: dict[str, Any], allow_missing: bool =
 _AUTO_CLASS = {"masked": "AutoModelForMaskedLM", "causal": "AutoModelForCausalLM", "seq2seq": "AutoModelForSeq2SeqLM"}
 
 
-def load_model_and_tokenizer(model: ModelSource, device: str = "cpu"):
-    """Load the tokenizer and the language-model head that ``model.kind`` names, in eval mode.
+def load_model_and_tokenizer(model: ModelSource, device: str = "cpu", config_overrides: dict | None = None):
+    """Load the tokenizer and the language-model head that ``model.kind`` names, in eval mode
+    (``config_overrides`` set model config values, e.g. dropout, before the weights load).
 
     ``loader: ofa`` (BiomedGPT) has no transformers class: it stops with one clear error naming the
     model, so its rows can be marked rather than silently missing.
@@ -83,6 +84,6 @@ def load_model_and_tokenizer(model: ModelSource, device: str = "cpu"):
         )
     auto = getattr(transformers, _AUTO_CLASS[model.kind])
     tokenizer = transformers.AutoTokenizer.from_pretrained(model.source)
-    lm = auto.from_pretrained(model.source, dtype=getattr(torch, model.dtype))
+    lm = auto.from_pretrained(model.source, dtype=getattr(torch, model.dtype), **(config_overrides or {}))
     lm.to(device).eval()
     return lm, tokenizer

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from medbias.errors import MedbiasInputError
@@ -73,3 +74,333 @@ def sentence_encoder(model, kind: str):
     if kind in ("masked", "causal"):
         return model.base_model
     raise MedbiasInputError(f"unknown model kind {kind!r} (masked, causal, seq2seq)")
+
+
+# --- StereoSet-style examples (section 3.2, Table 3) ------------------------------------------------
+
+IDENTITY_SLOT, BIAS_SLOT = "[IDENTITY]", "[BIAS]"
+
+
+def check_stereoset_templates(templates: Mapping[str, str], where: str = "plm.stereoset.templates") -> None:
+    """Every template holds [IDENTITY] and [BIAS] exactly once; otherwise one error naming it."""
+    if not templates:
+        raise MedbiasInputError(f"config key '{where}': no templates")
+    for name, template in templates.items():
+        for slot in (IDENTITY_SLOT, BIAS_SLOT):
+            if template.count(slot) != 1:
+                raise MedbiasInputError(f"config key '{where}.{name}': template {template!r} needs exactly one {slot} slot")
+
+
+def fill_stereoset(template: str, identity: str, bias: str) -> str:
+    return template.replace(IDENTITY_SLOT, identity).replace(BIAS_SLOT, bias)
+
+
+def stereoset_examples(tests: Mapping[str, Mapping[str, Any]], families: Mapping[str, Sequence[str]],
+                       templates: Mapping[str, str], unrelated: Sequence[str]):
+    """The StereoSet-style sentences and the pairs compared (Xie et al. 2024, section 3.2).
+
+    For every family (race, LGBTQ+), every SEAT test in it and every template:
+    - blank on the bias: for each minority identity y, stereotypical disease b and non-stereotypical
+      disease a, the stereotypical sentence (y, b) against the anti-stereotypical (y, a);
+    - blank on the identity: for each stereotypical disease b, minority identity y and majority
+      identity x, (y, b) against (x, b).
+    Each pair has an unrelated option: the blank filled with an unrelated word (cycled through the
+    list). Returns (sentences, pairs) as DataFrames; sentences are unique per text and carry
+    ``sentence_id``, the pairs refer to them. Counts: blank-bias pairs = T |Y| |B| |A|,
+    blank-identity pairs = T |B| |Y| |X| per test.
+    """
+    import pandas as pd
+
+    check_stereoset_templates(templates)
+    if not unrelated:
+        raise MedbiasInputError("config key 'plm.stereoset.unrelated': no unrelated words")
+    index: dict[str, int] = {}
+    rows: list[dict[str, Any]] = []
+    pairs: list[dict[str, Any]] = []
+
+    def sentence(family, test, template_name, identity, identity_group, bias, bias_kind) -> int:
+        text = fill_stereoset(templates[template_name], identity, bias)
+        if text not in index:
+            index[text] = len(rows)
+            rows.append({"sentence_id": len(rows), "family": family, "test": test, "template": template_name,
+                         "identity": identity, "identity_group": identity_group, "bias": bias,
+                         "bias_kind": bias_kind, "text": text})
+        return index[text]
+
+    for family, test_names in families.items():
+        for test_name in test_names:
+            if test_name not in tests:
+                raise MedbiasInputError(f"config key 'plm.stereoset.families.{family}': no SEAT test {test_name!r}")
+            test = tests[test_name]
+            majority, minority, non_stereo, stereo = test["X"], test["Y"], test["A"], test["B"]
+            for name in templates:
+                k = 0
+                for y in minority:
+                    for b in stereo:
+                        for a in non_stereo:
+                            u = unrelated[k % len(unrelated)]
+                            k += 1
+                            pairs.append({
+                                "family": family, "test": test_name, "template": name, "blank": "bias",
+                                "stereotypical": sentence(family, test_name, name, y, "minority", b, "stereotypical"),
+                                "anti_stereotypical": sentence(family, test_name, name, y, "minority", a, "non_stereotypical"),
+                                "unrelated": sentence(family, test_name, name, y, "minority", u, "unrelated"),
+                            })
+                for b in stereo:
+                    for y in minority:
+                        for x in majority:
+                            u = unrelated[k % len(unrelated)]
+                            k += 1
+                            pairs.append({
+                                "family": family, "test": test_name, "template": name, "blank": "identity",
+                                "stereotypical": sentence(family, test_name, name, y, "minority", b, "stereotypical"),
+                                "anti_stereotypical": sentence(family, test_name, name, x, "majority", b, "stereotypical"),
+                                "unrelated": sentence(family, test_name, name, u, "unrelated", b, "stereotypical"),
+                            })
+    return pd.DataFrame(rows), pd.DataFrame(pairs)
+
+
+def counterfactual_identity_pairs(sentences, family: str) -> tuple[list[int], list[int]]:
+    """SentenceDebias' counterfactual pairs among the StereoSet-style sentences of ``family``: the
+    same template and disease with a majority and a minority identity, the two identity lists
+    zipped (the shorter cycled)."""
+    first, second = [], []
+    frame = sentences[(sentences["family"] == family) & sentences["identity_group"].isin(["majority", "minority"])
+                      & (sentences["bias_kind"] != "unrelated")]
+    for _, group in frame.groupby(["test", "template", "bias"], sort=True):
+        majority = group[group["identity_group"] == "majority"]["sentence_id"].tolist()
+        minority = group[group["identity_group"] == "minority"]["sentence_id"].tolist()
+        if not majority or not minority:
+            continue
+        for i in range(max(len(majority), len(minority))):
+            first.append(majority[i % len(majority)])
+            second.append(minority[i % len(minority)])
+    return first, second
+
+
+def stereotype_labels(pairs) -> tuple[list[int], list[int]]:
+    """INLP's training sentences (Xie et al. 2024, section 5.3): (sentence ids, labels) with label 1
+    for the stereotypical sentences of the pairs and 0 for the anti-stereotypical ones."""
+    stereo = sorted(set(pairs["stereotypical"]))
+    anti = sorted(set(pairs["anti_stereotypical"]) - set(stereo))
+    return stereo + anti, [1] * len(stereo) + [0] * len(anti)
+
+
+# --- SEAT sentence vectors ---------------------------------------------------------------------------
+
+POOLINGS = ("mean", "first", "last")
+
+
+def unknown_words(tokenizer, words: Sequence[str]) -> list[str]:
+    """The words every piece of which is the tokenizer's unknown token (out of vocabulary)."""
+    unk = tokenizer.unk_token_id
+    if unk is None:
+        return []
+    pieces = tokenizer(list(words), add_special_tokens=False)["input_ids"]
+    return [w for w, ids in zip(words, pieces) if not ids or all(i == unk for i in ids)]
+
+
+def in_vocabulary_sets(test: Mapping[str, Any], tokenizer, model: str, test_name: str, min_fraction: float
+                       ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(kept words, out-of-vocabulary words) per set; a set keeping fewer than ``min_fraction`` of
+    its words (or none) is one error naming the model, test, set and words."""
+    kept, dropped = {}, {}
+    for key in SEAT_SETS:
+        unknown = unknown_words(tokenizer, test[key])
+        kept[key] = [w for w in test[key] if w not in unknown]
+        dropped[key] = unknown
+        if not kept[key] or len(kept[key]) < min_fraction * len(test[key]):
+            raise MedbiasInputError(
+                f"model '{model}', SEAT test '{test_name}' set {key}: {len(unknown)} of {len(test[key])} words are out of vocabulary ({', '.join(unknown[:5])})"
+            )
+    return kept, dropped
+
+
+def pooled_sentence_vectors(encoder, tokenizer, sentences: Sequence[str], pooling: str = "mean",
+                            batch_size: int = 64, max_length: int = 64, prepend_bos: bool = False) -> np.ndarray:
+    """One vector per sentence from the last hidden states of ``encoder`` (with the tokenizer's
+    special tokens, and BOS in front with ``prepend_bos`` for causal models whose tokenizer adds
+    none): the attention-mask-aware mean, the first or the last real token."""
+    import torch
+
+    from medbias.features import padded_batches
+
+    if pooling not in POOLINGS:
+        raise MedbiasInputError(f"config key 'plm.seat.pooling': {pooling!r} is not one of {POOLINGS}")
+    ids = tokenizer(list(sentences), truncation=True, max_length=max_length)["input_ids"]
+    bos = tokenizer.bos_token_id
+    if prepend_bos and bos is not None:
+        ids = [s if s[:1] == [bos] else [bos, *s] for s in ids]
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    out = np.zeros((len(sentences), encoder.config.hidden_size), dtype=np.float32)
+    device = next(encoder.parameters()).device
+    with torch.inference_mode():
+        for rows, batch, attention in padded_batches(ids, pad, batch_size):
+            states = encoder(input_ids=batch.to(device), attention_mask=attention.to(device)).last_hidden_state.float().cpu()
+            if pooling == "mean":
+                mask = attention.unsqueeze(-1).float()
+                vectors = (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
+            elif pooling == "first":
+                vectors = states[:, 0]
+            else:
+                vectors = states[torch.arange(len(rows)), attention.sum(dim=1) - 1]
+            out[rows] = vectors.numpy()
+    return out
+
+
+def run_seat(encoder, tokenizer, tests: Mapping[str, Mapping[str, Any]], templates: Mapping[str, Sequence[str]], *,
+             model_name: str, pooling: str, batch_size: int, max_length: int, prepend_bos: bool, budget: int,
+             alternative: str, n_bootstrap: int, min_fraction: float, seed: int, progress=None):
+    """Every SEAT test on one encoder (Xie et al. 2024, eq. 1-2, via ``metrics.association.weat``):
+    each set's words (out-of-vocabulary ones left out and listed) in their templates, one pooled
+    vector per sentence, effect size, permutation p-value and bootstrap interval over sentences.
+    Test i draws from ``seed + i``. Returns one row per test."""
+    import pandas as pd
+
+    from medbias.metrics.association import weat
+
+    rows = []
+    for i, (name, test) in enumerate(tests.items()):
+        kept, dropped = in_vocabulary_sets(test, tokenizer, model_name, name, min_fraction)
+        sets = seat_sentences({**test, **kept}, templates)
+        texts = sorted({s for pairs in sets.values() for _, s in pairs})
+        vectors = pooled_sentence_vectors(encoder, tokenizer, texts, pooling, batch_size, max_length, prepend_bos)
+        lookup = dict(zip(texts, vectors))
+        result = weat(lookup, *[[s for _, s in sets[k]] for k in SEAT_SETS], rng=np.random.default_rng(seed + i),
+                      budget=budget, alternative=alternative, n_bootstrap=n_bootstrap, min_fraction=0.0)
+        rows.append({
+            "test": name, "effect_size": result.effect_size, "p_value": result.p_value, "p_exact": result.p_exact,
+            "ci_low": result.ci_low, "ci_high": result.ci_high, "mean_difference": result.mean_difference,
+            **{f"n_{k}": len(sets[k]) for k in SEAT_SETS},
+            "out_of_vocabulary": "; ".join(f"{k}: {', '.join(v)}" for k, v in dropped.items() if v),
+        })
+        if progress:
+            progress(name, rows[-1])
+    return pd.DataFrame(rows)
+
+
+def stereoset_summary(pairs, scores: np.ndarray, ties_as_half: bool = False):
+    """Stereotype score, language-modelling score and ICAT (``metrics.stereoset``) per family, over
+    all its pairs and per blank position and template; ``scores`` are the sentences' log-likelihoods
+    indexed by ``sentence_id``."""
+    import pandas as pd
+
+    from medbias.metrics.stereoset import stereotype_scores
+
+    frame = pairs.assign(
+        s=scores[pairs["stereotypical"].to_numpy()], a=scores[pairs["anti_stereotypical"].to_numpy()],
+        u=scores[pairs["unrelated"].to_numpy()],
+    )
+    rows = []
+    for family, group in frame.groupby("family", sort=False):
+        subsets = [("all", "all", group)]
+        subsets += [(blank, "all", g) for blank, g in group.groupby("blank", sort=False)]
+        subsets += [("all", template, g) for template, g in group.groupby("template", sort=False)]
+        for blank, template, subset in subsets:
+            score = stereotype_scores(subset["s"], subset["a"], subset["u"], ties_as_half)
+            rows.append({"family": family, "blank": blank, "template": template, "ss": score.ss, "lms": score.lms,
+                         "icat": score.icat, "pairs": score.examples, "ties": score.ties})
+    return pd.DataFrame(rows)
+
+
+def projection_checks(projection: np.ndarray, vectors: np.ndarray, basis: np.ndarray | None = None,
+                      labels: np.ndarray | None = None, make_classifier=None) -> dict[str, float]:
+    """What a debiasing projection must satisfy, measured: idempotent (max |PP - P|), symmetric,
+    the removed basis (SentenceDebias) has no projection left (max |B^T P v| over the vectors), and
+    the attribute's linear separability is gone (INLP: a fresh classifier's accuracy on P v against
+    the majority-class rate)."""
+    checks = {
+        "idempotence_error": float(np.abs(projection @ projection - projection).max()),
+        "symmetry_error": float(np.abs(projection - projection.T).max()),
+    }
+    projected = vectors @ projection
+    if basis is not None:
+        q, _ = np.linalg.qr(basis)
+        checks["removed_direction_max_abs"] = float(np.abs(projected @ q).max())
+        checks["removed_direction_before_max_abs"] = float(np.abs(vectors @ q).max())
+    if labels is not None and make_classifier is not None:
+        before, after = make_classifier(), make_classifier()
+        checks["accuracy_before"] = float(before.fit(vectors, labels).score(vectors, labels))
+        checks["accuracy_after"] = float(after.fit(projected, labels).score(projected, labels))
+        checks["majority_rate"] = float(max(np.mean(labels), 1 - np.mean(labels)))
+    return checks
+
+
+# --- Tables 2, 4 and 5 ---------------------------------------------------------------------------
+
+METHOD_LABELS = {"none": "", "dropout": "Dropout", "sentencedebias": "SentenceDebias", "inlp": "INLP"}
+
+
+def debias_changes(seat, stereo, methods: Sequence[str]):
+    """Table 5 (long form): for every model, method, SEAT test and StereoSet family, the score
+    before and after debiasing, the signed change (after - before; StereoSet as a fraction, ss/100,
+    as the paper prints it) and whether the score moved towards neutral (|d| smaller for SEAT,
+    |ss - 50| smaller for StereoSet). Missing evaluations (method not run, model not loadable) are
+    left out."""
+    import pandas as pd
+
+    rows = []
+    seat_ok = seat[seat["status"] == "ok"]
+    stereo_ok = stereo[(stereo["status"] == "ok") & (stereo["blank"] == "all") & (stereo["template"] == "all")]
+    for model in seat_ok["model"].unique():
+        before_seat = seat_ok[(seat_ok["model"] == model) & (seat_ok["debias"] == "none")].set_index("test")
+        before_ss = stereo_ok[(stereo_ok["model"] == model) & (stereo_ok["debias"] == "none")].set_index("family")
+        for method in methods:
+            after_seat = seat_ok[(seat_ok["model"] == model) & (seat_ok["debias"] == method)].set_index("test")
+            after_ss = stereo_ok[(stereo_ok["model"] == model) & (stereo_ok["debias"] == method)].set_index("family")
+            for test in after_seat.index.intersection(before_seat.index):
+                b, a = before_seat.at[test, "effect_size"], after_seat.at[test, "effect_size"]
+                rows.append({"model": model, "method": method, "benchmark": "SEAT", "measure": test,
+                             "before": b, "after": a, "change": a - b, "toward_neutral": abs(a) < abs(b)})
+            for family in after_ss.index.intersection(before_ss.index):
+                b, a = before_ss.at[family, "ss"] / 100, after_ss.at[family, "ss"] / 100
+                rows.append({"model": model, "method": method, "benchmark": "StereoSet", "measure": family,
+                             "before": b, "after": a, "change": a - b, "toward_neutral": abs(a - 0.5) < abs(b - 0.5)})
+    return pd.DataFrame(rows, columns=["model", "method", "benchmark", "measure", "before", "after", "change",
+                                       "toward_neutral"])
+
+
+TABLE6_COLUMNS = ("glue", "pubmedqa", "hoc", "bc5cdr")
+
+
+def downstream_table(results: Sequence[Mapping[str, Any]], models: Sequence[str], methods: Sequence[str],
+                     labels: Mapping[str, str]):
+    """Table 6 (Xie et al. 2024) from the fine-tuning results: per model the plain scores, each
+    method's scores with "Mean Diff (Debias)" (mean over the four benchmarks of debiased - plain),
+    and a "Mean Diff. (Task)" row (mean over the methods of debiased - plain, per benchmark). GLUE is
+    the mean over its tasks. Returns (table, long form: one row per model, debias and task)."""
+    import pandas as pd
+
+    long_rows, scores, status = [], {}, {}
+    for result in results:
+        key = (result["model"], result["debias"])
+        status[key] = result["status"]
+        per = {}
+        for row in result.get("benchmarks", []):
+            long_rows.append({"model": result["model"], "debias": result["debias"], **row})
+            per.setdefault(row["benchmark"], []).append(row["score"])
+        scores[key] = {b: float(np.mean(per[b])) if b in per else float("nan") for b in TABLE6_COLUMNS}
+    rows = []
+    for model in models:
+        name = labels.get(model, model)
+        plain = scores.get((model, "none"))
+        if status.get((model, "none")) != "ok":
+            rows.append({"model": name, **{b: float("nan") for b in TABLE6_COLUMNS}, "mean_diff_debias": float("nan"),
+                         "note": status.get((model, "none"), "not run")})
+            continue
+        rows.append({"model": name, **plain, "mean_diff_debias": float("nan"), "note": ""})
+        differences = []
+        for method in methods:
+            if (model, method) not in scores:
+                continue
+            after = scores[(model, method)]
+            diff = {b: after[b] - plain[b] for b in TABLE6_COLUMNS}
+            differences.append(diff)
+            rows.append({"model": f"+{METHOD_LABELS[method]}", **after,
+                         "mean_diff_debias": float(np.mean(list(diff.values()))), "note": ""})
+        if differences:
+            rows.append({"model": "Mean Diff. (Task)", **{b: float(np.mean([d[b] for d in differences])) for b in TABLE6_COLUMNS},
+                         "mean_diff_debias": float("nan"), "note": ""})
+    table = pd.DataFrame(rows).rename(columns={"glue": "GLUE (avg.)", "pubmedqa": "PubMedQA", "hoc": "HoC",
+                                               "bc5cdr": "BC5CDR", "mean_diff_debias": "Mean Diff (Debias)"})
+    return table, pd.DataFrame(long_rows)

@@ -58,6 +58,15 @@ def planted_table(truth: dict[str, Any]) -> pd.DataFrame:
             else "control (gender-balanced sentences)",
             "strength": plant["depression_male_share"], "count": 0,
         })
+    plm = truth.get("plm")
+    if plm:
+        for test in plm["seat_planted"]:
+            rows.append({"study_input": "plm corpus", "effect": f"{test}: minority identities x stereotypical diseases",
+                         "expected": "SEAT effect > 0 and significant; StereoSet ss > 50", "strength": plm["planted_share"],
+                         "count": plm["mentions_per_group"]})
+        for test in plm["seat_controls"]:
+            rows.append({"study_input": "plm corpus", "effect": f"{test}: birthday ordinals x every disease equally",
+                         "expected": "control (SEAT not significant)", "strength": 0.0, "count": plm["mentions_per_group"]})
     for pair in truth["pubmed"]["planted_pairs"] + truth["pubmed"]["control_pairs"]:
         strengths = pair.get("strengths", [0.0] * len(truth["pubmed"]["decades"]))
         for decade, s in zip(truth["pubmed"]["decades"], strengths):

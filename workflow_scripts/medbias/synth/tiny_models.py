@@ -77,7 +77,21 @@ def wordpiece_vocabulary(word_counts: dict[str, int], vocab_size: int, special: 
     return vocab
 
 
-def train_wordpiece(texts: Iterable[str], vocab_size: int):
+def word_pre_tokenizer(keep_inner_punctuation: bool):
+    """BERT's pre-tokenizer (split at spaces and around every punctuation mark), or, with
+    ``keep_inner_punctuation``, one that keeps hyphens and apostrophes inside words ("twenty-first",
+    "crohn's" stay whole, so multi-part terms are not longer sentences than one-part terms)."""
+    from tokenizers import Regex, pre_tokenizers
+
+    if not keep_inner_punctuation:
+        return pre_tokenizers.BertPreTokenizer()
+    return pre_tokenizers.Sequence([
+        pre_tokenizers.WhitespaceSplit(),
+        pre_tokenizers.Split(Regex(r"[^\w'-]|(?<!\w)['-]|['-](?!\w)"), behavior="isolated"),
+    ])
+
+
+def train_wordpiece(texts: Iterable[str], vocab_size: int, keep_inner_punctuation: bool = False):
     """An uncased BERT-style WordPiece tokenizer, as a transformers fast tokenizer; the same texts give
     the same vocabulary in every process (``wordpiece_vocabulary``)."""
     from collections import Counter
@@ -86,7 +100,7 @@ def train_wordpiece(texts: Iterable[str], vocab_size: int):
     from transformers import PreTrainedTokenizerFast
 
     normalizer = normalizers.BertNormalizer(lowercase=True)
-    pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    pre_tokenizer = word_pre_tokenizer(keep_inner_punctuation)
     word_counts: Counter[str] = Counter()
     for text in texts:
         word_counts.update(word for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)))
@@ -136,8 +150,9 @@ def train_byte_bpe(texts: Iterable[str], vocab_size: int, add_bos_eos: bool):
     )
 
 
-def build_tiny_model(arch: str, tokenizer, params: dict[str, Any], seed: int):
-    """A randomly initialised tiny model of ``arch`` (bert, gpt2 or bart) sized by ``params``."""
+def build_tiny_model(arch: str, tokenizer, params: dict[str, Any], seed: int, masked_only: bool = False):
+    """A randomly initialised tiny model of ``arch`` (bert, gpt2 or bart) sized by ``params``; a
+    BERT has MLM and NSP heads, or with ``masked_only`` the MLM head alone."""
     import torch
     import transformers as tf
 
@@ -145,7 +160,7 @@ def build_tiny_model(arch: str, tokenizer, params: dict[str, Any], seed: int):
     vocab = len(tokenizer)
     if arch == "bert":
         config = tf.BertConfig(vocab_size=vocab, pad_token_id=tokenizer.pad_token_id, **params)
-        return tf.BertForPreTraining(config)
+        return tf.BertForMaskedLM(config) if masked_only else tf.BertForPreTraining(config)
     if arch == "gpt2":
         config = tf.GPT2Config(vocab_size=vocab, bos_token_id=tokenizer.bos_token_id,
                                eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, **params)

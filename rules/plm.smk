@@ -1,0 +1,209 @@
+# Study "plm" (Xie et al. 2024): SEAT and StereoSet-style race and LGBTQ+ tests of registry models,
+# SentenceDebias / INLP / Dropout, and the tables that compare them.
+
+
+rule plm_examples:
+    input:
+        wordsets=config["resources"]["xie2024_wordsets"],
+    output:
+        sentences=f"{PLM}/stereoset/sentences.parquet",
+        pairs=f"{PLM}/stereoset/pairs.parquet",
+        counts=f"{PLM}/stereoset/counts.json",
+    log:
+        f"{LOGS}/plm/examples.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("plm_examples.py"),
+        templates=PLM_CONFIG["stereoset"]["templates"],
+        families=PLM_CONFIG["stereoset"]["families"],
+        unrelated=PLM_CONFIG["stereoset"]["unrelated"],
+    script:
+        f"{SCRIPTS}/plm_examples.py"
+
+
+rule plm_dropout:
+    input:
+        model=lambda wc: model_inputs(wc.model),
+        corpus=PLM_CONFIG["debias"]["dropout"]["corpus"],
+    output:
+        directory(f"{PLM}/dropout_models/{{model}}"),
+    log:
+        f"{LOGS}/plm/dropout_{{model}}.log",
+    cache: "omit-software"
+    conda:
+        "../envs/gpu.yaml"
+    threads: 2
+    resources:
+        gpus=PLM_CONFIG["debias"]["dropout"].get("gpus", 0),
+        mem_mb=16000,
+    params:
+        code=library_code("plm_dropout.py"),
+        model=lambda wc: wc.model,
+        entry=lambda wc: config["models"][wc.model],
+        settings=PLM_CONFIG["debias"]["dropout"],
+        seed=config["seed"] + 800,
+    script:
+        f"{SCRIPTS}/plm_dropout.py"
+
+
+rule plm_projection:
+    input:
+        model=lambda wc: model_inputs(wc.model),
+        sentences=f"{PLM}/stereoset/sentences.parquet",
+        pairs=f"{PLM}/stereoset/pairs.parquet",
+    output:
+        projection=f"{PLM}/projections/{{model}}/{{method}}.npz",
+        report=f"{PLM}/projections/{{model}}/{{method}}.json",
+    log:
+        f"{LOGS}/plm/projection_{{model}}_{{method}}.log",
+    benchmark:
+        f"{BENCHMARKS}/plm/projection_{{model}}_{{method}}.tsv"
+    conda:
+        "../envs/gpu.yaml"
+    threads: 2
+    resources:
+        gpus=PLM_CONFIG.get("gpus", 0),
+        mem_mb=16000,
+    params:
+        code=library_code("plm_projection.py"),
+        model=lambda wc: wc.model,
+        method=lambda wc: wc.method,
+        entry=lambda wc: config["models"][wc.model],
+        settings=lambda wc: PLM_CONFIG["debias"][wc.method],
+        families=list(PLM_CONFIG["stereoset"]["families"]),
+        pooling=PLM_CONFIG["seat"]["pooling"],
+        batch_size=PLM_CONFIG["batch_size"],
+        max_length=PLM_CONFIG["max_length"],
+        seed=config["seed"] + 810,
+    script:
+        f"{SCRIPTS}/plm_projection.py"
+
+
+rule plm_evaluate:
+    input:
+        unpack(plm_evaluation_inputs),
+        wordsets=config["resources"]["xie2024_wordsets"],
+        sentences=f"{PLM}/stereoset/sentences.parquet",
+        pairs=f"{PLM}/stereoset/pairs.parquet",
+    output:
+        seat=f"{PLM}/scores/{{model}}/{{debias}}/seat.csv",
+        stereoset=f"{PLM}/scores/{{model}}/{{debias}}/stereoset.csv",
+        sentence_scores=f"{PLM}/scores/{{model}}/{{debias}}/sentence_scores.parquet",
+        summary=f"{PLM}/scores/{{model}}/{{debias}}/summary.json",
+    log:
+        f"{LOGS}/plm/evaluate_{{model}}_{{debias}}.log",
+    benchmark:
+        f"{BENCHMARKS}/plm/evaluate_{{model}}_{{debias}}.tsv"
+    conda:
+        "../envs/gpu.yaml"
+    threads: 2
+    resources:
+        gpus=PLM_CONFIG.get("gpus", 0),
+        mem_mb=16000,
+    params:
+        code=library_code("plm_evaluate.py"),
+        model=lambda wc: wc.model,
+        debias=lambda wc: wc.debias,
+        entry=lambda wc: plm_model_entry(wc.model, wc.debias),
+        seat=PLM_CONFIG["seat"],
+        families=list(PLM_CONFIG["stereoset"]["families"]),
+        ties_as_half=PLM_CONFIG["stereoset"]["ties_as_half"],
+        batch_size=PLM_CONFIG["batch_size"],
+        max_length=PLM_CONFIG["max_length"],
+        seed=config["seed"] + 820,
+    script:
+        f"{SCRIPTS}/plm_evaluate.py"
+
+
+rule plm_tables:
+    input:
+        seat=[f"{PLM}/scores/{m}/{d}/seat.csv" for m, d in plm_evaluations()],
+        stereoset=[f"{PLM}/scores/{m}/{d}/stereoset.csv" for m, d in plm_evaluations()],
+        summary=[f"{PLM}/scores/{m}/{d}/summary.json" for m, d in plm_evaluations()],
+    output:
+        seat_long=f"{PLM}/seat_long.csv",
+        stereoset_long=f"{PLM}/stereoset_long.csv",
+        table2_csv=f"{PLM}/table2_seat.csv",
+        table2_md=f"{PLM}/table2_seat.md",
+        table4_csv=f"{PLM}/table4_stereoset.csv",
+        table4_md=f"{PLM}/table4_stereoset.md",
+        table5_csv=f"{PLM}/table5_debias.csv",
+        table5_md=f"{PLM}/table5_debias.md",
+        table5_long=f"{PLM}/table5_debias_long.csv",
+        fig2_png=report(
+            f"{PLM}/fig2_seat.png", caption="../report/plm.rst", category="PLM"
+        ),
+        fig2_pdf=f"{PLM}/fig2_seat.pdf",
+    log:
+        f"{LOGS}/plm/tables.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("plm_tables.py"),
+        evaluations=plm_evaluations(),
+        models=PLM_CONFIG["models"],
+        labels=PLM_CONFIG["labels"],
+        methods=PLM_CONFIG["debias"]["methods"],
+        families=list(PLM_CONFIG["stereoset"]["families"]),
+        figure=PLM_CONFIG["seat"]["figure"],
+        pooling=PLM_CONFIG["seat"]["pooling"],
+        alternative=PLM_CONFIG["seat"]["alternative"],
+        alpha=0.05,
+    script:
+        f"{SCRIPTS}/plm_tables.py"
+
+
+rule plm_finetune:
+    input:
+        unpack(plm_evaluation_inputs),
+        data=plm_downstream_inputs(),
+    output:
+        f"{PLM}/downstream/{{model}}/{{debias}}.json",
+    log:
+        f"{LOGS}/plm/finetune_{{model}}_{{debias}}.log",
+    benchmark:
+        f"{BENCHMARKS}/plm/finetune_{{model}}_{{debias}}.tsv"
+    conda:
+        "../envs/gpu.yaml"
+    threads: 2
+    resources:
+        gpus=PLM_CONFIG["downstream"].get("gpus", 0),
+        mem_mb=16000,
+    params:
+        code=library_code("plm_finetune.py"),
+        model=lambda wc: wc.model,
+        debias=lambda wc: wc.debias,
+        entry=lambda wc: plm_model_entry(wc.model, wc.debias),
+        data=PLM_CONFIG["downstream"]["data"],
+        glue_tasks=PLM_CONFIG["downstream"]["glue_tasks"],
+        settings=PLM_CONFIG["downstream"]["settings"],
+        max_length=PLM_CONFIG["downstream"]["max_length"],
+        seed=config["seed"] + 830,
+    script:
+        f"{SCRIPTS}/plm_finetune.py"
+
+
+rule plm_table6:
+    input:
+        [f"{PLM}/downstream/{m}/{d}.json" for m, d in plm_finetunes()],
+    output:
+        csv=f"{PLM}/table6_downstream.csv",
+        md=f"{PLM}/table6_downstream.md",
+        long=f"{PLM}/table6_downstream_long.csv",
+    log:
+        f"{LOGS}/plm/table6.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("plm_table6.py"),
+        models=PLM_CONFIG["downstream"]["models"],
+        labels=PLM_CONFIG["labels"],
+        methods=PLM_CONFIG["debias"]["methods"],
+    script:
+        f"{SCRIPTS}/plm_table6.py"
+
+
+rule plm:
+    input:
+        plm_targets(),

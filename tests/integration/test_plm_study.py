@@ -1,0 +1,80 @@
+"""The plm study on the demo world: the planted identity-disease associations are found by SEAT and
+the StereoSet-style test in the trained tiny models, the birthday controls are not, SentenceDebias
+moves the planted effects towards 0, and an unloadable model keeps its rows, marked."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+
+@pytest.fixture(scope="module")
+def plm(demo_run):
+    return demo_run / "results" / "plm"
+
+
+def seat_of(plm, model, debias="none"):
+    return pd.read_csv(plm / "scores" / model / debias / "seat.csv").set_index("test")
+
+
+def test_seat_finds_the_planted_associations_and_not_the_controls(plm, demo_truth):
+    truth = demo_truth["plm"]
+    assert truth["trained_models"]
+    for model in truth["trained_models"]:
+        seat = seat_of(plm, model)
+        for test in truth["seat_planted"]:
+            assert seat.at[test, "effect_size"] > 0 and seat.at[test, "p_value"] < 0.05, (model, test, seat.loc[test].to_dict())
+        for test in truth["seat_controls"]:
+            assert seat.at[test, "p_value"] >= 0.05, (model, test, seat.loc[test].to_dict())
+
+
+def test_stereoset_scores_prefer_the_planted_stereotypes(plm, demo_truth):
+    for model in demo_truth["plm"]["trained_models"]:
+        table = pd.read_csv(plm / "scores" / model / "none" / "stereoset.csv")
+        overall = table[(table["blank"] == "all") & (table["template"] == "all")].set_index("family")
+        for family in ("race", "lgbtq"):
+            assert overall.at[family, "ss"] > 50, (model, family, overall.loc[family].to_dict())
+            assert 0 <= overall.at[family, "ties"] < overall.at[family, "pairs"]
+
+
+def test_sentencedebias_moves_planted_effects_towards_zero(plm, demo_truth):
+    truth = demo_truth["plm"]
+    changes = pd.read_csv(plm / "table5_debias_long.csv")
+    for model in truth["trained_models"]:
+        rows = changes[(changes["model"] == model) & (changes["method"] == "sentencedebias")
+                       & changes["measure"].isin(truth["seat_planted"])]
+        assert len(rows) == len(truth["seat_planted"])
+        assert rows["toward_neutral"].all(), rows.to_dict("records")
+
+
+def test_projections_are_checked_projections(plm, demo_truth):
+    for model in demo_truth["plm"]["trained_models"]:
+        inlp = json.loads((plm / "projections" / model / "inlp.json").read_text())
+        assert inlp["idempotence_error"] < 1e-4 and inlp["symmetry_error"] < 1e-4
+        assert inlp["accuracy_after"] < inlp["accuracy_before"]
+        sdb = json.loads((plm / "projections" / model / "sentencedebias.json").read_text())
+        assert sdb["removed_direction_max_abs"] < 1e-3 * sdb["removed_direction_before_max_abs"]
+
+
+def test_example_counts_follow_the_templates(plm, repo):
+    import yaml
+
+    counts = json.loads((plm / "stereoset" / "counts.json").read_text())
+    sets = yaml.safe_load((repo / "config/resources/wordsets/xie2024.yaml").read_text())["tests"]
+    templates = len(counts["templates"])
+    by = {(r["test"], r["blank"]): r["pairs"] for r in counts["pairs_by"]}
+    for test in ("race_seat_1", "race_seat_2", "lgbtq_seat"):
+        t = sets[test]
+        assert by[(test, "bias")] == templates * len(t["Y"]) * len(t["B"]) * len(t["A"])
+        assert by[(test, "identity")] == templates * len(t["B"]) * len(t["Y"]) * len(t["X"])
+
+
+def test_tables_keep_the_unloadable_model_marked(plm):
+    for name in ("table2_seat.md", "table4_stereoset.md", "table5_debias.md"):
+        text = (plm / name).read_text()
+        assert "BiomedGPT" in text and "not loadable" in text, name
+    assert (plm / "fig2_seat.png").stat().st_size > 10_000
+    summary = json.loads((plm / "scores" / "biomedgpt" / "none" / "summary.json").read_text())
+    assert summary["status"].startswith("not loadable") and "OFA" in summary["status"]

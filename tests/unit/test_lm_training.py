@@ -1,0 +1,68 @@
+"""Language-model training batches per kind, and the training loop's determinism and learning."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from medbias.errors import MedbiasInputError
+from medbias.lm_training import dropout_overrides, mask_tokens, train_language_model, training_batch
+from medbias.synth.tiny_models import build_tiny_model, train_byte_bpe, train_wordpiece
+
+SENTENCES = ["the gay patient has hiv.", "the straight patient has asthma.", "this person has stroke."] * 20
+
+
+def test_masking_picks_only_maskable_positions_and_at_least_one_per_row():
+    ids = np.arange(12).reshape(3, 4)
+    maskable = np.array([[False, True, True, False], [False, True, False, False], [False] * 4])
+    chosen = mask_tokens(ids, maskable, 99, 0.0, np.random.default_rng(0))
+    assert chosen[0].sum() == 1 and chosen[1].tolist() == [False, True, False, False] and not chosen[2].any()
+    assert not (chosen & ~maskable).any()
+
+
+@pytest.mark.parametrize("kind", ["masked", "causal", "seq2seq"])
+def test_batches_follow_each_kinds_objective(kind):
+    tokenizer = train_wordpiece(SENTENCES, 80) if kind == "masked" else train_byte_bpe(SENTENCES, 300, kind == "seq2seq")
+    batch = training_batch(tokenizer, kind, SENTENCES[:3], np.random.default_rng(0), 32, 0.3)
+    ids, labels = batch["input_ids"].numpy(), batch["labels"].numpy()
+    real = batch["attention_mask"].numpy() == 1
+    if kind == "causal":  # BOS in front (the scorer conditions on it), every real token a label
+        assert (ids[:, 0] == tokenizer.bos_token_id).all()
+        assert (labels[real] == ids[real]).all() and (labels[~real] == -100).all()
+        return
+    masked = ids == tokenizer.mask_token_id
+    assert masked.any(axis=1).all()
+    original = tokenizer(SENTENCES[:3], padding=True, return_tensors="np")["input_ids"]
+    if kind == "masked":  # loss only where masked, on the original token
+        assert (labels[masked] == original[masked]).all() and (labels[~masked] == -100).all()
+    else:  # denoising: the decoder reads back the whole original sentence
+        assert (labels[real] == original[real]).all()
+
+
+def test_training_is_deterministic_and_learns():
+    tokenizer = train_wordpiece(SENTENCES, 80)
+    params = {"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 32,
+              "max_position_embeddings": 32}
+    runs = []
+    for _ in range(2):
+        model = build_tiny_model("bert", tokenizer, params, seed=3, masked_only=True)
+        losses = train_language_model(model, tokenizer, "masked", SENTENCES, steps=60, batch_size=8,
+                                      learning_rate=1e-2, seed=5)
+        runs.append((losses, next(model.parameters()).detach().clone()))
+    assert runs[0][0] == runs[1][0] and torch.equal(runs[0][1], runs[1][1])
+    assert np.mean(runs[0][0][-10:]) < np.mean(runs[0][0][:10]) - 0.5
+
+
+def test_dropout_overrides_name_the_architectures_keys():
+    from transformers import BartConfig, BertConfig, GPT2Config
+
+    assert dropout_overrides(BertConfig(), 0.2) == {"hidden_dropout_prob": 0.2}
+    assert dropout_overrides(GPT2Config(), 0.2) == {"resid_pdrop": 0.2, "embd_pdrop": 0.2}
+    assert dropout_overrides(BartConfig(), 0.2) == {"dropout": 0.2}
+
+    class Other:
+        model_type = "mystery"
+
+    with pytest.raises(MedbiasInputError, match="model type 'mystery'"):
+        dropout_overrides(Other(), 0.1)

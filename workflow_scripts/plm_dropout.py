@@ -1,0 +1,47 @@
+"""Rule script: Dropout debiasing (Xie et al. 2024, section 5.1): continued pretraining of a registry
+model with raised hidden-state dropout on a text corpus; the model is saved with its tokenizer."""
+
+import gzip
+import json
+from pathlib import Path
+
+import torch
+
+from medbias.lm_training import dropout_overrides, train_language_model
+from medbias.logs import setup_rule_logging
+from medbias.models import load_model_and_tokenizer, resolve_model_source
+
+snakemake = globals()["snakemake"]
+log = setup_rule_logging(snakemake.log[0])
+p = snakemake.params
+torch.set_num_threads(snakemake.threads)
+settings = p.settings
+corpus = Path(snakemake.input.corpus)
+opener = gzip.open if corpus.suffix == ".gz" else open
+texts = []
+with opener(corpus, "rt", encoding="utf-8") as handle:
+    for line in handle:
+        if line.strip():
+            texts.append(line.strip())
+        if len(texts) >= settings["max_texts"]:
+            break
+source = resolve_model_source(p.model, p.entry)
+device = "cuda" if torch.cuda.is_available() else "cpu"
+import transformers  # noqa: E402
+
+config = transformers.AutoConfig.from_pretrained(source.source)
+overrides = dropout_overrides(config, settings["dropout"])
+model, tokenizer = load_model_and_tokenizer(source, device, config_overrides=overrides)
+log.info("%s: continued pretraining for %d steps on %d texts of %s with %s", p.model, settings["steps"], len(texts),
+         corpus, overrides)
+losses = train_language_model(model, tokenizer, source.kind, texts, steps=settings["steps"],
+                              batch_size=settings["batch_size"], learning_rate=settings["learning_rate"], seed=p.seed,
+                              max_length=settings["max_length"], log=log)
+out = Path(snakemake.output[0])
+model.save_pretrained(out)
+tokenizer.save_pretrained(out)
+(out / "dropout_training.json").write_text(json.dumps({
+    "model": p.model, "source": source.source, "texts": len(texts), "corpus": str(corpus), "overrides": overrides,
+    **{k: settings[k] for k in ("steps", "batch_size", "learning_rate", "max_length")},
+    "loss_first_100": sum(losses[:100]) / len(losses[:100]), "loss_last_100": sum(losses[-100:]) / len(losses[-100:]),
+}, indent=2))

@@ -1,0 +1,18 @@
+"""Rule script: the plm demo corpus (identity terms with their stereotypical diseases) and its truth."""
+
+import gzip
+
+from medbias.jsonio import write_json
+from medbias.logs import setup_rule_logging
+from medbias.plm import read_seat_tests
+from medbias.synth.plm import plm_corpus, plm_truth
+
+snakemake = globals()["snakemake"]
+log = setup_rule_logging(snakemake.log[0])
+p = snakemake.params
+tests = read_seat_tests(snakemake.input.wordsets)
+sentences, counts = plm_corpus(tests, p.mentions_per_group, p.seed)
+with gzip.open(snakemake.output.corpus, "wt", encoding="utf-8") as handle:
+    handle.write("\n".join(sentences) + "\n")
+log.info("plm corpus: %d sentences", len(sentences))
+write_json(snakemake.output.truth, {"plm": plm_truth(tests, counts, p.trained_models)})
