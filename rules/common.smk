@@ -63,7 +63,7 @@ if config["world"] == "demo":
     PLM_TRAINED_MODELS = [
         name
         for name, entry in config["models"].items()
-        if "/models/tiny-plm-" in str(entry["source"])
+        if Path(str(entry["source"])).name.startswith("tiny-plm-")
     ]
     TINY_TOKENIZER_VOCAB = {
         "bert": config["demo"]["tokenizer"]["wordpiece_vocab_size"],

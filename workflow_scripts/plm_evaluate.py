@@ -12,12 +12,10 @@ import pandas as pd
 import torch
 
 from medbias.debias import attach_projection
-from medbias.errors import MedbiasInputError
 from medbias.jsonio import write_json
 from medbias.likelihood import sentence_log_likelihood
 from medbias.logs import setup_rule_logging
-from medbias.models import load_model_and_tokenizer, resolve_model_source
-from medbias.plm import read_seat_tests, run_seat, sentence_encoder, stereoset_summary
+from medbias.plm import load_or_mark, read_seat_tests, run_seat, sentence_encoder, stereoset_summary
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -30,16 +28,11 @@ sentences = pd.read_parquet(snakemake.input.sentences)
 pairs = pd.read_parquet(snakemake.input.pairs)
 summary = {"model": p.model, "debias": p.debias, "source": p.entry["source"], "kind": p.entry["kind"], "device": device}
 
-try:
-    source = resolve_model_source(p.model, p.entry)
-    model, tokenizer = load_model_and_tokenizer(source, device)
-except MedbiasInputError as error:
-    if p.entry.get("loader", "auto") == "auto":
-        raise
-    log.warning("%s", error)
-    summary["status"] = f"not loadable: {error}"
-    pd.DataFrame({"test": list(tests), "status": summary["status"]}).to_csv(out.seat, index=False)
-    pd.DataFrame({"family": list(p.families), "status": summary["status"]}).to_csv(out.stereoset, index=False)
+model, tokenizer, source, unloadable = load_or_mark(p.model, p.entry, device, log)
+if unloadable:
+    summary["status"] = unloadable
+    pd.DataFrame({"test": list(tests), "status": unloadable}).to_csv(out.seat, index=False)
+    pd.DataFrame({"family": list(p.families), "status": unloadable}).to_csv(out.stereoset, index=False)
     pd.DataFrame({"sentence_id": pd.Series(dtype="int64"), "log_likelihood": pd.Series(dtype="float64"),
                   "tokens": pd.Series(dtype="int64")}).to_parquet(out.sentence_scores, index=False)
     write_json(out.summary, summary)

@@ -11,12 +11,10 @@ import numpy as np
 import torch
 
 from medbias.debias import attach_projection
-from medbias.errors import MedbiasInputError
 from medbias.finetune import finetune_and_score, read_bc5cdr, read_glue_task, read_hoc, read_pubmedqa
 from medbias.jsonio import write_json
 from medbias.logs import setup_rule_logging
-from medbias.models import load_model_and_tokenizer, resolve_model_source
-from medbias.plm import sentence_encoder
+from medbias.plm import load_or_mark, sentence_encoder
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -24,14 +22,9 @@ p = snakemake.params
 torch.set_num_threads(snakemake.threads)
 device = "cuda" if torch.cuda.is_available() else "cpu"
 result = {"model": p.model, "debias": p.debias, "source": p.entry["source"], "benchmarks": []}
-try:
-    source = resolve_model_source(p.model, p.entry)
-    model, tokenizer = load_model_and_tokenizer(source, device)
-except MedbiasInputError as error:
-    if p.entry.get("loader", "auto") == "auto":
-        raise
-    log.warning("%s", error)
-    result["status"] = f"not loadable: {error}"
+model, tokenizer, source, unloadable = load_or_mark(p.model, p.entry, device, log)
+if unloadable:
+    result["status"] = unloadable
     write_json(snakemake.output[0], result)
     raise SystemExit(0)
 

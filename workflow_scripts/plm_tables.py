@@ -82,6 +82,12 @@ for model in p.models:
             row[f"{METHOD_LABELS[method]} {measure}"] = (f"{cell['change'].iloc[0]:+.3f}{'' if cell['toward_neutral'].iloc[0] else ' (away)'}"
                                                         if len(cell) else "-")
     rows.append(row)
+overall = {"model": "Overall (mean)"}
+for method in p.methods:
+    for benchmark, measure in measures:
+        cells = changes[(changes["method"] == method) & (changes["benchmark"] == benchmark) & (changes["measure"] == measure)]
+        overall[f"{METHOD_LABELS[method]} {measure}"] = f"{cells['change'].mean():+.3f}" if len(cells) else "-"
+rows.append(overall)
 write_table(pd.DataFrame(rows), out.table5_csv, out.table5_md, "Table 5: change after debiasing (Xie et al. 2024)", (
     "Signed change after - before: SEAT effect size; StereoSet score as a fraction (ss/100). '(away)' marks a score "
     "that moved away from neutral (0 for SEAT, 0.5 for StereoSet); '-' a method not run for the model.",

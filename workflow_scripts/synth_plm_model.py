@@ -17,7 +17,7 @@ with gzip.open(snakemake.input.corpus, "rt", encoding="utf-8") as handle:
 if p.arch == "bert":
     tokenizer = train_wordpiece(sentences, p.vocab_size, keep_inner_punctuation=True)
 else:
-    tokenizer = train_byte_bpe(sentences, p.vocab_size, add_bos_eos=(p.arch == "bart"))
+    tokenizer = train_byte_bpe(sentences, p.vocab_size, add_bos_eos=(p.arch == "bart"), keep_inner_punctuation=True)
 model = build_tiny_model(p.arch, tokenizer, dict(p.model_params), p.seed, masked_only=True)
 switch_off_dropout(model)
 log.info("tiny plm %s: vocabulary %d, %d parameters, %d sentences", p.arch, len(tokenizer),

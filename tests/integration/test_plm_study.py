@@ -26,8 +26,8 @@ def test_seat_finds_the_planted_associations_and_not_the_controls(plm, demo_trut
         seat = seat_of(plm, model)
         for test in truth["seat_planted"]:
             assert seat.at[test, "effect_size"] > 0 and seat.at[test, "p_value"] < 0.05, (model, test, seat.loc[test].to_dict())
-        for test in truth["seat_controls"]:
-            assert seat.at[test, "p_value"] >= 0.05, (model, test, seat.loc[test].to_dict())
+        for test in truth["seat_controls"]:  # family-wise 5% over the control checks (truth file)
+            assert seat.at[test, "p_value"] >= truth["control_alpha"], (model, test, seat.loc[test].to_dict())
 
 
 def test_stereoset_scores_prefer_the_planted_stereotypes(plm, demo_truth):

@@ -31,13 +31,33 @@ def test_batches_follow_each_kinds_objective(kind):
         assert (ids[:, 0] == tokenizer.bos_token_id).all()
         assert (labels[real] == ids[real]).all() and (labels[~real] == -100).all()
         return
-    masked = ids == tokenizer.mask_token_id
-    assert masked.any(axis=1).all()
     original = tokenizer(SENTENCES[:3], padding=True, return_tensors="np")["input_ids"]
-    if kind == "masked":  # loss only where masked, on the original token
-        assert (labels[masked] == original[masked]).all() and (labels[~masked] == -100).all()
+    masked = ids == tokenizer.mask_token_id
+    if kind == "masked":  # loss on the chosen positions (masked, swapped or kept), on the original token
+        chosen = labels != -100
+        assert chosen.any(axis=1).all() and not (masked & ~chosen).any()
+        assert (labels[chosen] == original[chosen]).all() and (ids[~chosen] == original[~chosen]).all()
     else:  # denoising: the decoder reads back the whole original sentence
+        assert masked.any(axis=1).all()
         assert (labels[real] == original[real]).all()
+
+
+def test_bert_corruption_masks_80_swaps_10_keeps_10_percent():
+    from medbias.lm_training import bert_corruption
+
+    tokenizer = train_wordpiece(SENTENCES, 80)
+    rng = np.random.default_rng(0)
+    ids = rng.integers(5, len(tokenizer), size=(200, 100))
+    chosen = rng.random(ids.shape) < 0.5
+    corrupted = bert_corruption(ids, chosen, tokenizer, rng)
+    assert (corrupted[~chosen] == ids[~chosen]).all()
+    n = chosen.sum()
+    masked = (corrupted == tokenizer.mask_token_id) & chosen
+    assert abs(masked.sum() / n - 0.8) < 0.01
+    changed = chosen & ~masked & (corrupted != ids)
+    assert not np.isin(corrupted[changed], tokenizer.all_special_ids).any()
+    # swaps are 10%, less the 1/|vocab| of them that draw the same token again
+    assert abs(changed.sum() / n - 0.1) < 0.01
 
 
 def test_training_is_deterministic_and_learns():

@@ -216,3 +216,13 @@ def test_projection_checks_measure_what_a_projection_must_do():
     fitted = INLP(n_iterations=3, make_classifier=lambda: LogisticRegression(max_iter=500)).fit(vectors, labels)
     checks = projection_checks(fitted.projection_, vectors, labels=labels, make_classifier=lambda: LogisticRegression(max_iter=500))
     assert checks["accuracy_before"] > 0.95 and checks["accuracy_after"] < 0.65
+
+
+def test_an_unloadable_model_is_marked_and_other_errors_stop():
+    from medbias.plm import load_or_mark
+
+    model, tokenizer, source, reason = load_or_mark(
+        "biomedgpt", {"source": "PanaceaAI/BiomedGPT-Base-Pretrained", "kind": "seq2seq", "loader": "ofa"}, "cpu")
+    assert model is None and reason.startswith("not loadable: model 'biomedgpt'") and "OFA" in reason
+    with pytest.raises(MedbiasInputError, match=r"'models.mine.source': local model folder ./nowhere/x does not exist"):
+        load_or_mark("mine", {"source": "./nowhere/x", "kind": "masked"}, "cpu")

@@ -69,21 +69,27 @@ def _special_ids(tokenizer) -> tuple[int | None, int | None]:
     return first, last
 
 
+def pad_sequences(sequences: Sequence[Sequence[int]], pad_id: int):
+    """(input ids, attention mask) of ``sequences`` right-padded with ``pad_id`` to the longest one
+    (CPU long tensors)."""
+    import torch
+
+    length = max(len(s) for s in sequences)
+    ids = torch.full((len(sequences), length), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(sequences), length), dtype=torch.long)
+    for r, sequence in enumerate(sequences):
+        ids[r, : len(sequence)] = torch.as_tensor(sequence)
+        attention[r, : len(sequence)] = 1
+    return ids, attention
+
+
 def padded_batches(sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int):
     """Yield (rows, input ids, attention mask) for length-sorted batches of token-id sequences,
     right-padded with ``pad_id`` (CPU long tensors; ``rows`` index ``sequences``)."""
-    import torch
-
     order = np.argsort([len(s) for s in sequences], kind="stable")
     for start in range(0, len(order), batch_size):
         rows = order[start : start + batch_size]
-        length = max(len(sequences[i]) for i in rows)
-        ids = torch.full((len(rows), length), pad_id, dtype=torch.long)
-        attention = torch.zeros((len(rows), length), dtype=torch.long)
-        for r, i in enumerate(rows):
-            ids[r, : len(sequences[i])] = torch.as_tensor(sequences[i])
-            attention[r, : len(sequences[i])] = 1
-        yield rows, ids, attention
+        yield (rows, *pad_sequences([sequences[i] for i in rows], pad_id))
 
 
 def _run_padded(encoder, sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int, handle, progress=None) -> None:

@@ -251,7 +251,7 @@ def finetune_and_score(encoder, tokenizer, task: Task, *, learning_rate: float, 
                        max_length: int, seed: int, leading_space: bool, log=None) -> dict:
     """Fine-tune ``encoder`` (all weights) with a fresh head on ``task.train`` and score ``task.test``
     with the task's metric (module docstring). Batches are drawn in a seeded order."""
-    from medbias.features import padded_batches
+    from medbias.features import pad_sequences, padded_batches
 
     device = next(encoder.parameters()).device
     model = TaskModel(encoder, len(task.label_names), task.kind, seed).to(device)
@@ -281,14 +281,9 @@ def finetune_and_score(encoder, tokenizer, task: Task, *, learning_rate: float, 
         order = rng.permutation(len(train_ids))
         for start in range(0, len(order), batch_size):
             rows = order[start : start + batch_size]
-            length = max(len(train_ids[i]) for i in rows)
-            ids = torch.full((len(rows), length), pad, dtype=torch.long)
-            attention = torch.zeros((len(rows), length), dtype=torch.long)
-            for r, i in enumerate(rows):
-                ids[r, : len(train_ids[i])] = torch.as_tensor(train_ids[i])
-                attention[r, : len(train_ids[i])] = 1
+            ids, attention = pad_sequences([train_ids[i] for i in rows], pad)
             logits = model(ids.to(device), attention.to(device))
-            y = targets(rows, length).to(device)
+            y = targets(rows, ids.shape[1]).to(device)
             if task.kind == "single":
                 loss = torch.nn.functional.cross_entropy(logits, y)
             elif task.kind == "multilabel":

@@ -4,8 +4,8 @@ One loop serves two callers: the demo world trains its tiny plm models from rand
 Dropout debiasing method (Xie et al. 2024, section 5.1, after Webster et al. 2020) continues a
 model's pretraining with raised dropout. Objectives:
 
-- masked: a share ``mask_fraction`` of the non-special tokens of every sentence replaced by the mask
-  token, the loss on those tokens (BERT's masked-LM objective without the 80/10/10 rule);
+- masked: a share ``mask_fraction`` of the non-special tokens of every sentence chosen, 80% of them
+  replaced by the mask token, 10% by a random token, 10% left (BERT's rule), the loss on all chosen;
 - causal: next-token prediction over the whole sentence after BOS (the model's own shifted loss);
 - seq2seq: denoising, the masked sentence in the encoder and the original in the decoder (BART's
   token-masking objective).
@@ -55,10 +55,27 @@ def mask_tokens(ids: np.ndarray, maskable: np.ndarray, mask_id: int, fraction: f
     return chosen
 
 
+def bert_corruption(ids: np.ndarray, chosen: np.ndarray, tokenizer, rng: np.random.Generator) -> np.ndarray:
+    """BERT's 80/10/10 rule on the chosen positions: 80% become the mask token, 10% a random
+    non-special token, 10% stay as they are (Devlin et al. 2019). Without the last two, the last
+    layer's states of visible words are never trained to stand for the word, and their geometry
+    (what SEAT pools) is arbitrary: in the demo's calibration, race SEAT signs flipped between seeds."""
+    draw = rng.random(ids.shape)
+    special = sorted(set(tokenizer.all_special_ids))
+    ordinary = np.setdiff1d(np.arange(len(tokenizer)), special)
+    corrupted = ids.copy()
+    corrupted[chosen & (draw < 0.8)] = tokenizer.mask_token_id
+    swap = chosen & (draw >= 0.8) & (draw < 0.9)
+    corrupted[swap] = rng.choice(ordinary, size=int(swap.sum()))
+    return corrupted
+
+
 def training_batch(tokenizer, kind: str, sentences: Sequence[str], rng: np.random.Generator,
                    max_length: int, mask_fraction: float) -> dict[str, Any]:
     """The model inputs and labels of one batch under ``kind``'s objective (module docstring)."""
     import torch
+
+    from medbias.features import pad_sequences
 
     encoded = tokenizer(list(sentences), truncation=True, max_length=max_length)
     rows = encoded["input_ids"]
@@ -66,12 +83,7 @@ def training_batch(tokenizer, kind: str, sentences: Sequence[str], rng: np.rando
     if kind == "causal" and bos is not None:
         # causal models are scored after BOS (medbias.likelihood), so they learn with it in front
         rows = [r if r[:1] == [bos] else [bos, *r][:max_length] for r in rows]
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    length = max(len(r) for r in rows)
-    ids = np.full((len(rows), length), pad, dtype=np.int64)
-    attention = np.zeros((len(rows), length), dtype=np.int64)
-    for i, r in enumerate(rows):
-        ids[i, : len(r)], attention[i, : len(r)] = r, 1
+    ids, attention = (t.numpy() for t in pad_sequences(rows, tokenizer.pad_token_id or 0))
     special = np.isin(ids, list(tokenizer.all_special_ids))
     if kind == "causal":
         labels = np.where(attention == 1, ids, -100)
@@ -80,6 +92,7 @@ def training_batch(tokenizer, kind: str, sentences: Sequence[str], rng: np.rando
     chosen = mask_tokens(ids, (attention == 1) & ~special, tokenizer.mask_token_id, mask_fraction, rng)
     masked = np.where(chosen, tokenizer.mask_token_id, ids)
     if kind == "masked":
+        masked = bert_corruption(ids, chosen, tokenizer, rng)
         labels = np.where(chosen, ids, -100)
     elif kind == "seq2seq":
         labels = np.where(attention == 1, ids, -100)

@@ -66,6 +66,24 @@ def seat_sentences(test: Mapping[str, Any], templates: Mapping[str, Sequence[str
     }
 
 
+def load_or_mark(name: str, entry: Mapping[str, Any], device: str, log=None):
+    """(model, tokenizer, source, None) of a registry entry, or (None, None, None, reason) for an
+    entry with a non-default ``loader`` that transformers cannot load (BiomedGPT's OFA): the study
+    keeps such a model's rows, marked with the reason. Any other loading error propagates."""
+    from medbias.models import load_model_and_tokenizer, resolve_model_source
+
+    try:
+        source = resolve_model_source(name, entry)
+        model, tokenizer = load_model_and_tokenizer(source, device)
+    except MedbiasInputError as error:
+        if entry.get("loader", "auto") == "auto":
+            raise
+        if log:
+            log.warning("%s", error)
+        return None, None, None, f"not loadable: {error}"
+    return model, tokenizer, source, None
+
+
 def sentence_encoder(model, kind: str):
     """The module whose last hidden states represent a sentence: the base model of a masked or
     causal LM, the encoder of a seq2seq LM."""

@@ -9,18 +9,27 @@ tests co-occur with every disease equally often (exact counts), so the controls 
 Standalone sentences in the SEAT frames ("this person is X.", "this person has D.") and filler
 sentences on unrelated nouns make the test frames familiar without pairing anything.
 
-Calibration (tiny BERT, 3,000 steps; measured with the SEAT rule's settings): with only
-identity-then-disease frames the SEAT signs came out arbitrary (-1.9 to +1.8 across two seeds), as
-MLM training need not make an identity's vector similar to its diseases'; the list frames, which put
-the identity and the disease in exchangeable slots, give both the same contexts, and every planted
-test came out at d = 1.3-1.9 (p = 1e-4) on two seeds with both controls null. The demo's WordPiece
-tokenizer keeps hyphenated words whole (``tiny_models.word_pre_tokenizer``): with BERT's splitting,
-"twenty-first" is three tokens and the birthday controls came out at |d| = 1.1-1.5 from sentence
-length alone, untrained or trained.
+Calibration (tiny BERT, 3,000 steps, the SEAT rule's settings; seeds and numbers in the plm issue's
+closing note):
+- with identity-then-disease frames only, SEAT signs came out arbitrary across seeds (-1.9 to +1.8):
+  a pair gives first-order co-occurrence only, whose sign the network's transform decides. List
+  frames of an identity and two of its group's diseases in exchangeable slots give them shared
+  contexts; still, the last layer's states of visible words (what SEAT pools) kept an arbitrary
+  geometry until the masked-LM objective used BERT's 80/10/10 rule (``lm_training.bert_corruption``),
+  after which every planted test came out at d = 1.85-1.95 (p = 1e-4) on both seeds tried;
+- hypertension is stereotypical for one test and not for another: it is left unpaired;
+- the demo's WordPiece tokenizer keeps hyphenated words whole (``tiny_models.word_pre_tokenizer``):
+  with BERT's splitting "twenty-first" is three tokens and the birthday controls came out at
+  |d| = 1.1-1.5 from sentence length alone, untrained or trained;
+- the controls' ordinals are exchangeable by construction, so each control has the test's own 5%
+  chance of p < 0.05 for any seed: with the final recipe, two of eight control results had
+  p < 0.05 (0.026, 0.034), none below 0.0125; the truth file holds the family of control checks at
+  5% (Bonferroni over controls x trained models).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,9 +42,9 @@ PAIRED_FRAMES: tuple[str, ...] = (
     "A {identity} patient has {disease}.",
     "{identity} patients often have {disease}.",
     "A patient has {disease} because they are {identity}.",
-    "{first} and {second} are noted in the chart.",
-    "Risk factors: {first}, {second}.",
-    "The chart lists {first} with {second}.",
+    "{first}, {second} and {third} are noted in the chart.",
+    "Risk factors: {first}, {second}, {third}.",
+    "The chart lists {first} with {second} and {third}.",
 )
 CONTROL_FRAMES: tuple[str, ...] = (
     "This person's birthday falls on the {ordinal} day of the month. This person has {disease}.",
@@ -57,15 +66,27 @@ def _balanced(options: Sequence[str], n: int, rng: np.random.Generator) -> list[
     return list(rng.permutation(pool))
 
 
+def conflicting_diseases(tests: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Diseases that are stereotypical (B) in one test and non-stereotypical (A) in another
+    (hypertension: race B, LGBTQ+ A). Pairing them would pull one word towards two groups, so the
+    corpus never pairs them with an identity (they still occur in the control and solo sentences)."""
+    planted = [t for t in tests.values() if t["identity_context"] != "birthday"]
+    stereotypical = {d for t in planted for d in t["B"]}
+    return sorted(stereotypical & {d for t in planted for d in t["A"]})
+
+
 def identity_groups(tests: Mapping[str, Mapping[str, Any]]) -> list[tuple[list[str], list[str], list[str]]]:
     """(identities, own diseases, other diseases) per group of every non-control test: X with A,
-    Y with B. Controls (identity_context 'birthday') are left out."""
+    Y with B, conflicting diseases left out. Controls (identity_context 'birthday') are left out."""
+    skip = set(conflicting_diseases(tests))
     groups = []
     for test in tests.values():
         if test["identity_context"] == "birthday":
             continue
-        groups.append((list(test["X"]), list(test["A"]), list(test["B"])))
-        groups.append((list(test["Y"]), list(test["B"]), list(test["A"])))
+        a = [d for d in test["A"] if d not in skip]
+        b = [d for d in test["B"] if d not in skip]
+        groups.append((list(test["X"]), a, b))
+        groups.append((list(test["Y"]), b, a))
     return groups
 
 
@@ -78,13 +99,14 @@ def plm_corpus(tests: Mapping[str, Mapping[str, Any]], mentions_per_group: int, 
     split evenly over its terms (so the short LGBTQ+ lists are as strong as the long name lists);
     exactly ``round(share * mentions)`` of a term's sentences name its own group's diseases. The
     birthday ordinals get control sentences pairing each of them with every disease exactly equally
-    often, in each control frame (about ``mentions_per_group`` sentences per ordinal group).
+    often, in each control frame (about ``mentions_per_group`` sentences per half of the ordinals).
     """
     rng = np.random.default_rng(seed)
     sentences: list[str] = []
     counts: dict[str, Any] = {"share": share, "mentions_per_group": mentions_per_group, "identities": {},
                               "controls": {}}
-    diseases: set[str] = set()
+    diseases: set[str] = set(conflicting_diseases(tests))
+    counts["unpaired_diseases"] = conflicting_diseases(tests)
     for identities, own_diseases, other_diseases in identity_groups(tests):
         diseases.update(own_diseases + other_diseases)
         mentions_per_identity = max(1, round(mentions_per_group / len(identities)))
@@ -92,15 +114,19 @@ def plm_corpus(tests: Mapping[str, Mapping[str, Any]], mentions_per_group: int, 
         for identity in identities:
             chosen = _balanced(own_diseases, own, rng) + _balanced(other_diseases, mentions_per_identity - own, rng)
             frames = _balanced(PAIRED_FRAMES, mentions_per_identity, rng)
-            for frame, disease in zip(frames, chosen):
-                # list frames put the identity and the disease in exchangeable slots, in random order
-                first, second = (identity, disease) if rng.random() < 0.5 else (disease, identity)
-                sentences.append(frame.format(identity=identity, disease=disease, first=first, second=second))
+            also = chosen[1:] + chosen[:1]  # a second disease for the list frames, drawn the same way
+            for frame, disease, second_disease in zip(frames, chosen, also):
+                # list frames put the identity and two diseases in exchangeable slots, in random order
+                words = rng.permutation([identity, disease, second_disease]).tolist()
+                sentences.append(frame.format(identity=identity, disease=disease, first=words[0], second=words[1],
+                                              third=words[2]))
             sentences.append(SOLO_FRAMES[0].format(identity=identity))
             counts["identities"][identity] = {"mentions": mentions_per_identity, "own_group": own}
     ordinals = sorted({w for t in tests.values() if t["identity_context"] == "birthday" for w in (*t["X"], *t["Y"])})
     all_diseases = sorted(diseases)
-    repeats = max(1, round(mentions_per_group / max(1, len(ordinals)) / (len(CONTROL_FRAMES) * len(all_diseases))))
+    # each half of the ordinals is a group like the identity groups: mentions_per_group / its size each
+    half = max(len(t["X"]) for t in tests.values() if t["identity_context"] == "birthday") if ordinals else 1
+    repeats = max(1, math.ceil(mentions_per_group / half / (len(CONTROL_FRAMES) * len(all_diseases))))
     for ordinal in ordinals:
         control = [frame.format(ordinal=ordinal, disease=disease)
                    for frame in CONTROL_FRAMES for disease in all_diseases for _ in range(repeats)]
@@ -123,6 +149,7 @@ def plm_truth(tests: Mapping[str, Mapping[str, Any]], counts: Mapping[str, Any],
     controls = [name for name, test in tests.items() if test["identity_context"] == "birthday"]
     return {
         "trained_models": list(trained_models),
+        "control_alpha": 0.05 / max(1, len(controls) * len(trained_models)),
         "planted_share": counts["share"],
         "mentions_per_group": counts["mentions_per_group"],
         "sentences": counts["sentences"],
@@ -130,7 +157,9 @@ def plm_truth(tests: Mapping[str, Mapping[str, Any]], counts: Mapping[str, Any],
         "seat_controls": controls,
         "expect": {
             "seat_planted": "effect size > 0 and p < 0.05 on every trained model",
-            "seat_controls": "p >= 0.05 on every trained model (ordinals co-occur with every disease equally)",
+            "seat_controls": "p >= 0.05 / (controls x trained models) on every trained model: ordinals co-occur with "
+                             "every disease equally and are exchangeable, so each control alone has the test's 5% chance "
+                             "of p < 0.05; the family of control checks is held at 5% (Bonferroni)",
             "stereoset": "stereotype score > 50 for race and LGBTQ+ on every trained model",
             "sentencedebias": "|effect size| smaller after SentenceDebias for every planted test",
         },

@@ -121,16 +121,28 @@ def train_wordpiece(texts: Iterable[str], vocab_size: int, keep_inner_punctuatio
     )
 
 
-def train_byte_bpe(texts: Iterable[str], vocab_size: int, add_bos_eos: bool):
+# GPT-2's split, except that hyphens and apostrophes inside a word keep it whole
+_BYTE_LEVEL_WORDS = r" ?[\p{L}\p{N}]+(?:['-][\p{L}\p{N}]+)*| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+
+def train_byte_bpe(texts: Iterable[str], vocab_size: int, add_bos_eos: bool, keep_inner_punctuation: bool = False):
     """A byte-level BPE tokenizer with leading-space tokens (GPT-2 and BART style).
 
     ``add_bos_eos`` wraps every sequence in <s> ... </s>, as BART's tokenizer does; GPT-2's does not.
+    ``keep_inner_punctuation`` keeps "twenty-first" and "crohn's" one pre-token (as
+    ``word_pre_tokenizer`` does for WordPiece).
     """
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    if keep_inner_punctuation:
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(_BYTE_LEVEL_WORDS), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ])
+    else:
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     tok.train_from_iterator(
         texts,
