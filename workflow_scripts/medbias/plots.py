@@ -217,8 +217,11 @@ def plot_seat_positions(points: pd.DataFrame, x_label: str, y_label: str, png: s
     colors = {"dropout": "#55a868", "sentencedebias": "#c44e52", "inlp": "#8172b2"}
     plain = points[points["method"] == "none"].set_index("label")
     ax.scatter(plain["x"], plain["y"], color="black", zorder=3)
-    for label, row in plain.iterrows():
-        ax.annotate(label, (row["x"], row["y"]), fontsize=8, xytext=(4, 4), textcoords="offset points")
+    for i, (label, row) in enumerate(plain.sort_values("y").iterrows()):
+        # alternate below/above so that models at nearly the same position stay readable
+        ax.annotate(label, (row["x"], row["y"]), fontsize=8, xytext=(-30, -22 if i % 2 == 0 else 14),
+                    textcoords="offset points", ha="right", va="center",
+                    arrowprops={"arrowstyle": "-", "color": "grey", "linewidth": 0.6})
     for method, color in colors.items():
         moved = points[points["method"] == method]
         for row in moved.itertuples():
