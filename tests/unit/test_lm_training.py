@@ -16,7 +16,7 @@ SENTENCES = ["the gay patient has hiv.", "the straight patient has asthma.", "th
 def test_masking_picks_only_maskable_positions_and_at_least_one_per_row():
     ids = np.arange(12).reshape(3, 4)
     maskable = np.array([[False, True, True, False], [False, True, False, False], [False] * 4])
-    chosen = mask_tokens(ids, maskable, 99, 0.0, np.random.default_rng(0))
+    chosen = mask_tokens(ids, maskable, 0.0, np.random.default_rng(0))
     assert chosen[0].sum() == 1 and chosen[1].tolist() == [False, True, False, False] and not chosen[2].any()
     assert not (chosen & ~maskable).any()
 

@@ -45,8 +45,7 @@ def switch_off_dropout(model) -> None:
             module.p = 0.0
 
 
-def mask_tokens(ids: np.ndarray, maskable: np.ndarray, mask_id: int, fraction: float,
-                rng: np.random.Generator) -> np.ndarray:
+def mask_tokens(ids: np.ndarray, maskable: np.ndarray, fraction: float, rng: np.random.Generator) -> np.ndarray:
     """Positions chosen for masking: each maskable position with probability ``fraction``, and at
     least one per row that has any maskable position."""
     chosen = (rng.random(ids.shape) < fraction) & maskable
@@ -89,12 +88,12 @@ def training_batch(tokenizer, kind: str, sentences: Sequence[str], rng: np.rando
         labels = np.where(attention == 1, ids, -100)
         return {"input_ids": torch.as_tensor(ids), "attention_mask": torch.as_tensor(attention),
                 "labels": torch.as_tensor(labels)}
-    chosen = mask_tokens(ids, (attention == 1) & ~special, tokenizer.mask_token_id, mask_fraction, rng)
-    masked = np.where(chosen, tokenizer.mask_token_id, ids)
+    chosen = mask_tokens(ids, (attention == 1) & ~special, mask_fraction, rng)
     if kind == "masked":
         masked = bert_corruption(ids, chosen, tokenizer, rng)
         labels = np.where(chosen, ids, -100)
     elif kind == "seq2seq":
+        masked = np.where(chosen, tokenizer.mask_token_id, ids)
         labels = np.where(attention == 1, ids, -100)
     else:
         raise MedbiasInputError(f"unknown model kind {kind!r} (masked, causal, seq2seq)")
