@@ -13,6 +13,7 @@ min_version("9.0")
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow_scripts"))
 
+from medbias.cluster import usable_cache_rules
 from medbias.config import check_inputs, validate_config
 from medbias.errors import MedbiasInputError
 
@@ -28,6 +29,14 @@ try:
     check_inputs(config)
 except MedbiasInputError as error:
     sys.exit(f"medbias: {error}")
+
+
+# between-workflow caching is opt-in: without $SNAKEMAKE_OUTPUT_CACHE the profile's `cache:` list
+# is dropped (with one line saying so) instead of Snakemake stopping at the first cached rule
+cache_rules, cache_notice = usable_cache_rules(workflow.workflow_settings.cache, os.environ)
+workflow.workflow_settings.cache = cache_rules
+if cache_notice:
+    print(cache_notice, file=sys.stderr)
 
 
 include: "rules/common.smk"

@@ -1,6 +1,7 @@
 # Paths, wildcard constraints and helpers shared by every rule file. No rule logic here.
 
 from medbias.config import built_by_demo
+from medbias.models import model_folder_files
 from medbias.provenance import code_fingerprint
 from medbias.io import ACUITY_EXPORTS, MIMIC_TABLES, find_table
 from medbias.synth.mental import DEPRESSION_MALE_SHARE
@@ -108,11 +109,13 @@ def acuity_files():
 
 
 def model_inputs(name):
-    """A registry model's folder when the workflow builds it (demo world); nothing for hub ids."""
+    """What a registry model's jobs wait for: the folder the demo world builds, or every file of a
+    local save_pretrained folder (so a model re-saved in place makes its jobs stale); nothing for
+    hub ids."""
     source = config["models"][name]["source"]
-    return (
-        [source] if config["world"] == "demo" and built_by_demo(source, config) else []
-    )
+    if config["world"] == "demo" and built_by_demo(source, config):
+        return [source]
+    return model_folder_files(source)
 
 
 def variant_attribute(variant):

@@ -35,7 +35,7 @@ rule plm_dropout:
         "../envs/gpu.yaml"
     threads: 2
     resources:
-        gpus=PLM_CONFIG["debias"]["dropout"].get("gpus", 0),
+        gpu=PLM_CONFIG["debias"]["dropout"].get("gpus", 0),
         mem_mb=16000,
     params:
         code=library_code("plm_dropout.py"),
@@ -63,7 +63,7 @@ rule plm_projection:
         "../envs/gpu.yaml"
     threads: 2
     resources:
-        gpus=PLM_CONFIG.get("gpus", 0),
+        gpu=PLM_CONFIG.get("gpus", 0),
         mem_mb=16000,
     params:
         code=library_code("plm_projection.py"),
@@ -99,7 +99,7 @@ rule plm_evaluate:
         "../envs/gpu.yaml"
     threads: 2
     resources:
-        gpus=PLM_CONFIG.get("gpus", 0),
+        gpu=PLM_CONFIG.get("gpus", 0),
         mem_mb=16000,
     params:
         code=library_code("plm_evaluate.py"),
@@ -168,7 +168,7 @@ rule plm_finetune:
         "../envs/gpu.yaml"
     threads: 2
     resources:
-        gpus=PLM_CONFIG["downstream"].get("gpus", 0),
+        gpu=PLM_CONFIG["downstream"].get("gpus", 0),
         mem_mb=16000,
     params:
         code=library_code("plm_finetune.py"),

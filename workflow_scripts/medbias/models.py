@@ -65,6 +65,23 @@ def resolve_model_source(name: str, entry: dict[str, Any], allow_missing: bool =
     return ModelSource(name, source, kind, False, dtype, loader)
 
 
+def model_folder_files(source: str | Path) -> list[str]:
+    """Every file of a local model folder (recursively, hidden folders such as ``.cache`` left out),
+    sorted; an empty list for a hub id or a path that does not exist.
+
+    A rule that reads a model lists these as its inputs rather than the folder: re-saving a model in
+    place rewrites its files but not the folder's own modification time, so only the files show the
+    jobs as stale.
+    """
+    folder = Path(str(source)).expanduser()
+    if not folder.is_dir():
+        return []
+    return sorted(
+        str(path) for path in folder.rglob("*")
+        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts)
+    )
+
+
 _AUTO_CLASS = {"masked": "AutoModelForMaskedLM", "causal": "AutoModelForCausalLM", "seq2seq": "AutoModelForSeq2SeqLM"}
 
 

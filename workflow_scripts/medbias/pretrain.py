@@ -174,6 +174,18 @@ def linear_warmup_decay(step: int, warmup: int, total: int) -> float:
     return max(0.0, (total - step) / max(1, total - warmup))
 
 
+def shard_batch(batch: dict[str, torch.Tensor], rank: int, world_size: int) -> dict[str, torch.Tensor]:
+    """This process's share of a step's batch under data parallelism: contiguous, equal blocks of
+    the rows (``torch.tensor_split``); 0-dimensional entries (flags) are shared by every process.
+    With one process the batch is returned as it is."""
+    if world_size == 1:
+        return batch
+    rows = {len(v) for v in batch.values() if v.dim() > 0}
+    if len(rows) != 1 or next(iter(rows)) < world_size:
+        raise ValueError(f"a batch of {sorted(rows)} rows cannot be shared by {world_size} processes")
+    return {k: (torch.tensor_split(v, world_size)[rank] if v.dim() > 0 else v) for k, v in batch.items()}
+
+
 def train_steps(
     model: nn.Module,
     batch_at,
@@ -188,23 +200,31 @@ def train_steps(
     eval_every: int = 0,
     record: list[dict] | None = None,
 ) -> int:
-    """Train ``model`` for ``total_steps`` under accelerate (CPU, one GPU or several), resuming from
-    the last checkpoint in ``checkpoint_dir`` when there is one.
+    """Train ``model`` for ``total_steps`` under accelerate (CPU, one GPU, or one process per GPU),
+    resuming from the last checkpoint in ``checkpoint_dir`` when there is one.
 
     ``batch_at(step)`` must return the batch of that step deterministically (data order and masking
     seeded by the step), so a resumed run sees exactly the batches the uninterrupted run would have
-    seen and reaches the same weights. Checkpoints (model, optimiser, scheduler, step) are written
-    every ``checkpoint_every`` steps. ``stop_after`` ends early (used to simulate a killed job).
-    ``evaluate(model)`` (a dict of numbers) runs every ``eval_every`` steps and at the end; its rows,
-    with the step and training losses, are appended to ``record``, which is kept in the checkpoint so
-    a resumed run's record equals the uninterrupted run's. Returns the step reached.
+    seen and reaches the same weights. Under data parallelism (several processes, started by
+    ``medbias.cluster.run_in_processes`` or a launcher) each process takes its equal block of that
+    batch and the gradients are averaged, so for a loss that is a mean over rows the update equals
+    the one-process update on the whole batch; the losses logged and recorded are the processes'
+    mean. Checkpoints (model, optimiser, scheduler, step) are written every ``checkpoint_every``
+    steps. ``stop_after`` ends early (used to simulate a killed job). ``evaluate(model)`` (a dict of
+    numbers) runs every ``eval_every`` steps and at the end; its rows, with the step and training
+    losses, are appended to ``record``, which is kept in the checkpoint so a resumed run's record
+    equals the uninterrupted run's. Returns the step reached.
     """
     import json
     from pathlib import Path
 
     from accelerate import Accelerator
 
-    accelerator = Accelerator(mixed_precision="bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "no")
+    cuda = torch.cuda.is_available()
+    # the schedule counts optimiser steps: accelerate's default would step it once per process
+    accelerator = Accelerator(cpu=not cuda, mixed_precision="bf16" if cuda and torch.cuda.is_bf16_supported() else "no",
+                              step_scheduler_with_optimizer=False)
+    rank, world_size = accelerator.process_index, accelerator.num_processes
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: linear_warmup_decay(s, warmup, total_steps))
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
@@ -219,21 +239,33 @@ def train_steps(
         accelerator.load_state(str(directory / "checkpoint"))
         if log:
             log.info("resumed from step %d", step)
+    if log and world_size > 1:
+        log.info("data parallel: %d processes, each takes 1/%d of every batch", world_size, world_size)
+
+    def mean_over_processes(value) -> float:
+        value = value.detach().float().reshape(1)
+        return float(accelerator.reduce(value, reduction="mean")) if world_size > 1 else float(value)
+
     model.train()
     while step < total_steps and (stop_after is None or step < stop_after):
-        batch = {k: v.to(accelerator.device) for k, v in batch_at(step).items()}
+        batch = {k: v.to(accelerator.device) for k, v in shard_batch(batch_at(step), rank, world_size).items()}
         loss, losses = model(**batch)
         accelerator.backward(loss)
         optimizer.step()
         scheduler.step()
         optimizer.zero_grad()
         step += 1
-        if log and (step % 50 == 0 or step == total_steps):
-            log.info("step %d/%d loss %.4f %s", step, total_steps, loss.item(),
-                     {k: round(float(v), 4) for k, v in losses.items()})
-        if evaluate is not None and ((eval_every and step % eval_every == 0) or step == total_steps):
+        logging_step = step % 50 == 0 or step == total_steps
+        evaluation_step = evaluate is not None and ((eval_every and step % eval_every == 0) or step == total_steps)
+        if logging_step or evaluation_step:
+            mean_loss = mean_over_processes(loss)
+            mean_losses = {k: mean_over_processes(torch.as_tensor(v)) for k, v in losses.items()}
+        if log and logging_step:
+            log.info("step %d/%d loss %.4f %s", step, total_steps, mean_loss,
+                     {k: round(v, 4) for k, v in mean_losses.items()})
+        if evaluation_step:
             model.eval()
-            row = {"step": step, "loss": float(loss.detach()), **{k: float(v) for k, v in losses.items()}}
+            row = {"step": step, "loss": mean_loss, **mean_losses}
             row.update(evaluate(accelerator.unwrap_model(model)))
             record.append(row)
             model.train()
@@ -241,10 +273,10 @@ def train_steps(
                 log.info("evaluation at step %d: %s", step, {k: round(v, 4) for k, v in row.items()})
         if step % checkpoint_every == 0 or step == total_steps:
             accelerator.save_state(str(directory / "checkpoint"))
-            state.write_text(json.dumps({"step": step, "record": record}))
+            if accelerator.is_main_process:
+                state.write_text(json.dumps({"step": step, "record": record}))
+            accelerator.wait_for_everyone()
     return step
-
-
 
 
 def attribute_codes(values, attribute: str) -> np.ndarray:

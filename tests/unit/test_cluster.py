@@ -1,0 +1,101 @@
+"""The cluster helpers: opt-in caching, and data-parallel training in one process per GPU, run here
+on the CPU with two processes (gloo) against the one-process result."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import torch
+from torch import nn
+
+from medbias.cluster import processes_for_gpus, run_in_processes, usable_cache_rules
+from medbias.pretrain import shard_batch, train_steps
+
+
+def test_cache_rules_kept_only_with_a_cache_location():
+    rules = ["rios_word2vec", "hurtful_pretrain"]
+    kept, notice = usable_cache_rules(rules, {"SNAKEMAKE_OUTPUT_CACHE": "/shared/cache"})
+    assert kept == rules and notice is None
+    dropped, notice = usable_cache_rules(rules, {})
+    assert dropped is None
+    assert notice.startswith("medbias: output caching is off") and "rios_word2vec, hurtful_pretrain" in notice
+    assert "\n" not in notice
+    assert usable_cache_rules(rules, {"SNAKEMAKE_OUTPUT_CACHE": "  "})[0] is None
+    assert usable_cache_rules(None, {}) == (None, None)  # no --cache: nothing to say
+
+
+def test_processes_follow_the_reserved_gpus():
+    assert processes_for_gpus(0, 0) == 1
+    assert processes_for_gpus(1, 1) == 1
+    assert processes_for_gpus(2, 2) == 2
+    assert processes_for_gpus(2, 4) == 2
+    with pytest.raises(RuntimeError, match="reserved 2 GPUs but sees 1"):
+        processes_for_gpus(2, 1)
+
+
+def test_shard_batch_gives_equal_contiguous_blocks_and_shares_flags():
+    batch = {"x": torch.arange(8).reshape(4, 2), "flag": torch.tensor(1.0)}
+    first, second = shard_batch(batch, 0, 2), shard_batch(batch, 1, 2)
+    assert torch.equal(first["x"], torch.tensor([[0, 1], [2, 3]]))
+    assert torch.equal(second["x"], torch.tensor([[4, 5], [6, 7]]))
+    assert first["flag"] is batch["flag"] and second["flag"] is batch["flag"]
+    assert shard_batch(batch, 0, 1) is batch
+    with pytest.raises(ValueError, match="cannot be shared by 8 processes"):
+        shard_batch(batch, 0, 8)
+
+
+class _Regression(nn.Module):
+    """A loss that is a mean over rows, for which data parallelism must equal the whole batch."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.linear = nn.Linear(3, 1)
+
+    def forward(self, x, y):
+        loss = ((self.linear(x).squeeze(-1) - y) ** 2).mean()
+        return loss, {"mse": loss.detach()}
+
+
+def _regression_batch(step: int) -> dict[str, torch.Tensor]:
+    g = torch.Generator().manual_seed(100 + step)
+    x = torch.randn(8, 3, generator=g)
+    return {"x": x, "y": x @ torch.tensor([1.0, -2.0, 0.5]) + 0.1 * torch.randn(8, generator=g)}
+
+
+def _train_regression(folder: str) -> None:
+    from accelerate import PartialState
+
+    torch.set_num_threads(1)
+    model, record = _Regression(), []
+    train_steps(model, _regression_batch, 6, 0.05, 1, os.path.join(folder, "checkpoints"), checkpoint_every=100,
+                evaluate=lambda m: {}, eval_every=3, record=record)
+    state = PartialState()
+    tag = f"{state.process_index}of{state.num_processes}"
+    torch.save(model.state_dict(), os.path.join(folder, f"weights_{tag}.pt"))
+    with open(os.path.join(folder, f"record_{tag}.json"), "w") as handle:
+        json.dump(record, handle)
+
+
+def test_two_processes_train_like_one_on_the_whole_batch(tmp_path):
+    single, parallel = tmp_path / "single", tmp_path / "parallel"
+    single.mkdir(), parallel.mkdir()
+    _train_regression(str(single))
+    run_in_processes(_train_regression, (str(parallel),), 2)
+
+    assert sorted(p.name for p in parallel.glob("weights_*")) == ["weights_0of2.pt", "weights_1of2.pt"]
+    one = torch.load(single / "weights_0of1.pt")
+    first, second = (torch.load(parallel / f"weights_{r}of2.pt") for r in (0, 1))
+    trained_from = _Regression().state_dict()
+    for name in one:
+        assert torch.equal(first[name], second[name]), name  # the processes stay in step
+        assert torch.allclose(first[name], one[name], atol=1e-6), name  # averaged gradients = whole batch
+        assert not torch.allclose(one[name], trained_from[name]), name  # it did train
+    # the recorded losses are the mean of the two halves' mean losses, i.e. the whole batch's loss
+    single_record = json.loads((single / "record_0of1.json").read_text())
+    parallel_record = json.loads((parallel / "record_0of2.json").read_text())
+    assert [r["step"] for r in parallel_record] == [3, 6]
+    for a, b in zip(single_record, parallel_record):
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-5)
