@@ -1,6 +1,6 @@
 # medbias: measure and mitigate social bias in clinical and biomedical language models.
 #   snakemake --cores 2                          the default DAG on the embedded demo world
-#   snakemake --profile cluster/slurm --configfile config/mimic.yaml    real MIMIC-III on SLURM
+#   snakemake --profile slurm --configfile config/mimic.yaml    real MIMIC-III on SLURM
 # The config is validated (schema, then every input it names) before any job is scheduled.
 
 import os
@@ -33,7 +33,9 @@ except MedbiasInputError as error:
 
 # between-workflow caching is opt-in: without $SNAKEMAKE_OUTPUT_CACHE the profile's `cache:` list
 # is dropped (with one line saying so) instead of Snakemake stopping at the first cached rule
-cache_rules, cache_notice = usable_cache_rules(workflow.workflow_settings.cache, os.environ)
+cache_rules, cache_notice = usable_cache_rules(
+    workflow.workflow_settings.cache, os.environ
+)
 workflow.workflow_settings.cache = cache_rules
 if cache_notice:
     print(cache_notice, file=sys.stderr)
