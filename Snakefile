@@ -59,6 +59,15 @@ include: "rules/mental.smk"
 include: "rules/plm.smk"
 
 
+# the study targets only collect files: on a cluster they run in the main process, not as jobs
+localrules:
+    all,
+    rios,
+    hurtful,
+    mental,
+    plm,
+
+
 rule all:
     default_target: True
     input:

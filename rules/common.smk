@@ -219,6 +219,13 @@ def mental_embedding_input(name):
     return hurtful_model_input(name)
 
 
+def mental_embedding_gpus(name):
+    """GPUs a mental features job asks for: the contextual setting for models, none for word vectors."""
+    if name in config["embeddings"]:
+        return 0
+    return MENTAL_CONFIG["contextual"]["gpus"]
+
+
 def mental_targets():
     return [
         f"{MENTAL}/table2_split.md",

@@ -50,7 +50,7 @@ rule mental_features:
     threads: 2
     resources:
         mem_mb=16000,
-        gpu=MENTAL_CONFIG["contextual"]["gpus"],
+        gpu=lambda wc: mental_embedding_gpus(wc.embedding),
     params:
         code=library_code("mental_features.py"),
         name=lambda wc: wc.embedding,
