@@ -24,7 +24,10 @@ _dry_run_job = dryrun.Executor.run_job
 def _print_sbatch_call(self, job):
     params = {"run_uuid": "medbias-test", "slurm_logfile": "slurm.log", "comment_str": f"rule_{job.name}",
               "account": "", "partition": "", "workdir": "."}
-    if job.is_local:  # localrules run in the main process, never through sbatch
+    workflow = job.dag.workflow
+    rule = job.rule
+    # Workflow.is_local without the dry run's own local execution: localrules never go through sbatch
+    if rule.group is None and (rule.name in workflow._localrules or rule.norun or rule.is_template_engine):
         print(f"LOCAL-JOB {job.name}", flush=True)
     else:
         call = get_submit_command(job, params) + set_gres_string(job)
