@@ -21,8 +21,14 @@ install)
 start)
     state=$(realpath -m "${2:?state dir}")
     mkdir -p "$state"/{slurmctld,slurmd,munge}
-    cpus=$(nproc)
-    mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 / 2 ))
+    # the node declares what a cluster's GPU node has (16 CPUs, 128 GB, one GPU as a generic
+    # resource with no device file) so that the shipped profile's requests are schedulable as they
+    # are; config_overrides keeps slurmd from draining a node that has less than it declares
+    cpus=16
+    mem=131072
+    cat >"$state/gres.conf" <<GRES
+NodeName=localhost Name=gpu File=/dev/null
+GRES
     cat >"$state/slurm.conf" <<CONF
 ClusterName=medbias-test
 SlurmctldHost=localhost
@@ -40,6 +46,8 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 MpiDefault=none
 ReturnToService=2
+SlurmdParameters=config_overrides
+GresTypes=gpu
 MinJobAge=600
 SlurmctldPort=16817
 SlurmdPort=16818
@@ -49,7 +57,7 @@ SlurmdSpoolDir=$state/slurmd
 StateSaveLocation=$state/slurmctld
 SlurmctldLogFile=$state/slurmctld.log
 SlurmdLogFile=$state/slurmd.log
-NodeName=localhost CPUs=$cpus RealMemory=$mem State=UNKNOWN
+NodeName=localhost CPUs=$cpus RealMemory=$mem Gres=gpu:1 State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 CONF
     munged --force --socket="$state/munge/munge.socket" --pid-file="$state/munged.pid" \
@@ -60,6 +68,7 @@ CONF
     fi
     mkdir -p /etc/slurm
     ln -sfn "$state/slurm.conf" /etc/slurm/slurm.conf
+    ln -sfn "$state/gres.conf" /etc/slurm/gres.conf
     export SLURM_CONF="$state/slurm.conf"
     slurmctld -f "$SLURM_CONF"
     slurmd -f "$SLURM_CONF" -N localhost
@@ -85,6 +94,9 @@ stop)
     done
     if [ "$(readlink /etc/slurm/slurm.conf 2>/dev/null)" = "$state/slurm.conf" ]; then
         rm -f /etc/slurm/slurm.conf
+    fi
+    if [ "$(readlink /etc/slurm/gres.conf 2>/dev/null)" = "$state/gres.conf" ]; then
+        rm -f /etc/slurm/gres.conf
     fi
     ;;
 *)

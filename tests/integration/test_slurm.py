@@ -1,5 +1,7 @@
 """Part of the demo DAG through a real single-node SLURM cluster on localhost, with the shipped
-profile (`snakemake --profile cluster/slurm`), checking that every job went through sbatch.
+profile as users type it (`snakemake --profile slurm` from the repository root): every job goes
+through sbatch, a GPU rule gets the node's GPU (a generic resource), CPUs follow the rules'
+threads, a cached rule is restored inside its SLURM job, and a failing job names its rule.
 
 Needs root (the daemons) and Debian's slurm-wlm and munge (installed with apt-get when missing).
 Where they cannot be had the test is skipped with the reason, never silently.
@@ -21,6 +23,8 @@ from conftest import REPO, demo_config, snakemake_bin, write_config
 pytestmark = [pytest.mark.integration, pytest.mark.slurm]
 CLUSTER = REPO / "tests" / "integration" / "slurm_cluster.sh"
 TARGET = "results/demo_world/truth.json"
+WORD_VECTORS = "results/demo_world/word-vectors/general-w2v.bin"  # a cached rule
+PROJECTION = "results/plm/projections/bart_base/sentencedebias.npz"  # a GPU rule
 EXPECTED_RULES = {"synth_mimic", "synth_pubmed", "synth_logprob_resources", "synth_mental_truth", "synth_plm_corpus",
                   "synth_truth"}
 
@@ -54,31 +58,84 @@ def cluster(tmp_path):
         subprocess.run(["bash", str(CLUSTER), "stop", str(state)], timeout=60)
 
 
-def test_demo_jobs_run_through_sbatch_with_the_profile(cluster, tmp_path):
-    workdir = tmp_path / "run"
+def _run_as_typed(cluster: Path, workdir: Path, cache: Path, config: dict, targets: list[str], *extra: str):
+    """`snakemake --profile slurm` from the repository root, as a user types it, plus this test
+    cluster's own arguments (no accounting: squeue is the status command; no account to name)."""
     workdir.mkdir()
-    configfile = write_config(workdir / "config.yaml", demo_config(scale=0.05))
+    configfile = write_config(workdir / "config.yaml", config)
     env = {
         **os.environ,
         "SLURM_CONF": str(cluster / "slurm.conf"),
+        "SNAKEMAKE_OUTPUT_CACHE": str(cache),
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
     }
-    # no accounting on this test cluster: squeue is the status command (sacct would hang forever)
     cmd = [
-        "timeout", "-k", "10", "420", snakemake_bin(), "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-        "--profile", str(REPO / "cluster" / "slurm"), "--configfile", str(configfile),
-        "--slurm-status-command", "squeue", "--slurm-no-account",
-        "--slurm-init-seconds-before-status-checks", "2", "--slurm-keep-successful-logs", "--", TARGET,
+        "timeout", "-k", "10", "600", snakemake_bin(), "--profile", "slurm", "-d", str(workdir),
+        "--slurm-status-command", "squeue", "--slurm-no-account", "--slurm-init-seconds-before-status-checks", "2",
+        "--slurm-keep-successful-logs", *extra, *targets, "--configfile", str(configfile),
     ]
-    result = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=workdir, timeout=480)
-    output = result.stdout + result.stderr
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=660)
+    submitted = re.findall(r"has been submitted with SLURM jobid (\d+) \(log: .*/rule_(\w+)/", result.stdout + result.stderr)
+    return result, result.stdout + result.stderr, submitted
+
+
+def _job(jobid: str, cluster: Path) -> str:
+    """What the controller granted a job (it keeps finished jobs for MinJobAge = 600 s)."""
+    shown = subprocess.run(["scontrol", "show", "job", "-o", jobid], capture_output=True, text=True,
+                           env={**os.environ, "SLURM_CONF": str(cluster / "slurm.conf")})
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout
+
+
+def _job_log(workdir: Path, rule: str) -> str:
+    logs = list((workdir / ".snakemake" / "slurm_logs" / f"rule_{rule}").rglob("*.log"))
+    assert logs, rule
+    return "\n".join(log.read_text() for log in logs)
+
+
+def test_demo_jobs_run_through_sbatch_with_gpus_threads_cache_and_failures(cluster, tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    config = demo_config(scale=0.05)
+    config["plm"]["gpus"] = 1  # as on a cluster: the plm rules ask for a GPU
+
+    # 1. the demo world's inputs, a cached word-vector job and a GPU job (the tiny BART's projection)
+    first = tmp_path / "first"
+    result, output, submitted = _run_as_typed(cluster, first, cache, config, [TARGET, WORD_VECTORS, PROJECTION])
     assert result.returncode == 0, output[-4000:]
-    submitted = re.findall(r"has been submitted with SLURM jobid (\d+) \(log: .*/rule_(\w+)/", output)
-    assert {rule for _, rule in submitted} == EXPECTED_RULES, output[-3000:]
+    assert {rule for _, rule in submitted} == EXPECTED_RULES | {"synth_word_vectors", "synth_tiny_model",
+                                                                 "plm_examples", "plm_projection"}, output[-3000:]
     controller_log = (cluster / "slurmctld.log").read_text()
     for jobid, _ in submitted:
         assert re.search(rf"_slurm_rpc_submit_batch_job: JobId={jobid}\b", controller_log), jobid
-    assert (workdir / TARGET).is_file()
     for rule in EXPECTED_RULES:
-        job_logs = list((workdir / ".snakemake" / "slurm_logs" / f"rule_{rule}").glob("*.log"))
-        assert job_logs and f"rule {rule}:" in job_logs[0].read_text(), rule
+        assert f"rule {rule}:" in _job_log(first, rule), rule
+    granted = {rule: _job(jobid, cluster) for jobid, rule in submitted}
+    # the GPU job got the GPU, the profile's CPUs (set-threads), memory and time
+    assert "TresPerJob=gres:gpu:1" in granted["plm_projection"], granted["plm_projection"]
+    assert "NumCPUs=4 " in granted["plm_projection"] and "MinMemoryNode=62.50G" in granted["plm_projection"]
+    assert "TimeLimit=04:00:00" in granted["plm_projection"]
+    # a CPU job: CPUs from the rule's threads (2), no GPU
+    assert "NumCPUs=2 " in granted["synth_tiny_model"] and "gpu" not in granted["synth_tiny_model"]
+    assert "NumCPUs=1 " in granted["synth_mimic"]
+    assert (first / PROJECTION).is_file()
+    assert f"Moving output file {WORD_VECTORS} to cache." in _job_log(first, "synth_word_vectors")
+
+    # 2. a second results folder: the cached job is restored inside its SLURM job; a model folder
+    # that cannot be loaded fails its job, and the failure names the rule, the model and its log
+    broken = tmp_path / "broken-model"
+    broken.mkdir()
+    (broken / "config.json").write_text("{ this is not json")
+    config["models"]["broken"] = {"source": str(broken), "kind": "masked", "studies": ["plm"]}
+    second = tmp_path / "second"
+    result, output, submitted = _run_as_typed(cluster, second, cache, config,
+                                              [WORD_VECTORS, PROJECTION.replace("bart_base", "broken")],
+                                              "--retries", "0", "--keep-going")
+    assert result.returncode != 0
+    assert "Symlinking output file" in _job_log(second, "synth_word_vectors")
+    assert (second / WORD_VECTORS).read_bytes() == (first / WORD_VECTORS).read_bytes()
+    assert "training word2vec" not in (second / "logs/synth/word_vectors_general.log").read_text()
+    assert re.search(r"Error in rule plm_projection:", output), output[-4000:]
+    assert "model=broken" in output and "logs/plm/projection_broken_sentencedebias.log" in output
+    assert (second / "logs/plm/projection_broken_sentencedebias.log").read_text().strip()
+    assert not (second / PROJECTION.replace("bart_base", "broken")).exists()

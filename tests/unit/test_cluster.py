@@ -99,3 +99,60 @@ def test_two_processes_train_like_one_on_the_whole_batch(tmp_path):
     assert [r["step"] for r in parallel_record] == [3, 6]
     for a, b in zip(single_record, parallel_record):
         assert a["loss"] == pytest.approx(b["loss"], rel=1e-5)
+
+
+def _pretraining_job(folder, seed_texts):
+    """Inputs and parameters of one adversarial pretraining job on a tiny BERT (hurtful_pretrain)."""
+    import numpy as np
+    import pandas as pd
+    from transformers import BertConfig, BertForPreTraining
+
+    from medbias.synth.tiny_models import train_wordpiece
+
+    tokenizer = train_wordpiece(seed_texts * 30, 150)
+    tokenizer.save_pretrained(folder / "tokenizer")
+    BertForPreTraining(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                  intermediate_size=32, max_position_embeddings=64, hidden_dropout_prob=0.0,
+                                  attention_probs_dropout_prob=0.0)).save_pretrained(folder / "base")
+    pd.DataFrame({
+        "ROW_ID": np.repeat(np.arange(1, 31), 4), "SUBJECT_ID": np.repeat(np.arange(101, 131), 4),
+        "HADM_ID": np.repeat(np.arange(1001, 1031), 4), "seq_index": np.tile(np.arange(4), 30),
+        "text": [seed_texts[i % 3] for i in range(120)],
+    }).to_parquet(folder / "sequences.parquet")
+    pd.DataFrame({"HADM_ID": np.arange(1001, 1031), "gender": ["M", "F"] * 15, "language": "English",
+                  "ethnicity": "WHITE", "insurance": "Medicare"}).to_parquet(folder / "demographics.parquet")
+    pd.DataFrame({"SUBJECT_ID": np.arange(101, 131), "split": ["train"] * 20 + ["val"] * 4 + ["test"] * 6}).to_parquet(
+        folder / "samples.parquet")
+    inputs = {name: str(folder / f"{name}.parquet") for name in ("sequences", "demographics", "samples")}
+    inputs["tokenizer"] = str(folder / "tokenizer")
+    outputs = {"model": str(folder / "out" / "model"), "curve": str(folder / "out" / "curve.csv"),
+               "summary": str(folder / "out" / "summary.json")}
+    pretrain = {"exclude_heldout_subjects": True, "dropout": None, "adversary_lambda": 1.0, "adversary_warmup_steps": 0,
+                "phases": [{"max_length": 32, "batch_size": 8, "epochs": 1, "max_steps": 4}], "learning_rate": 1e-3,
+                "warmup_fraction": 0.25, "checkpoint_every": 100, "eval_every": 2, "eval_pairs": 16}
+    params = {"pretrain": pretrain, "seed": 7, "base_name": "tiny", "base_entry": {"source": str(folder / "base"),
+              "kind": "masked"}, "attribute": "gender", "variant": "adv_gender", "checkpoints": str(folder / "ckpt")}
+    return inputs, outputs, params
+
+
+def test_pretraining_job_trains_in_two_processes_and_writes_one_model(tmp_path):
+    """hurtful_pretrain's job with two reserved GPUs starts two processes: both train, the first
+    writes the outputs once (here on the CPU, with gloo)."""
+    from medbias.pretrain_job import run_pretraining
+
+    texts = ["he has chf and copd .", "she reports depression on sertraline .", "pain controlled , sleeping well ."]
+    inputs, outputs, params = _pretraining_job(tmp_path, texts)
+    log = tmp_path / "pretrain.log"
+    run_in_processes(run_pretraining, (inputs, outputs, params, 2, str(log)), 2)
+
+    summary = json.loads(open(outputs["summary"]).read())
+    assert summary["processes"] == 2 and summary["phases"][0]["steps"] == 4
+    assert (tmp_path / "out" / "model" / "model.safetensors").is_file()
+    text = log.read_text()
+    assert "2 process(es) on CPU" in text and "data parallel: 2 processes" in text
+    assert text.count("done in") == 1  # one process logs and writes
+    import pandas as pd
+
+    curve = pd.read_csv(outputs["curve"])
+    assert curve["step"].tolist() == [2, 4] and {"heldout_accuracy_0", "mlm_nsp"} <= set(curve.columns)
+    assert not (tmp_path / "ckpt").exists()  # checkpoints are removed once the model is written
