@@ -18,15 +18,26 @@ import numpy as np
 
 from medbias.features import padded_batches
 
-# attribute names of the masked-LM heads that map hidden states to vocabulary logits
-_MLM_HEADS = ("cls", "lm_head", "predictions", "generator_lm_head")
+def masked_lm_head(model):
+    """The function from the encoder's last hidden states to vocabulary logits, exactly as the
+    model's own forward applies it, for the masked-LM classes whose head is known; None for any
+    other class (its full forward pass is used then, which is always right, only slower).
 
-
-def _mlm_head(model):
-    for name in _MLM_HEADS:
-        head = getattr(model, name, None)
-        if head is not None:
-            return head
+    ELECTRA's generator head is its ``generator_predictions`` (dense, GELU, LayerNorm) followed by
+    ``generator_lm_head``; taking the last linear layer alone gives wrong scores. DistilBERT's head
+    is four separate modules."""
+    name = type(model).__name__
+    if name in ("BertForMaskedLM",):
+        return model.cls
+    if name in ("RobertaForMaskedLM", "XLMRobertaForMaskedLM", "CamembertForMaskedLM"):
+        return model.lm_head
+    if name == "AlbertForMaskedLM":
+        return model.predictions
+    if name == "ElectraForMaskedLM":
+        return lambda hidden: model.generator_lm_head(model.generator_predictions(hidden))
+    if name == "DistilBertForMaskedLM":
+        return lambda hidden: model.vocab_projector(
+            model.vocab_layer_norm(model.activation(model.vocab_transform(hidden))))
     return None
 
 
@@ -55,7 +66,7 @@ def pseudo_log_likelihood(model, tokenizer, sentences: Sequence[str], batch_size
     encoded = tokenizer(list(sentences))["input_ids"]
     copies, owner, position, target = masked_copies(encoded, set(tokenizer.all_special_ids), tokenizer.mask_token_id)
     scores = np.zeros(len(sentences), dtype=np.float64)
-    head = _mlm_head(model)
+    head = masked_lm_head(model)
     device = next(model.parameters()).device
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     with torch.inference_mode():
