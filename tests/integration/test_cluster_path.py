@@ -215,3 +215,37 @@ def test_a_model_saved_again_in_place_makes_its_jobs_stale(tmp_path):
     BertForMaskedLM.from_pretrained(folder).save_pretrained(folder)  # the same folder, saved again
     planned = stale()
     assert re.search(r"updated input files:\s+mimic_tokenizer", planned), planned[-2000:]
+
+
+def test_one_registry_line_adds_the_models_jobs_in_every_study_it_names(tmp_path):
+    """The real config over the fake tree, plus one model entry and one word-vector entry and
+    nothing else edited: the dry run plans their jobs in every study they name."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    config = fake_real_config(tmp_path)
+    folder = tmp_path / "my-clinical-bert"
+    BertForMaskedLM(BertConfig(vocab_size=30, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                               intermediate_size=16)).save_pretrained(folder)
+    config["models"]["my_model"] = {"source": str(folder), "kind": "masked", "studies": ["hurtful", "mental", "plm"],
+                                    "label": "My clinical BERT"}
+    (tmp_path / "my-vectors.bin").write_bytes(b"")
+    config["embeddings"]["my_vectors"] = {"source": str(tmp_path / "my-vectors.bin"), "format": "word2vec_binary",
+                                          "studies": ["mental"]}
+    result = _as_typed(["-n", "--configfile", str(write_config(tmp_path / "mine.yaml", config))], tmp_path)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    jobs = re.findall(r"rule (\w+):\n(?:    .*\n)*?    wildcards: ([^\n]*)", output)
+    planned = {(rule, wildcards) for rule, wildcards in jobs}
+    for rule, wildcards in [("plm_evaluate", "model=my_model, debias=none"),
+                            ("plm_evaluate", "model=my_model, debias=sentencedebias"),
+                            ("plm_projection", "model=my_model, method=inlp"),
+                            ("mental_features", "embedding=my_model"), ("mental_classify", "embedding=my_model"),
+                            ("mental_features", "embedding=my_vectors"),
+                            ("hurtful_logprob", "model=my_model"), ("hurtful_features", "model=my_model"),
+                            ("hurtful_gaps", "model=my_model")]:
+        assert (rule, wildcards) in planned, (rule, wildcards)
+    assert not any("my_model" in w for r, w in planned if r == "plm_dropout")  # Dropout stays opt-in
+    total = int(re.search(r"^total\s+(\d+)$", output, re.M).group(1))
+    # 13 new jobs: plm 3 evaluations (none, sentencedebias, inlp) + 2 projections; mental features and
+    # classifiers of the model and of the vectors (4); hurtful log-probability, features, classifiers, gaps (4)
+    assert total == 169 + 13, total

@@ -203,3 +203,50 @@ def test_plm_names_and_templates_are_checked(edit, expected):
     edit(config["plm"])
     with pytest.raises(MedbiasInputError, match=expected):
         check_inputs(config)
+
+
+def _registry_config():
+    return {
+        "embeddings": {"news": {"source": "n.bin", "format": "word2vec_binary", "studies": ["mental"]},
+                       "spare": {"source": "s.bin", "format": "word2vec_binary"}},
+        "models": {"a": {"source": "x/a", "kind": "masked", "studies": ["plm"]},
+                   "b": {"source": "x/b", "kind": "causal", "studies": ["plm", "mental"], "label": "Model B"},
+                   "c": {"source": "x/c", "kind": "masked", "studies": ["hurtful"]},
+                   "d": {"source": "x/d", "kind": "masked", "studies": []}},
+        "plm": {"models": ["b"], "labels": {"b": "B from the study"}},
+        "mental": {"embeddings": ["news", "baseline"], "labels": {"baseline": "Clinical-BERT"}},
+        "hurtful": {"logprob": {"models": ["baseline"]}, "fill_blank": {"models": ["baseline"]},
+                    "downstream": {"models": ["baseline", "adv_gender"]}},
+    }
+
+
+def test_one_registry_entry_enrols_a_model_in_every_study_it_names():
+    from medbias.config import enrol_registry_models
+
+    config = _registry_config()
+    enrolled = enrol_registry_models(config)
+    assert enrolled["plm"]["models"] == ["b", "a"]  # the study's order first, then registry order
+    assert enrolled["plm"]["labels"] == {"b": "B from the study", "a": "a"}  # study label, entry label, name
+    assert enrolled["mental"]["embeddings"] == ["news", "baseline", "b"]
+    assert enrolled["mental"]["labels"] == {"baseline": "Clinical-BERT", "news": "news", "b": "Model B"}
+    assert enrolled["hurtful"]["logprob"]["models"] == ["baseline", "c"]
+    assert enrolled["hurtful"]["fill_blank"]["models"] == ["baseline", "c"]
+    assert enrolled["hurtful"]["downstream"]["models"] == ["baseline", "adv_gender", "c"]
+    assert config["plm"]["models"] == ["b"]  # the input is left as it was
+    del config["plm"]["models"], config["plm"]["labels"]  # no list at all: the registry alone decides
+    assert enrol_registry_models(config)["plm"]["models"] == ["a", "b"]
+    assert enrol_registry_models(config)["plm"]["labels"] == {"a": "a", "b": "Model B"}
+
+
+def test_a_study_list_naming_an_entry_outside_the_study_stops_with_one_line():
+    from medbias.config import enrol_registry_models
+
+    config = _registry_config()
+    config["plm"]["models"].append("d")
+    with pytest.raises(MedbiasInputError, match=r"^config key 'models\.d\.studies': plm\.models lists 'd', so its "
+                                                r"studies must name 'plm' \(got \[\]\)$"):
+        enrol_registry_models(config)
+    config = _registry_config()
+    config["mental"]["embeddings"].append("spare")
+    with pytest.raises(MedbiasInputError, match=r"^config key 'embeddings\.spare\.studies'"):
+        enrol_registry_models(config)

@@ -54,6 +54,61 @@ def validate_config(config: dict[str, Any], schema_path: str | Path) -> None:
         raise MedbiasInputError(f"config key '{_key_path(first)}': {_describe(first)}")
 
 
+STUDY_MODEL_LISTS = {
+    "plm": [("plm", "models")],
+    "mental": [("mental", "embeddings")],
+    "hurtful": [("hurtful", "logprob", "models"), ("hurtful", "fill_blank", "models"),
+                ("hurtful", "downstream", "models")],
+}
+STUDY_LABELS = {"plm": ("plm", "labels"), "mental": ("mental", "labels")}
+
+
+def _at(config: dict[str, Any], keys: tuple[str, ...]):
+    for key in keys:
+        config = config[key]
+    return config
+
+
+def enrol_registry_models(config: dict[str, Any]) -> dict[str, Any]:
+    """The config with every study's model lists derived from the registry: one entry in ``models:``
+    (or ``embeddings:``) whose ``studies`` names a study enrols it there.
+
+    A study's own list (``plm.models``, ``mental.embeddings``, ``hurtful.logprob.models``,
+    ``hurtful.fill_blank.models``, ``hurtful.downstream.models``) is optional: what it lists keeps
+    its order (and may add the hurtful study's pretrained variants); enrolled entries it does not
+    list follow in registry order. A registry entry that a study's list names although its
+    ``studies`` does not name the study stops with one line. Labels (``plm.labels``,
+    ``mental.labels``) come from the study's label map, else the entry's ``label``, else its name.
+    The opt-in subsets (``plm.debias.dropout.models``, ``plm.downstream.models``) are not extended.
+    """
+    import copy
+
+    config = copy.deepcopy(config)
+    registry = {**config.get("embeddings", {}), **config["models"]}
+    for study, lists in STUDY_MODEL_LISTS.items():
+        if study not in config:
+            continue
+        enrolled = [name for name, entry in registry.items() if study in entry.get("studies", [])]
+        for keys in lists:
+            parent = _at(config, keys[:-1])
+            listed = list(parent.get(keys[-1]) or [])
+            for name in listed:
+                if name in registry and study not in registry[name].get("studies", []):
+                    kind = "embeddings" if name in config.get("embeddings", {}) else "models"
+                    raise MedbiasInputError(
+                        f"config key '{kind}.{name}.studies': {'.'.join(keys)} lists {name!r}, so its studies "
+                        f"must name {study!r} (got {registry[name].get('studies', [])})"
+                    )
+            parent[keys[-1]] = listed + [name for name in enrolled if name not in listed]
+        if study in STUDY_LABELS:
+            labels_parent = _at(config, STUDY_LABELS[study][:-1])
+            given = labels_parent.get(STUDY_LABELS[study][-1]) or {}
+            names = _at(config, lists[0])
+            labels_parent[STUDY_LABELS[study][-1]] = {
+                **given, **{n: registry.get(n, {}).get("label", n) for n in names if n not in given}}
+    return config
+
+
 def built_by_demo(path: str | Path, config: dict[str, Any]) -> bool:
     """True when ``path`` lies under the demo world's folder, i.e. the workflow itself builds it."""
     if config.get("world") != "demo":
@@ -63,7 +118,7 @@ def built_by_demo(path: str | Path, config: dict[str, Any]) -> bool:
     return resolved == demo_dir or demo_dir in resolved.parents
 
 
-def check_inputs(config: dict[str, Any]) -> None:
+def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_models returns it
     """Check that every input the config names exists and has the columns the workflow reads.
 
     Paths that the demo world builds are skipped (they do not exist before the first run). Header
@@ -152,6 +207,8 @@ def _check_plm(config: dict[str, Any], skip) -> None:
     from medbias.plm import check_stereoset_templates, contextualise, read_seat_tests
 
     plm = config["plm"]
+    if not plm.get("models"):
+        raise MedbiasInputError("config key 'plm.models': no model is enrolled (add studies: [plm] to a registry entry)")
     for name in plm["models"]:
         if name not in config["models"]:
             raise MedbiasInputError(
@@ -193,6 +250,9 @@ def _check_mental(config: dict[str, Any]) -> None:
     """Embeddings must name word vectors, registry models or hurtful variants; the Figure 3 and
     Table IV settings must refer to what the study runs; templates need their [W] slot."""
     mental = config["mental"]
+    if not mental.get("embeddings"):
+        raise MedbiasInputError(
+            "config key 'mental.embeddings': no embedding is enrolled (add studies: [mental] to a registry or embeddings entry)")
     variants = config.get("hurtful", {}).get("variants", [])
     known = [*config["embeddings"], *config["models"], *variants]
     for name in mental["embeddings"]:
