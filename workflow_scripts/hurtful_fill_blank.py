@@ -6,7 +6,7 @@ import torch
 
 from medbias.hurtful import fill_in_the_blanks
 from medbias.logs import setup_rule_logging
-from medbias.models import load_model_and_tokenizer, resolve_model_source
+from medbias.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
 from medbias.plots import plot_fill_in_the_blanks
 from medbias.tables import write_table
 
@@ -15,15 +15,23 @@ log = setup_rule_logging(snakemake.log[0])
 p = snakemake.params
 torch.set_num_threads(snakemake.threads)
 
-frames = []
+frames, not_applicable = [], []
 for model_name, entry in zip(p.models, p.entries):
-    model, tokenizer = load_model_and_tokenizer(resolve_model_source(model_name, entry))
+    source = resolve_model_source(model_name, entry)
+    model, tokenizer = load_model_and_tokenizer(source)
+    no_head = lm_head_problem(model, source.kind)
+    if no_head:  # completions would come from a randomly initialised head
+        log.warning("%s: fill-in-the-blank %s", model_name, no_head)
+        not_applicable.append(f"{model_name}: {no_head}")
+        continue
     frame = fill_in_the_blanks(model, tokenizer, p.templates, p.fills, top_k=p.top_k)
     frame.insert(0, "model", model_name)
     frames.append(frame)
     log.info("%s: %d completions", model_name, len(frame))
+if not frames:
+    raise SystemExit(f"medbias: no model of hurtful.fill_blank.models can fill in blanks ({'; '.join(not_applicable)})")
 table = pd.concat(frames, ignore_index=True)
 write_table(table, snakemake.output.csv, snakemake.output.md, title="Figure 1: fill-in-the-blank completions by race",
             notes=("greedy: masks filled left to right, each completion fed back; top_k: all masks open at once, "
-                   "with probabilities.",))
+                   "with probabilities.", *not_applicable))
 plot_fill_in_the_blanks(table, snakemake.output.png, snakemake.output.pdf)

@@ -15,15 +15,20 @@ p = snakemake.params
 
 attributes = read_attributes(snakemake.input.attributes)
 templates, fixes = read_templates(snakemake.input.templates, {c for _, c in attributes})
-tables = []
+tables, not_applicable = [], {}
 for model, path, words in zip(p.models, snakemake.input.scores, snakemake.input.words):
+    record = read_json(words)
+    if record.get("status", "ok") != "ok":  # no trained language-model head: no score
+        not_applicable[model] = record["status"]
+        continue
     table = logprob_table(pd.read_parquet(path), p.target_sets, p.control_category)
     table.insert(0, "model", model)
     tables.append(table)
-    rejected = read_json(words)["rejected_words"]
+    rejected = record["rejected_words"]
     if rejected:
         log.warning("%s: target words not scored (not one word piece): %s", model, rejected)
-long = pd.concat(tables, ignore_index=True)
+long = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
+    columns=["model", "target_set", "category", "reference_mean", "group_mean", "wilcoxon_p", "items"])
 long.to_csv(snakemake.output.long, index=False)
 
 notes = pd.read_parquet(snakemake.input.notes, columns=["SUBJECT_ID", "CATEGORY", "TEXT"])
@@ -35,6 +40,9 @@ log.info("gender ratio from %d discharge notes", len(discharge_summaries(notes))
 gender = long[long["target_set"] == p.gender_set]
 wide = ratio[["category"]].copy()
 for model in p.models:
+    if model in not_applicable:
+        wide[f"{model} M"] = wide[f"{model} F"] = "not applicable"
+        continue
     cell = gender[gender["model"] == model].set_index("category")
     star = cell["wilcoxon_p"].lt(p.alpha).map({True: "*", False: ""})
     wide[f"{model} M"] = (cell["reference_mean"].map("{:.3f}".format) + star).reindex(wide["category"]).to_numpy()
@@ -56,7 +64,8 @@ caption = (f"Log-probability bias scores (mean over templates x attributes x wor
            f"* Wilcoxon signed-rank p < {p.alpha} between paired male and female scores. "
            "# of templates counts template x attribute items. Gender ratio: patients whose discharge notes "
            "mention any attribute of the category.")
-write_table(wide, snakemake.output.csv, snakemake.output.md, title="Table 3: log-probability bias scores", notes=(caption,))
+write_table(wide, snakemake.output.csv, snakemake.output.md, title="Table 3: log-probability bias scores",
+            notes=(caption, *[f"{model}: {reason}" for model, reason in not_applicable.items()]))
 fix_lines = ["# Fixes applied to the template file", "", f"Source: `{snakemake.input.templates}`", ""]
 fix_lines += [f"- {f}" for f in fixes] or ["- none"]
 with open(snakemake.output.fixes, "w", encoding="utf-8") as handle:

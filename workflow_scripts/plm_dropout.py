@@ -9,7 +9,7 @@ import torch
 
 from medbias.lm_training import dropout_overrides, train_language_model
 from medbias.logs import setup_rule_logging
-from medbias.models import load_model_and_tokenizer, resolve_model_source
+from medbias.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -32,6 +32,9 @@ import transformers  # noqa: E402
 config = transformers.AutoConfig.from_pretrained(source.source)
 overrides = dropout_overrides(config, settings["dropout"])
 model, tokenizer = load_model_and_tokenizer(source, device, config_overrides=overrides)
+no_head = lm_head_problem(model, source.kind)
+if no_head:  # a hub checkpoint found head-less only now (local folders are refused before any job)
+    raise SystemExit(f"medbias: plm.debias.dropout.models: {p.model}: Dropout {no_head}; remove it from the list")
 log.info("%s: continued pretraining for %d steps on %d texts of %s with %s", p.model, settings["steps"], len(texts),
          corpus, overrides)
 losses = train_language_model(model, tokenizer, source.kind, texts, steps=settings["steps"],

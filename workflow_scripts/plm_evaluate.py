@@ -2,7 +2,9 @@
 
 debias = none | dropout (the continued-pretraining folder) | sentencedebias | inlp (the fitted
 projection, applied to the sentence encoder's last hidden states by one forward hook). A registry
-model that transformers cannot load (loader: ofa) keeps its rows, marked, with the reason.
+model that transformers cannot load (loader: ofa) keeps its rows, marked, with the reason; an
+encoder, or a checkpoint without a trained language-model head, gets SEAT and StereoSet rows marked
+"not applicable" with the reason (its likelihoods would come from random weights).
 """
 
 import time
@@ -15,6 +17,7 @@ from medbias.debias import attach_projection
 from medbias.jsonio import write_json
 from medbias.likelihood import sentence_log_likelihood
 from medbias.logs import setup_rule_logging
+from medbias.models import lm_head_problem
 from medbias.plm import load_or_mark, read_seat_tests, run_seat, sentence_encoder, stereoset_summary
 
 snakemake = globals()["snakemake"]
@@ -57,6 +60,16 @@ seat.insert(0, "status", "ok")
 seat.to_csv(out.seat, index=False)
 summary["seat_seconds"] = time.perf_counter() - started
 
+no_head = lm_head_problem(model, source.kind)
+if no_head:  # an encoder, or a checkpoint saved without its LM head: no likelihood-based score
+    log.warning("%s: StereoSet-style scores %s", p.model, no_head)
+    pd.DataFrame({"family": list(p.families), "status": no_head}).to_csv(out.stereoset, index=False)
+    pd.DataFrame({"sentence_id": pd.Series(dtype="int64"), "log_likelihood": pd.Series(dtype="float64"),
+                  "tokens": pd.Series(dtype="int64")}).to_parquet(out.sentence_scores, index=False)
+    summary.update(status="ok", stereoset_status=no_head)
+    write_json(out.summary, summary)
+    raise SystemExit(0)
+
 started = time.perf_counter()
 texts = sentences.sort_values("sentence_id")["text"].tolist()
 log.info("scoring %d StereoSet-style sentences (%s likelihood)", len(texts), source.kind)
@@ -70,5 +83,5 @@ stereo.insert(0, "status", "ok")
 stereo.to_csv(out.stereoset, index=False)
 for row in stereo[(stereo["blank"] == "all") & (stereo["template"] == "all")].itertuples():
     log.info("StereoSet %s: ss %.2f, lms %.2f, ties %d of %d pairs", row.family, row.ss, row.lms, row.ties, row.pairs)
-summary["status"] = "ok"
+summary.update(status="ok", stereoset_status="ok")
 write_json(out.summary, summary)

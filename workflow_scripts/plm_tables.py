@@ -40,7 +40,7 @@ for model in p.models:
     for test in tests:
         ok = test in cells.index and cells.at[test, "status"] == "ok"
         row[test] = (f"{cells.at[test, 'effect_size']:+.3f}{'*' if cells.at[test, 'p_value'] < p.alpha else ''}"
-                     if ok else "not loadable")
+                     if ok else (cells.at[test, "status"].split(":")[0] if test in cells.index else "not run"))
     rows.append(row)
 write_table(pd.DataFrame(rows), out.table2_csv, out.table2_md, "Table 2: SEAT effect sizes (Xie et al. 2024)", (
     f"Effect size of eq. 1 on sentence vectors ({p.pooling} pooling of the last hidden states); * p < {p.alpha} "
@@ -61,7 +61,8 @@ for model in p.models:
         row[f"{family} ss"] = cells.at[family, "ss"] if ok else float("nan")
         row[f"{family} lms"] = cells.at[family, "lms"] if ok else float("nan")
         row[f"{family} ties"] = int(cells.at[family, "ties"]) if ok else ""
-    row["status"] = summaries[(model, "none")]["status"] if summaries[(model, "none")]["status"] != "ok" else ""
+    marked = [cells.at[f, "status"] for f in families if f in cells.index and cells.at[f, "status"] != "ok"]
+    row["status"] = marked[0] if marked else ""  # not loadable, or no trained language-model head
     rows.append(row)
 write_table(pd.DataFrame(rows), out.table4_csv, out.table4_md, "Table 4: StereoSet-style scores (Xie et al. 2024)", (
     "ss = % of pairs where the stereotypical sentence scores higher (50 = unbiased; ties left out and counted); "

@@ -191,13 +191,24 @@ def test_readme_real_world_commands_run_over_the_fake_input_tree(fake_real, tmp_
     assert (tmp_path / "report.zip").stat().st_size > 0
 
 
-def test_a_model_saved_again_in_place_makes_its_jobs_stale(tmp_path):
+def _tiny_local_bert(folder: Path) -> Path:
+    """A colleague's save_pretrained folder: a tiny BERT with its masked-LM head and its tokenizer."""
     from transformers import BertConfig, BertForMaskedLM
 
-    config = fake_real_config(tmp_path)
-    folder = tmp_path / "my-scibert"
-    BertForMaskedLM(BertConfig(vocab_size=30, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+    from medbias.synth.tiny_models import train_wordpiece
+
+    tokenizer = train_wordpiece(["the patient has chf and copd .", "she reports pain ."] * 20, 60)
+    BertForMaskedLM(BertConfig(vocab_size=len(tokenizer), hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
                                intermediate_size=16)).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_a_model_saved_again_in_place_makes_its_jobs_stale(tmp_path):
+    from transformers import BertForMaskedLM
+
+    config = fake_real_config(tmp_path)
+    folder = _tiny_local_bert(tmp_path / "my-scibert")
     config["models"]["scibert"]["source"] = str(folder)
     configfile = write_config(tmp_path / "mimic.yaml", config)
     target = "results/mimic/tokenizer"
@@ -220,12 +231,8 @@ def test_a_model_saved_again_in_place_makes_its_jobs_stale(tmp_path):
 def test_one_registry_line_adds_the_models_jobs_in_every_study_it_names(tmp_path):
     """The real config over the fake tree, plus one model entry and one word-vector entry and
     nothing else edited: the dry run plans their jobs in every study they name."""
-    from transformers import BertConfig, BertForMaskedLM
-
     config = fake_real_config(tmp_path)
-    folder = tmp_path / "my-clinical-bert"
-    BertForMaskedLM(BertConfig(vocab_size=30, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
-                               intermediate_size=16)).save_pretrained(folder)
+    folder = _tiny_local_bert(tmp_path / "my-clinical-bert")
     config["models"]["my_model"] = {"source": str(folder), "kind": "masked", "studies": ["hurtful", "mental", "plm"],
                                     "label": "My clinical BERT"}
     (tmp_path / "my-vectors.bin").write_bytes(b"")

@@ -111,6 +111,7 @@ def _pretraining_job(folder, seed_texts):
 
     tokenizer = train_wordpiece(seed_texts * 30, 150)
     tokenizer.save_pretrained(folder / "tokenizer")
+    tokenizer.save_pretrained(folder / "base")
     BertForPreTraining(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                                   intermediate_size=32, max_position_embeddings=64, hidden_dropout_prob=0.0,
                                   attention_probs_dropout_prob=0.0)).save_pretrained(folder / "base")

@@ -38,7 +38,7 @@ def test_mimic_config_names_the_registry_models():
         (lambda c: c.__setitem__("wrld", "demo"), "config key '<top level>': unknown key(s) ('wrld' was unexpected)"),
         (lambda c: c.__setitem__("world", "fantasy"), "config key 'world': got 'fantasy', expected one of demo, real"),
         (lambda c: c["models"]["gpt2"].__setitem__("kind", "decoder"),
-         "config key 'models.gpt2.kind': got 'decoder', expected one of masked, causal, seq2seq"),
+         "config key 'models.gpt2.kind': got 'decoder', expected one of masked, causal, seq2seq, encoder"),
         (lambda c: c["models"]["gpt2"].pop("source"), "config key 'models.gpt2': 'source' is a required property"),
         (lambda c: c["demo"].__setitem__("patients", "many"), "config key 'demo.patients': got 'many', expected integer"),
     ],

@@ -89,3 +89,64 @@ def test_wordpiece_tokenizer_is_identical_across_processes():
     assert len(runs) == 1
     vocab = dict(json.loads(runs.pop()))
     assert len(vocab) == 300 and vocab["[PAD]"] == 0
+
+
+def _save_bert(folder, head: bool, tokenizer=True):
+    """A tiny BERT saved with its masked-LM head, or as a bare encoder (like a sentence-transformer)."""
+    from transformers import BertConfig, BertForMaskedLM, BertModel
+
+    words = train_wordpiece(TEXTS, 120)
+    config = BertConfig(vocab_size=len(words), **SMALL["bert"])
+    torch.manual_seed(0)
+    (BertForMaskedLM if head else BertModel)(config).save_pretrained(folder)
+    if tokenizer:
+        words.save_pretrained(folder)
+    return folder
+
+
+def test_a_checkpoint_without_its_lm_head_is_found_and_refused_for_likelihoods(tmp_path):
+    from medbias.models import lm_head_problem
+
+    bare = resolve_model_source("bare", {"source": str(_save_bert(tmp_path / "bare", head=False)), "kind": "masked"})
+    model, _ = load_model_and_tokenizer(bare)
+    problem = lm_head_problem(model, "masked")
+    assert problem.startswith("not applicable: the checkpoint has no trained language-model head")
+    assert "cls.predictions.bias" in problem and "more" in problem  # the newly initialised weights, named
+    whole = resolve_model_source("whole", {"source": str(_save_bert(tmp_path / "whole", head=True)), "kind": "masked"})
+    assert lm_head_problem(load_model_and_tokenizer(whole)[0], "masked") is None
+    encoder = resolve_model_source("enc", {"source": str(tmp_path / "bare"), "kind": "encoder"})
+    model, _ = load_model_and_tokenizer(encoder)
+    assert type(model).__name__ == "BertModel" and lm_head_problem(model, "encoder").startswith("not applicable: kind encoder")
+
+
+def test_declared_lm_head_from_the_checkpoint_config(tmp_path):
+    from medbias.models import declares_lm_head
+
+    assert not declares_lm_head({"source": str(_save_bert(tmp_path / "bare", head=False)), "kind": "masked"})
+    assert declares_lm_head({"source": str(_save_bert(tmp_path / "whole", head=True)), "kind": "masked"})
+    assert not declares_lm_head({"source": str(tmp_path / "whole"), "kind": "encoder"})
+    assert declares_lm_head({"source": "bert-base-uncased", "kind": "masked"})  # a hub id: checked at load time
+
+
+@pytest.mark.parametrize(("kind", "make", "message"), [
+    ("causal", lambda f: _save_bert(f, head=True), r"models\.m\.kind': 'causal' does not fit the checkpoint's "
+                                                   r"architecture \(bert: BertForMaskedLM\)"),
+    ("masked", lambda f: _save_bert(f, head=True, tokenizer=False), r"models\.m\.source': folder .* has no tokenizer"),
+    ("masked", lambda f: (f.mkdir(), (f / "config.json").write_text('{"model_type": "bert"}'), (f / "vocab.txt").write_text("a\n")),
+     r"models\.m\.source': folder .* has no weights"),
+])
+def test_local_checkpoints_that_cannot_serve_their_kind_stop_with_one_line(tmp_path, kind, make, message):
+    make(tmp_path / "model")
+    with pytest.raises(MedbiasInputError, match=rf"^config key '{message}"):
+        resolve_model_source("m", {"source": str(tmp_path / "model"), "kind": kind})
+
+
+def test_a_gpt2_folder_declared_masked_stops(tmp_path):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    tokenizer = train_byte_bpe(TEXTS, 300, add_bos_eos=False)
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), **SMALL["gpt2"])).save_pretrained(tmp_path / "g")
+    tokenizer.save_pretrained(tmp_path / "g")
+    with pytest.raises(MedbiasInputError, match=r"models\.m\.kind': 'masked' does not fit .*gpt2: GPT2LMHeadModel"):
+        resolve_model_source("m", {"source": str(tmp_path / "g"), "kind": "masked"})
+    assert resolve_model_source("m", {"source": str(tmp_path / "g"), "kind": "causal"}).kind == "causal"

@@ -230,6 +230,13 @@ def _check_plm(config: dict[str, Any], skip) -> None:
         for test in names:
             if test not in tests:
                 raise MedbiasInputError(f"config key 'plm.stereoset.families.{family}': no SEAT test {test!r}")
+    from medbias.models import declares_lm_head
+
+    for name in plm["debias"]["dropout"]["models"]:
+        if name in config["models"] and not declares_lm_head(config["models"][name]):
+            raise MedbiasInputError(
+                f"config key 'plm.debias.dropout.models': {name!r} has no trained language-model head "
+                "(Dropout continues its masked/causal LM pretraining); remove it from the list")
     for key in ("debias.dropout.models", "downstream.models"):
         section = plm["debias"]["dropout"] if key.startswith("debias") else plm["downstream"]
         for name in section["models"]:

@@ -13,7 +13,12 @@ from typing import Any, Literal
 
 from medbias.errors import MedbiasInputError
 
-ModelKind = Literal["masked", "causal", "seq2seq"]
+ModelKind = Literal["masked", "causal", "seq2seq", "encoder"]
+# kinds whose checkpoint carries a language-model head that likelihood-based tests read
+LM_KINDS = ("masked", "causal", "seq2seq")
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".msgpack")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "spiece.model",
+                   "sentencepiece.bpe.model", "tokenizer.model")
 
 # owner/name or name, as the hub spells them (no path separators beyond the one slash)
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?$")
@@ -53,6 +58,8 @@ def resolve_model_source(name: str, entry: dict[str, Any], allow_missing: bool =
             raise MedbiasInputError(
                 f"config key 'models.{name}.source': folder {source} has no config.json (expected a save_pretrained folder)"
             )
+        if loader == "auto":
+            check_local_checkpoint(name, expanded, kind)
         return ModelSource(name, str(expanded), kind, True, dtype, loader)
     if _looks_like_path(source):
         if allow_missing:
@@ -63,6 +70,82 @@ def resolve_model_source(name: str, entry: dict[str, Any], allow_missing: bool =
             f"config key 'models.{name}.source': {source!r} is neither an existing folder nor a hub id (owner/name)"
         )
     return ModelSource(name, source, kind, False, dtype, loader)
+
+
+def _architecture(folder: Path) -> tuple[str, list[str]]:
+    import json
+
+    try:
+        config = json.loads((folder / "config.json").read_text())
+    except (OSError, ValueError) as error:
+        raise MedbiasInputError(f"{folder / 'config.json'}: not a readable JSON model config ({error})") from None
+    return str(config.get("model_type", "")), [str(a) for a in config.get("architectures") or []]
+
+
+def _kind_fits(kind: str, model_type: str, architectures: list[str]) -> bool:
+    """Whether transformers has the class ``kind`` needs for ``model_type``; a model type that also
+    has a masked-LM class is taken as causal only when its checkpoint says so (a BERT is not causal)."""
+    from transformers.models.auto import modeling_auto as auto
+
+    if kind == "encoder":
+        return model_type in auto.MODEL_MAPPING_NAMES
+    if kind == "masked":
+        return model_type in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    if kind == "seq2seq":
+        return model_type in auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES
+    causal = model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    if model_type in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        return causal and any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures)
+    return causal
+
+
+def check_local_checkpoint(name: str, folder: Path, kind: str) -> None:
+    """Before any job: a local checkpoint has weights, a tokenizer, and an architecture that the
+    declared kind fits (``kind: causal`` for a BERT, ``masked`` for a GPT-2: one line naming the entry)."""
+    key = f"config key 'models.{name}"
+    files = [p.name for p in folder.iterdir() if p.is_file()]
+    if not any(f.endswith(WEIGHT_SUFFIXES) for f in files):
+        raise MedbiasInputError(f"{key}.source': folder {folder} has no weights (*.safetensors or *.bin)")
+    if not any(f in TOKENIZER_FILES for f in files):
+        raise MedbiasInputError(f"{key}.source': folder {folder} has no tokenizer (tokenizer.json, vocab.txt, ...): "
+                                "save the tokenizer beside the model")
+    model_type, architectures = _architecture(folder)
+    if not _kind_fits(kind, model_type, architectures):
+        raise MedbiasInputError(
+            f"{key}.kind': {kind!r} does not fit the checkpoint's architecture "
+            f"({model_type or 'no model_type'}: {', '.join(architectures) or 'no architectures'})")
+
+
+LM_HEAD_CLASSES = ("ForMaskedLM", "ForPreTraining", "ForCausalLM", "LMHeadModel", "ForConditionalGeneration",
+                   "WithLMHead")
+
+
+def declares_lm_head(entry: dict[str, Any]) -> bool:
+    """Whether a registry entry is expected to carry a trained language-model head, as far as can be
+    told before loading: not for ``kind: encoder``, not for a local checkpoint whose config.json
+    names only head-less classes (``BertModel``, ``...ForSequenceClassification``); hub ids and
+    checkpoints that name no class are taken at their word until the load-time check."""
+    if entry["kind"] == "encoder":
+        return False
+    folder = Path(str(entry["source"])).expanduser()
+    if not (folder / "config.json").is_file():
+        return True
+    _, architectures = _architecture(folder)
+    return not architectures or any(a.endswith(LM_HEAD_CLASSES) for a in architectures)
+
+
+def untrained_head_keys(model, missing_keys) -> list[str]:
+    """The weights of ``model`` that the checkpoint did not hold (transformers' loading report) and
+    that lie outside its base model: the language-model head was newly initialised, so any score read
+    from it is noise. Missing weights of the base model itself stop with one line instead (the
+    checkpoint is not the architecture it was loaded as)."""
+    prefix = f"{model.base_model_prefix}."
+    missing = sorted(missing_keys)
+    inside = [k for k in missing if k.startswith(prefix)]
+    if inside:
+        raise MedbiasInputError(f"{model.name_or_path}: the checkpoint lacks {len(inside)} weights of the encoder "
+                                f"itself (e.g. {inside[0]}): it is not a {type(model).__name__}")
+    return missing
 
 
 def model_folder_files(source: str | Path) -> list[str]:
@@ -82,7 +165,8 @@ def model_folder_files(source: str | Path) -> list[str]:
     )
 
 
-_AUTO_CLASS = {"masked": "AutoModelForMaskedLM", "causal": "AutoModelForCausalLM", "seq2seq": "AutoModelForSeq2SeqLM"}
+_AUTO_CLASS = {"masked": "AutoModelForMaskedLM", "causal": "AutoModelForCausalLM", "seq2seq": "AutoModelForSeq2SeqLM",
+               "encoder": "AutoModel"}
 
 
 def load_model_and_tokenizer(model: ModelSource, device: str = "cpu", config_overrides: dict | None = None):
@@ -101,6 +185,25 @@ def load_model_and_tokenizer(model: ModelSource, device: str = "cpu", config_ove
         )
     auto = getattr(transformers, _AUTO_CLASS[model.kind])
     tokenizer = transformers.AutoTokenizer.from_pretrained(model.source)
-    lm = auto.from_pretrained(model.source, dtype=getattr(torch, model.dtype), **(config_overrides or {}))
+    try:
+        lm, report = auto.from_pretrained(model.source, dtype=getattr(torch, model.dtype), output_loading_info=True,
+                                          **(config_overrides or {}))
+    except ValueError as error:  # transformers: no class of this kind for the checkpoint's configuration
+        raise MedbiasInputError(f"model '{model.name}' ({model.source}): kind {model.kind!r} does not fit: "
+                                f"{str(error).splitlines()[0]}") from None
+    # which head weights were newly initialised: read by lm_head_problem()
+    lm.medbias_untrained_head = [] if model.kind == "encoder" else untrained_head_keys(lm, report["missing_keys"])
     lm.to(device).eval()
     return lm, tokenizer
+
+
+def lm_head_problem(model, kind: str) -> str | None:
+    """Why a loaded model gives no likelihood-based score (StereoSet-style, log-probability,
+    fill-in-the-blank, Dropout), or None when its language-model head was loaded trained."""
+    if kind == "encoder":
+        return "not applicable: kind encoder has no language-model head"
+    untrained = getattr(model, "medbias_untrained_head", [])
+    if untrained:
+        shown = ", ".join(untrained[:3]) + (f" and {len(untrained) - 3} more" if len(untrained) > 3 else "")
+        return f"not applicable: the checkpoint has no trained language-model head (newly initialised: {shown})"
+    return None

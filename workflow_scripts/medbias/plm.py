@@ -86,12 +86,12 @@ def load_or_mark(name: str, entry: Mapping[str, Any], device: str, log=None):
 
 def sentence_encoder(model, kind: str):
     """The module whose last hidden states represent a sentence: the base model of a masked or
-    causal LM, the encoder of a seq2seq LM."""
+    causal LM or of an encoder, the encoder of a seq2seq LM."""
     if kind == "seq2seq":
         return model.get_encoder()
-    if kind in ("masked", "causal"):
+    if kind in ("masked", "causal", "encoder"):
         return model.base_model
-    raise MedbiasInputError(f"unknown model kind {kind!r} (masked, causal, seq2seq)")
+    raise MedbiasInputError(f"unknown model kind {kind!r} (masked, causal, seq2seq, encoder)")
 
 
 # --- StereoSet-style examples (section 3.2, Table 3) ------------------------------------------------
