@@ -150,3 +150,21 @@ def test_a_gpt2_folder_declared_masked_stops(tmp_path):
     with pytest.raises(MedbiasInputError, match=r"models\.m\.kind': 'masked' does not fit .*gpt2: GPT2LMHeadModel"):
         resolve_model_source("m", {"source": str(tmp_path / "g"), "kind": "masked"})
     assert resolve_model_source("m", {"source": str(tmp_path / "g"), "kind": "causal"}).kind == "causal"
+
+
+def test_parameters_are_counted_without_memory_and_a_model_that_cannot_fit_stops():
+    import transformers
+
+    from medbias.models import check_fits, parameter_count
+
+    config = transformers.BertConfig(vocab_size=100, **SMALL["bert"])
+    built = transformers.BertForMaskedLM(config)
+    assert parameter_count(transformers.AutoModelForMaskedLM, config) == sum(p.numel() for p in built.parameters())
+    # LLaMA-2 13B in bf16 on a 24 GiB GPU: 13,015,864,320 x 2 bytes = 24.2 GiB
+    with pytest.raises(MedbiasInputError, match=r"^model 'llama2_13b' needs about 24\.2 GiB on cuda:0 "
+                                                r"\(13,015,864,320 parameters x 2 bytes in bfloat16\) but the job has 24\.0 GiB"):
+        check_fits("llama2_13b", 13_015_864_320, "bfloat16", "cuda:0", 24 * 2**30)
+    check_fits("llama2_13b", 13_015_864_320, "bfloat16", "cuda:0", 80 * 2**30)  # an 80 GB GPU holds it
+    check_fits("tiny", 1000, "float32", "cpu", 4000)
+    with pytest.raises(MedbiasInputError, match="needs about 0.0 GiB on cpu"):
+        check_fits("tiny", 1001, "float32", "cpu", 4000)

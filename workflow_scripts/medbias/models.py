@@ -186,8 +186,12 @@ def load_model_and_tokenizer(model: ModelSource, device: str = "cpu", config_ove
     auto = getattr(transformers, _AUTO_CLASS[model.kind])
     tokenizer = transformers.AutoTokenizer.from_pretrained(model.source)
     try:
-        lm, report = auto.from_pretrained(model.source, dtype=getattr(torch, model.dtype), output_loading_info=True,
-                                          **(config_overrides or {}))
+        config = transformers.AutoConfig.from_pretrained(model.source, **(config_overrides or {}))
+        check_fits(model.name, parameter_count(auto, config), model.dtype, device, available_memory(device))
+        # straight onto the GPU: a 13 B model in bf16 never passes through the host's memory whole
+        placement = {"device_map": device} if device != "cpu" else {}
+        lm, report = auto.from_pretrained(model.source, config=config, dtype=getattr(torch, model.dtype),
+                                          output_loading_info=True, **placement)
     except ValueError as error:  # transformers: no class of this kind for the checkpoint's configuration
         raise MedbiasInputError(f"model '{model.name}' ({model.source}): kind {model.kind!r} does not fit: "
                                 f"{str(error).splitlines()[0]}") from None
@@ -195,6 +199,54 @@ def load_model_and_tokenizer(model: ModelSource, device: str = "cpu", config_ove
     lm.medbias_untrained_head = [] if model.kind == "encoder" else untrained_head_keys(lm, report["missing_keys"])
     lm.to(device).eval()
     return lm, tokenizer
+
+
+BYTES_PER_PARAMETER = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
+def parameter_count(auto_class, config) -> int:
+    """Parameters of the model ``auto_class`` builds from ``config``, counted on the meta device
+    (no memory is allocated)."""
+    import torch
+
+    with torch.device("meta"):
+        return sum(p.numel() for p in auto_class.from_config(config).parameters())
+
+
+def available_memory(device: str) -> int:
+    """Bytes the job can fill on ``device``: free memory of the GPU, or on the CPU the smaller of the
+    cgroup's limit (what SLURM granted) and the memory the kernel reports available."""
+    import torch
+
+    if device != "cpu":
+        return int(torch.cuda.mem_get_info(torch.device(device))[0])
+    limits = []
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            value = Path(path).read_text().strip()
+        except OSError:
+            continue
+        if value.isdigit():
+            limits.append(int(value))
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                limits.append(int(line.split()[1]) * 1024)
+    except OSError:
+        pass
+    return min(limits) if limits else 2**62
+
+
+def check_fits(name: str, parameters: int, dtype: str, device: str, available: int) -> None:
+    """Stop with one line, before any weight is loaded, when the parameters alone (count x bytes per
+    parameter of ``dtype``) exceed the memory the job has on ``device`` (an out-of-memory kill would
+    say nothing about which model or why)."""
+    needed = parameters * BYTES_PER_PARAMETER[dtype]
+    if needed > available:
+        raise MedbiasInputError(
+            f"model '{name}' needs about {needed / 2**30:.1f} GiB on {device} ({parameters:,} parameters x "
+            f"{BYTES_PER_PARAMETER[dtype]} bytes in {dtype}) but the job has {available / 2**30:.1f} GiB: ask for "
+            "more memory or a larger GPU (set-resources in the profile), or a smaller dtype in the registry")
 
 
 def lm_head_problem(model, kind: str) -> str | None:
