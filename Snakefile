@@ -59,6 +59,7 @@ include: "rules/hurtful.smk"
 include: "rules/downstream.smk"
 include: "rules/mental.smk"
 include: "rules/plm.smk"
+include: "rules/audit.smk"
 
 
 # the study targets only collect files: on a cluster they run in the main process, not as jobs
@@ -68,6 +69,7 @@ localrules:
     hurtful,
     mental,
     plm,
+    audit,
 
 
 rule all:

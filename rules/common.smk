@@ -18,6 +18,7 @@ MIMIC = f"{RESULTS}/mimic"
 HURTFUL = f"{RESULTS}/hurtful"
 MENTAL = f"{RESULTS}/mental"
 PLM = f"{RESULTS}/plm"
+AUDIT = f"{RESULTS}/audit"
 TEXT_DIR = config["intermediate"]
 RIOS_DECADES = [f"{start}-{end}" for start, end in config["rios"]["decades"]]
 
@@ -307,6 +308,70 @@ def plm_targets():
         f"{PLM}/fig2_seat.png",
         *([f"{PLM}/table6_downstream.md"] if plm_finetunes() else []),
     ]
+
+
+# the audit card: every registry entry, each with the tests its kind allows
+def audit_entries():
+    """Every registry model and word-vector entry (the `audit` target's cards)."""
+    return [*config["models"], *config["embeddings"]]
+
+
+def audit_entry(name):
+    if name in config["embeddings"]:
+        return {"type": "word_vectors", **config["embeddings"][name]}
+    return {"type": "contextual", **config["models"][name]}
+
+
+def audit_label(name):
+    return {**config["embeddings"], **config["models"]}[name].get("label", name)
+
+
+def audit_skipped(name):
+    """(section, reason) of the tests the entry's kind rules out before anything runs."""
+    if name in config["embeddings"]:
+        return [
+            (
+                "SEAT, StereoSet-style, log-probability, fill-in-the-blank",
+                "word vectors: the sentence- and likelihood-based tests need a contextual model",
+            )
+        ]
+    kind = config["models"][name]["kind"]
+    skipped = [
+        (
+            "WEAT",
+            "the WEAT card section is for word-vector entries (SEAT is its sentence form)",
+        )
+    ]
+    if kind != "masked":
+        skipped += [
+            (
+                "log-probability gender score",
+                f"needs a masked LM (Kurita et al.); this is a {kind} model",
+            ),
+            ("fill-in-the-blank", f"needs a masked LM; this is a {kind} model"),
+        ]
+    return skipped
+
+
+def audit_inputs(wildcards):
+    """The evaluations a card gathers, by the entry's kind (its manifest lines are read directly)."""
+    name = wildcards.model
+    files = {}
+    if name in config["embeddings"]:
+        files["weat"] = f"{AUDIT}/{name}/weat.csv"
+        return files
+    files |= {
+        "seat": f"{PLM}/scores/{name}/none/seat.csv",
+        "stereoset": f"{PLM}/scores/{name}/none/stereoset.csv",
+        "summary": f"{PLM}/scores/{name}/none/summary.json",
+    }
+    if config["models"][name]["kind"] == "masked":
+        files |= {
+            "logprob": f"{HURTFUL}/logprob/{name}.parquet",
+            "logprob_words": f"{HURTFUL}/logprob/{name}_words.json",
+            "fill_blank": f"{AUDIT}/{name}/fill_blank.csv",
+        }
+    return files
 
 
 def mimic_targets():

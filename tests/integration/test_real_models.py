@@ -156,3 +156,41 @@ def test_one_registry_line_audits_the_real_encoder_and_marks_likelihoods(minilm,
         assert pd.read_parquet(scores / "sentence_scores.parquet").empty
         summary = json.loads((scores / "summary.json").read_text())
         assert summary["status"] == "ok" and summary["stereoset_status"].startswith("not applicable")
+
+
+def test_audit_cards_of_the_real_encoder_and_real_glove(minilm, tmp_path):
+    """`snakemake results/audit/<entry>/card.md` for a real encoder and real GloVe vectors added to
+    the demo config by one line each: SEAT on the card, every likelihood-based section skipped with
+    the reason (no trained head), Caliskan's WEATs recovered on GloVe, and the entries' inputs listed."""
+    glove_text = write_glove_text(tmp_path / "glove.6B.50d.txt", limit=100_000)
+    command = _readme_conversion().replace("glove.6B.50d.txt", str(glove_text)).replace(
+        "glove.6B.50d.w2v.bin", str(tmp_path / "glove.w2v.bin"))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    assert subprocess.run(["bash", "-c", command], env=env).returncode == 0
+    config = demo_config(scale=0.05)
+    config["models"]["minilm"] = {"source": str(minilm), "kind": "masked", "label": "all-MiniLM-L6-v2"}
+    config["embeddings"]["glove"] = {"source": str(tmp_path / "glove.w2v.bin"), "format": "word2vec_binary",
+                                     "label": "GloVe 6B 50d"}
+    configfile = write_config(tmp_path / "config.yaml", config)
+    targets = ["results/audit/minilm/card.md", "results/audit/glove/card.md"]
+    result = run_snakemake(["--cores", "2", *targets, "--configfile", str(configfile)], tmp_path, timeout=1500)
+    assert result.returncode == 0, result.stderr[-4000:]
+
+    card = json.loads((tmp_path / "results/audit/minilm/card.json").read_text())
+    assert card["sections"] == ["SEAT (Xie et al. 2024, appendix A)", "StereoSet-style scores (Xie et al. 2024, section 3.2)"]
+    skipped = {s["section"]: s["reason"] for s in card["skipped"]}
+    for section in ("StereoSet-style scores", "log-probability gender score", "fill-in-the-blank"):
+        assert skipped[section].startswith("not applicable: the checkpoint has no trained language-model head"), section
+    assert len(card["effect_sizes"]) == 5 and all(-2 <= e["d"] <= 2 for e in card["effect_sizes"])
+    assert {f["path"].rsplit("/", 1)[1] for f in card["manifest"]["files"]} >= {"model.safetensors", "vocab.txt"}
+    assert card["manifest"]["entry"]["local"] is True
+    text = (tmp_path / "results/audit/minilm/card.md").read_text()
+    assert text.startswith("# Audit card: all-MiniLM-L6-v2 (`minilm`)") and "| race_seat_1 |" in text
+    assert (tmp_path / "results/audit/minilm/card.png").stat().st_size > 0
+    # no likelihood number for a head-less model anywhere in results/
+    assert pd.read_parquet(tmp_path / "results/hurtful/logprob/minilm.parquet").empty
+
+    glove = json.loads((tmp_path / "results/audit/glove/card.json").read_text())
+    effects = {e["test"]: e["d"] for e in glove["effect_sizes"]}
+    assert effects["flowers_insects"] > 1.0 and effects["career_family"] > 1.0, effects
+    assert glove["manifest"]["entry"]["exists"] is True

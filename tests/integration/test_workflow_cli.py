@@ -55,7 +55,7 @@ def test_demo_dry_run_lists_the_whole_demo_dag(tmp_path):
         (lambda c, t: c["demo"].__setitem__("scale", 0), "medbias: config key 'demo.scale': got 0, expected a value > 0"),
         (lambda c, t: c["models"].__setitem__("mine", {"source": str(t / "nowhere"), "kind": "masked"}),
          "medbias: config key 'models.mine.source': local model folder"),
-        (lambda c, t: c["models"]["gpt2"].__setitem__("kind", "encoder"), "medbias: config key 'models.gpt2.kind'"),
+        (lambda c, t: c["models"]["gpt2"].__setitem__("kind", "decoder"), "medbias: config key 'models.gpt2.kind'"),
     ],
 )
 def test_bad_demo_config_stops_with_one_line_and_no_outputs(tmp_path, edit, message):

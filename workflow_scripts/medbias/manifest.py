@@ -32,15 +32,18 @@ def input_manifest(config: dict[str, Any]) -> dict[str, Any]:
         "phenotype_annotations": _file_entry(Path(inputs["phenotype_annotations"])),
         "benchmark_testset": _file_entry(Path(inputs["benchmark_testset"]), has_header=False),
         "pubmed_files": [{"name": p.name, "bytes": p.stat().st_size} for p in pubmed],
-        "embeddings": {n: {**e, **_file_entry(Path(e["source"]))} for n, e in config["embeddings"].items()},
-        "models": {
-            name: {
-                "source": (src := resolve_model_source(name, entry, allow_missing=True)).source,
-                "kind": src.kind,
-                "local": src.is_local,
-                "dtype": src.dtype,
-                "loader": src.loader,
-            }
-            for name, entry in config["models"].items()
-        },
+        "embeddings": {n: embedding_manifest_entry(e) for n, e in config["embeddings"].items()},
+        "models": {name: model_manifest_entry(name, entry) for name, entry in config["models"].items()},
     }
+
+
+def embedding_manifest_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """A word-vector entry as the manifest records it: the registry fields and the file's size."""
+    return {**entry, **_file_entry(Path(entry["source"]))}
+
+
+def model_manifest_entry(name: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """A registry model as the manifest records it: how its source resolved (hub id or local folder)."""
+    source = resolve_model_source(name, entry, allow_missing=True)
+    return {"source": source.source, "kind": source.kind, "local": source.is_local, "dtype": source.dtype,
+            "loader": source.loader}

@@ -1,0 +1,73 @@
+"""The audit card's pieces: Caliskan's WEATs on constructed vectors (planted and null), the sections'
+contents and the card's layout."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from medbias.audit import CALISKAN_TESTS, card_markdown, in_vocabulary_spelling, seat_section, stereoset_section, weat_rows
+
+
+def _planted_vectors(wordsets, strength: float, seed: int = 0):
+    """Vectors in which every X word leans towards the A direction and every Y word towards B."""
+    rng = np.random.default_rng(seed)
+    dim = 20
+    a_dir, b_dir = np.eye(dim)[0], np.eye(dim)[1]
+    vectors = {}
+    for name, (x, y, a, b) in CALISKAN_TESTS.items():
+        for word in wordsets[a]:
+            vectors[word] = a_dir + 0.3 * rng.normal(size=dim)
+        for word in wordsets[b]:
+            vectors[word] = b_dir + 0.3 * rng.normal(size=dim)
+        for word in wordsets[x]:
+            vectors[word.lower()] = strength * a_dir + 0.3 * rng.normal(size=dim)
+        for word in wordsets[y]:
+            vectors[word.lower()] = strength * b_dir + 0.3 * rng.normal(size=dim)
+    return vectors
+
+
+def _wordsets():
+    import json
+
+    from conftest import REPO
+
+    return json.loads((REPO / "config" / "resources" / "weat" / "WEAT.json").read_text())
+
+
+def test_weat_rows_find_a_planted_association_and_none_where_nothing_is_planted():
+    wordsets = _wordsets()
+    planted = weat_rows(_planted_vectors(wordsets, 1.0), wordsets, seed=1, budget=2000, n_bootstrap=100,
+                        min_fraction=0.5).set_index("test")
+    assert (planted["status"] == "ok").all()
+    assert (planted["effect_size"] > 1.5).all() and (planted["p_value"] < 0.01).all()
+    null = weat_rows(_planted_vectors(wordsets, 0.0, seed=2), wordsets, seed=1, budget=2000, n_bootstrap=100,
+                     min_fraction=0.5).set_index("test")
+    assert (null["effect_size"].abs() < 1.0).all()
+    # names are capitalised in WEAT.json and looked up lower-cased, as GloVe spells them
+    assert planted.at["career_family", "coverage"].startswith("male_names 8/8")
+
+
+def test_a_set_mostly_out_of_vocabulary_is_skipped_with_the_reason():
+    wordsets = _wordsets()
+    vectors = _planted_vectors(wordsets, 1.0)
+    for word in wordsets["insects"][3:]:
+        vectors.pop(word)
+    rows = weat_rows(vectors, wordsets, seed=1, budget=500, n_bootstrap=0, min_fraction=0.5).set_index("test")
+    assert rows.at["flowers_insects", "status"].startswith("skipped: word set 'insects': 3 of 25 words have vectors")
+    assert rows.at["career_family", "status"] == "ok"
+    assert in_vocabulary_spelling({"rose": 1, "john": 2}, ["rose", "John", "Zed"]) == (["rose", "john"], ["Zed"])
+
+
+def test_card_sections_and_layout():
+    seat = pd.DataFrame({"status": ["ok"], "test": ["race_seat_2"], "effect_size": [0.5], "ci_low": [0.1],
+                         "ci_high": [0.9], "p_value": [0.003], "n_X": [4], "n_Y": [4], "n_A": [6], "n_B": [6],
+                         "out_of_vocabulary": [np.nan]})
+    assert "| race_seat_2 | +0.500 | [+0.10, +0.90] | 0.003 | 4, 4, 6, 6 |  |" in seat_section(seat)
+    marked = pd.DataFrame({"family": ["race"], "status": ["not applicable: no head"]})
+    assert stereoset_section(marked) == "Not applicable: no head.\n"
+    card = card_markdown("m", "My model", {"source": "/x", "kind": "masked"}, [("SEAT", "table\n")],
+                         [("fill-in-the-blank", "no head")], {"entry": {"source": "/x"}}, "card.png")
+    assert card.startswith("# Audit card: My model (`m`)\n\nSource `/x`, kind `masked`.")
+    assert "## SEAT\n\ntable\n" in card and "- fill-in-the-blank: no head" in card
+    assert "![effect sizes](card.png)" in card and '"source": "/x"' in card

@@ -1,0 +1,18 @@
+"""Rule script (audit): Caliskan et al.'s (2017) WEATs on one word-vector entry for its audit card
+(``medbias.audit.weat_rows``), with the coverage of every word set."""
+
+import json
+
+from medbias.audit import weat_rows
+from medbias.embeddings import load_word_vectors
+from medbias.logs import setup_rule_logging
+
+snakemake = globals()["snakemake"]
+log = setup_rule_logging(snakemake.log[0])
+p = snakemake.params
+vectors = load_word_vectors(snakemake.input.vectors, p.entry["format"])
+wordsets = json.loads(open(snakemake.input.wordsets, encoding="utf-8").read())
+rows = weat_rows(vectors, wordsets, seed=p.seed, budget=p.budget, n_bootstrap=p.bootstrap, min_fraction=p.min_fraction)
+rows.to_csv(snakemake.output[0], index=False)
+for row in rows.itertuples():
+    log.info("%s: %s", row.test, row.status if row.status != "ok" else f"d = {row.effect_size:+.3f}, p = {row.p_value:.3g}")
