@@ -346,9 +346,9 @@ def audit_skipped(name):
         skipped += [
             (
                 "log-probability gender score",
-                f"needs a masked LM (Kurita et al.); this is a {kind} model",
+                f"needs a masked LM (Kurita et al.); this entry's kind is {kind}",
             ),
-            ("fill-in-the-blank", f"needs a masked LM; this is a {kind} model"),
+            ("fill-in-the-blank", f"needs a masked LM; this entry's kind is {kind}"),
         ]
     return skipped
 
