@@ -121,12 +121,15 @@ def test_demo_jobs_run_through_sbatch_with_gpus_threads_cache_and_failures(clust
     assert (first / PROJECTION).is_file()
     assert f"Moving output file {WORD_VECTORS} to cache." in _job_log(first, "synth_word_vectors")
 
-    # 2. a second results folder: the cached job is restored inside its SLURM job; a model folder
-    # that cannot be loaded fails its job, and the failure names the rule, the model and its log
+    # 2. a second results folder: the cached job is restored inside its SLURM job; a checkpoint that
+    # passes the checks made before any job (config, weights file, tokenizer) but whose weights file is
+    # corrupt fails its job, and the failure names the rule, the model and its log
     broken = tmp_path / "broken-model"
     broken.mkdir()
-    (broken / "config.json").write_text("{ this is not json")
-    config["models"]["broken"] = {"source": str(broken), "kind": "masked", "studies": ["plm"]}
+    (broken / "config.json").write_text('{"model_type": "bert", "architectures": ["BertForMaskedLM"]}')
+    (broken / "model.safetensors").write_bytes(b"\x00" * 64)
+    (broken / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\npatient\n")
+    config["models"]["broken"] = {"source": str(broken), "kind": "masked", "studies": []}
     second = tmp_path / "second"
     result, output, submitted = _run_as_typed(cluster, second, cache, config,
                                               [WORD_VECTORS, PROJECTION.replace("bart_base", "broken")],
