@@ -31,15 +31,21 @@ sentences = pd.read_parquet(snakemake.input.sentences)
 pairs = pd.read_parquet(snakemake.input.pairs)
 summary = {"model": p.model, "debias": p.debias, "source": p.entry["source"], "kind": p.entry["kind"], "device": device}
 
-model, tokenizer, source, unloadable = load_or_mark(p.model, p.entry, device, log)
-if unloadable:
-    summary["status"] = unloadable
-    pd.DataFrame({"test": list(tests), "status": unloadable}).to_csv(out.seat, index=False)
-    pd.DataFrame({"family": list(p.families), "status": unloadable}).to_csv(out.stereoset, index=False)
+
+def finish_without_likelihoods(stereoset_status: str) -> None:
+    """StereoSet rows marked with the reason, no sentence score, the summary; then stop."""
+    pd.DataFrame({"family": list(p.families), "status": stereoset_status}).to_csv(out.stereoset, index=False)
     pd.DataFrame({"sentence_id": pd.Series(dtype="int64"), "log_likelihood": pd.Series(dtype="float64"),
                   "tokens": pd.Series(dtype="int64")}).to_parquet(out.sentence_scores, index=False)
     write_json(out.summary, summary)
     raise SystemExit(0)
+
+
+model, tokenizer, source, unloadable = load_or_mark(p.model, p.entry, device, log)
+if unloadable:
+    summary["status"] = unloadable
+    pd.DataFrame({"test": list(tests), "status": unloadable}).to_csv(out.seat, index=False)
+    finish_without_likelihoods(unloadable)
 
 encoder = sentence_encoder(model, source.kind)
 if p.debias in ("sentencedebias", "inlp"):
@@ -63,12 +69,8 @@ summary["seat_seconds"] = time.perf_counter() - started
 no_head = lm_head_problem(model, source.kind)
 if no_head:  # an encoder, or a checkpoint saved without its LM head: no likelihood-based score
     log.warning("%s: StereoSet-style scores %s", p.model, no_head)
-    pd.DataFrame({"family": list(p.families), "status": no_head}).to_csv(out.stereoset, index=False)
-    pd.DataFrame({"sentence_id": pd.Series(dtype="int64"), "log_likelihood": pd.Series(dtype="float64"),
-                  "tokens": pd.Series(dtype="int64")}).to_parquet(out.sentence_scores, index=False)
     summary.update(status="ok", stereoset_status=no_head)
-    write_json(out.summary, summary)
-    raise SystemExit(0)
+    finish_without_likelihoods(no_head)
 
 started = time.perf_counter()
 texts = sentences.sort_values("sentence_id")["text"].tolist()

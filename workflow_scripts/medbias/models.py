@@ -14,8 +14,6 @@ from typing import Any, Literal
 from medbias.errors import MedbiasInputError
 
 ModelKind = Literal["masked", "causal", "seq2seq", "encoder"]
-# kinds whose checkpoint carries a language-model head that likelihood-based tests read
-LM_KINDS = ("masked", "causal", "seq2seq")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".msgpack")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "spiece.model",
                    "sentencepiece.bpe.model", "tokenizer.model")
