@@ -1,5 +1,6 @@
 """Known answers for the association engine: hand-computed WEAT, brute-force permutation p-values,
-Monte-Carlo agreement of the sampler, ECT and RIPA on constructed vectors."""
+Monte-Carlo agreement of the sampler, ECT and RIPA on constructed vectors, and the calibrated null
+(random attribute sets) against plain loops and on exchangeable and clustered null worlds."""
 
 from __future__ import annotations
 
@@ -8,10 +9,16 @@ from itertools import combinations
 
 import numpy as np
 import pytest
+from scipy.stats import spearmanr
 
 from medbias.errors import MedbiasInputError
 from medbias.metrics.association import (
+    NullVocabulary,
     association_scores,
+    calibrated_null,
+    cosine_table,
+    draw_matched_sets,
+    frequency_bins,
     bootstrap_ect,
     bootstrap_effect_sizes,
     ect_score,
@@ -170,3 +177,101 @@ def test_ripa_recovers_the_planted_direction():
     scores = ripa_scores(words, g)
     assert scores[0] == pytest.approx(2.0, abs=0.05) and scores[1] == pytest.approx(-3.0, abs=0.1)
     assert abs(scores[2]) < 0.1
+
+
+def test_frequency_bins_double_in_rank_and_leave_test_words_out():
+    bins = frequency_bins(200, [0, 3, 30, 150], np.array([0, 3, 30, 150]))
+    assert bins[0].tolist() == bins[1].tolist() == [w for w in range(25) if w not in (0, 3)]  # [0, 25)
+    assert bins[2].tolist() == [w for w in range(25, 50) if w != 30]                         # [25, 50)
+    assert bins[3].tolist() == [w for w in range(100, 200) if w != 150]                      # [100, 200)
+    # a bin too small for its words is joined with its neighbour
+    crowded = frequency_bins(60, list(range(20)), np.arange(20))
+    assert set(crowded[0].tolist()) == set(range(20, 60))
+    with pytest.raises(MedbiasInputError, match="fewer than the 5"):
+        frequency_bins(6, [0, 1, 2, 3, 4], np.arange(3))
+
+
+def test_matched_draws_come_from_their_bins_without_repeats():
+    candidates = [np.arange(0, 5), np.arange(0, 5), np.arange(10, 40)]
+    draws = draw_matched_sets(candidates, 2000, np.random.default_rng(0))
+    assert draws.shape == (2000, 3)
+    assert np.isin(draws[:, :2], candidates[0]).all() and np.isin(draws[:, 2], candidates[2]).all()
+    assert (draws[:, 0] != draws[:, 1]).all()
+    assert len({tuple(r) for r in draws[:, :2].tolist()}) == 20  # every ordered pair of 5 words occurs
+
+
+def test_calibrated_null_equals_a_plain_loop_over_the_random_sets():
+    rng = np.random.default_rng(3)
+    x, y, pool = rng.normal(size=(4, 6)), rng.normal(size=(5, 6)), rng.normal(size=(30, 6))
+    a_draws, b_draws = rng.integers(0, 30, size=(50, 3)), rng.integers(0, 30, size=(50, 2))
+    a, b = rng.normal(size=(3, 6)), rng.normal(size=(2, 6))
+    s_x, s_y = association_scores(x, a, b), association_scores(y, a, b)
+    d = effect_size(s_x, s_y)
+    result = calibrated_null(np.vstack([x, y]), 4, pool, a_draws, b_draws, effect=d,
+                             mean_difference=float(s_x.mean() - s_y.mean()))
+    null = np.array([effect_size(association_scores(x, pool[ia], pool[ib]), association_scores(y, pool[ia], pool[ib]))
+                     for ia, ib in zip(a_draws, b_draws)])
+    assert result.p_value == pytest.approx((np.sum(null >= d) + 1) / 51)
+    assert result.null_center == pytest.approx(null.mean())
+    lo, hi = np.quantile(null - null.mean(), [0.025, 0.975])
+    assert (result.ci_low, result.ci_high) == pytest.approx((d - hi, d - lo))
+    two = calibrated_null(np.vstack([x, y]), 4, pool, a_draws, b_draws, effect=d, mean_difference=0.0,
+                          alternative="two-sided")
+    assert two.p_value == pytest.approx((np.sum(np.abs(null - null.mean()) >= abs(d - null.mean())) + 1) / 51)
+    # SEAT form: a pool word is several sentences, its association the mean over them
+    sentences, groups = rng.normal(size=(60, 6)), np.repeat(np.arange(30), 2)
+    grouped = calibrated_null(np.vstack([x, y]), 4, sentences, a_draws, b_draws, effect=d, mean_difference=0.0,
+                              item_groups=groups)
+    cos_word = lambda t, i: (cosine_table(t, sentences[2 * i:2 * i + 2]).mean(axis=1))  # noqa: E731
+    null_grouped = []
+    for ia, ib in zip(a_draws, b_draws):
+        s = lambda t: np.mean([cos_word(t, i) for i in ia], axis=0) - np.mean([cos_word(t, i) for i in ib], axis=0)  # noqa: E731
+        null_grouped.append(effect_size(s(x), s(y)))
+    assert grouped.p_value == pytest.approx((np.sum(np.array(null_grouped) >= d) + 1) / 51)
+
+
+def _null_world(seed: int, clustered: bool, dim: int = 30, size: int = 400):
+    """Nothing planted: A and B are random words. Clustered: the X words share one random
+    component and the Y words another (as words that share documents do)."""
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(size)]
+    vectors = {w: rng.normal(size=dim) for w in words}
+    cx, cy = rng.normal(size=dim), rng.normal(size=dim)
+    for i in range(8):
+        vectors[f"x{i}"] = (1.5 * cx if clustered else 0) + rng.normal(size=dim)
+        vectors[f"y{i}"] = (1.5 * cy if clustered else 0) + rng.normal(size=dim)
+    return vectors, words
+
+
+@pytest.mark.parametrize("clustered", [False, True])
+def test_calibrated_null_holds_its_level_where_the_permutation_test_does_not(clustered):
+    """150 null worlds each. Exchangeable words: both tests near 5% and their p-values agree.
+    Clustered targets: the permutation test flags most worlds, the calibrated one stays near 5%
+    (binomial SE 1.8 points at 150 worlds; the bound is 5% + 2.5 SE)."""
+    classic, calibrated = [], []
+    for seed in range(150):
+        vectors, words = _null_world(seed, clustered)
+        xs, ys = [f"x{i}" for i in range(8)], [f"y{i}" for i in range(8)]
+        result = weat(vectors, xs, ys, words[:8], words[8:16], rng=np.random.default_rng(seed), n_bootstrap=0,
+                      alternative="two-sided", null_vocabulary=NullVocabulary([*words, *xs, *ys], draws=1000))
+        classic.append(result.p_value)
+        calibrated.append(result.calibrated.p_value)
+    classic, calibrated = np.array(classic), np.array(calibrated)
+    assert np.mean(calibrated < 0.05) <= 0.095
+    if clustered:
+        assert np.mean(classic < 0.05) > 0.4  # measured 0.61: anti-conservative by more than tenfold
+    else:
+        assert np.mean(classic < 0.05) <= 0.095
+        assert spearmanr(classic, calibrated).statistic > 0.9  # measured 0.98
+
+
+def test_calibrated_null_finds_a_planted_association():
+    vectors, words = _null_world(0, clustered=True)
+    for i in range(8):  # plant: A near the X words' shared component, B near Y's
+        vectors[f"a{i}"] = vectors["x0"] + vectors["x1"] + 0.5 * np.random.default_rng(i).normal(size=30)
+        vectors[f"b{i}"] = vectors["y0"] + vectors["y1"] + 0.5 * np.random.default_rng(50 + i).normal(size=30)
+    xs, ys = [f"x{i}" for i in range(8)], [f"y{i}" for i in range(8)]
+    result = weat(vectors, xs, ys, [f"a{i}" for i in range(8)], [f"b{i}" for i in range(8)], rng=np.random.default_rng(1),
+                  n_bootstrap=0, null_vocabulary=NullVocabulary([*words, *xs, *ys, *[f"{s}{i}" for s in "ab" for i in range(8)]],
+                                                                 draws=2000))
+    assert result.calibrated.p_value < 0.01 and result.calibrated.ci_low > 0 and result.calibrated.md_ci_low > 0

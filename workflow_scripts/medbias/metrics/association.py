@@ -15,6 +15,13 @@ Conventions (pinned, and written into every output):
   p = (k + 1) / (N + 1). One-sided (H1: S larger than by chance) or two-sided (|S - E[S]| as
   extreme), both against the same null distribution (WEFE samples with replacement and compares
   |S| with the signed observation; neither is done here).
+- The permutation test treats the target words as exchangeable. Words of one set that share
+  documents or sentences (male words, race terms in one template) move together, so on trained
+  embeddings it is anti-conservative. The calibrated null (``calibrated_null``) keeps the targets as
+  they are and replaces the attribute sets A and B by random vocabulary words of the same sizes and
+  frequency profile: it asks whether X and Y differ more along A - B than along directions of random
+  word sets, which holds the targets' shared component fixed. Its p-value and its test-inverted
+  interval are reported beside the classic ones.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import combinations
 from typing import Literal
 
@@ -213,6 +221,130 @@ def percentile_interval(replicates: np.ndarray, level: float = 0.95) -> tuple[fl
     return float(lo), float(hi)
 
 
+def frequency_bins(vocabulary_size: int, ranks: Sequence[int], excluded: np.ndarray, *, first: int = 25,
+                   factor: float = 2.0) -> list[np.ndarray]:
+    """Candidate vocabulary indices for each word of rank ``ranks[i]``: the not-``excluded`` words of
+    its frequency bin. Bins are disjoint rank ranges that grow by ``factor`` ([0, 25), [25, 50),
+    [50, 100), ...: under Zipf's law a doubling of rank about halves the frequency); a bin with fewer
+    candidates than its words need is joined with the next one (the last with the previous)."""
+    edges = [0, first]
+    while edges[-1] < vocabulary_size:
+        edges.append(int(math.ceil(edges[-1] * factor)))
+    edges[-1] = vocabulary_size
+    allowed = np.ones(vocabulary_size, dtype=bool)
+    allowed[excluded] = False
+    bin_of = np.searchsorted(edges, np.asarray(ranks), side="right") - 1
+    bins = [np.flatnonzero(allowed[lo:hi]) + lo for lo, hi in zip(edges[:-1], edges[1:])]
+    need = np.bincount(bin_of, minlength=len(bins))
+    # join short bins with their neighbours until every needed bin has room for its words
+    groups = [[b] for b in range(len(bins))]
+    merged = True
+    while merged:
+        merged = False
+        for g, members in enumerate(groups):
+            size = sum(len(bins[b]) for b in members)
+            needed = sum(need[b] for b in members)
+            if needed and size < 2 * needed + 8 and len(groups) > 1:
+                other = g + 1 if g + 1 < len(groups) else g - 1
+                lo, hi = sorted((g, other))
+                groups[lo] = groups[lo] + groups[hi]
+                del groups[hi]
+                merged = True
+                break
+    group_of = {b: g for g, members in enumerate(groups) for b in members}
+    pools = [np.concatenate([bins[b] for b in members]) for members in groups]
+    if sum(len(p) for p in pools) < len(ranks):
+        raise MedbiasInputError(f"calibrated null: the vocabulary has {sum(len(p) for p in pools)} words outside the test's "
+                                f"sets, fewer than the {len(ranks)} that one random draw needs")
+    return [pools[group_of[b]] for b in bin_of]
+
+
+def draw_matched_sets(candidates: Sequence[np.ndarray], n_draws: int, rng: np.random.Generator) -> np.ndarray:
+    """(n_draws, len(candidates)) vocabulary indices: column i drawn uniformly from ``candidates[i]``,
+    no index twice in a row (rows with a repeat are drawn again)."""
+    draws = np.stack([c[rng.integers(0, len(c), size=n_draws)] for c in candidates], axis=1)
+    for _ in range(1000):
+        ordered = np.sort(draws, axis=1)
+        repeated = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
+        if len(repeated) == 0:
+            return draws
+        draws[repeated] = np.stack([c[rng.integers(0, len(c), size=len(repeated))] for c in candidates], axis=1)
+    raise MedbiasInputError("calibrated null: could not draw random word sets without repeats (vocabulary too small)")
+
+
+@dataclass(frozen=True)
+class CalibratedNull:
+    """The random-attribute-set null of one WEAT/SEAT (``calibrated_null``)."""
+
+    p_value: float          # (1 + #draws at least as extreme) / (draws + 1)
+    ci_low: float           # effect size d minus the null's 97.5% / 2.5% deviations from its centre
+    ci_high: float
+    md_ci_low: float        # the same for the unnormalised mean difference
+    md_ci_high: float
+    null_center: float      # mean d of the random sets (not 0 when A and B differ in frequency)
+    draws: int
+    candidates: int         # vocabulary words the draws came from
+
+
+def calibrated_null(
+    targets: np.ndarray, n_x: int, pool: np.ndarray, a_draws: np.ndarray, b_draws: np.ndarray, *,
+    effect: float, mean_difference: float, alternative: Alternative = "greater", level: float = 0.95,
+    item_groups: np.ndarray | None = None,
+) -> CalibratedNull:
+    """Null distribution of the effect size d when A and B are replaced by random word sets.
+
+    ``targets``: the X rows then the Y rows (fixed). ``pool``: vectors of the candidate words (or, for
+    SEAT, of their sentences, with ``item_groups[k]`` the pool word of sentence row k: a word's
+    association is then the mean over its sentences, as in the test itself). ``a_draws``/``b_draws``:
+    (draws, |A|) and (draws, |B|) indices into the pool words. For each draw, s(w, A', B') of every
+    target, then d and the mean difference; p counts draws with d at least ``effect`` (one-sided) or
+    at least as far from the null's centre (two-sided), p = (k + 1) / (N + 1). The interval inverts
+    the test under a shift: [d - q_hi(d' - c), d - q_lo(d' - c)] for the null deviations d' - c.
+    Exact when directions of word sets are exchangeable with the tested A - B direction (isotropy);
+    an approximation otherwise, and never worse than the permutation test at holding targets' shared
+    components fixed."""
+    cos = cosine_table(targets, pool)  # (T, P items)
+    if item_groups is not None:
+        n_words = int(item_groups.max()) + 1
+        weights = np.zeros((cos.shape[1], n_words))
+        weights[np.arange(cos.shape[1]), item_groups] = 1.0
+        cos = (cos @ weights) / weights.sum(axis=0)
+    s = cos[:, a_draws].mean(axis=2) - cos[:, b_draws].mean(axis=2)  # (T, draws)
+    s_x, s_y = s[:n_x], s[n_x:]
+    differences = s_x.mean(axis=0) - s_y.mean(axis=0)
+    sd = s.std(axis=0, ddof=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        null = np.where(sd > 0, differences / sd, np.nan)
+    null = null[np.isfinite(null)]
+    center = float(null.mean())
+    if alternative == "greater":
+        hits = int(np.sum(null >= effect))
+    else:
+        hits = int(np.sum(np.abs(null - center) >= abs(effect - center)))
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(null - center, [alpha, 1 - alpha])
+    md_lo, md_hi = np.quantile(differences - differences.mean(), [alpha, 1 - alpha])
+    return CalibratedNull(
+        (hits + 1) / (len(null) + 1), float(effect - hi), float(effect - lo), float(mean_difference - md_hi),
+        float(mean_difference - md_lo), center, int(len(null)), 0,
+    )
+
+
+@dataclass(frozen=True)
+class NullVocabulary:
+    """What the calibrated null draws from: the model's vocabulary in descending frequency order (the
+    order of word2vec and GloVe files), words to keep out (every word of the study's word sets), the
+    number of random set pairs, and whether to run it at all."""
+
+    words: Sequence[str]
+    exclude: frozenset[str] = frozenset()
+    draws: int = 10_000
+
+    @cached_property
+    def rank(self) -> dict[str, int]:
+        return {w: i for i, w in enumerate(self.words)}
+
+
 @dataclass(frozen=True)
 class WeatResult:
     effect_size: float
@@ -225,6 +357,7 @@ class WeatResult:
     ci_low: float
     ci_high: float
     coverage: dict[str, WordSetCoverage] = field(default_factory=dict)
+    calibrated: CalibratedNull | None = None
 
 
 def weat(
@@ -240,8 +373,14 @@ def weat(
     n_bootstrap: int = 1000,
     min_fraction: float = 0.5,
     names: tuple[str, str, str, str] = ("X", "Y", "A", "B"),
+    null_vocabulary: NullVocabulary | None = None,
 ) -> WeatResult:
-    """WEAT of targets X vs Y against attributes A vs B (positive: X closer to A than Y is)."""
+    """WEAT of targets X vs Y against attributes A vs B (positive: X closer to A than Y is).
+
+    p: the permutation test over re-partitions of X u Y; interval: percentile bootstrap of d
+    resampling words within each set (it shrinks towards 0 on null data, so it is conservative and
+    can disagree with p). With ``null_vocabulary``, also the calibrated null (``calibrated_null``):
+    random A and B of the same sizes, each word drawn from the frequency bin of the word it stands for."""
     x, cx = lookup(vectors, x_words, names[0], min_fraction)
     y, cy = lookup(vectors, y_words, names[1], min_fraction)
     a, ca = lookup(vectors, a_words, names[2], min_fraction)
@@ -249,10 +388,41 @@ def weat(
     s_x, s_y = association_scores(x, a, b), association_scores(y, a, b)
     perm = permutation_p_value(s_x, s_y, budget, rng, alternative)
     lo, hi = percentile_interval(bootstrap_effect_sizes(x, y, a, b, n_bootstrap, rng)) if n_bootstrap else (np.nan, np.nan)
+    d, md = effect_size(s_x, s_y), float(s_x.mean() - s_y.mean())
+    calibrated = None
+    if null_vocabulary is not None and null_vocabulary.draws > 0:
+        calibrated = word_vector_null(vectors, np.vstack([x, y]), len(x), ca.found, cb.found, null_vocabulary,
+                                      effect=d, mean_difference=md, alternative=alternative, rng=rng,
+                                      exclude_also=(*cx.found, *cy.found))
     return WeatResult(
-        effect_size(s_x, s_y), weat_statistic(s_x, s_y), float(s_x.mean() - s_y.mean()), perm.p_value,
-        perm.exact, perm.n_partitions, perm.alternative, lo, hi, {c.name: c for c in (cx, cy, ca, cb)},
+        d, weat_statistic(s_x, s_y), md, perm.p_value,
+        perm.exact, perm.n_partitions, perm.alternative, lo, hi, {c.name: c for c in (cx, cy, ca, cb)}, calibrated,
     )
+
+
+def word_vector_null(
+    vectors: Mapping[str, np.ndarray], targets: np.ndarray, n_x: int, a_words: Sequence[str], b_words: Sequence[str],
+    vocabulary: NullVocabulary, *, effect: float, mean_difference: float, alternative: Alternative,
+    rng: np.random.Generator, exclude_also: Sequence[str] = (),
+) -> CalibratedNull:
+    """``calibrated_null`` for word vectors: each word of A and B is replaced by a random vocabulary
+    word of its frequency bin (``frequency_bins``; rank = position in ``vocabulary.words``), never a
+    word of the test or of ``vocabulary.exclude``."""
+    rank = vocabulary.rank
+    missing = [w for w in (*a_words, *b_words) if w not in rank]
+    if missing:
+        raise MedbiasInputError(f"calibrated null: {', '.join(missing[:5])} not in the vocabulary list")
+    excluded = np.array(sorted({rank[w] for w in (*a_words, *b_words, *exclude_also, *vocabulary.exclude) if w in rank}),
+                        dtype=np.int64)
+    ranks = [rank[w] for w in (*a_words, *b_words)]
+    candidates = frequency_bins(len(vocabulary.words), ranks, excluded)
+    draws = draw_matched_sets(candidates, vocabulary.draws, rng)
+    used, local = np.unique(draws, return_inverse=True)
+    local = local.reshape(draws.shape)
+    pool = np.stack([np.asarray(vectors[vocabulary.words[i]], dtype=np.float64) for i in used])
+    result = calibrated_null(targets, n_x, pool, local[:, :len(a_words)], local[:, len(a_words):], effect=effect,
+                             mean_difference=mean_difference, alternative=alternative)
+    return CalibratedNull(**{**result.__dict__, "candidates": int(len(np.unique(np.concatenate(candidates))))})
 
 
 def ect_score(targets: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:
