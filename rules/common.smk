@@ -21,6 +21,7 @@ PLM = f"{RESULTS}/plm"
 AUDIT = f"{RESULTS}/audit"
 TEXT_DIR = config["intermediate"]
 RIOS_DECADES = [f"{start}-{end}" for start, end in config["rios"]["decades"]]
+RIOS_REPLICATES = list(range(config["rios"]["replicates"]))
 
 TINY_ARCHS = ["bert", "gpt2", "bart"]
 PLM_ARCHS = ["bert", "gpt2"]  # tiny models trained on the plm corpus (demo world)
@@ -32,6 +33,7 @@ wildcard_constraints:
     corpus="|".join(WORD_VECTOR_CORPORA),
     model="[A-Za-z0-9_]+",
     decade="|".join(RIOS_DECADES),
+    replicate=r"\d+",
     variant="|".join(config["hurtful"]["variants"]),
     embedding="|".join(config["mental"]["embeddings"]),
     debias="none|dropout|sentencedebias|inlp",

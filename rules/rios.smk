@@ -32,10 +32,10 @@ rule rios_word2vec:
         corpus=f"{RIOS}/corpus/{{decade}}.parquet",
         umnsrs=config["resources"]["umnsrs_similarity"],
     output:
-        vectors=f"{RIOS}/models/{{decade}}.w2v.bin",
-        search=f"{RIOS}/models/{{decade}}.search.json",
+        vectors=f"{RIOS}/models/{{decade}}/replicate{{replicate}}.w2v.bin",
+        search=f"{RIOS}/models/{{decade}}/replicate{{replicate}}.search.json",
     log:
-        f"{LOGS}/rios/word2vec_{{decade}}.log",
+        f"{LOGS}/rios/word2vec_{{decade}}_replicate{{replicate}}.log",
     cache: "omit-software"
     conda:
         "../envs/cpu.yaml"
@@ -50,13 +50,14 @@ rule rios_word2vec:
         strategy=config["rios"]["word2vec"]["search"],
         epochs=config["rios"]["word2vec"]["epochs"],
         seed=config["seed"],
+        replicate=lambda wc: int(wc.replicate),
     script:
         f"{SCRIPTS}/rios_word2vec.py"
 
 
 rule rios_table3:
     input:
-        expand(f"{RIOS}/models/{{decade}}.search.json", decade=RIOS_DECADES),
+        expand(f"{RIOS}/models/{{decade}}/replicate0.search.json", decade=RIOS_DECADES),
     output:
         csv=f"{RIOS}/table3_embedding_quality.csv",
         md=report(
@@ -76,11 +77,18 @@ rule rios_table3:
 
 rule rios_weat:
     input:
-        vectors=expand(f"{RIOS}/models/{{decade}}.w2v.bin", decade=RIOS_DECADES),
+        vectors=expand(
+            f"{RIOS}/models/{{decade}}/replicate{{replicate}}.w2v.bin",
+            decade=RIOS_DECADES,
+            replicate=RIOS_REPLICATES,
+        ),
         wordsets=config["resources"]["rios_wordsets"],
     output:
         csv=f"{RIOS}/fig1_weat.csv",
         md=f"{RIOS}/fig1_weat.md",
+        seeds_csv=f"{RIOS}/fig1_weat_seeds.csv",
+        trend_csv=f"{RIOS}/fig1_weat_trend.csv",
+        trend_md=f"{RIOS}/fig1_weat_trend.md",
         coverage_csv=f"{RIOS}/table2_wordset_coverage.csv",
         coverage_md=f"{RIOS}/table2_wordset_coverage.md",
         png=report(
@@ -102,13 +110,15 @@ rule rios_weat:
         alternative=config["rios"]["alternative"],
         bootstrap=config["rios"]["bootstrap"],
         min_fraction=config["rios"]["min_set_fraction"],
+        replicates=len(RIOS_REPLICATES),
+        null_draws=config["rios"]["calibrated_null_draws"],
     script:
         f"{SCRIPTS}/rios_bias.py"
 
 
 rule rios_ect:
     input:
-        vectors=expand(f"{RIOS}/models/{{decade}}.w2v.bin", decade=RIOS_DECADES),
+        vectors=expand(f"{RIOS}/models/{{decade}}/replicate0.w2v.bin", decade=RIOS_DECADES),
         wordsets=config["resources"]["rios_wordsets"],
     output:
         csv=f"{RIOS}/fig2_ect.csv",
@@ -136,7 +146,7 @@ rule rios_ect:
 
 rule rios_ripa:
     input:
-        vectors=expand(f"{RIOS}/models/{{decade}}.w2v.bin", decade=RIOS_DECADES),
+        vectors=expand(f"{RIOS}/models/{{decade}}/replicate0.w2v.bin", decade=RIOS_DECADES),
         wordsets=config["resources"]["rios_wordsets"],
     output:
         csv=f"{RIOS}/table4_ripa_top.csv",

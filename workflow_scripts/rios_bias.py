@@ -6,15 +6,19 @@ from medbias.embeddings import load_word_vectors
 from medbias.logs import setup_rule_logging
 from medbias.plots import plot_ect_by_decade, plot_weat_by_decade
 from medbias.resources import read_wordsets
-from medbias.rios import ect_by_decade, ripa_by_decade, table4_wide, weat_by_decade
+from medbias.rios import ect_by_decade, ripa_by_decade, table4_wide, weat_by_decade, weat_trends
 from medbias.tables import write_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p = snakemake.params
 wordsets = read_wordsets(snakemake.input.wordsets)
-loaded = {d: load_word_vectors(path, "word2vec_binary") for d, path in zip(p.decades, snakemake.input.vectors)}
-vectors = {d: kv for d, kv in loaded.items() if len(kv) > 0}
+paths = list(snakemake.input.vectors)
+replicates = getattr(p, "replicates", 1)  # WEAT reads every seed replicate, decade-major; ECT and RIPA replicate 0
+loaded = {d: [load_word_vectors(path, "word2vec_binary") for path in paths[i * replicates:(i + 1) * replicates]]
+          for i, d in enumerate(p.decades)}
+seeded = {d: kvs for d, kvs in loaded.items() if len(kvs[0]) > 0}
+vectors = {d: kvs[0] for d, kvs in seeded.items()}
 empty = [d for d in loaded if d not in vectors]
 EMPTY_NOTE = f"Decades without articles (no model, left out): {', '.join(empty)}." if empty else ""
 if empty:
@@ -29,14 +33,32 @@ def write_rios_table(frame: pd.DataFrame, csv: str, md: str, title: str, note: s
 
 
 if p.analysis == "weat":
-    table, coverage = weat_by_decade(vectors, wordsets, seed=p.seed, budget=p.budget, alternative=p.alternative,
-                                     n_bootstrap=p.bootstrap, min_fraction=p.min_fraction)
-    note = (f"Effect size: Caliskan's d with ddof=1; p: {p.alternative} permutation test over re-partitions of the "
-            f"male and female words (exact when at most {p.budget:,} partitions, else {p.budget:,} sampled without "
-            f"replacement, p=(k+1)/(N+1)); CI: {p.bootstrap} bootstrap replicates resampling words within each set.")
+    table, seeds, coverage = weat_by_decade(seeded, wordsets, seed=p.seed, budget=p.budget, alternative=p.alternative,
+                                            n_bootstrap=p.bootstrap, min_fraction=p.min_fraction, null_draws=p.null_draws)
+    calibrated = (f"p_calibrated ({p.alternative}): the same d for random attribute sets A' and B' of the same sizes, "
+                  f"each word replaced by a random vocabulary word of its frequency bin (never a word of the word-set "
+                  f"file), {p.null_draws:,} draws, p=(k+1)/(N+1); it holds the male and female words' shared component "
+                  f"fixed, which the permutation test does not (that test is anti-conservative on trained embeddings). "
+                  f"calibrated_ci and md_ci: the test inverted under a shift (d minus the null's 2.5%/97.5% deviations "
+                  f"from its centre null_center). **significant: p_calibrated < 0.05** (the figure's filled markers)."
+                  if p.null_draws else "significant: classic p < 0.05 (no calibrated null configured).")
+    note = (f"Replicate 0 (the one model the paper trains) with the spread over {replicates} training seed replicate(s): "
+            f"d_seed_mean/sd, md_seed_mean/sd, significant_seeds (every replicate's row: fig1_weat_seeds.csv). "
+            f"Effect size: Caliskan's d with ddof=1 (it saturates near 2 for strong effects; mean_difference, "
+            f"mean s(male) - mean s(female), does not); p_value: classic {p.alternative} permutation test over "
+            f"re-partitions of the male and female words (exact when at most {p.budget:,} partitions, else {p.budget:,} "
+            f"sampled without replacement, p=(k+1)/(N+1)); ci: {p.bootstrap} bootstrap replicates resampling words "
+            f"within each set (conservative: it shrinks d towards 0). " + calibrated)
     write_rios_table(table, out.csv, out.md, "Figure 1 data: WEAT per decade and stereotype", note)
+    seeds.to_csv(out.seeds_csv, index=False)
+    trends = weat_trends(seeds, list(seeded))
+    write_rios_table(trends, out.trend_csv, out.trend_md, "Figure 1 trend: WEAT across decades",
+                     "Slope: least-squares change per decade step of the seed-averaged mean difference (md) and effect "
+                     "size (d); slope_seed_sd: between-seed SD of the per-seed slopes; trend_p: exact two-sided "
+                     "permutation test of the decade labels on the seed-averaged values (all orderings), so seeds "
+                     "count as replicates within a decade, not as independent decades.")
     write_rios_table(coverage, out.coverage_csv, out.coverage_md, "Table 2 word sets: coverage per decade (WEAT)")
-    plot_weat_by_decade(table, out.png, out.pdf)
+    plot_weat_by_decade(table, seeds, out.png, out.pdf)
 elif p.analysis == "ect":
     table, coverage = ect_by_decade(vectors, wordsets, seed=p.seed, n_bootstrap=p.bootstrap, min_fraction=p.min_fraction)
     write_rios_table(table, out.csv, out.md, "Figure 2 data: ECT per decade",

@@ -1,9 +1,11 @@
-"""Rule script (rios): skip-gram model search for one decade, scored on UMNSRS; keeps the best."""
+"""Rule script (rios): skip-gram model search for one decade and training replicate (its seed from
+``replication.replicate_seed``), scored on UMNSRS; keeps the best."""
 
 from medbias.embeddings import ParquetSentences, search_skipgram
 from medbias.jsonio import write_json
 from medbias.logs import setup_rule_logging
 from medbias.pubmed import tokenize
+from medbias.replication import replicate_seed
 from medbias.resources import read_umnsrs
 
 snakemake = globals()["snakemake"]
@@ -20,9 +22,11 @@ if next(iter(sentences), None) is None:
     raise SystemExit(0)
 pairs = read_umnsrs(snakemake.input.umnsrs)
 vectors, scores, best = search_skipgram(
-    sentences, p.defaults, p.grid, p.strategy, p.epochs, p.seed, snakemake.threads, pairs, tokenize
+    sentences, p.defaults, p.grid, p.strategy, p.epochs, replicate_seed(p.seed, p.replicate), snakemake.threads, pairs,
+    tokenize,
 )
 vectors.save_word2vec_format(snakemake.output.vectors, binary=True)
-write_json(snakemake.output.search, {"decade": p.decade, "strategy": p.strategy, "best_candidate": best,
-                                     "candidates": scores})
-log.info("decade %s: best candidate %d, rho %.4f", p.decade, best, scores[best]["rho"])
+write_json(snakemake.output.search, {"decade": p.decade, "replicate": p.replicate,
+                                     "seed": replicate_seed(p.seed, p.replicate), "strategy": p.strategy,
+                                     "best_candidate": best, "candidates": scores})
+log.info("decade %s, replicate %d: best candidate %d, rho %.4f", p.decade, best, p.replicate, scores[best]["rho"])

@@ -1,14 +1,15 @@
 """Study "rios" (Rios, Joshi and Shin 2020): gender bias in per-decade PubMed word embeddings.
 
 Pure functions from {decade label: word vectors} and the word-set file to the paper's tables:
-WEAT for the five stereotypes of Table 2 (Figure 1), ECT for occupations and mental-health words
+WEAT for the five stereotypes of Table 2 (Figure 1) over every training seed replicate, with the
+classic and the calibrated p-value and the trend over decades, ECT for occupations and mental-health words
 (Figure 2), RIPA's most male and most female words (Table 4, the 1960s included), and the coverage of
 every word set (no word is dropped silently). All statistics come from ``medbias.metrics.association``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ import pandas as pd
 
 from medbias.errors import MedbiasInputError
 from medbias.metrics.association import (
+    NullVocabulary,
     WordSetCoverage,
     bootstrap_ect,
     ect_score,
@@ -25,6 +27,7 @@ from medbias.metrics.association import (
     ripa_scores,
     weat,
 )
+from medbias.replication import decade_trend
 
 
 def _lower(words) -> list[str]:
@@ -39,8 +42,19 @@ def _coverage_rows(decade: str, coverages: Mapping[str, WordSetCoverage]) -> lis
     ]
 
 
+def wordset_words(wordsets: Mapping[str, Any]) -> frozenset[str]:
+    """Every word of the word-set file, lower-cased: kept out of the calibrated null's random sets."""
+    words = [*wordsets["attributes"]["male"], *wordsets["attributes"]["female"]]
+    for test in {**wordsets["weat_tests"], **wordsets.get("control_tests", {})}.values():
+        words += [*test["a"], *test["b"]]
+    for group in wordsets.get("ect_sets", {}).values():
+        words += list(group)
+    words += [w for pair in wordsets.get("ripa_pairs", []) for w in pair]
+    return frozenset(_lower(words))
+
+
 def weat_by_decade(
-    vectors_by_decade: Mapping[str, Any],
+    vectors_by_decade: Mapping[str, Sequence[Any]],
     wordsets: Mapping[str, Any],
     *,
     seed: int,
@@ -48,32 +62,78 @@ def weat_by_decade(
     alternative: str,
     n_bootstrap: int,
     min_fraction: float,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """WEAT per decade and stereotype: X = male, Y = female attribute words, A/B = the targets, so a
-    positive effect means male words are closer to A (career, math, ...) than female words are.
-    The word-set file's ``control_tests`` (no expected association) run the same way, marked."""
+    null_draws: int = 0,
+    alpha: float = 0.05,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """WEAT per decade, stereotype and training replicate: X = male, Y = female attribute words, A/B =
+    the targets, so a positive effect means male words are closer to A (career, math, ...) than
+    female words are. The word-set file's ``control_tests`` (no expected association) run the same
+    way, marked. ``vectors_by_decade[decade]`` lists the decade's seed replicates (replicate 0 first).
+
+    Returns (table, seeds, coverage): ``seeds`` has one row per replicate; ``table`` one row per
+    decade and test with replicate 0's statistics (the one model the paper trains: classic
+    permutation p and bootstrap CI, calibrated p and intervals when ``null_draws`` > 0) and the
+    between-seed spread of d and of the mean difference over all replicates."""
     male, female = _lower(wordsets["attributes"]["male"]), _lower(wordsets["attributes"]["female"])
+    tests = {**wordsets["weat_tests"], **wordsets.get("control_tests", {})}
+    excluded = wordset_words(wordsets)
     rows, coverage = [], []
-    for d, (decade, vectors) in enumerate(vectors_by_decade.items()):
-        tests = {**wordsets["weat_tests"], **wordsets.get("control_tests", {})}
-        for t, (name, test) in enumerate(tests.items()):
-            result = weat(
-                vectors, male, female, _lower(test["a"]), _lower(test["b"]),
-                rng=np.random.default_rng([seed, d, t]), budget=budget, alternative=alternative,  # type: ignore[arg-type]
-                n_bootstrap=n_bootstrap, min_fraction=min_fraction,
-                names=("male", "female", f"{name}.a", f"{name}.b"),
-            )
-            rows.append({
-                "decade": decade, "test": name, "title": test["title"],
-                "control": name in wordsets.get("control_tests", {}), "effect_size": result.effect_size,
-                "ci_low": result.ci_low, "ci_high": result.ci_high, "p_value": result.p_value,
-                "p_exact": result.p_exact, "partitions": result.n_partitions, "alternative": result.alternative,
-                "statistic": result.statistic, "mean_difference": result.mean_difference,
-                "n_male": len(result.coverage["male"].found), "n_female": len(result.coverage["female"].found),
-                "n_a": len(result.coverage[f"{name}.a"].found), "n_b": len(result.coverage[f"{name}.b"].found),
-            })
-            coverage += _coverage_rows(decade, {k: v for k, v in result.coverage.items() if t == 0 or "." in k})
-    return pd.DataFrame(rows), pd.DataFrame(coverage)
+    for d, (decade, replicates) in enumerate(vectors_by_decade.items()):
+        for r, vectors in enumerate(replicates):
+            vocabulary = NullVocabulary(list(vectors.index_to_key), excluded, null_draws) if null_draws else None
+            for t, (name, test) in enumerate(tests.items()):
+                result = weat(
+                    vectors, male, female, _lower(test["a"]), _lower(test["b"]),
+                    rng=np.random.default_rng([seed, d, t] if r == 0 else [seed, d, t, r]), budget=budget,
+                    alternative=alternative, n_bootstrap=n_bootstrap, min_fraction=min_fraction,  # type: ignore[arg-type]
+                    names=("male", "female", f"{name}.a", f"{name}.b"), null_vocabulary=vocabulary,
+                )
+                null = result.calibrated
+                rows.append({
+                    "decade": decade, "test": name, "replicate": r, "title": test["title"],
+                    "control": name in wordsets.get("control_tests", {}), "effect_size": result.effect_size,
+                    "ci_low": result.ci_low, "ci_high": result.ci_high, "p_value": result.p_value,
+                    "p_calibrated": null.p_value if null else np.nan,
+                    "significant": bool(null.p_value < alpha) if null else bool(result.p_value < alpha),
+                    "calibrated_ci_low": null.ci_low if null else np.nan,
+                    "calibrated_ci_high": null.ci_high if null else np.nan,
+                    "mean_difference": result.mean_difference,
+                    "md_ci_low": null.md_ci_low if null else np.nan, "md_ci_high": null.md_ci_high if null else np.nan,
+                    "null_center": null.null_center if null else np.nan, "null_draws": null.draws if null else 0,
+                    "null_candidates": null.candidates if null else 0,
+                    "p_exact": result.p_exact, "partitions": result.n_partitions, "alternative": result.alternative,
+                    "statistic": result.statistic,
+                    "n_male": len(result.coverage["male"].found), "n_female": len(result.coverage["female"].found),
+                    "n_a": len(result.coverage[f"{name}.a"].found), "n_b": len(result.coverage[f"{name}.b"].found),
+                })
+                if r == 0:
+                    coverage += _coverage_rows(decade, {k: v for k, v in result.coverage.items() if t == 0 or "." in k})
+    seeds = pd.DataFrame(rows)
+    spread = seeds.groupby(["decade", "test"], sort=False).agg(
+        seeds=("replicate", "size"), d_seed_mean=("effect_size", "mean"), d_seed_sd=("effect_size", "std"),
+        md_seed_mean=("mean_difference", "mean"), md_seed_sd=("mean_difference", "std"),
+        significant_seeds=("significant", "sum"),
+    ).reset_index()
+    table = seeds[seeds["replicate"] == 0].drop(columns="replicate").merge(spread, on=["decade", "test"], how="left")
+    return table, seeds, pd.DataFrame(coverage)
+
+
+def weat_trends(seeds: pd.DataFrame, decades: Sequence[str]) -> pd.DataFrame:
+    """Per WEAT test, the trend over decades of the mean difference and of d (``replication.decade_trend``:
+    exact permutation of the decade labels on the seed-averaged values; slope per decade step)."""
+    rows = []
+    for test, part in seeds.groupby("test", sort=False):
+        present = [d for d in decades if d in set(part["decade"])]
+        row: dict[str, Any] = {"test": test, "title": part["title"].iloc[0], "control": bool(part["control"].iloc[0]),
+                               "decades": len(present)}
+        for measure, column in (("md", "mean_difference"), ("d", "effect_size")):
+            wide = part.pivot(index="replicate", columns="decade", values=column)[present].to_numpy()
+            trend = decade_trend(wide)
+            row.update({f"{measure}_slope": trend.slope, f"{measure}_slope_seed_sd": trend.slope_seed_sd,
+                        f"{measure}_trend_p": trend.p_value})
+        row.update({"seeds": int(part["replicate"].nunique()), "orderings": trend.orderings})
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def ect_by_decade(

@@ -261,15 +261,30 @@ def frequency_bins(vocabulary_size: int, ranks: Sequence[int], excluded: np.ndar
 
 def draw_matched_sets(candidates: Sequence[np.ndarray], n_draws: int, rng: np.random.Generator) -> np.ndarray:
     """(n_draws, len(candidates)) vocabulary indices: column i drawn uniformly from ``candidates[i]``,
-    no index twice in a row (rows with a repeat are drawn again)."""
-    draws = np.stack([c[rng.integers(0, len(c), size=n_draws)] for c in candidates], axis=1)
-    for _ in range(1000):
-        ordered = np.sort(draws, axis=1)
-        repeated = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
-        if len(repeated) == 0:
-            return draws
-        draws[repeated] = np.stack([c[rng.integers(0, len(c), size=len(repeated))] for c in candidates], axis=1)
-    raise MedbiasInputError("calibrated null: could not draw random word sets without repeats (vocabulary too small)")
+    no index twice in a row. Columns that share a candidate pool (one frequency bin) are drawn
+    together without replacement: by ranking random keys for a pool of up to 4,096 words, otherwise
+    with replacement and redrawing the (rare) rows with a repeat."""
+    draws = np.empty((n_draws, len(candidates)), dtype=np.int64)
+    pools: dict[bytes, list[int]] = {}
+    for i, c in enumerate(candidates):
+        pools.setdefault(np.asarray(c).tobytes(), []).append(i)
+    for columns in pools.values():
+        pool, k = np.asarray(candidates[columns[0]]), len(columns)
+        if len(pool) < k:
+            raise MedbiasInputError(f"calibrated null: a frequency bin has {len(pool)} candidate words for {k} words")
+        if len(pool) <= 4096:
+            keys = rng.random((n_draws, len(pool)))
+            picks = np.argpartition(keys, k - 1, axis=1)[:, :k] if k < len(pool) else np.argsort(keys, axis=1)
+        else:
+            picks = rng.integers(0, len(pool), size=(n_draws, k))
+            for _ in range(1000):
+                ordered = np.sort(picks, axis=1)
+                repeated = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
+                if len(repeated) == 0:
+                    break
+                picks[repeated] = rng.integers(0, len(pool), size=(len(repeated), k))
+        draws[:, columns] = pool[picks]
+    return draws
 
 
 @dataclass(frozen=True)
