@@ -124,6 +124,7 @@ rule hurtful_downstream_tables:
         excluded=DOWNSTREAM["excluded_subgroups"],
         minimum=DOWNSTREAM["min_group"],
         alpha=DOWNSTREAM["alpha"],
+        bootstrap=DOWNSTREAM["bootstrap"],
         intersectional=DOWNSTREAM["intersectional"],
         figures=DOWNSTREAM["figures"],
         debiased_tables=downstream_debiased_tables(),

@@ -45,7 +45,11 @@ write_table(counts("baseline", "significant", plain), str(out / "table4_gaps.csv
             notes=(cells_note,))
 write_table(counts("baseline", "significant_bh", plain), str(out / "tableC3_gaps_fdr.csv"), str(out / "tableC3_gaps_fdr.md"),
             title=f"Table C3: Table 4 after Benjamini-Hochberg across the {n_tasks} tasks (FDR {p.alpha})",
-            notes=(cells_note.replace("95% bootstrap interval excludes 0", f"BH-adjusted two-sided p is below {p.alpha}"),))
+            notes=(cells_note.replace("95% bootstrap interval excludes 0", f"BH-adjusted two-sided p is below {p.alpha}"),
+                   "p: two-sided, from the bootstrap standard error (normal approximation: p = 2 Phi(-|gap| / SE)), "
+                   "which the replicate count does not floor; the count of replicates beyond 0 (p_bootstrap in "
+                   "gaps.parquet, at least 2/(R+1)) could not let a lone gap pass BH across the tasks "
+                   "(medbias.metrics.fairness)."))
 
 for name, attribute in p.debiased_tables.items():
     rows = []
@@ -68,7 +72,7 @@ table = wide.pivot_table(index="task", columns="model", values=["AUROC", "AUPRC"
 table.columns = [f"{metric} {model}" for metric, model in table.columns]
 write_table(table.reset_index(), str(out / "tableA2_performance.csv"), str(out / "tableA2_performance.md"),
             title="Table A2: AUROC and AUPRC per task and model (95% bootstrap intervals)",
-            notes=("Bootstrap: 1,000 replicates resampled within each label. Long form with sizes: "
+            notes=(f"Bootstrap: {p.bootstrap:,} replicates resampled within each label. Long form with sizes: "
                    "tableA2_performance_long.csv.",))
 performance.to_csv(out / "tableA2_performance_long.csv", index=False)
 if p.figure_a1_model:

@@ -15,6 +15,7 @@ from medbias.metrics.fairness import (
     gaps_of,
     group_counts,
     multigroup_gaps,
+    normal_p,
     two_sided_p,
     within_label_resamples,
 )
@@ -149,3 +150,49 @@ def test_groups_below_the_minimum_get_no_gap_and_say_why():
     assert results[("a", "recall")].compared_with == "b" and results[("b", "recall")].compared_with == "a"
     two = {(r.group, r.metric): r for r in fairness_gaps(predicted[140:], label[140:], group[140:], ["b", "c"], 50, rng, minimum=minimum)}
     assert two[("b", "recall")].note == "no other group to compare with"
+
+
+def test_normal_p_value_by_hand():
+    replicates = np.array([0.1, 0.3, 0.2, 0.4, np.nan])  # SD (ddof=1) = 0.1291
+    from scipy.stats import norm
+
+    assert normal_p(0.25, replicates) == pytest.approx(2 * norm.sf(0.25 / np.std([0.1, 0.3, 0.2, 0.4], ddof=1)))
+    assert normal_p(0.0, np.zeros(5)) == 1.0 and normal_p(0.2, np.full(5, 0.2)) == 0.0
+    assert np.isnan(normal_p(float("nan"), replicates)) and np.isnan(normal_p(0.1, np.array([np.nan, 0.2])))
+
+
+def _task(rng, n, recall_f):
+    label = (rng.random(n) < 0.3).astype(int)
+    group = np.where(rng.random(n) < 0.5, "M", "F")
+    recall = np.where(group == "M", 0.8, recall_f)
+    predicted = np.where(label == 1, rng.random(n) < recall, rng.random(n) < 0.1).astype(int)
+    return predicted, label, group
+
+
+def test_a_lone_strong_gap_survives_fdr_among_null_tasks():
+    """One planted recall gap among 46 null tasks: with the count of replicates (floored at 2/1001)
+    BH over 47 tests cannot reject it; with the SE-based p it is rejected, and the null tasks are not."""
+    rng = np.random.default_rng(7)
+    tasks = [_task(rng, 800, 0.1)] + [_task(rng, 800, 0.8) for _ in range(46)]
+    results = [[r for r in fairness_gaps(*t, ["M", "F"], 1000, rng) if r.group == "F" and r.metric == "recall"][0]
+               for t in tasks]
+    assert results[0].gap < -0.5 and results[0].p_bootstrap == pytest.approx(2 / 1001)
+    _, by_count = benjamini_hochberg([r.p_bootstrap for r in results])
+    _, by_se = benjamini_hochberg([r.p_value for r in results])
+    assert not by_count[0] and by_se[0] and results[0].p_value < 1e-10
+    assert by_se[1:].sum() <= 1
+
+
+def test_normal_and_counted_p_values_agree_in_the_bulk_and_hold_the_level():
+    rng = np.random.default_rng(3)
+    pairs, flagged = [], 0
+    for _ in range(200):  # no gap planted
+        result = [r for r in fairness_gaps(*_task(rng, 400, 0.8), ["M", "F"], 1000, rng)
+                  if r.group == "M" and r.metric == "recall"][0]
+        pairs.append((result.p_value, result.p_bootstrap))
+        flagged += result.p_value < 0.05
+    normal, counted = np.array(pairs).T
+    bulk = counted > 0.02
+    difference = np.abs(normal[bulk] - counted[bulk])  # a count's Monte-Carlo SE at p = 0.5, R = 1,000: 0.03
+    assert np.median(difference) < 0.03 and difference.max() < 0.12  # measured 0.02 and 0.09
+    assert flagged <= 18  # nominal 10 of 200; binomial 99.5% bound about 18
