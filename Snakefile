@@ -49,6 +49,7 @@ include: "rules/common.smk"
 if config["world"] == "demo":
 
     include: "rules/synth.smk"
+    include: "rules/validation.smk"
 
 
 include: "rules/inputs.smk"

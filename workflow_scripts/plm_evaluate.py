@@ -59,8 +59,10 @@ seat = run_seat(
     encoder, tokenizer, tests, p.seat["templates"], model_name=p.model, pooling=p.seat["pooling"],
     batch_size=p.batch_size, max_length=p.max_length, prepend_bos=(source.kind == "causal"),
     budget=p.seat["permutation_budget"], alternative=p.seat["alternative"], n_bootstrap=p.seat["bootstrap"],
-    min_fraction=p.seat["min_set_fraction"], seed=p.seed,
-    progress=lambda name, row: log.info("SEAT %s: d = %.3f, p = %.4g", name, row["effect_size"], row["p_value"]),
+    min_fraction=p.seat["min_set_fraction"], seed=p.seed, null_draws=p.seat["calibrated_null_draws"],
+    null_pool=p.seat["null_pool_words"],
+    progress=lambda name, row: log.info("SEAT %s: d = %.3f, p = %.4g, calibrated p = %.4g", name, row["effect_size"],
+                                        row["p_value"], row["p_calibrated"]),
 )
 seat.insert(0, "status", "ok")
 seat.to_csv(out.seat, index=False)

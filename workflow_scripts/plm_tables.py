@@ -39,12 +39,15 @@ for model in p.models:
     cells = plain[plain["model"] == model].set_index("test")
     for test in tests:
         ok = test in cells.index and cells.at[test, "status"] == "ok"
-        row[test] = (f"{cells.at[test, 'effect_size']:+.3f}{'*' if cells.at[test, 'p_value'] < p.alpha else ''}"
+        row[test] = (f"{cells.at[test, 'effect_size']:+.3f}{'*' if cells.at[test, 'significant'] else ''}"
                      if ok else (cells.at[test, "status"].split(":")[0] if test in cells.index else "not run"))
     rows.append(row)
 write_table(pd.DataFrame(rows), out.table2_csv, out.table2_md, "Table 2: SEAT effect sizes (Xie et al. 2024)", (
-    f"Effect size of eq. 1 on sentence vectors ({p.pooling} pooling of the last hidden states); * p < {p.alpha} "
-    f"({p.alternative} permutation test). > 0: the minority identities sit closer to their stereotypical diseases.",
+    f"Effect size of eq. 1 on sentence vectors ({p.pooling} pooling of the last hidden states); * calibrated p < {p.alpha} "
+    f"({p.alternative}): the same d for random attribute sets, whole words of the model's vocabulary in the disease "
+    f"templates (the targets held fixed), which the classic permutation test over sentences does not do (it treats "
+    f"the sentences of one identity as independent and is anti-conservative); classic p (p_value), both intervals and "
+    f"the null's size: seat_long.csv. > 0: the minority identities sit closer to their stereotypical diseases.",
     "control_1 and control_2 are the birthday controls (no association expected). p-values, intervals and out-of-vocabulary words: seat_long.csv.",
     *notes_unloadable))
 

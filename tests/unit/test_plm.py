@@ -226,3 +226,32 @@ def test_an_unloadable_model_is_marked_and_other_errors_stop():
     assert model is None and reason.startswith("not loadable: model 'biomedgpt'") and "OFA" in reason
     with pytest.raises(MedbiasInputError, match=r"'models.mine.source': local model folder ./nowhere/x does not exist"):
         load_or_mark("mine", {"source": "./nowhere/x", "kind": "masked"}, "cpu")
+
+
+def test_null_pool_words_are_whole_single_token_words_outside_the_sets():
+    from medbias.plm import null_pool_words
+
+    _, tokenizer = tiny_bert()
+    words = null_pool_words(tokenizer, ["black", "Stroke"], 50, seed=0)
+    assert set(words) == {"this", "person", "has", "gay", "patients"}  # 'is' too short; set words left out
+    assert null_pool_words(tokenizer, [], 2, seed=0) == null_pool_words(tokenizer, [], 2, seed=0)
+    assert len(null_pool_words(tokenizer, [], 2, seed=0)) == 2
+
+
+def test_seat_reports_the_calibrated_null_beside_the_classic_p():
+    import numpy as np
+
+    from medbias.plm import run_seat
+
+    model, tokenizer = tiny_bert()
+    tests = {"t": {"X": ["black"], "Y": ["gay"], "A": ["stroke"], "B": ["person"], "identity_context": "person"}}
+    templates = {"person": ["this person is [W]", "[W] patients"], "disease": ["this person has [W]", "[W]"]}
+    common = dict(model_name="tiny", pooling="mean", batch_size=4, max_length=16, prepend_bos=False, budget=1000,
+                  alternative="greater", n_bootstrap=0, min_fraction=0.5, seed=0)
+    row = run_seat(model.base_model, tokenizer, tests, templates, null_draws=200, null_pool=10, **common).iloc[0]
+    # the pool is every vocabulary word in no set: this, has, patients (3 x 2 ordered (A', B') pairs)
+    assert row["null_pool_words"] == 3 and row["null_draws"] == 200
+    assert 0 < row["p_calibrated"] <= 1 and row["significant"] == (row["p_calibrated"] < 0.05)
+    plain = run_seat(model.base_model, tokenizer, tests, templates, **common).iloc[0]
+    assert np.isnan(plain["p_calibrated"]) and plain["significant"] == (plain["p_value"] < 0.05)
+    assert plain["effect_size"] == pytest.approx(row["effect_size"])

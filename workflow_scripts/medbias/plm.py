@@ -266,29 +266,75 @@ def pooled_sentence_vectors(encoder, tokenizer, sentences: Sequence[str], poolin
     return out
 
 
+def null_pool_words(tokenizer, exclude: Sequence[str], n_words: int, seed: int) -> list[str]:
+    """Random whole words of the tokenizer's vocabulary for SEAT's calibrated null: entries that are
+    lower-case letters only (3 or more, after a BPE/SentencePiece word-start mark), not a continuation
+    piece, encoded as one token, and in no SEAT set; ``n_words`` of them drawn with ``seed`` (from the
+    sorted list, so the draw is deterministic). A tokenizer's vocabulary carries no frequencies, so
+    the draw is uniform: the null matches the sets' sizes, not their frequency profile."""
+    excluded = {w.lower() for w in exclude}
+    words = sorted({t.lstrip("\u0120\u2581") for t in tokenizer.get_vocab() if not t.startswith("##")})
+    words = [w for w in words if len(w) >= 3 and w.isalpha() and w.islower() and w.isascii() and w not in excluded]
+    pieces = tokenizer([" " + w for w in words], add_special_tokens=False)["input_ids"] if words else []
+    single = [w for w, ids in zip(words, pieces) if len(ids) == 1 and ids[0] != tokenizer.unk_token_id]
+    if len(single) < n_words:
+        return single
+    chosen = np.random.default_rng(seed).choice(len(single), size=n_words, replace=False)
+    return [single[i] for i in sorted(chosen)]
+
+
 def run_seat(encoder, tokenizer, tests: Mapping[str, Mapping[str, Any]], templates: Mapping[str, Sequence[str]], *,
              model_name: str, pooling: str, batch_size: int, max_length: int, prepend_bos: bool, budget: int,
-             alternative: str, n_bootstrap: int, min_fraction: float, seed: int, progress=None):
+             alternative: str, n_bootstrap: int, min_fraction: float, seed: int, null_draws: int = 0,
+             null_pool: int = 200, alpha: float = 0.05, progress=None):
     """Every SEAT test on one encoder (Xie et al. 2024, eq. 1-2, via ``metrics.association.weat``):
     each set's words (out-of-vocabulary ones left out and listed) in their templates, one pooled
     vector per sentence, effect size, permutation p-value and bootstrap interval over sentences.
-    Test i draws from ``seed + i``. Returns one row per test."""
+    With ``null_draws``, the calibrated null (``metrics.association.calibrated_null``): A and B
+    replaced by random vocabulary words (``null_pool_words``) in the same disease templates, a
+    word's association the mean over its sentences. Test i draws from ``seed + i``. One row per test."""
     import pandas as pd
 
-    from medbias.metrics.association import weat
+    from medbias.metrics.association import calibrated_null, draw_matched_sets, weat
 
+    def vectors_of(texts):
+        return pooled_sentence_vectors(encoder, tokenizer, texts, pooling, batch_size, max_length, prepend_bos)
+
+    pool_words: list[str] = []
+    pool_vectors = np.empty((0, 0))
+    if null_draws:
+        every_word = [w for test in tests.values() for k in SEAT_SETS for w in test[k]]
+        pool_words = null_pool_words(tokenizer, every_word, null_pool, seed)
+        pool_sentences = contextualise(pool_words, templates["disease"], "plm.seat.templates.disease")
+        pool_vectors = vectors_of([sentence for _, sentence in pool_sentences]).astype(np.float64)
+        pool_groups = np.repeat(np.arange(len(pool_words)), len(templates["disease"]))
     rows = []
     for i, (name, test) in enumerate(tests.items()):
         kept, dropped = in_vocabulary_sets(test, tokenizer, model_name, name, min_fraction)
         sets = seat_sentences({**test, **kept}, templates)
         texts = sorted({s for pairs in sets.values() for _, s in pairs})
-        vectors = pooled_sentence_vectors(encoder, tokenizer, texts, pooling, batch_size, max_length, prepend_bos)
-        lookup = dict(zip(texts, vectors))
-        result = weat(lookup, *[[s for _, s in sets[k]] for k in SEAT_SETS], rng=np.random.default_rng(seed + i),
+        lookup = dict(zip(texts, vectors_of(texts)))
+        rng = np.random.default_rng(seed + i)
+        result = weat(lookup, *[[s for _, s in sets[k]] for k in SEAT_SETS], rng=rng,
                       budget=budget, alternative=alternative, n_bootstrap=n_bootstrap, min_fraction=0.0)
+        calibrated = {}
+        n_a, n_b = len(kept["A"]), len(kept["B"])
+        if null_draws and len(pool_words) >= n_a + n_b:
+            draws = draw_matched_sets([np.arange(len(pool_words))] * (n_a + n_b), null_draws, rng)
+            targets = np.stack([lookup[s] for k in ("X", "Y") for s in dict.fromkeys(s for _, s in sets[k])]).astype(np.float64)
+            null = calibrated_null(targets, len(dict.fromkeys(s for _, s in sets["X"])), pool_vectors, draws[:, :n_a],
+                                   draws[:, n_a:], effect=result.effect_size, mean_difference=result.mean_difference,
+                                   alternative=alternative, item_groups=pool_groups)  # type: ignore[arg-type]
+            calibrated = {"p_calibrated": null.p_value, "calibrated_ci_low": null.ci_low, "calibrated_ci_high": null.ci_high,
+                          "md_ci_low": null.md_ci_low, "md_ci_high": null.md_ci_high, "null_center": null.null_center,
+                          "null_draws": null.draws, "null_pool_words": len(pool_words)}
+        elif null_draws:
+            calibrated = {"null_pool_words": len(pool_words)}  # too few whole words: no calibrated p, said so
+        p_star = calibrated.get("p_calibrated", result.p_value if not null_draws else float("nan"))
         rows.append({
             "test": name, "effect_size": result.effect_size, "p_value": result.p_value, "p_exact": result.p_exact,
             "ci_low": result.ci_low, "ci_high": result.ci_high, "mean_difference": result.mean_difference,
+            "p_calibrated": float("nan"), **calibrated, "significant": bool(p_star < alpha),
             **{f"n_{k}": len(sets[k]) for k in SEAT_SETS},
             "out_of_vocabulary": "; ".join(f"{k}: {', '.join(v)}" for k, v in dropped.items() if v),
         })

@@ -1,0 +1,88 @@
+"""Known answers for seed replicates, the decade-trend permutation test, Clopper-Pearson error rates
+and the validation decisions built from a truth file."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import binomtest
+
+from medbias.replication import decade_trend, error_rate, ols_slope, replicate_seed
+from medbias.validation import error_rates, gap_decisions, null_world_decisions, rios_weat_decisions
+
+
+def test_replicate_zero_keeps_the_seed_and_the_others_differ():
+    assert replicate_seed(42, 0) == 42
+    seeds = [replicate_seed(42, r) for r in range(1, 6)]
+    assert len(set(seeds)) == 5 and 42 not in seeds and seeds == [replicate_seed(42, r) for r in range(1, 6)]
+    assert replicate_seed(43, 1) != replicate_seed(42, 1)
+
+
+def test_trend_by_hand():
+    assert ols_slope(np.array([0.0, 1.0, 2.0])) == pytest.approx(1.0)
+    # three decades, one seed: of the 6 orderings only the observed and its reverse reach |slope| = 1
+    trend = decade_trend(np.array([[0.0, 1.0, 2.0]]))
+    assert (trend.slope, trend.p_value, trend.orderings, trend.seeds) == (pytest.approx(1.0), pytest.approx(2 / 6), 6, 1)
+    assert np.isnan(trend.slope_seed_sd)
+    # seeds are averaged before the decades are permuted; their slopes' spread is reported
+    values = np.array([[0.0, 1.0, 2.0, 3.0, 4.0], [0.2, 0.8, 2.2, 2.8, 4.2]])
+    trend = decade_trend(values)
+    assert trend.slope == pytest.approx(ols_slope(values.mean(axis=0)))
+    assert trend.slope_seed_sd == pytest.approx(np.std([ols_slope(values[0]), ols_slope(values[1])], ddof=1))
+    assert trend.p_value == pytest.approx(2 / 120)
+    flat = decade_trend(np.array([[0.1, -0.2, 0.15, -0.05, 0.0, 0.05]]))
+    assert flat.p_value > 0.3
+
+
+def test_error_rate_is_clopper_pearson():
+    flags = np.array([True] * 3 + [False] * 37)
+    rate = error_rate(flags)
+    exact = binomtest(3, 40).proportion_ci(0.95, method="exact")
+    assert (rate.flagged, rate.decisions, rate.rate) == (3, 40, 0.075)
+    assert (rate.low, rate.high) == (pytest.approx(exact.low), pytest.approx(exact.high))
+    none = error_rate(np.zeros(33, dtype=bool))
+    assert none.low == 0.0 and none.high == pytest.approx(binomtest(0, 33).proportion_ci(0.95, method="exact").high)
+
+
+def test_rios_decisions_follow_the_truth():
+    truth = {"planted_pairs": [{"name": "career", "strengths": [0.5, 0.0]}]}
+    seeds = pd.DataFrame({
+        "decade": ["1960", "1960", "2010", "2010", "1960"], "test": ["career", "weapons", "career", "weapons", "career"],
+        "replicate": [0, 0, 0, 0, 1], "control": [False, True, False, True, False],
+        "p_value": [0.001, 0.01, 0.03, 0.5, 0.002], "p_calibrated": [0.002, 0.2, 0.3, 0.6, 0.001],
+    })
+    decisions = rios_weat_decisions(seeds, truth)
+    calibrated = decisions[decisions["p_kind"] == "calibrated null"]
+    assert calibrated["truth"].tolist() == ["planted", "control", "control", "control", "planted"]
+    table = error_rates(decisions).set_index(["p_kind", "truth"])
+    assert table.loc[("classic permutation", "control"), "flagged"] == 2  # 0.01 and 0.03 of 3 controls
+    assert table.loc[("calibrated null", "control"), "flagged"] == 0
+    assert table.loc[("calibrated null", "planted"), ["flagged", "decisions"]].tolist() == [2, 2]
+    assert table.loc[("classic permutation", "control"), "rate_over_level"] == pytest.approx((2 / 3) / 0.05)
+
+
+def test_gap_decisions_count_the_planted_group_and_leave_its_mirror_out():
+    truth = {"planted_recall_gaps": [{"attribute": "gender", "disadvantaged": "F", "phenotype": "Renal failure"}]}
+    gaps = pd.DataFrame({
+        "model": "m", "task": ["PF Renal failure", "PF Renal failure", "PF Sepsis", "PF Sepsis", "PF Renal failure"],
+        "attribute": ["gender", "gender", "gender", "gender", "language"], "group": ["F", "M", "F", "M", "ENGL"],
+        "metric": "recall", "gap": [-0.8, 0.8, 0.01, -0.01, 0.05], "p_value": [1e-9, 1e-9, 0.9, 0.9, 0.5],
+        "p_bootstrap": [0.002, 0.002, 0.9, 0.9, 0.5], "significant": [True, True, False, False, False],
+    })
+    gaps["p_bh"], gaps["significant_bh"] = gaps["p_value"], gaps["p_value"] < 0.05
+    decisions = gap_decisions(gaps, truth)
+    se = decisions[decisions["p_kind"] == "SE-based p, BH"]
+    assert se["unit"].tolist() == ["m PF Renal failure gender=F", "m PF Sepsis gender=F", "m PF Sepsis gender=M",
+                                   "m PF Renal failure language=ENGL"]
+    assert se["truth"].tolist() == ["planted", "control", "control", "control"]
+    counted = decisions[decisions["p_kind"] == "counted p, BH"]
+    assert counted["flagged"].tolist() == [True, False, False, False]  # BH per (model, attribute, group)
+
+
+def test_null_worlds_show_the_permutation_test_anti_conservative_on_clustered_targets():
+    table = error_rates(null_world_decisions(60, 0, draws=500)).set_index(["source", "p_kind"])
+    clustered = table.loc[("constructed null worlds (clustered targets)", "classic permutation")]
+    assert clustered["rate"] > 0.3 and not clustered["holds_level"]
+    assert table.loc[("constructed null worlds (clustered targets)", "calibrated null"), "holds_level"]
+    assert table.loc[("constructed null worlds (exchangeable targets)", "calibrated null"), "holds_level"]
