@@ -118,7 +118,9 @@ rule rios_weat:
 
 rule rios_ect:
     input:
-        vectors=expand(f"{RIOS}/models/{{decade}}/replicate0.w2v.bin", decade=RIOS_DECADES),
+        vectors=expand(
+            f"{RIOS}/models/{{decade}}/replicate0.w2v.bin", decade=RIOS_DECADES
+        ),
         wordsets=config["resources"]["rios_wordsets"],
     output:
         csv=f"{RIOS}/fig2_ect.csv",
@@ -146,7 +148,9 @@ rule rios_ect:
 
 rule rios_ripa:
     input:
-        vectors=expand(f"{RIOS}/models/{{decade}}/replicate0.w2v.bin", decade=RIOS_DECADES),
+        vectors=expand(
+            f"{RIOS}/models/{{decade}}/replicate0.w2v.bin", decade=RIOS_DECADES
+        ),
         wordsets=config["resources"]["rios_wordsets"],
     output:
         csv=f"{RIOS}/table4_ripa_top.csv",

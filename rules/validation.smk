@@ -7,7 +7,9 @@ rule validation_error_rates:
         truth=f"{DEMO}/truth.json",
         weat_seeds=f"{RIOS}/fig1_weat_seeds.csv",
         seat=f"{PLM}/seat_long.csv",
-        gaps=expand(f"{DOWNSTREAM_DIR}/{{model}}/gaps.parquet", model=DOWNSTREAM["models"]),
+        gaps=expand(
+            f"{DOWNSTREAM_DIR}/{{model}}/gaps.parquet", model=DOWNSTREAM["models"]
+        ),
     output:
         csv=f"{RESULTS}/validation/error_rates.csv",
         md=report(
