@@ -64,6 +64,8 @@ def test_card_sections_and_layout():
                          "ci_high": [0.9], "p_value": [0.003], "n_X": [4], "n_Y": [4], "n_A": [6], "n_B": [6],
                          "out_of_vocabulary": [np.nan]})
     assert "| race_seat_2 | +0.500 | [+0.10, +0.90] | 0.003 | 4, 4, 6, 6 |  |" in seat_section(seat)
+    calibrated = seat_section(seat.assign(p_calibrated=0.04))
+    assert "| calibrated p |" in calibrated and "| race_seat_2 | +0.500 | [+0.10, +0.90] | 0.003 | 0.04 | 4, 4, 6, 6 |  |" in calibrated
     marked = pd.DataFrame({"family": ["race"], "status": ["not applicable: no head"]})
     assert stereoset_section(marked) == "Not applicable: no head.\n"
     card = card_markdown("m", "My model", {"source": "/x", "kind": "masked"}, [("SEAT", "table\n")],

@@ -83,7 +83,8 @@ def _interval(low: float, high: float) -> str:
 
 
 def seat_section(seat: pd.DataFrame) -> str:
-    """SEAT: one line per test (effect size, 95% interval, permutation p, set sizes, unknown words)."""
+    """SEAT: one line per test (effect size, 95% interval, permutation p, the calibrated p of random
+    attribute sets when the evaluation ran it, set sizes, unknown words)."""
     ok = seat[seat["status"] == "ok"]
     if ok.empty:
         return f"Not run: {seat['status'].iloc[0]}\n"
@@ -91,6 +92,8 @@ def seat_section(seat: pd.DataFrame) -> str:
         "test": ok["test"], "d": ok["effect_size"].map("{:+.3f}".format),
         "95% CI": [_interval(lo, hi) for lo, hi in zip(ok["ci_low"], ok["ci_high"])],
         "p": ok["p_value"].map("{:.2g}".format),
+        **({"calibrated p": ok["p_calibrated"].map(lambda v: "" if pd.isna(v) else f"{v:.2g}")}
+           if "p_calibrated" in ok and ok["p_calibrated"].notna().any() else {}),
         "n (X, Y, A, B)": [f"{a}, {b}, {c}, {d}" for a, b, c, d in zip(ok["n_X"], ok["n_Y"], ok["n_A"], ok["n_B"])],
         "out of vocabulary": ["" if pd.isna(v) else v for v in ok["out_of_vocabulary"]],
     })
