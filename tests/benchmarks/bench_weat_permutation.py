@@ -85,6 +85,7 @@ def calibrated_cost(args) -> None:
 
     classic, classic_s = best_of_five(lambda: permutation_p_value(s_x, s_y, args.permutations, np.random.default_rng(0)))
     null, null_s = best_of_five(lambda: word_vector_null(vectors, targets, 11, a, b, vocabulary, effect=0.0, mean_difference=0.0,
+                                                         direction_norm=1.0,
                                                          alternative="greater", rng=np.random.default_rng(0)))
     print(f"11+11 x 8+8, vocabulary {args.vocabulary:,}: classic permutation p ({classic.n_partitions:,} partitions) "
           f"{classic_s:.3f} s; calibrated null ({null.draws:,} draws from {null.candidates:,} words) {null_s:.3f} s: "

@@ -15,6 +15,7 @@ from medbias.errors import MedbiasInputError
 from medbias.metrics.association import (
     NullVocabulary,
     association_scores,
+    attribute_direction,
     calibrated_null,
     cosine_table,
     draw_matched_sets,
@@ -26,6 +27,7 @@ from medbias.metrics.association import (
     lookup,
     permutation_p_value,
     relation_vector,
+    unit_rows,
     ripa_scores,
     weat_statistic,
     weat,
@@ -201,33 +203,42 @@ def test_matched_draws_come_from_their_bins_without_repeats():
 
 
 def test_calibrated_null_equals_a_plain_loop_over_the_random_sets():
+    """p from the projection of the X - Y centroid difference on the unit A' - B' direction
+    (md / |Delta|); d's interval from d's own null; SEAT's grouped pool as mean over sentences."""
     rng = np.random.default_rng(3)
     x, y, pool = rng.normal(size=(4, 6)), rng.normal(size=(5, 6)), rng.normal(size=(30, 6))
     a_draws, b_draws = rng.integers(0, 30, size=(50, 3)), rng.integers(0, 30, size=(50, 2))
     a, b = rng.normal(size=(3, 6)), rng.normal(size=(2, 6))
     s_x, s_y = association_scores(x, a, b), association_scores(y, a, b)
-    d = effect_size(s_x, s_y)
-    result = calibrated_null(np.vstack([x, y]), 4, pool, a_draws, b_draws, effect=d,
-                             mean_difference=float(s_x.mean() - s_y.mean()))
-    null = np.array([effect_size(association_scores(x, pool[ia], pool[ib]), association_scores(y, pool[ia], pool[ib]))
-                     for ia, ib in zip(a_draws, b_draws)])
-    assert result.p_value == pytest.approx((np.sum(null >= d) + 1) / 51)
+    d, md = effect_size(s_x, s_y), float(s_x.mean() - s_y.mean())
+    norm = float(np.linalg.norm(attribute_direction(a, b)))
+    assert np.allclose(unit_rows(x) @ attribute_direction(a, b), s_x)  # s(w, A, B) = unit(w) . Delta
+
+    def projection(xs, ys, aa, bb):
+        sx, sy = association_scores(xs, aa, bb), association_scores(ys, aa, bb)
+        return (sx.mean() - sy.mean()) / np.linalg.norm(attribute_direction(aa, bb)), effect_size(sx, sy)
+
+    null, d_null = np.array([projection(x, y, pool[ia], pool[ib]) for ia, ib in zip(a_draws, b_draws)]).T
+    result = calibrated_null(np.vstack([x, y]), 4, pool, a_draws, b_draws, effect=d, mean_difference=md, direction_norm=norm)
+    observed = md / norm
+    assert result.projection == pytest.approx(observed)
+    assert result.p_value == pytest.approx((np.sum(null >= observed) + 1) / 51)
     assert result.null_center == pytest.approx(null.mean())
-    lo, hi = np.quantile(null - null.mean(), [0.025, 0.975])
+    lo, hi = np.quantile(d_null - d_null.mean(), [0.025, 0.975])
     assert (result.ci_low, result.ci_high) == pytest.approx((d - hi, d - lo))
-    two = calibrated_null(np.vstack([x, y]), 4, pool, a_draws, b_draws, effect=d, mean_difference=0.0,
-                          alternative="two-sided")
-    assert two.p_value == pytest.approx((np.sum(np.abs(null - null.mean()) >= abs(d - null.mean())) + 1) / 51)
-    # SEAT form: a pool word is several sentences, its association the mean over them
+    t_lo, t_hi = np.quantile(null - null.mean(), [0.025, 0.975])
+    assert (result.md_ci_low, result.md_ci_high) == pytest.approx((md - norm * t_hi, md - norm * t_lo))
+    two = calibrated_null(np.vstack([x, y]), 4, pool, a_draws, b_draws, effect=d, mean_difference=md,
+                          direction_norm=norm, alternative="two-sided")
+    assert two.p_value == pytest.approx((np.sum(np.abs(null - null.mean()) >= abs(observed - null.mean())) + 1) / 51)
+    # SEAT form: a pool word is several sentences, its vector the mean of their unit vectors
     sentences, groups = rng.normal(size=(60, 6)), np.repeat(np.arange(30), 2)
-    grouped = calibrated_null(np.vstack([x, y]), 4, sentences, a_draws, b_draws, effect=d, mean_difference=0.0,
-                              item_groups=groups)
-    cos_word = lambda t, i: (cosine_table(t, sentences[2 * i:2 * i + 2]).mean(axis=1))  # noqa: E731
-    null_grouped = []
-    for ia, ib in zip(a_draws, b_draws):
-        s = lambda t: np.mean([cos_word(t, i) for i in ia], axis=0) - np.mean([cos_word(t, i) for i in ib], axis=0)  # noqa: E731
-        null_grouped.append(effect_size(s(x), s(y)))
-    assert grouped.p_value == pytest.approx((np.sum(np.array(null_grouped) >= d) + 1) / 51)
+    grouped = calibrated_null(np.vstack([x, y]), 4, sentences, a_draws, b_draws, effect=d, mean_difference=md,
+                              direction_norm=norm, item_groups=groups)
+    word_sentences = [sentences[2 * i:2 * i + 2] for i in range(30)]
+    null_grouped = [projection(x, y, np.vstack([word_sentences[i] for i in ia]), np.vstack([word_sentences[i] for i in ib]))[0]
+                    for ia, ib in zip(a_draws, b_draws)]
+    assert grouped.p_value == pytest.approx((np.sum(np.array(null_grouped) >= observed) + 1) / 51)
 
 
 def _null_world(seed: int, clustered: bool, dim: int = 30, size: int = 400):

@@ -255,3 +255,14 @@ def test_seat_reports_the_calibrated_null_beside_the_classic_p():
     plain = run_seat(model.base_model, tokenizer, tests, templates, **common).iloc[0]
     assert np.isnan(plain["p_calibrated"]) and plain["significant"] == (plain["p_value"] < 0.05)
     assert plain["effect_size"] == pytest.approx(row["effect_size"])
+
+
+def test_null_phrases_match_the_token_count_of_the_words_they_replace():
+    from medbias.plm import piece_counts, random_phrases
+
+    _, tokenizer = tiny_bert()
+    assert piece_counts(tokenizer, ["stroke", "person", "stroke person"]) == [1, 1, 2]
+    phrases = random_phrases(["this", "has", "patients", "gay"], 2, 5, seed=0)
+    assert len(phrases) == len(set(phrases)) == 5 and all(len(p.split()) == 2 for p in phrases)
+    assert piece_counts(tokenizer, phrases) == [2] * 5
+    assert random_phrases(["a", "b"], 1, 5, seed=0) == ["a", "b"]

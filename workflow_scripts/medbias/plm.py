@@ -283,6 +283,24 @@ def null_pool_words(tokenizer, exclude: Sequence[str], n_words: int, seed: int) 
     return [single[i] for i in sorted(chosen)]
 
 
+def piece_counts(tokenizer, words: Sequence[str], cap: int = 6) -> list[int]:
+    """Tokens of each word as it follows a space (at most ``cap``): the length profile SEAT's
+    calibrated null matches."""
+    pieces = tokenizer([" " + w for w in words], add_special_tokens=False)["input_ids"]
+    return [max(1, min(cap, len(ids))) for ids in pieces]
+
+
+def random_phrases(words: Sequence[str], length: int, n_phrases: int, seed: int) -> list[str]:
+    """``n_phrases`` distinct phrases of ``length`` random single-token ``words`` (fewer when the words
+    do not allow that many), drawn with ``seed``."""
+    rng = np.random.default_rng(seed)
+    if length == 1:
+        return list(words[:n_phrases]) if len(words) <= n_phrases else [words[i] for i in sorted(rng.choice(len(words), n_phrases, replace=False))]
+    phrases = dict.fromkeys(" ".join(words[i] for i in rng.choice(len(words), length, replace=False))
+                            for _ in range(4 * n_phrases))
+    return list(phrases)[:n_phrases]
+
+
 def run_seat(encoder, tokenizer, tests: Mapping[str, Mapping[str, Any]], templates: Mapping[str, Sequence[str]], *,
              model_name: str, pooling: str, batch_size: int, max_length: int, prepend_bos: bool, budget: int,
              alternative: str, n_bootstrap: int, min_fraction: float, seed: int, null_draws: int = 0,
@@ -290,24 +308,23 @@ def run_seat(encoder, tokenizer, tests: Mapping[str, Mapping[str, Any]], templat
     """Every SEAT test on one encoder (Xie et al. 2024, eq. 1-2, via ``metrics.association.weat``):
     each set's words (out-of-vocabulary ones left out and listed) in their templates, one pooled
     vector per sentence, effect size, permutation p-value and bootstrap interval over sentences.
-    With ``null_draws``, the calibrated null (``metrics.association.calibrated_null``): A and B
-    replaced by random vocabulary words (``null_pool_words``) in the same disease templates, a
-    word's association the mean over its sentences. Test i draws from ``seed + i``. One row per test."""
+    With ``null_draws``, the calibrated null (``metrics.association.calibrated_null``): each word of A
+    and B replaced by a random phrase of as many tokens (``piece_counts``: a four-piece disease name
+    by four random single-token words, ``random_phrases`` of ``null_pool_words``) in the same disease
+    templates, a word's association the mean over its sentences. Test i draws from ``seed + i``. One row per test."""
     import pandas as pd
 
-    from medbias.metrics.association import calibrated_null, draw_matched_sets, weat
+    from medbias.metrics.association import attribute_direction, calibrated_null, draw_matched_sets, weat
 
     def vectors_of(texts):
         return pooled_sentence_vectors(encoder, tokenizer, texts, pooling, batch_size, max_length, prepend_bos)
 
     pool_words: list[str] = []
-    pool_vectors = np.empty((0, 0))
+    null_phrases: dict[int, list[str]] = {}  # pieces -> random phrases of that many single-token words
+    null_vectors: dict[int, np.ndarray] = {}
     if null_draws:
         every_word = [w for test in tests.values() for k in SEAT_SETS for w in test[k]]
         pool_words = null_pool_words(tokenizer, every_word, null_pool, seed)
-        pool_sentences = contextualise(pool_words, templates["disease"], "plm.seat.templates.disease")
-        pool_vectors = vectors_of([sentence for _, sentence in pool_sentences]).astype(np.float64)
-        pool_groups = np.repeat(np.arange(len(pool_words)), len(templates["disease"]))
     rows = []
     for i, (name, test) in enumerate(tests.items()):
         kept, dropped = in_vocabulary_sets(test, tokenizer, model_name, name, min_fraction)
@@ -319,12 +336,25 @@ def run_seat(encoder, tokenizer, tests: Mapping[str, Mapping[str, Any]], templat
                       budget=budget, alternative=alternative, n_bootstrap=n_bootstrap, min_fraction=0.0)
         calibrated = {}
         n_a, n_b = len(kept["A"]), len(kept["B"])
-        if null_draws and len(pool_words) >= n_a + n_b:
-            draws = draw_matched_sets([np.arange(len(pool_words))] * (n_a + n_b), null_draws, rng)
+        lengths = piece_counts(tokenizer, [*kept["A"], *kept["B"]]) if null_draws else []
+        for k in sorted(set(lengths) - set(null_phrases)):
+            null_phrases[k] = random_phrases(pool_words, k, null_pool, seed + k)
+            sentences = contextualise(null_phrases[k], templates["disease"], "plm.seat.templates.disease")
+            null_vectors[k] = vectors_of([sentence for _, sentence in sentences]).astype(np.float64)
+        if null_draws and all(len(null_phrases[k]) >= lengths.count(k) for k in set(lengths)):
+            order = sorted(set(lengths))
+            offsets = np.cumsum([0] + [len(null_phrases[k]) for k in order])
+            start = dict(zip(order, offsets[:-1]))
+            pool_vectors = np.vstack([null_vectors[k] for k in order])
+            pool_groups = np.repeat(np.arange(offsets[-1]), len(templates["disease"]))
+            candidates = [np.arange(start[k], start[k] + len(null_phrases[k])) for k in lengths]
+            draws = draw_matched_sets(candidates, null_draws, rng)
             targets = np.stack([lookup[s] for k in ("X", "Y") for s in dict.fromkeys(s for _, s in sets[k])]).astype(np.float64)
+            direction = attribute_direction(*(np.stack([lookup[s] for _, s in sets[k]]).astype(np.float64) for k in "AB"))
             null = calibrated_null(targets, len(dict.fromkeys(s for _, s in sets["X"])), pool_vectors, draws[:, :n_a],
                                    draws[:, n_a:], effect=result.effect_size, mean_difference=result.mean_difference,
-                                   alternative=alternative, item_groups=pool_groups)  # type: ignore[arg-type]
+                                   direction_norm=float(np.linalg.norm(direction)), alternative=alternative,  # type: ignore[arg-type]
+                                   item_groups=pool_groups)
             calibrated = {"p_calibrated": null.p_value, "calibrated_ci_low": null.ci_low, "calibrated_ci_high": null.ci_high,
                           "md_ci_low": null.md_ci_low, "md_ci_high": null.md_ci_high, "null_center": null.null_center,
                           "null_draws": null.draws, "null_pool_words": len(pool_words)}

@@ -20,8 +20,9 @@ Conventions (pinned, and written into every output):
   embeddings it is anti-conservative. The calibrated null (``calibrated_null``) keeps the targets as
   they are and replaces the attribute sets A and B by random vocabulary words of the same sizes and
   frequency profile: it asks whether X and Y differ more along A - B than along directions of random
-  word sets, which holds the targets' shared component fixed. Its p-value and its test-inverted
-  interval are reported beside the classic ones.
+  word sets, which holds the targets' shared component fixed. Its statistic is the projection of the
+  X - Y centroid difference on the unit A - B direction (d saturates). Its p-value and its
+  test-inverted intervals are reported beside the classic ones.
 """
 
 from __future__ import annotations
@@ -291,57 +292,73 @@ def draw_matched_sets(candidates: Sequence[np.ndarray], n_draws: int, rng: np.ra
 class CalibratedNull:
     """The random-attribute-set null of one WEAT/SEAT (``calibrated_null``)."""
 
-    p_value: float          # (1 + #draws at least as extreme) / (draws + 1)
-    ci_low: float           # effect size d minus the null's 97.5% / 2.5% deviations from its centre
+    p_value: float          # (1 + #draws at least as extreme) / (draws + 1), on the projection statistic
+    ci_low: float           # effect size d minus the null's 97.5% / 2.5% deviations of d from its centre
     ci_high: float
-    md_ci_low: float        # the same for the unnormalised mean difference
+    md_ci_low: float        # the mean difference's interval, from the projection statistic's null
     md_ci_high: float
-    null_center: float      # mean d of the random sets (not 0 when A and B differ in frequency)
+    null_center: float      # mean projection of the random sets (not 0 when A and B differ in frequency)
     draws: int
     candidates: int         # vocabulary words the draws came from
+    projection: float = float("nan")  # the observed projection statistic
+
+
+def attribute_direction(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Delta = mean of the unit A rows - mean of the unit B rows: s(w, A, B) = unit(w) . Delta."""
+    return unit_rows(a).mean(axis=0) - unit_rows(b).mean(axis=0)
 
 
 def calibrated_null(
     targets: np.ndarray, n_x: int, pool: np.ndarray, a_draws: np.ndarray, b_draws: np.ndarray, *,
-    effect: float, mean_difference: float, alternative: Alternative = "greater", level: float = 0.95,
-    item_groups: np.ndarray | None = None,
+    effect: float, mean_difference: float, direction_norm: float, alternative: Alternative = "greater",
+    level: float = 0.95, item_groups: np.ndarray | None = None,
 ) -> CalibratedNull:
-    """Null distribution of the effect size d when A and B are replaced by random word sets.
+    """Null distribution of WEAT/SEAT when A and B are replaced by random word sets.
 
     ``targets``: the X rows then the Y rows (fixed). ``pool``: vectors of the candidate words (or, for
     SEAT, of their sentences, with ``item_groups[k]`` the pool word of sentence row k: a word's
     association is then the mean over its sentences, as in the test itself). ``a_draws``/``b_draws``:
-    (draws, |A|) and (draws, |B|) indices into the pool words. For each draw, s(w, A', B') of every
-    target, then d and the mean difference; p counts draws with d at least ``effect`` (one-sided) or
-    at least as far from the null's centre (two-sided), p = (k + 1) / (N + 1). The interval inverts
-    the test under a shift: [d - q_hi(d' - c), d - q_lo(d' - c)] for the null deviations d' - c.
-    Exact when directions of word sets are exchangeable with the tested A - B direction (isotropy);
-    an approximation otherwise, and never worse than the permutation test at holding targets' shared
-    components fixed."""
-    cos = cosine_table(targets, pool)  # (T, P items)
+    (draws, |A|) and (draws, |B|) indices into the pool words.
+
+    Since s(w, A, B) = unit(w) . Delta with Delta = ``attribute_direction(A, B)``, the mean difference
+    is the X - Y centroid difference of the unit targets projected on Delta. The test statistic is
+    that projection on the *unit* direction, md / |Delta| (``direction_norm`` for the observed sets):
+    it does not depend on how coherent A and B are (random words give a short Delta), and unlike d
+    it does not saturate when X and Y are two tight clusters (then almost any direction separates
+    them and d sits near its maximum for real and random sets alike, which costs all power).
+    p counts draws at least as large (one-sided) or at least as far from the null's centre
+    (two-sided), p = (k + 1) / (N + 1). Intervals invert the test under a shift: for the mean
+    difference md - |Delta| * q(T' - c), for d its own null's deviations. Exact when directions of
+    word sets are exchangeable with the tested one (isotropy); an approximation otherwise."""
+    unit_pool = unit_rows(pool)
     if item_groups is not None:
         n_words = int(item_groups.max()) + 1
-        weights = np.zeros((cos.shape[1], n_words))
-        weights[np.arange(cos.shape[1]), item_groups] = 1.0
-        cos = (cos @ weights) / weights.sum(axis=0)
-    s = cos[:, a_draws].mean(axis=2) - cos[:, b_draws].mean(axis=2)  # (T, draws)
-    s_x, s_y = s[:n_x], s[n_x:]
-    differences = s_x.mean(axis=0) - s_y.mean(axis=0)
+        counts = np.bincount(item_groups, minlength=n_words)[:, None]
+        word_means = np.zeros((n_words, pool.shape[1]))
+        np.add.at(word_means, item_groups, unit_pool)
+        unit_pool = word_means / counts
+    directions = unit_pool[a_draws].mean(axis=1) - unit_pool[b_draws].mean(axis=1)  # (draws, dim)
+    s = unit_rows(targets) @ directions.T  # (T, draws)
+    differences = s[:n_x].mean(axis=0) - s[n_x:].mean(axis=0)
+    norms = np.linalg.norm(directions, axis=1)
     sd = s.std(axis=0, ddof=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        null = np.where(sd > 0, differences / sd, np.nan)
-    null = null[np.isfinite(null)]
-    center = float(null.mean())
+        projections = np.where(norms > 0, differences / norms, np.nan)
+        d_null = np.where(sd > 0, differences / sd, np.nan)
+    projections, d_null = projections[np.isfinite(projections)], d_null[np.isfinite(d_null)]
+    observed = mean_difference / direction_norm if direction_norm > 0 else float("nan")
+    center = float(projections.mean())
     if alternative == "greater":
-        hits = int(np.sum(null >= effect))
+        hits = int(np.sum(projections >= observed))
     else:
-        hits = int(np.sum(np.abs(null - center) >= abs(effect - center)))
+        hits = int(np.sum(np.abs(projections - center) >= abs(observed - center)))
     alpha = (1 - level) / 2
-    lo, hi = np.quantile(null - center, [alpha, 1 - alpha])
-    md_lo, md_hi = np.quantile(differences - differences.mean(), [alpha, 1 - alpha])
+    lo, hi = np.quantile(d_null - d_null.mean(), [alpha, 1 - alpha])
+    t_lo, t_hi = np.quantile(projections - center, [alpha, 1 - alpha])
     return CalibratedNull(
-        (hits + 1) / (len(null) + 1), float(effect - hi), float(effect - lo), float(mean_difference - md_hi),
-        float(mean_difference - md_lo), center, int(len(null)), 0,
+        (hits + 1) / (len(projections) + 1), float(effect - hi), float(effect - lo),
+        float(mean_difference - direction_norm * t_hi), float(mean_difference - direction_norm * t_lo), center,
+        int(len(projections)), 0, float(observed),
     )
 
 
@@ -407,8 +424,8 @@ def weat(
     calibrated = None
     if null_vocabulary is not None and null_vocabulary.draws > 0:
         calibrated = word_vector_null(vectors, np.vstack([x, y]), len(x), ca.found, cb.found, null_vocabulary,
-                                      effect=d, mean_difference=md, alternative=alternative, rng=rng,
-                                      exclude_also=(*cx.found, *cy.found))
+                                      effect=d, mean_difference=md, direction_norm=float(np.linalg.norm(attribute_direction(a, b))),
+                                      alternative=alternative, rng=rng, exclude_also=(*cx.found, *cy.found))
     return WeatResult(
         d, weat_statistic(s_x, s_y), md, perm.p_value,
         perm.exact, perm.n_partitions, perm.alternative, lo, hi, {c.name: c for c in (cx, cy, ca, cb)}, calibrated,
@@ -417,8 +434,8 @@ def weat(
 
 def word_vector_null(
     vectors: Mapping[str, np.ndarray], targets: np.ndarray, n_x: int, a_words: Sequence[str], b_words: Sequence[str],
-    vocabulary: NullVocabulary, *, effect: float, mean_difference: float, alternative: Alternative,
-    rng: np.random.Generator, exclude_also: Sequence[str] = (),
+    vocabulary: NullVocabulary, *, effect: float, mean_difference: float, direction_norm: float,
+    alternative: Alternative, rng: np.random.Generator, exclude_also: Sequence[str] = (),
 ) -> CalibratedNull:
     """``calibrated_null`` for word vectors: each word of A and B is replaced by a random vocabulary
     word of its frequency bin (``frequency_bins``; rank = position in ``vocabulary.words``), never a
@@ -436,7 +453,7 @@ def word_vector_null(
     local = local.reshape(draws.shape)
     pool = np.stack([np.asarray(vectors[vocabulary.words[i]], dtype=np.float64) for i in used])
     result = calibrated_null(targets, n_x, pool, local[:, :len(a_words)], local[:, len(a_words):], effect=effect,
-                             mean_difference=mean_difference, alternative=alternative)
+                             mean_difference=mean_difference, direction_norm=direction_norm, alternative=alternative)
     return CalibratedNull(**{**result.__dict__, "candidates": int(len(np.unique(np.concatenate(candidates))))})
 
 
