@@ -7,6 +7,7 @@ rule validation_error_rates:
         truth=f"{DEMO}/truth.json",
         weat_seeds=f"{RIOS}/fig1_weat_seeds.csv",
         seat=f"{PLM}/seat_long.csv",
+        tasks=f"{MIMIC}/tasks.csv",
         gaps=expand(
             f"{DOWNSTREAM_DIR}/{{model}}/gaps.parquet", model=DOWNSTREAM["models"]
         ),

@@ -20,12 +20,13 @@ log = setup_rule_logging(snakemake.log[0])
 p = snakemake.params
 out = snakemake.output
 truth = read_json(snakemake.input.truth)
+tasks = pd.read_csv(snakemake.input.tasks)
 gaps = pd.concat([pd.read_parquet(f).assign(model=m) for m, f in zip(p.models, snakemake.input.gaps)], ignore_index=True)
 log.info("constructed null worlds: %d per kind, %d null draws each", p.null_worlds, p.null_draws)
 decisions = combine([
     rios_weat_decisions(pd.read_csv(snakemake.input.weat_seeds), truth["pubmed"]),
     seat_decisions(pd.read_csv(snakemake.input.seat), truth["plm"]),
-    gap_decisions(gaps, truth["mimic"], p.alpha),
+    gap_decisions(gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"])), p.alpha),
     null_world_decisions(p.null_worlds, p.seed, draws=p.null_draws),
 ])
 table = error_rates(decisions)

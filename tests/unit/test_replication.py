@@ -64,17 +64,18 @@ def test_rios_decisions_follow_the_truth():
 
 def test_gap_decisions_count_the_planted_group_and_leave_its_mirror_out():
     truth = {"planted_recall_gaps": [{"attribute": "gender", "disadvantaged": "F", "phenotype": "Renal failure"}]}
+    labels = {"pf_renal": "Renal failure", "pf_sepsis": "Sepsis"}
     gaps = pd.DataFrame({
-        "model": "m", "task": ["PF Renal failure", "PF Renal failure", "PF Sepsis", "PF Sepsis", "PF Renal failure"],
+        "model": "m", "task": ["pf_renal", "pf_renal", "pf_sepsis", "pf_sepsis", "pf_renal"],
         "attribute": ["gender", "gender", "gender", "gender", "language"], "group": ["F", "M", "F", "M", "ENGL"],
         "metric": "recall", "gap": [-0.8, 0.8, 0.01, -0.01, 0.05], "p_value": [1e-9, 1e-9, 0.9, 0.9, 0.5],
         "p_bootstrap": [0.002, 0.002, 0.9, 0.9, 0.5], "significant": [True, True, False, False, False],
     })
     gaps["p_bh"], gaps["significant_bh"] = gaps["p_value"], gaps["p_value"] < 0.05
-    decisions = gap_decisions(gaps, truth)
+    decisions = gap_decisions(gaps, truth, labels)
     se = decisions[decisions["p_kind"] == "SE-based p, BH"]
-    assert se["unit"].tolist() == ["m PF Renal failure gender=F", "m PF Sepsis gender=F", "m PF Sepsis gender=M",
-                                   "m PF Renal failure language=ENGL"]
+    assert se["unit"].tolist() == ["m pf_renal gender=F", "m pf_sepsis gender=F", "m pf_sepsis gender=M",
+                                   "m pf_renal language=ENGL"]
     assert se["truth"].tolist() == ["planted", "control", "control", "control"]
     counted = decisions[decisions["p_kind"] == "counted p, BH"]
     assert counted["flagged"].tolist() == [True, False, False, False]  # BH per (model, attribute, group)

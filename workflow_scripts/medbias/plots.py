@@ -289,7 +289,8 @@ def plot_error_rates(table: pd.DataFrame, png: str, pdf: str) -> None:
         y = list(range(len(part)))[::-1]
         ax.errorbar(part["rate"], y, xerr=[part["rate"] - part["ci_low"], part["ci_high"] - part["rate"]], fmt="o",
                     color="#4477aa", ecolor="#99aacc", capsize=3)
-        labels = [f"{r.test} ({r.source.split(' (')[0]}), {r.p_kind}: {r.flagged}/{r.decisions}" for r in part.itertuples()]
+        labels = [f"{r.test} ({r.source if r.source.startswith('constructed') else r.source.split(' (')[0]}), "
+                  f"{r.p_kind}: {r.flagged}/{r.decisions}" for r in part.itertuples()]
         ax.set_yticks(y, labels, fontsize=7)
         if measure == "false-positive rate" and len(part):
             ax.axvline(float(part["level"].iloc[0]), color="#cc3311", ls="--", lw=1, label="nominal level")

@@ -64,9 +64,11 @@ def seat_decisions(seat: pd.DataFrame, plm_truth: Mapping[str, Any], level: floa
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 
 
-def gap_decisions(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], alpha: float = 0.05) -> pd.DataFrame:
+def gap_decisions(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str],
+                  alpha: float = 0.05) -> pd.DataFrame:
     """Recall gaps of every model, task, attribute and group: planted for the disadvantaged group of
-    each planted recall gap on every task of its phenotype, control elsewhere (the other group of a
+    each planted recall gap on every task whose label (``task_labels``: task id -> phenotype, from
+    tasks.csv) is its phenotype, control elsewhere (the other group of a
     two-group attribute on a planted task mirrors the planted gap and is left out). Flags: BH over
     the SE-based p (what Table C3 uses), BH over the counted p (floored at 2/(R+1)), and the
     uncorrected 95% interval."""
@@ -74,7 +76,7 @@ def gap_decisions(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], alpha: flo
     planted_units = set()
     mirrored = set()
     for plant in mimic_truth["planted_recall_gaps"]:
-        on_task = recall["task"].str.contains(plant["phenotype"], regex=False)
+        on_task = recall["task"].map(task_labels) == plant["phenotype"]
         for index in recall.index[on_task & (recall["attribute"] == plant["attribute"])]:
             (planted_units if recall.at[index, "group"] == plant["disadvantaged"] else mirrored).add(index)
     recall = recall.drop(index=list(mirrored))
