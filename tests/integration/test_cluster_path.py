@@ -130,8 +130,8 @@ def test_with_a_cache_location_the_profile_caches_its_rules(fake_real, tmp_path)
     def count(pattern: str) -> int:
         return sum(bool(re.fullmatch(pattern, path)) for path in cached)
 
-    # every real-world cached rule's jobs: 6 decades, 5 variants, 6 feature models, 4 embeddings, 12 Dropouts
-    assert count(r"rios/models/\d{4}-\d{4}\.w2v\.bin") == 6
+    # every real-world cached rule's jobs: 6 decades x 3 seeds, 5 variants, 6 feature models, 4 embeddings, 12 Dropouts
+    assert count(r"rios/models/\d{4}-\d{4}/replicate\d\.w2v\.bin") == 18  # x 3 seed replicates
     assert count(r"hurtful/models/\w+") == 5
     assert count(r"hurtful/downstream/\w+/features\.npy") == 6
     assert count(r"mental/features/\w+\.npy") == 4
