@@ -21,7 +21,7 @@ import pandas as pd
 
 from medbias.demographics import ATTRIBUTE_CLASSES
 from medbias.metrics.association import percentile_interval
-from medbias.metrics.fairness import benjamini_hochberg, fairness_gaps, within_label_resamples
+from medbias.metrics.fairness import benjamini_hochberg_by, fairness_gaps, within_label_resamples
 from medbias.metrics.performance import counts_from_index, ranking_metrics
 
 
@@ -97,11 +97,8 @@ def gap_table(predictions: pd.DataFrame, tasks: Sequence[str], attributes: Seque
         if log:
             log.info("gaps: task %d/%d %s", t + 1, len(tasks), task)
     table = pd.DataFrame(results)
-    table["p_bh"], table["significant_bh"] = np.nan, False
-    for _, index in table.groupby(["attribute", "group", "metric"]).groups.items():
-        adjusted, rejected = benjamini_hochberg(table.loc[index, "p_value"].to_numpy(), alpha)
-        table.loc[index, "p_bh"] = adjusted
-        table.loc[index, "significant_bh"] = rejected  # a group without a gap has no p-value, so no rejection
+    # a group without a gap has no p-value, so no rejection
+    table["p_bh"], table["significant_bh"] = benjamini_hochberg_by(table, "p_value", ["attribute", "group", "metric"], alpha)
     cell_table = pd.concat(cells, ignore_index=True) if cells else pd.DataFrame()
     return table, cell_table
 

@@ -314,7 +314,13 @@ def run_seat(encoder, tokenizer, tests: Mapping[str, Mapping[str, Any]], templat
     templates, a word's association the mean over its sentences. Test i draws from ``seed + i``. One row per test."""
     import pandas as pd
 
-    from medbias.metrics.association import attribute_direction, calibrated_null, draw_matched_sets, weat
+    from medbias.metrics.association import (
+        attribute_direction,
+        calibrated_columns,
+        calibrated_null,
+        draw_matched_sets,
+        weat,
+    )
 
     def vectors_of(texts):
         return pooled_sentence_vectors(encoder, tokenizer, texts, pooling, batch_size, max_length, prepend_bos)
@@ -355,9 +361,7 @@ def run_seat(encoder, tokenizer, tests: Mapping[str, Mapping[str, Any]], templat
                                    draws[:, n_a:], effect=result.effect_size, mean_difference=result.mean_difference,
                                    direction_norm=float(np.linalg.norm(direction)), alternative=alternative,  # type: ignore[arg-type]
                                    item_groups=pool_groups)
-            calibrated = {"p_calibrated": null.p_value, "calibrated_ci_low": null.ci_low, "calibrated_ci_high": null.ci_high,
-                          "md_ci_low": null.md_ci_low, "md_ci_high": null.md_ci_high, "null_center": null.null_center,
-                          "null_draws": null.draws, "null_pool_words": len(pool_words)}
+            calibrated = {**calibrated_columns(null), "null_pool_words": len(pool_words)}
         elif null_draws:
             calibrated = {"null_pool_words": len(pool_words)}  # too few whole words: no calibrated p, said so
         p_star = calibrated.get("p_calibrated", result.p_value if not null_draws else float("nan"))

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.metrics.association import NullVocabulary, weat
-from medbias.metrics.fairness import benjamini_hochberg
+from medbias.metrics.fairness import benjamini_hochberg_by
 from medbias.replication import error_rate
 
 DECISION_COLUMNS = ["test", "source", "unit", "truth", "p_kind", "p", "flagged", "level"]
@@ -80,10 +80,7 @@ def gap_decisions(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_label
         for index in recall.index[on_task & (recall["attribute"] == plant["attribute"])]:
             (planted_units if recall.at[index, "group"] == plant["disadvantaged"] else mirrored).add(index)
     recall = recall.drop(index=list(mirrored))
-    counted = np.zeros(len(recall), dtype=bool)
-    for _, index in recall.groupby(["model", "attribute", "group"]).groups.items():
-        positions = recall.index.get_indexer(index)
-        counted[positions] = benjamini_hochberg(recall.loc[index, "p_bootstrap"].to_numpy(), alpha)[1]
+    counted = benjamini_hochberg_by(recall, "p_bootstrap", ["model", "attribute", "group"], alpha)[1].to_numpy()
     rows = []
     for k, (index, r) in enumerate(recall.iterrows()):
         truth = "planted" if index in planted_units else "control"

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import combinations
 from typing import Literal
@@ -303,6 +303,17 @@ class CalibratedNull:
     projection: float = float("nan")  # the observed projection statistic
 
 
+def calibrated_columns(null: CalibratedNull | None) -> dict[str, float]:
+    """The table columns of a calibrated null (NaN, and 0 draws, when none ran): one spelling for
+    every study's WEAT/SEAT table."""
+    if null is None:
+        return {"p_calibrated": float("nan"), "calibrated_ci_low": float("nan"), "calibrated_ci_high": float("nan"),
+                "md_ci_low": float("nan"), "md_ci_high": float("nan"), "null_center": float("nan"), "null_draws": 0}
+    return {"p_calibrated": null.p_value, "calibrated_ci_low": null.ci_low, "calibrated_ci_high": null.ci_high,
+            "md_ci_low": null.md_ci_low, "md_ci_high": null.md_ci_high, "null_center": null.null_center,
+            "null_draws": null.draws}
+
+
 def attribute_direction(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Delta = mean of the unit A rows - mean of the unit B rows: s(w, A, B) = unit(w) . Delta."""
     return unit_rows(a).mean(axis=0) - unit_rows(b).mean(axis=0)
@@ -454,7 +465,7 @@ def word_vector_null(
     pool = np.stack([np.asarray(vectors[vocabulary.words[i]], dtype=np.float64) for i in used])
     result = calibrated_null(targets, n_x, pool, local[:, :len(a_words)], local[:, len(a_words):], effect=effect,
                              mean_difference=mean_difference, direction_norm=direction_norm, alternative=alternative)
-    return CalibratedNull(**{**result.__dict__, "candidates": int(len(np.unique(np.concatenate(candidates))))})
+    return replace(result, candidates=int(len(np.unique(np.concatenate(candidates)))))
 
 
 def ect_score(targets: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:

@@ -227,7 +227,7 @@ def fairness_gaps(predicted: np.ndarray, label: np.ndarray, groups: Sequence[str
                 group=str(group), metric=metric,
                 compared_with=str(order[comparators[metric][k]]) if np.isfinite(gap) else "",
                 gap=gap, ci_low=low, ci_high=high,
-                p_value=normal_p(gap, column) if np.isfinite(gap) else float("nan"),
+                p_value=normal_p(gap, column),
                 significant=bool(np.isfinite(gap) and (low > 0 or high < 0)),
                 undefined_replicates=int(np.sum(~np.isfinite(column))) if np.isfinite(gap) else 0,
                 n=int(sizes["rows"][k]), positives=int(sizes["positives"][k]),
@@ -243,6 +243,18 @@ def _missing_gap_note(metric: str, k: int, eligible: dict[str, np.ndarray], size
     if not eligible[metric][k]:
         return f"fewer than {minimum[what]} {what} ({int(sizes[what][k])})"
     return "no other group to compare with"
+
+
+def benjamini_hochberg_by(table, p_column: str, by: Sequence[str], alpha: float = 0.05):
+    """``benjamini_hochberg`` within each group of rows of ``table`` (a DataFrame) sharing the ``by``
+    columns: (adjusted p, rejected) as Series aligned with ``table``'s index."""
+    import pandas as pd
+
+    adjusted = pd.Series(np.nan, index=table.index)
+    rejected = pd.Series(False, index=table.index)
+    for _, index in table.groupby(list(by)).groups.items():
+        adjusted.loc[index], rejected.loc[index] = benjamini_hochberg(table.loc[index, p_column].to_numpy(), alpha)
+    return adjusted, rejected
 
 
 def benjamini_hochberg(p_values: Sequence[float], alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
