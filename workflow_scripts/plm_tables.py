@@ -44,8 +44,8 @@ for model in p.models:
     rows.append(row)
 write_table(pd.DataFrame(rows), out.table2_csv, out.table2_md, "Table 2: SEAT effect sizes (Xie et al. 2024)", (
     f"Effect size of eq. 1 on sentence vectors ({p.pooling} pooling of the last hidden states); * calibrated p < {p.alpha} "
-    f"({p.alternative}): the same d for random attribute sets, whole words of the model's vocabulary in the disease "
-    f"templates (the targets held fixed), which the classic permutation test over sentences does not do (it treats "
+    f"({p.alternative}): the same test for random attribute sets, each disease replaced by a phrase of as many random "
+    f"single-token words of the model's vocabulary in the disease templates (the targets held fixed), which the classic permutation test over sentences does not do (it treats "
     f"the sentences of one identity as independent and is anti-conservative); classic p (p_value), both intervals and "
     f"the null's size: seat_long.csv. > 0: the minority identities sit closer to their stereotypical diseases.",
     "control_1 and control_2 are the birthday controls (no association expected). p-values, intervals and out-of-vocabulary words: seat_long.csv.",

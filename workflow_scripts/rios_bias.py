@@ -35,12 +35,14 @@ def write_rios_table(frame: pd.DataFrame, csv: str, md: str, title: str, note: s
 if p.analysis == "weat":
     table, seeds, coverage = weat_by_decade(seeded, wordsets, seed=p.seed, budget=p.budget, alternative=p.alternative,
                                             n_bootstrap=p.bootstrap, min_fraction=p.min_fraction, null_draws=p.null_draws)
-    calibrated = (f"p_calibrated ({p.alternative}): the same d for random attribute sets A' and B' of the same sizes, "
-                  f"each word replaced by a random vocabulary word of its frequency bin (never a word of the word-set "
-                  f"file), {p.null_draws:,} draws, p=(k+1)/(N+1); it holds the male and female words' shared component "
-                  f"fixed, which the permutation test does not (that test is anti-conservative on trained embeddings). "
-                  f"calibrated_ci and md_ci: the test inverted under a shift (d minus the null's 2.5%/97.5% deviations "
-                  f"from its centre null_center). **significant: p_calibrated < 0.05** (the figure's filled markers)."
+    calibrated = (f"p_calibrated ({p.alternative}): the same test for random attribute sets A' and B' of the same "
+                  f"sizes, each word replaced by a random vocabulary word of its frequency bin (never a word of the "
+                  f"word-set file), {p.null_draws:,} draws, p=(k+1)/(N+1), on the projection of the male - female "
+                  f"centroid difference on the unit A - B direction (d saturates); it holds the male and female words' "
+                  f"shared component fixed, which the permutation test does not (that test is anti-conservative on "
+                  f"trained embeddings). calibrated_ci (d) and md_ci (mean difference): the test inverted under a shift "
+                  f"(the estimate minus the null's 2.5%/97.5% deviations from its centre; null_center: the projection's). "
+                  f"**significant: p_calibrated < 0.05** (the figure's filled markers)."
                   if p.null_draws else "significant: classic p < 0.05 (no calibrated null configured).")
     note = (f"Replicate 0 (the one model the paper trains) with the spread over {replicates} training seed replicate(s): "
             f"d_seed_mean/sd, md_seed_mean/sd, significant_seeds (every replicate's row: fig1_weat_seeds.csv). "
