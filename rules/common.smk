@@ -89,6 +89,7 @@ if config["world"] == "demo":
             f"{RESULTS}/demo_world/fig_demo_world.png",
             *expand(f"{DEMO}/models/tiny-plm-{{plm_arch}}", plm_arch=PLM_ARCHS),
             f"{RESULTS}/validation/error_rates.md",
+            f"{RESULTS}/validation/planted_recovery.md",
         ]
 
 

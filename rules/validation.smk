@@ -11,6 +11,7 @@ rule validation_error_rates:
         gaps=expand(
             f"{DOWNSTREAM_DIR}/{{model}}/gaps.parquet", model=DOWNSTREAM["models"]
         ),
+        fairness=f"{MENTAL}/table5_fairness_long.csv",
     output:
         csv=f"{RESULTS}/validation/error_rates.csv",
         md=report(
@@ -42,6 +43,42 @@ rule validation_error_rates:
         f"{SCRIPTS}/validation_error_rates.py"
 
 
+rule validation_planted_recovery:
+    input:
+        truth=f"{DEMO}/truth.json",
+        weat=f"{RIOS}/fig1_weat.csv",
+        weat_trend=f"{RIOS}/fig1_weat_trend.csv",
+        seat=f"{PLM}/seat_long.csv",
+        tasks=f"{MIMIC}/tasks.csv",
+        gaps=expand(
+            f"{DOWNSTREAM_DIR}/{{model}}/gaps.parquet", model=DOWNSTREAM["models"]
+        ),
+        logprob=f"{HURTFUL}/table3_logprob_long.csv",
+        fairness=f"{MENTAL}/table5_fairness_long.csv",
+        direct_bias=f"{MENTAL}/fig2_direct_bias.csv",
+    output:
+        csv=f"{RESULTS}/validation/planted_recovery.csv",
+        md=report(
+            f"{RESULTS}/validation/planted_recovery.md",
+            caption="../report/validation_planted_recovery.rst",
+            category="validation",
+        ),
+    log:
+        f"{LOGS}/validation/planted_recovery.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("validation_planted_recovery.py"),
+        models=DOWNSTREAM["models"],
+        logprob_models=LOGPROB["models"],
+        variants=VARIANTS,
+        base_model=config["hurtful"]["base_model"],
+        embeddings=config["embeddings"],
+    script:
+        f"{SCRIPTS}/validation_planted_recovery.py"
+
+
 rule validation:
     input:
         f"{RESULTS}/validation/error_rates.md",
+        f"{RESULTS}/validation/planted_recovery.md",

@@ -22,7 +22,8 @@ explanation = (
     "TPRR, FPRR: the smaller group's true/false positive rate over the larger one's (eq. 4; 1 = equal), with the group "
     "that has the higher rate (F or M). Mismatch: share of counterfactual pairs (each test note and its gender-swapped "
     "copy) with different predictions, with the group whose copy was predicted positive in more of them. F1: macro-F1 on "
-    "all copies. Intervals (95%, pairs resampled within label) are in table5_fairness_long.csv."
+    "all copies. Intervals (95%, pairs resampled within label) are in table5_fairness_long.csv, with mismatch_p: McNemar's "
+    "exact test that the mismatched pairs favour one group (discordant pairs split 50/50 under no gender effect)."
 )
 sections = []
 for learner in p.learners:

@@ -8,6 +8,7 @@ from medbias.plots import plot_error_rates
 from medbias.tables import write_table
 from medbias.validation import (
     combine,
+    counterfactual_decisions,
     error_rates,
     gap_decisions,
     null_world_decisions,
@@ -27,6 +28,7 @@ decisions = combine([
     rios_weat_decisions(pd.read_csv(snakemake.input.weat_seeds), truth["pubmed"]),
     seat_decisions(pd.read_csv(snakemake.input.seat), truth["plm"]),
     gap_decisions(gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"])), p.alpha),
+    counterfactual_decisions(pd.read_csv(snakemake.input.fairness), truth["mental"]),
     null_world_decisions(p.null_worlds, p.seed, draws=p.null_draws),
 ])
 table = error_rates(decisions)
@@ -39,7 +41,8 @@ write_table(table, out.csv, out.md, "Measured error rates of the bias tests (dem
     "WEAT and SEAT: classic = permutation test of the target words; calibrated = random attribute sets "
     "(medbias.metrics.association.calibrated_null). Fairness: BH across tasks per model, attribute and group over "
     "the standard-error p (what Table C3 uses) or over the counted bootstrap p; the uncorrected interval is shown "
-    "for reference. Every decision, with its unit and p: decisions.csv.",
+    "for reference. Counterfactual mismatch: McNemar's exact test of the mismatch's direction (Table V's mismatch_p) "
+    "for the models trained on original notes, on the planted task and the control tasks. Every decision, with its unit and p: decisions.csv.",
 ), digits=3)
 plot_error_rates(table, out.png, out.pdf)
 for row in table.itertuples(index=False):

@@ -13,7 +13,8 @@ from medbias.io import ANNOTATION_PHENOTYPES
 from medbias.mental import (balanced_split, join_notes, majority_vote, mean_word_vectors, task_labels,
                             training_design, counterfactual_pairs, treated_texts)
 from medbias.metrics.association import direct_bias
-from medbias.metrics.counterfactual import favoured_group, pair_metrics, rate_ratio, summarise_pairs
+from medbias.metrics.counterfactual import (favoured_group, mismatch_direction_p, pair_metrics, rate_ratio,
+                                            summarise_pairs)
 from medbias.text import clean_for_embedding, her_counterpart, neutralize_gender, swap_gender
 
 
@@ -172,6 +173,31 @@ def test_identical_copies_are_perfectly_fair_with_a_degenerate_interval():
     assert summary.values["mismatch"] == 0 and summary.values["tprr"] == 1 and summary.values["fprr"] == 1
     assert summary.low["mismatch"] == summary.high["mismatch"] == 0
     assert summary.favoured == {"tprr": "", "fprr": "", "mismatch": ""}
+
+
+def test_mismatch_direction_is_mcnemars_exact_test():
+    """Hand-computed: 5 discordant pairs all favouring F: p = 2 * (1/2)^5; a 1-1 split: p = 1;
+    pairs that agree do not count; no discordant pair: p = 1. Then calibration: copies that flip
+    at random either way (no gender effect, mismatch near 0.3) are flagged in about 5% of 400
+    test sets; copies where the F copy flips up more often are flagged nearly always."""
+    female = np.array([1, 1, 1, 1, 1, 0, 1, 0])
+    male = np.array([0, 0, 0, 0, 0, 0, 1, 0])
+    assert mismatch_direction_p(female, male) == pytest.approx(2 / 32)
+    assert mismatch_direction_p(np.array([1, 0, 1]), np.array([0, 1, 1])) == 1.0
+    assert mismatch_direction_p(np.array([1, 0]), np.array([1, 0])) == 1.0
+    rng = np.random.default_rng(3)
+    null_flags, planted_flags = [], []
+    for _ in range(400):
+        base = rng.integers(0, 2, 200)
+        flip = rng.random(200) < 0.3
+        other = np.where(flip, 1 - base, base)
+        null_flags.append(mismatch_direction_p(base, other) < 0.05)
+        biased = np.where(rng.random(200) < 0.2, 1, base)   # the F copy is predicted positive more often
+        planted_flags.append(mismatch_direction_p(biased, base) < 0.05)
+    assert 0.02 <= np.mean(null_flags) <= 0.08
+    assert np.mean(planted_flags) > 0.95
+    summary = summarise_pairs(np.ones(8), female, male, 0, np.random.default_rng(0))
+    assert summary.mismatch_p == pytest.approx(2 / 32) and summary.favoured["mismatch"] == "F"
 
 
 # --- Direct Bias ---------------------------------------------------------------------------------

@@ -315,6 +315,7 @@ def fairness_table(predictions: pd.DataFrame, n_replicates: int, seed: int) -> p
             row[f"{metric}_low"], row[f"{metric}_high"] = summary.low[metric], summary.high[metric]
         for metric, group in summary.favoured.items():
             row[f"{metric}_group"] = group
+        row["mismatch_p"] = summary.mismatch_p
         row["pairs"], row["positives"] = summary.pairs, summary.positives
         rows.append(row)
     return pd.DataFrame(rows)

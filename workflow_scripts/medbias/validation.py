@@ -8,14 +8,20 @@ test rejected at its level. ``error_rates`` pools them per test, source, p-value
 with Clopper-Pearson 95% intervals (``replication.error_rate``).
 
 Sources: the rios study's seed replicates (WEAT), the plm study's SEAT (the untrained model's every
-test counts as a control: it learned nothing), the hurtful study's fairness gaps after BH, and null
+test counts as a control: it learned nothing), the hurtful study's fairness gaps after BH, the mental
+study's counterfactual mismatch (McNemar's exact test of its direction), and null
 worlds constructed here (isotropic random vectors, exchangeable or clustered target words) that
 measure the engine's calibration with as many worlds as one asks for.
+
+The ``*_recovery`` functions (results/validation/planted_recovery) read the tables as a reader sees them and say,
+for every planted effect of the truth file, whether it was found by the table's own criterion, and
+for the controls how many were flagged against what chance allows (``control_family``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -64,31 +70,35 @@ def seat_decisions(seat: pd.DataFrame, plm_truth: Mapping[str, Any], level: floa
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 
 
-def gap_decisions(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str],
-                  alpha: float = 0.05) -> pd.DataFrame:
-    """Recall gaps of every model, task, attribute and group: planted for the disadvantaged group of
-    each planted recall gap on every task whose label (``task_labels``: task id -> phenotype, from
-    tasks.csv) is its phenotype, control elsewhere (the other group of a
-    two-group attribute on a planted task mirrors the planted gap and is left out). Flags: BH over
-    the SE-based p (what Table C3 uses), BH over the counted p (floored at 2/(R+1)), and the
-    uncorrected 95% interval."""
+def recall_gap_truth(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str]) -> pd.DataFrame:
+    """The defined recall gaps of every model, task, attribute and group with a ``truth`` column:
+    planted for the disadvantaged group of each planted recall gap on every task whose label
+    (``task_labels``: task id -> phenotype, from tasks.csv) is its phenotype, control elsewhere. The
+    other group of a two-group attribute on a planted task mirrors the planted gap and is left out."""
     recall = gaps[(gaps["metric"] == "recall") & gaps["gap"].notna()].copy()
-    planted_units = set()
-    mirrored = set()
+    planted_units, mirrored = set(), set()
     for plant in mimic_truth["planted_recall_gaps"]:
         on_task = recall["task"].map(task_labels) == plant["phenotype"]
         for index in recall.index[on_task & (recall["attribute"] == plant["attribute"])]:
             (planted_units if recall.at[index, "group"] == plant["disadvantaged"] else mirrored).add(index)
     recall = recall.drop(index=list(mirrored))
+    recall["truth"] = ["planted" if i in planted_units else "control" for i in recall.index]
+    return recall
+
+
+def gap_decisions(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str],
+                  alpha: float = 0.05) -> pd.DataFrame:
+    """Recall gaps as ``recall_gap_truth`` marks them. Flags: BH over the SE-based p (what Table C3
+    uses), BH over the counted p (floored at 2/(R+1)), and the uncorrected 95% interval."""
+    recall = recall_gap_truth(gaps, mimic_truth, task_labels)
     counted = benjamini_hochberg_by(recall, "p_bootstrap", ["model", "attribute", "group"], alpha)[1].to_numpy()
     rows = []
-    for k, (index, r) in enumerate(recall.iterrows()):
-        truth = "planted" if index in planted_units else "control"
+    for k, (_, r) in enumerate(recall.iterrows()):
         unit = f"{r['model']} {r['task']} {r['attribute']}={r['group']}"
         for kind, p, flagged in (("SE-based p, BH", r["p_bh"], bool(r["significant_bh"])),
                                  ("counted p, BH", r["p_bootstrap"], bool(counted[k])),
                                  ("95% interval excludes 0, uncorrected", np.nan, bool(r["significant"]))):
-            rows.append(["fairness recall gap", "hurtful demo world (57 tasks)", unit, truth, kind, p, flagged, alpha])
+            rows.append(["fairness recall gap", "hurtful demo world (57 tasks)", unit, r["truth"], kind, p, flagged, alpha])
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 
 
@@ -139,3 +149,203 @@ def error_rates(decisions: pd.DataFrame) -> pd.DataFrame:
 
 def combine(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat([f for f in frames if len(f)], ignore_index=True)
+
+
+# --- planted recovery: does the demo world's run find what it planted and nothing else? ---------
+
+RECOVERY_COLUMNS = ["study", "effect", "truth", "where", "criterion", "observed", "recovered"]
+
+
+def _row(study: str, effect: str, truth: str, where: str, criterion: str, observed: str, recovered: bool) -> list:
+    return [study, effect, truth, where, criterion, observed, bool(recovered)]
+
+
+def rios_recovery(table: pd.DataFrame, trends: pd.DataFrame, pubmed_truth: Mapping[str, Any]) -> pd.DataFrame:
+    """Figure 1 as a reader sees it (replicate 0, stars = calibrated p): every planted pair is
+    significant with a positive mean difference in every decade where it is planted, and nothing
+    is significant where nothing is planted (control pairs; planted pairs in their null decade);
+    the trend over decades falls for every planted pair and is flat (p >= 0.05) for the controls."""
+    decades = [d["decade"] for d in pubmed_truth["decades"]]
+    strengths = {p["name"]: dict(zip(decades, p["strengths"])) for p in pubmed_truth["planted_pairs"]}
+    rows = []
+    for r in table.itertuples(index=False):
+        strength = 0.0 if r.control else strengths.get(r.test, {}).get(r.decade, 0.0)
+        p = r.p_calibrated if np.isfinite(r.p_calibrated) else r.p_value
+        observed = f"md {r.mean_difference:+.3f}, d {r.effect_size:+.2f}, p {p:.4g}"
+        if strength > 0:
+            rows.append(_row("rios", f"{r.test} x gender, {r.decade} (strength {strength})", "planted", "fig1_weat.csv",
+                             "significant and mean difference > 0", observed,
+                             bool(r.significant) and r.mean_difference > 0))
+        else:
+            rows.append(_row("rios", f"{r.test} x gender, {r.decade}", "control", "fig1_weat.csv", "not significant",
+                             observed, not bool(r.significant)))
+    for r in trends.itertuples(index=False):
+        observed = f"slope {r.md_slope:+.4f} per decade, p {r.md_trend_p:.3g}"
+        if r.test in strengths:
+            rows.append(_row("rios", f"{r.test}: association falls by decade", "planted", "fig1_weat_trend.csv",
+                             "mean-difference slope < 0, trend p < 0.05", observed, r.md_slope < 0 and r.md_trend_p < 0.05))
+        elif r.control:
+            rows.append(_row("rios", f"{r.test}: no trend", "control", "fig1_weat_trend.csv", "trend p >= 0.05",
+                             observed, r.md_trend_p >= 0.05))
+    return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
+
+
+def seat_recovery(seat: pd.DataFrame, plm_truth: Mapping[str, Any]) -> pd.DataFrame:
+    """Table 2 without debiasing (stars = calibrated p): every planted test of every trained model
+    starred with a positive effect; the birthday controls of the trained models and every test of
+    a model that was not trained on the plm corpus unstarred."""
+    trained = set(plm_truth["trained_models"])
+    plain = seat[(seat["debias"] == "none") & (seat["status"] == "ok")]
+    rows = []
+    for r in plain.itertuples(index=False):
+        p = getattr(r, "p_calibrated", np.nan)
+        observed = f"d {r.effect_size:+.3f}, p {p if np.isfinite(p) else r.p_value:.4g}"
+        if r.model in trained and r.test in plm_truth["seat_planted"]:
+            rows.append(_row("plm", f"{r.model} {r.test}", "planted", "seat_long.csv", "significant and effect > 0",
+                             observed, bool(r.significant) and r.effect_size > 0))
+        elif r.model not in trained or r.test in plm_truth["seat_controls"]:
+            why = "" if r.model in trained else " (model not trained on the plm corpus)"
+            rows.append(_row("plm", f"{r.model} {r.test}{why}", "control", "seat_long.csv", "not significant", observed,
+                             not bool(r.significant)))
+    return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
+
+
+def gap_recovery(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str]) -> pd.DataFrame:
+    """Table C3's recall gaps (BH within model, attribute and group; ``recall_gap_truth``): each
+    planted gap negative and significant after BH for its disadvantaged group on every task of its
+    phenotype and every model; every other recall gap not significant after BH."""
+    rows = []
+    for _, r in recall_gap_truth(gaps, mimic_truth, task_labels).iterrows():
+        unit = f"{r['model']} {r['task']} {r['attribute']}={r['group']}"
+        observed = f"gap {r['gap']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}], BH p {r['p_bh']:.3g}"
+        if r["truth"] == "planted":
+            rows.append(_row("hurtful", f"{unit} ({task_labels.get(r['task'], r['task'])})", "planted",
+                             "<model>/gaps.parquet", "recall gap < 0, significant after BH", observed,
+                             bool(r["significant_bh"]) and r["gap"] < 0))
+        else:
+            rows.append(_row("hurtful", unit, "control", "<model>/gaps.parquet", "not significant after BH", observed,
+                             not r["significant_bh"]))
+    return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
+
+
+def logprob_recovery(table: pd.DataFrame, logprob_truth: Mapping[str, Any], pretrained: Sequence[str],
+                     untrained: Sequence[str], level: float = 0.01) -> pd.DataFrame:
+    """Table 3 (gender): on every model pretrained on the demo notes, each leaning category's mean
+    difference lies on its lean's side of the control category's, Mann-Whitney p < ``level`` (the
+    truth file's expectation); on an untrained model, no category is further from the control than
+    1% of the pretrained models' largest such distance (Mann-Whitney ranks even the tiny,
+    systematic differences of random weights, so size is the claim there)."""
+    control = logprob_truth["control_category"]
+    gender = table[table["target_set"] == "gender"]
+    rows, reach = [], 0.0
+    for model in pretrained:
+        cells = gender[gender["model"] == model].set_index("category")
+        for category, info in logprob_truth["categories"].items():
+            if category == control or category not in cells.index:
+                continue
+            distance = cells.at[category, "mean_difference"] - cells.at[control, "mean_difference"]
+            reach = max(reach, abs(distance))
+            p = cells.at[category, "mannwhitney_vs_control_p"]
+            sign = 1 if info["lean"] == "male" else -1
+            rows.append(_row("hurtful", f"{model}: {category} leans {info['lean']} vs {control}", "planted",
+                             "table3_logprob_long.csv", f"on the {info['lean']} side, Mann-Whitney p < {level}",
+                             f"distance {distance:+.4f}, p {p:.3g}", sign * distance > 0 and p < level))
+    for model in untrained:
+        cells = gender[gender["model"] == model].set_index("category")
+        for category in logprob_truth["categories"]:
+            if category == control or category not in cells.index:
+                continue
+            distance = cells.at[category, "mean_difference"] - cells.at[control, "mean_difference"]
+            rows.append(_row("hurtful", f"{model} (untrained): {category} vs {control}", "control",
+                             "table3_logprob_long.csv", "|distance| < 1% of the pretrained models' largest",
+                             f"distance {distance:+.6f}", abs(distance) < 0.01 * reach))
+    return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
+
+
+def counterfactual_decisions(fairness: pd.DataFrame, mental_truth: Mapping[str, Any], learner: str = "svm",
+                             level: float = 0.05) -> pd.DataFrame:
+    """Table V's mismatch direction (McNemar's exact test, ``mismatch_p``) of the models trained on
+    the original notes: planted for the task with a planted label bias, control for the truth's
+    control tasks, on every embedding."""
+    planted = {b["task"] for b in mental_truth["planted_label_bias"]}
+    controls = set(mental_truth["control_tasks"])
+    part = fairness[(fairness["learner"] == learner) & (fairness["treatment"] == "original")]
+    rows = []
+    for r in part.itertuples(index=False):
+        truth = "planted" if r.task in planted else "control" if r.task in controls else None
+        if truth is not None:
+            rows.append(["counterfactual mismatch", f"mental demo world ({learner}, original notes)",
+                         f"{r.embedding} {r.task}", truth, "McNemar exact", r.mismatch_p, r.mismatch_p < level, level])
+    return pd.DataFrame(rows, columns=DECISION_COLUMNS)
+
+
+def mental_recovery(fairness: pd.DataFrame, direct_bias: pd.DataFrame, mental_truth: Mapping[str, Any],
+                    corpus_embeddings: Mapping[str, str], learner: str = "svm", level: float = 0.05) -> pd.DataFrame:
+    """Table V and Figure 2: the planted label bias shows as a mismatch that favours its gender
+    (McNemar p < ``level``) on the original notes of every embedding and is gone (mismatch <= 0.1
+    and under half the original's) after augmentation; the control tasks' original mismatch has no
+    direction (p >= ``level``); the corpus with male-leaning depression synonyms leans male (interval
+    of the signed lean below 0) with a Direct Bias above the other corpus's. ``corpus_embeddings``:
+    truth corpus -> embedding name."""
+    part = fairness[fairness["learner"] == learner].set_index(["embedding", "treatment", "task"])
+    rows = []
+    for bias in mental_truth["planted_label_bias"]:
+        for embedding in part.index.get_level_values(0).unique():
+            original, augmented = part.loc[(embedding, "original", bias["task"])], part.loc[(embedding, "augmented", bias["task"])]
+            rows.append(_row("mental", f"{embedding} {bias['task']}: label bias favours {bias['favoured']}", "planted",
+                             "table5_fairness_long.csv", f"original: mismatch favours {bias['favoured']}, McNemar p < {level}",
+                             f"mismatch {original['mismatch']:.3f} ({original['mismatch_group'] or '-'}), p {original['mismatch_p']:.3g}",
+                             original["mismatch_group"] == bias["favoured"] and original["mismatch_p"] < level))
+            rows.append(_row("mental", f"{embedding} {bias['task']}: augmentation removes it", "planted",
+                             "table5_fairness_long.csv", "augmented mismatch <= 0.1 and < half the original's",
+                             f"mismatch {augmented['mismatch']:.3f} vs {original['mismatch']:.3f}",
+                             augmented["mismatch"] <= 0.1 and augmented["mismatch"] < original["mismatch"] / 2))
+    for task in mental_truth["control_tasks"]:
+        for embedding in part.index.get_level_values(0).unique():
+            original = part.loc[(embedding, "original", task)]
+            rows.append(_row("mental", f"{embedding} {task}: no label bias", "control", "table5_fairness_long.csv",
+                             f"original: McNemar p >= {level}",
+                             f"mismatch {original['mismatch']:.3f} ({original['mismatch_group'] or '-'}), p {original['mismatch_p']:.3g}",
+                             original["mismatch_p"] >= level))
+    table = direct_bias.set_index("embedding")
+    leaning = [c for c, plant in mental_truth["direct_bias"].items() if plant["depression_male_share"] > 0.5]
+    for corpus in leaning:
+        embedding = corpus_embeddings[corpus]
+        others = [corpus_embeddings[c] for c in mental_truth["direct_bias"] if c != corpus]
+        r = table.loc[embedding]
+        rows.append(_row("mental", f"{embedding}: depression synonyms lean male", "planted", "fig2_direct_bias.csv",
+                         "signed lean interval below 0, Direct Bias above the other vectors'",
+                         f"lean [{r['signed_low']:+.3f}, {r['signed_high']:+.3f}], DB {r['direct_bias']:.3f} vs "
+                         + ", ".join(f"{table.at[o, 'direct_bias']:.3f}" for o in others),
+                         r["signed_high"] < 0 and all(r["direct_bias"] > table.at[o, "direct_bias"] for o in others)))
+    return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
+
+
+def corpus_embeddings(embeddings: Mapping[str, Mapping[str, Any]], corpora: Sequence[str]) -> dict[str, str]:
+    """Demo world: which configured embedding was trained on which truth corpus (its source file is
+    ``<corpus>-w2v.bin``, as rules/synth.smk writes it)."""
+    found = {}
+    for corpus in corpora:
+        names = [n for n, e in embeddings.items() if Path(str(e["source"])).name == f"{corpus}-w2v.bin"]
+        if len(names) != 1:
+            raise ValueError(f"demo world: expected one embedding whose source is {corpus}-w2v.bin, found {names}")
+        found[corpus] = names[0]
+    return found
+
+
+def control_family(recovery: pd.DataFrame, level: float = 0.05) -> pd.DataFrame:
+    """Per study, the controls flagged against what chance allows at ``level``: with n independent
+    controls each flagged with probability ``level``, the one-sided binomial p of seeing at least
+    the observed number (``clean_at_level``: that p >= 0.05). Where the controls are tested after
+    BH or Bonferroni the chance of a flag is smaller still, so this is a lenient ceiling."""
+    from scipy.stats import binom
+
+    rows = []
+    for study, part in recovery[recovery["truth"] == "control"].groupby("study", sort=False):
+        flagged = int((~part["recovered"]).sum())
+        n = len(part)
+        p = float(binom.sf(flagged - 1, n, level)) if flagged else 1.0
+        rows.append({"study": study, "controls": n, "flagged": flagged, "expected_by_chance": n * level,
+                     "binomial_p": p, "clean_at_level": p >= 0.05,
+                     "flagged_controls": "; ".join(part.loc[~part["recovered"], "effect"])})
+    return pd.DataFrame(rows)

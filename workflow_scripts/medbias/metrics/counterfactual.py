@@ -10,6 +10,11 @@ test set:
   (TPR) or negatives (FPR). The group with the higher rate is named (the paper's F/M subscript).
 - mismatch ratio = pairs whose two copies get different predictions / all pairs; the group named
   is the one whose copy was predicted positive in more of the mismatched pairs.
+- the mismatch's direction test: McNemar's exact test on the discordant pairs (F copy positive
+  only vs M copy positive only; two-sided binomial with p = 1/2). When the model's decisions do
+  not depend on the gender the note speaks of, the two kinds of discordant pair are equally
+  likely whatever the mismatch ratio's size (noise flips both ways), so this p is the test that
+  a mismatch *favours* one group; the ratio alone cannot be tested against 0 (it is never below).
 - macro-F1 over all copies (both classes' F1, averaged; an F1 with an empty denominator is 0, as
   scikit-learn's ``zero_division=0``).
 
@@ -77,6 +82,19 @@ def pair_metrics(label: np.ndarray, pred_female: np.ndarray, pred_male: np.ndarr
     }
 
 
+def mismatch_direction_p(pred_female: np.ndarray, pred_male: np.ndarray) -> float:
+    """McNemar's exact two-sided p for the pairs' discordant predictions (module docstring): the
+    binomial probability, under p = 1/2, of a split of the discordant pairs at least as uneven as
+    the observed one; 1.0 when no pair is discordant."""
+    from scipy.stats import binomtest
+
+    pf, pm = np.asarray(pred_female).astype(bool), np.asarray(pred_male).astype(bool)
+    female_only, male_only = int(np.sum(pf & ~pm)), int(np.sum(pm & ~pf))
+    if female_only + male_only == 0:
+        return 1.0
+    return float(binomtest(female_only, female_only + male_only, 0.5).pvalue)
+
+
 @dataclass(frozen=True)
 class PairSummary:
     """Point estimates, 95% percentile intervals and favoured groups for one model's pairs."""
@@ -87,6 +105,7 @@ class PairSummary:
     favoured: dict[str, str]
     pairs: int
     positives: int
+    mismatch_p: float   # McNemar's exact test of the mismatch's direction
 
 
 def summarise_pairs(label: np.ndarray, pred_female: np.ndarray, pred_male: np.ndarray, n_replicates: int,
@@ -107,4 +126,5 @@ def summarise_pairs(label: np.ndarray, pred_female: np.ndarray, pred_male: np.nd
         "F" if point["mismatch_female"] > 0.5 else "M" if point["mismatch_female"] < 0.5 else "")
     favoured = {"tprr": favoured_group(point["tpr_f"], point["tpr_m"]),
                 "fprr": favoured_group(point["fpr_f"], point["fpr_m"]), "mismatch": mismatch_group}
-    return PairSummary(point, low, high, favoured, int(len(label)), int(np.sum(label)))
+    return PairSummary(point, low, high, favoured, int(len(label)), int(np.sum(label)),
+                       mismatch_direction_p(pred_female, pred_male))

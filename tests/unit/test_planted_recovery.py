@@ -1,0 +1,124 @@
+"""The planted-recovery table (medbias.validation *_recovery): constructed result tables with known
+answers, each criterion made to pass and to fail."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from medbias.validation import (
+    control_family,
+    corpus_embeddings,
+    counterfactual_decisions,
+    gap_recovery,
+    logprob_recovery,
+    mental_recovery,
+    rios_recovery,
+    seat_recovery,
+)
+
+
+def test_rios_rows_follow_the_truth_and_the_tables_stars():
+    truth = {"decades": [{"decade": "1960-1969"}, {"decade": "2010-2019"}],
+             "planted_pairs": [{"name": "career", "strengths": [0.5, 0.0]}]}
+    table = pd.DataFrame({
+        "decade": ["1960-1969", "1960-1969", "2010-2019", "2010-2019"], "test": ["career", "weapons"] * 2,
+        "control": [False, True, False, True], "mean_difference": [0.2, 0.01, 0.0, -0.3], "effect_size": [1.9, 0.1, 0, -1.5],
+        "p_value": [1e-4, 0.4, 0.5, 0.001], "p_calibrated": [1e-3, 0.5, 0.6, 0.01], "significant": [True, False, False, True],
+    })
+    trends = pd.DataFrame({"test": ["career", "weapons"], "control": [False, True], "md_slope": [-0.1, 0.02],
+                           "md_trend_p": [0.01, 0.6]})
+    rows = rios_recovery(table, trends, truth)
+    assert rows["truth"].tolist() == ["planted", "control", "control", "control", "planted", "control"]
+    assert rows["recovered"].tolist() == [True, True, True, False, True, True]  # 2010s weapons starred: flagged
+    assert "p 0.01" in rows.iloc[3]["observed"]
+
+
+def test_seat_rows_count_untrained_models_as_controls():
+    truth = {"trained_models": ["tb"], "seat_planted": ["race"], "seat_controls": ["birthday"]}
+    seat = pd.DataFrame({
+        "model": ["tb", "tb", "bart", "tb"], "test": ["race", "birthday", "race", "race"],
+        "debias": ["none", "none", "none", "inlp"], "status": "ok", "effect_size": [0.8, 0.3, -0.2, 0.1],
+        "p_value": [1e-4, 0.2, 0.01, 0.5], "p_calibrated": [1e-3, 0.3, 0.02, 0.6], "significant": [True, False, True, False],
+    })
+    rows = seat_recovery(seat, truth)
+    assert rows["effect"].tolist() == ["tb race", "tb birthday", "bart race (model not trained on the plm corpus)"]
+    assert rows["truth"].tolist() == ["planted", "control", "control"]
+    assert rows["recovered"].tolist() == [True, True, False]
+
+
+def test_gap_rows_need_a_negative_bh_significant_gap():
+    truth = {"planted_recall_gaps": [{"attribute": "gender", "disadvantaged": "F", "phenotype": "Renal failure"}]}
+    labels = {"pa_renal": "Renal failure", "pf_renal": "Renal failure", "pa_htn": "Hypertension"}
+    gaps = pd.DataFrame({
+        "model": "m", "task": ["pa_renal", "pf_renal", "pa_htn", "pa_renal"], "attribute": "gender",
+        "group": ["F", "F", "M", "M"], "metric": "recall", "gap": [-0.8, -0.07, 0.7, 0.8],
+        "ci_low": [-0.9, -0.2, 0.5, 0.7], "ci_high": [-0.7, 0.05, 0.9, 0.9], "p_value": [1e-6, 0.3, 1e-4, 1e-6],
+        "p_bootstrap": [0.002, 0.3, 0.002, 0.002], "significant": [True, False, True, True],
+        "p_bh": [1e-5, 0.3, 1e-3, 1e-5], "significant_bh": [True, False, True, True],
+    })
+    rows = gap_recovery(gaps, truth, labels)
+    assert rows["truth"].tolist() == ["planted", "planted", "control"]  # the mirrored M gap is left out
+    assert rows["recovered"].tolist() == [True, False, False]
+    family = control_family(rows)
+    assert family.iloc[0][["controls", "flagged"]].tolist() == [1, 1]
+    assert family.iloc[0]["binomial_p"] == pytest.approx(0.05) and family.iloc[0]["clean_at_level"]
+
+
+def test_control_family_is_the_binomial_tail():
+    rows = pd.DataFrame({"study": "s", "effect": [f"c{i}" for i in range(20)], "truth": "control",
+                         "recovered": [False, False, False] + [True] * 17})
+    family = control_family(rows).iloc[0]
+    # P(X >= 3) for X ~ Binomial(20, 0.05) = 1 - (0.95^20 + 20 0.05 0.95^19 + 190 0.05^2 0.95^18)
+    tail = 1 - (0.95 ** 20 + 20 * 0.05 * 0.95 ** 19 + 190 * 0.05 ** 2 * 0.95 ** 18)
+    assert family["binomial_p"] == pytest.approx(tail) and family["flagged_controls"] == "c0; c1; c2"
+    assert family["clean_at_level"] == (tail >= 0.05)
+
+
+def test_logprob_rows_order_against_the_control_and_bound_the_untrained_model():
+    truth = {"control_category": "CONTROL", "categories": {"MALELEAN": {"lean": "male"}, "FEMALELEAN": {"lean": "female"},
+                                                           "CONTROL": {"lean": "none"}}}
+    table = pd.DataFrame({
+        "model": ["pre"] * 3 + ["raw"] * 3, "target_set": "gender", "category": ["MALELEAN", "FEMALELEAN", "CONTROL"] * 2,
+        "mean_difference": [0.5, -0.2, 0.1, 0.0001, -0.01, 0.0], "mannwhitney_vs_control_p": [0.001, 0.02, None, 0.5, 0.5, None],
+    })
+    rows = logprob_recovery(table, truth, ["pre"], ["raw"])
+    assert rows["truth"].tolist() == ["planted", "planted", "control", "control"]
+    # FEMALELEAN is on the right side but p 0.02 >= 0.01; the untrained FEMALELEAN distance 0.01 >= 1% of 0.4
+    assert rows["recovered"].tolist() == [True, False, True, False]
+
+
+def _fairness(mismatch_original, p_original, group, mismatch_augmented, control_p):
+    rows = []
+    for embedding in ("bio", "general"):
+        rows += [
+            {"embedding": embedding, "treatment": "original", "task": "depression", "learner": "svm",
+             "mismatch": mismatch_original, "mismatch_group": group, "mismatch_p": p_original},
+            {"embedding": embedding, "treatment": "augmented", "task": "depression", "learner": "svm",
+             "mismatch": mismatch_augmented, "mismatch_group": "", "mismatch_p": 1.0},
+            {"embedding": embedding, "treatment": "original", "task": "psychiatric", "learner": "svm",
+             "mismatch": 0.04, "mismatch_group": "M", "mismatch_p": control_p},
+        ]
+    return pd.DataFrame(rows)
+
+
+def test_mental_rows_use_mcnemar_and_the_direct_bias_lean():
+    truth = {"planted_label_bias": [{"task": "depression", "favoured": "F"}], "control_tasks": ["psychiatric"],
+             "direct_bias": {"bio": {"depression_male_share": 0.8}, "general": {"depression_male_share": 0.5}}}
+    direct = pd.DataFrame({"embedding": ["bio", "general"], "signed_low": [-0.3, -0.1], "signed_high": [-0.1, 0.1],
+                           "direct_bias": [0.2, 0.1]})
+    names = {"bio": "bio", "general": "general"}
+    good = mental_recovery(_fairness(0.3, 1e-6, "F", 0.02, 0.4), direct, truth, names)
+    assert good.groupby("truth")["recovered"].all().to_dict() == {"control": True, "planted": True}
+    assert len(good) == 2 * 2 + 2 + 1
+    bad = mental_recovery(_fairness(0.3, 1e-6, "M", 0.2, 0.01), direct.assign(direct_bias=[0.05, 0.1]), truth, names)
+    assert not bad["recovered"].any()  # wrong group, augmentation left 0.2, controls directed, DB below general's
+    decisions = counterfactual_decisions(_fairness(0.3, 1e-6, "F", 0.02, 0.01), truth)
+    assert decisions["truth"].tolist() == ["planted", "control"] * 2 and decisions["flagged"].all()
+
+
+def test_corpus_embeddings_match_the_demo_file_names_and_say_which_is_missing():
+    embeddings = {"googlenews": {"source": "w/word-vectors/general-w2v.bin"}, "bw": {"source": "w/bio-w2v.bin"}}
+    assert corpus_embeddings(embeddings, ["bio", "general"]) == {"bio": "bw", "general": "googlenews"}
+    with pytest.raises(ValueError, match="clinical-w2v.bin"):
+        corpus_embeddings(embeddings, ["clinical"])
