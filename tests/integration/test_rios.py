@@ -47,13 +47,11 @@ def test_weat_recovers_the_fading_planted_stereotypes(rios, truth):
         part = weat[weat["test"] == test].set_index("decade")
         md = part["mean_difference"]
         for decade, s in zip(decades, strengths):
-            if s >= 0.2:  # planted strongly: significant, positive, CI above zero
+            if s > 0:  # every planted decade (weakest 0.2): significant, positive, CI above zero, and by the
+                # calibrated null on every seed, its interval of the mean difference above 0
                 assert part.loc[decade, "p_value"] < 0.01 and part.loc[decade, "ci_low"] > 0, (test, decade)
-            if s >= 0.2:  # and by the calibrated null on every seed, its interval of the mean difference above 0
                 assert part.loc[decade, "significant_seeds"] == part.loc[decade, "seeds"] == 3, (test, decade)
                 assert part.loc[decade, "md_ci_low"] > 0, (test, decade)
-            elif s > 0:  # the weakest plant (0.1): measured 13 of 15 test-seeds found by the calibrated null
-                assert part.loc[decade, "significant_seeds"] >= 1, (test, decade)
         # the unnormalised association falls with the planted strength, decade by decade
         assert all(md.iloc[i] > md.iloc[i + 1] for i in range(4)), (test, md.tolist())
         assert abs(md.iloc[-1]) < 0.15 * md.iloc[0], (test, md.tolist())  # null decade: near zero

@@ -39,7 +39,10 @@ class TargetPair:
     strengths: tuple[float, ...]  # one per decade; all zero for a control
 
 
-STRENGTHS = (0.5, 0.4, 0.3, 0.2, 0.1, 0.0)  # stereotype strength per decade: fades to none
+# stereotype strength per decade: fades to none. The weakest planted decade has 0.2 because at 0.1 the
+# calibrated WEAT p of single seed replicates reached 0.03-0.10 (2000s, default demo run, issue 17), so a
+# planted effect was missed by chance; at 0.2 every replicate's calibrated p was <= 0.0007
+STRENGTHS = (0.6, 0.5, 0.4, 0.3, 0.2, 0.0)
 LEAN_STRENGTH = 0.6  # occupations and mental-health words planted to lean male or female in every decade
 MALE_OCCUPATIONS = ("mechanic", "surgeon", "investigator", "plumber", "colonel", "fisherman", "butler", "carpenter")
 FEMALE_OCCUPATIONS = ("nanny", "receptionist", "housekeeper", "hairdresser", "ballerina", "librarian", "teacher", "counselor")
