@@ -12,6 +12,7 @@ rule validation_error_rates:
             f"{DOWNSTREAM_DIR}/{{model}}/gaps.parquet", model=DOWNSTREAM["models"]
         ),
         fairness=f"{MENTAL}/table5_fairness_long.csv",
+        logprob=f"{HURTFUL}/table3_logprob_long.csv",
     output:
         csv=f"{RESULTS}/validation/error_rates.csv",
         md=report(
@@ -36,6 +37,9 @@ rule validation_error_rates:
         code=library_code("validation_error_rates.py"),
         models=DOWNSTREAM["models"],
         alpha=DOWNSTREAM["alpha"],
+        logprob_models=LOGPROB["models"],
+        variants=VARIANTS,
+        base_model=config["hurtful"]["base_model"],
         null_worlds=config["demo"]["validation"]["null_worlds"],
         null_draws=config["demo"]["validation"]["null_draws"],
         seed=config["seed"],

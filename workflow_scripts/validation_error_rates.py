@@ -11,6 +11,8 @@ from medbias.validation import (
     counterfactual_decisions,
     error_rates,
     gap_decisions,
+    logprob_decisions,
+    logprob_model_roles,
     null_world_decisions,
     rios_weat_decisions,
     seat_decisions,
@@ -29,6 +31,8 @@ decisions = combine([
     seat_decisions(pd.read_csv(snakemake.input.seat), truth["plm"]),
     gap_decisions(gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"])), p.alpha),
     counterfactual_decisions(pd.read_csv(snakemake.input.fairness), truth["mental"]),
+    logprob_decisions(pd.read_csv(snakemake.input.logprob), truth["logprob"],
+                      *logprob_model_roles(p.logprob_models, p.variants, p.base_model)),
     null_world_decisions(p.null_worlds, p.seed, draws=p.null_draws),
 ])
 table = error_rates(decisions)
@@ -42,7 +46,9 @@ write_table(table, out.csv, out.md, "Measured error rates of the bias tests (dem
     "(medbias.metrics.association.calibrated_null). Fairness: BH across tasks per model, attribute and group over "
     "the standard-error p (what Table C3 uses) or over the counted bootstrap p; the uncorrected interval is shown "
     "for reference. Counterfactual mismatch: McNemar's exact test of the mismatch's direction (Table V's mismatch_p) "
-    "for the models trained on original notes, on the planted task and the control tasks. Every decision, with its unit and p: decisions.csv.",
+    "for the models trained on original notes, on the planted task and the control tasks. Log-probability score: "
+    "Table 3's Mann-Whitney p of each leaning category against the control category; the untrained base model's "
+    "categories are its controls. Every decision, with its unit and p: decisions.csv.",
 ), digits=3)
 plot_error_rates(table, out.png, out.pdf)
 for row in table.itertuples(index=False):

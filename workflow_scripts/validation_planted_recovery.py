@@ -10,6 +10,7 @@ from medbias.validation import (
     control_family,
     corpus_embeddings,
     gap_recovery,
+    logprob_model_roles,
     logprob_recovery,
     mental_recovery,
     rios_recovery,
@@ -23,8 +24,7 @@ out = snakemake.output
 truth = read_json(snakemake.input.truth)
 tasks = pd.read_csv(snakemake.input.tasks)
 gaps = pd.concat([pd.read_parquet(f).assign(model=m) for m, f in zip(p.models, snakemake.input.gaps)], ignore_index=True)
-pretrained = [m for m in p.logprob_models if m in p.variants]
-untrained = [m for m in p.logprob_models if m == p.base_model]  # the demo's base model is the untrained tiny BERT
+pretrained, untrained = logprob_model_roles(p.logprob_models, p.variants, p.base_model)
 recovery = combine([
     rios_recovery(pd.read_csv(snakemake.input.weat), pd.read_csv(snakemake.input.weat_trend), truth["pubmed"]),
     seat_recovery(pd.read_csv(snakemake.input.seat), truth["plm"]),

@@ -11,6 +11,8 @@ from medbias.validation import (
     corpus_embeddings,
     counterfactual_decisions,
     gap_recovery,
+    logprob_decisions,
+    logprob_model_roles,
     logprob_recovery,
     mental_recovery,
     rios_recovery,
@@ -86,6 +88,10 @@ def test_logprob_rows_order_against_the_control_and_bound_the_untrained_model():
     assert rows["truth"].tolist() == ["planted", "planted", "control", "control"]
     # FEMALELEAN is on the right side but p 0.02 >= 0.01; the untrained FEMALELEAN distance 0.01 >= 1% of 0.4
     assert rows["recovered"].tolist() == [True, False, True, False]
+    decisions = logprob_decisions(table, truth, *logprob_model_roles(["raw", "pre"], ["pre", "adv"], "raw"))
+    assert decisions["unit"].tolist() == ["pre MALELEAN", "pre FEMALELEAN", "raw MALELEAN", "raw FEMALELEAN"]
+    assert decisions["truth"].tolist() == ["planted", "planted", "control", "control"]
+    assert decisions["flagged"].tolist() == [True, True, False, False]  # at 0.05: 0.001, 0.02, 0.5, 0.5
 
 
 def _fairness(mismatch_original, p_original, group, mismatch_augmented, control_p):

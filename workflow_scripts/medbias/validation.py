@@ -279,6 +279,29 @@ def counterfactual_decisions(fairness: pd.DataFrame, mental_truth: Mapping[str, 
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 
 
+def logprob_model_roles(logprob_models: Sequence[str], variants: Sequence[str], base_model: str
+                        ) -> tuple[list[str], list[str]]:
+    """Table 3's models split into those pretrained on the demo notes (the hurtful variants) and the
+    untrained one (the demo's base model is a randomly initialised tiny BERT)."""
+    return ([m for m in logprob_models if m in variants], [m for m in logprob_models if m == base_model])
+
+
+def logprob_decisions(table: pd.DataFrame, logprob_truth: Mapping[str, Any], pretrained: Sequence[str],
+                      untrained: Sequence[str], level: float = 0.05) -> pd.DataFrame:
+    """Table 3's Mann-Whitney p of each leaning category against the control category (gender set):
+    planted on the pretrained models, control on the untrained one (it learned nothing)."""
+    control = logprob_truth["control_category"]
+    gender = table[(table["target_set"] == "gender") & (table["category"] != control)]
+    rows = []
+    for r in gender.itertuples(index=False):
+        truth = "planted" if r.model in pretrained else "control" if r.model in untrained else None
+        if truth is not None and r.category in logprob_truth["categories"]:
+            rows.append(["log-probability score", "hurtful demo world (Table 3, gender)", f"{r.model} {r.category}",
+                         truth, "Mann-Whitney vs control category", r.mannwhitney_vs_control_p,
+                         r.mannwhitney_vs_control_p < level, level])
+    return pd.DataFrame(rows, columns=DECISION_COLUMNS)
+
+
 def mental_recovery(fairness: pd.DataFrame, direct_bias: pd.DataFrame, mental_truth: Mapping[str, Any],
                     corpus_embeddings: Mapping[str, str], learner: str = "svm", level: float = 0.05) -> pd.DataFrame:
     """Table V and Figure 2: the planted label bias shows as a mismatch that favours its gender
