@@ -46,8 +46,8 @@ write_table(counts("baseline", "significant", plain), str(out / "table4_gaps.csv
 write_table(counts("baseline", "significant_bh", plain), str(out / "tableC3_gaps_fdr.csv"), str(out / "tableC3_gaps_fdr.md"),
             title=f"Table C3: Table 4 after Benjamini-Hochberg across the {n_tasks} tasks (FDR {p.alpha})",
             notes=(cells_note.replace("95% bootstrap interval excludes 0", f"BH-adjusted two-sided p is below {p.alpha}"),
-                   "p: two-sided, from the bootstrap standard error (normal approximation: p = 2 Phi(-|gap| / SE)), "
-                   "which the replicate count does not floor; the count of replicates beyond 0 (p_bootstrap in "
+                   "p: two-sided two-proportion score test of the group's rate against its comparison group's "
+                   "(pooled-rate variance), which neither the replicate count floors nor a rate of 0 or 1 fools; the count of replicates beyond 0 (p_bootstrap in "
                    "gaps.parquet, at least 2/(R+1)) could not let a lone gap pass BH across the tasks "
                    "(medbias.metrics.fairness)."))
 

@@ -44,7 +44,7 @@ write_table(table, out.csv, out.md, "Measured error rates of the bias tests (dem
     "the observed rate is (an anti-conservative test shows > 1).",
     "WEAT and SEAT: classic = permutation test of the target words; calibrated = random attribute sets "
     "(medbias.metrics.association.calibrated_null). Fairness: BH across tasks per model, attribute and group over "
-    "the standard-error p (what Table C3 uses) or over the counted bootstrap p; the uncorrected interval is shown "
+    "the score-test p (what Table C3 uses) or over the counted bootstrap p; the uncorrected interval is shown "
     "for reference. Counterfactual mismatch: McNemar's exact test of the mismatch's direction (Table V's mismatch_p) "
     "for the models trained on original notes, on the planted task and the control tasks. Log-probability score: "
     "Table 3's Mann-Whitney p of each leaning category against the control category; the untrained base model's "

@@ -15,7 +15,7 @@ from medbias.metrics.fairness import (
     gaps_of,
     group_counts,
     multigroup_gaps,
-    normal_p,
+    pooled_rate_p,
     two_sided_p,
     within_label_resamples,
 )
@@ -152,13 +152,31 @@ def test_groups_below_the_minimum_get_no_gap_and_say_why():
     assert two[("b", "recall")].note == "no other group to compare with"
 
 
-def test_normal_p_value_by_hand():
-    replicates = np.array([0.1, 0.3, 0.2, 0.4, np.nan])  # SD (ddof=1) = 0.1291
+def test_pooled_rate_p_by_hand():
+    """30/40 vs 20/40: pooled 50/80 = 0.625, SE = sqrt(0.625 * 0.375 * (2/40)) = 0.10825, z = 0.25 / SE."""
     from scipy.stats import norm
 
-    assert normal_p(0.25, replicates) == pytest.approx(2 * norm.sf(0.25 / np.std([0.1, 0.3, 0.2, 0.4], ddof=1)))
-    assert normal_p(0.0, np.zeros(5)) == 1.0 and normal_p(0.2, np.full(5, 0.2)) == 0.0
-    assert np.isnan(normal_p(float("nan"), replicates)) and np.isnan(normal_p(0.1, np.array([np.nan, 0.2])))
+    se = np.sqrt(0.625 * 0.375 * (1 / 40 + 1 / 40))
+    assert pooled_rate_p(30, 40, 20, 40) == pytest.approx(2 * norm.sf(0.25 / se))
+    assert pooled_rate_p(5, 5, 7, 7) == 1.0 and pooled_rate_p(0, 5, 0, 9) == 1.0
+    assert np.isnan(pooled_rate_p(1, 0, 3, 4))
+
+
+def test_a_rate_at_the_boundary_keeps_its_uncertainty():
+    """11 positives all found against 113 of 136 (0.83): the score test gives p about 0.12, as the
+    exact test does; the bootstrap collapses the group's recall to 1.0 in every replicate, so its
+    interval is narrow and excludes 0 although 11 of 11 is likely at a recall of 0.83 (0.83^11 = 0.13)."""
+    from scipy.stats import fisher_exact
+
+    label = np.ones(147, dtype=int)
+    group = np.array(["small"] * 11 + ["large"] * 136)
+    predicted = np.array([1] * 11 + [1] * 113 + [0] * 23)
+    result = [r for r in fairness_gaps(predicted, label, group, ["small", "large"], 1000, np.random.default_rng(0))
+              if r.group == "small" and r.metric == "recall"][0]
+    assert result.gap == pytest.approx(1 - 113 / 136)
+    assert result.ci_low > 0  # the percentile interval is fooled by the boundary
+    assert 0.08 < result.p_value < 0.2
+    assert result.p_value == pytest.approx(fisher_exact([[11, 0], [113, 23]]).pvalue, abs=0.1)
 
 
 def _task(rng, n, recall_f):
@@ -171,7 +189,7 @@ def _task(rng, n, recall_f):
 
 def test_a_lone_strong_gap_survives_fdr_among_null_tasks():
     """One planted recall gap among 46 null tasks: with the count of replicates (floored at 2/1001)
-    BH over 47 tests cannot reject it; with the SE-based p it is rejected, and the null tasks are not."""
+    BH over 47 tests cannot reject it; with the score-test p it is rejected, and the null tasks are not."""
     rng = np.random.default_rng(7)
     tasks = [_task(rng, 800, 0.1)] + [_task(rng, 800, 0.8) for _ in range(46)]
     results = [[r for r in fairness_gaps(*t, ["M", "F"], 1000, rng) if r.group == "F" and r.metric == "recall"][0]
@@ -183,7 +201,7 @@ def test_a_lone_strong_gap_survives_fdr_among_null_tasks():
     assert by_se[1:].sum() <= 1
 
 
-def test_normal_and_counted_p_values_agree_in_the_bulk_and_hold_the_level():
+def test_score_test_and_counted_p_values_agree_in_the_bulk_and_hold_the_level():
     rng = np.random.default_rng(3)
     pairs, flagged = [], 0
     for _ in range(200):  # no gap planted

@@ -50,7 +50,8 @@ def test_seat_rows_count_untrained_models_as_controls():
 
 
 def test_gap_rows_need_a_negative_bh_significant_gap():
-    truth = {"planted_recall_gaps": [{"attribute": "gender", "disadvantaged": "F", "phenotype": "Renal failure"}]}
+    truth = {"planted_recall_gaps": [{"attribute": "gender", "disadvantaged": "F", "phenotype": "Renal failure"}],
+             "phenotypes": {"Renal failure": {"type": "acute"}}}
     labels = {"pa_renal": "Renal failure", "pf_renal": "Renal failure", "pa_htn": "Hypertension"}
     gaps = pd.DataFrame({
         "model": "m", "task": ["pa_renal", "pf_renal", "pa_htn", "pa_renal"], "attribute": "gender",
@@ -67,14 +68,23 @@ def test_gap_rows_need_a_negative_bh_significant_gap():
     assert family.iloc[0]["binomial_p"] == pytest.approx(0.05) and family.iloc[0]["clean_at_level"]
 
 
-def test_control_family_is_the_binomial_tail():
+def test_control_family_is_the_binomial_tail_over_families():
+    """20 single tests, 3 flagged: P(X >= 3), X ~ Binomial(20, 0.05). Then a BH family of 10 gaps
+    with two flags counts once: 21 families, 4 flagged."""
     rows = pd.DataFrame({"study": "s", "effect": [f"c{i}" for i in range(20)], "truth": "control",
                          "recovered": [False, False, False] + [True] * 17})
+    rows["family"] = rows["effect"]
     family = control_family(rows).iloc[0]
     # P(X >= 3) for X ~ Binomial(20, 0.05) = 1 - (0.95^20 + 20 0.05 0.95^19 + 190 0.05^2 0.95^18)
     tail = 1 - (0.95 ** 20 + 20 * 0.05 * 0.95 ** 19 + 190 * 0.05 ** 2 * 0.95 ** 18)
     assert family["binomial_p"] == pytest.approx(tail) and family["flagged_controls"] == "c0; c1; c2"
     assert family["clean_at_level"] == (tail >= 0.05)
+    bh = pd.DataFrame({"study": "s", "effect": [f"g{i}" for i in range(10)], "truth": "control",
+                       "recovered": [False, False] + [True] * 8, "family": "m gender=F"})
+    both = control_family(pd.concat([rows, bh])).iloc[0]
+    assert (both["controls"], both["flagged"], both["families"], both["families_flagged"]) == (30, 5, 21, 4)
+    assert both["binomial_p"] == pytest.approx(1 - sum(
+        __import__("math").comb(21, k) * 0.05 ** k * 0.95 ** (21 - k) for k in range(4)))
 
 
 def test_logprob_rows_order_against_the_control_and_bound_the_untrained_model():
@@ -92,6 +102,9 @@ def test_logprob_rows_order_against_the_control_and_bound_the_untrained_model():
     assert decisions["unit"].tolist() == ["pre MALELEAN", "pre FEMALELEAN", "raw MALELEAN", "raw FEMALELEAN"]
     assert decisions["truth"].tolist() == ["planted", "planted", "control", "control"]
     assert decisions["flagged"].tolist() == [True, True, False, False]  # at 0.05: 0.001, 0.02, 0.5, 0.5
+    reversed_lean = table.assign(mean_difference=[-0.5, -0.2, 0.1, 0.0001, -0.01, 0.0])  # MALELEAN below CONTROL
+    flags = logprob_decisions(reversed_lean, truth, ["pre"], ["raw"])["flagged"].tolist()
+    assert flags == [False, True, False, False]  # p 0.001 on the wrong side is not a detection
 
 
 def _fairness(mismatch_original, p_original, group, mismatch_augmented, control_p):

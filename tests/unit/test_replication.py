@@ -63,17 +63,24 @@ def test_rios_decisions_follow_the_truth():
 
 
 def test_gap_decisions_count_the_planted_group_and_leave_its_mirror_out():
-    truth = {"planted_recall_gaps": [{"attribute": "gender", "disadvantaged": "F", "phenotype": "Renal failure"}]}
-    labels = {"pf_renal": "Renal failure", "pf_sepsis": "Sepsis"}
+    truth = {"planted_recall_gaps": [{"attribute": "gender", "disadvantaged": "F", "phenotype": "Renal failure"}],
+             "phenotypes": {"Renal failure": {"type": "acute"}}}
+    labels = {"pf_renal": "Renal failure", "pf_sepsis": "Sepsis", "pf_any_acute": "any_acute"}
+    # the last three carry the plant without being it: an intersection with gender on the planted task,
+    # and the planted attribute and its intersection on the aggregate task the phenotype feeds
     gaps = pd.DataFrame({
-        "model": "m", "task": ["pf_renal", "pf_renal", "pf_sepsis", "pf_sepsis", "pf_renal"],
-        "attribute": ["gender", "gender", "gender", "gender", "language"], "group": ["F", "M", "F", "M", "ENGL"],
-        "metric": "recall", "gap": [-0.8, 0.8, 0.01, -0.01, 0.05], "p_value": [1e-9, 1e-9, 0.9, 0.9, 0.5],
-        "p_bootstrap": [0.002, 0.002, 0.9, 0.9, 0.5], "significant": [True, True, False, False, False],
+        "model": "m", "task": ["pf_renal", "pf_renal", "pf_sepsis", "pf_sepsis", "pf_renal", "pf_renal", "pf_any_acute",
+                               "pf_any_acute"],
+        "attribute": ["gender", "gender", "gender", "gender", "language", "gender x ethnicity", "gender",
+                      "gender x ethnicity"], "group": ["F", "M", "F", "M", "ENGL", "F & WHITE", "F", "M & WHITE"],
+        "metric": "recall", "gap": [-0.8, 0.8, 0.01, -0.01, 0.05, -0.7, -0.3, 0.3],
+        "p_value": [1e-9, 1e-9, 0.9, 0.9, 0.5, 1e-6, 1e-3, 1e-3],
+        "p_bootstrap": [0.002, 0.002, 0.9, 0.9, 0.5, 0.002, 0.002, 0.002],
+        "significant": [True, True, False, False, False, True, True, True],
     })
     gaps["p_bh"], gaps["significant_bh"] = gaps["p_value"], gaps["p_value"] < 0.05
     decisions = gap_decisions(gaps, truth, labels)
-    se = decisions[decisions["p_kind"] == "SE-based p, BH"]
+    se = decisions[decisions["p_kind"] == "score-test p, BH"]
     assert se["unit"].tolist() == ["m pf_renal gender=F", "m pf_sepsis gender=F", "m pf_sepsis gender=M",
                                    "m pf_renal language=ENGL"]
     assert se["truth"].tolist() == ["planted", "control", "control", "control"]

@@ -73,29 +73,38 @@ def seat_decisions(seat: pd.DataFrame, plm_truth: Mapping[str, Any], level: floa
 def recall_gap_truth(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str]) -> pd.DataFrame:
     """The defined recall gaps of every model, task, attribute and group with a ``truth`` column:
     planted for the disadvantaged group of each planted recall gap on every task whose label
-    (``task_labels``: task id -> phenotype, from tasks.csv) is its phenotype, control elsewhere. The
-    other group of a two-group attribute on a planted task mirrors the planted gap and is left out."""
+    (``task_labels``: task id -> phenotype, from tasks.csv) is its phenotype, control elsewhere.
+    Left out, being neither: the other groups of the planted attribute on those tasks (a two-group
+    gap mirrors the planted one), the groups of intersections with the planted attribute there
+    ("gender x ethnicity": F & WHITE carries the plant), and the same attributes on the aggregate
+    tasks the phenotype feeds (any_<type>, any_disease)."""
     recall = gaps[(gaps["metric"] == "recall") & gaps["gap"].notna()].copy()
-    planted_units, mirrored = set(), set()
+    label = recall["task"].map(task_labels)
+    components = recall["attribute"].str.split(" x ")
+    planted_units, left_out = set(), set()
     for plant in mimic_truth["planted_recall_gaps"]:
-        on_task = recall["task"].map(task_labels) == plant["phenotype"]
-        for index in recall.index[on_task & (recall["attribute"] == plant["attribute"])]:
-            (planted_units if recall.at[index, "group"] == plant["disadvantaged"] else mirrored).add(index)
-    recall = recall.drop(index=list(mirrored))
+        kind = mimic_truth["phenotypes"][plant["phenotype"]]["type"]
+        involves = components.map(lambda parts, a=plant["attribute"]: a in parts).astype(bool)
+        touched = label.isin([plant["phenotype"], f"any_{kind}", "any_disease"]) & involves
+        exact = (label == plant["phenotype"]) & (recall["attribute"] == plant["attribute"]) & (
+            recall["group"] == plant["disadvantaged"])
+        planted_units |= set(recall.index[exact])
+        left_out |= set(recall.index[touched & ~exact])
+    recall = recall.drop(index=list(left_out - planted_units))
     recall["truth"] = ["planted" if i in planted_units else "control" for i in recall.index]
     return recall
 
 
 def gap_decisions(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str],
                   alpha: float = 0.05) -> pd.DataFrame:
-    """Recall gaps as ``recall_gap_truth`` marks them. Flags: BH over the SE-based p (what Table C3
+    """Recall gaps as ``recall_gap_truth`` marks them. Flags: BH over the score-test p (what Table C3
     uses), BH over the counted p (floored at 2/(R+1)), and the uncorrected 95% interval."""
     recall = recall_gap_truth(gaps, mimic_truth, task_labels)
     counted = benjamini_hochberg_by(recall, "p_bootstrap", ["model", "attribute", "group"], alpha)[1].to_numpy()
     rows = []
     for k, (_, r) in enumerate(recall.iterrows()):
         unit = f"{r['model']} {r['task']} {r['attribute']}={r['group']}"
-        for kind, p, flagged in (("SE-based p, BH", r["p_bh"], bool(r["significant_bh"])),
+        for kind, p, flagged in (("score-test p, BH", r["p_bh"], bool(r["significant_bh"])),
                                  ("counted p, BH", r["p_bootstrap"], bool(counted[k])),
                                  ("95% interval excludes 0, uncorrected", np.nan, bool(r["significant"]))):
             rows.append(["fairness recall gap", "hurtful demo world (57 tasks)", unit, r["truth"], kind, p, flagged, alpha])
@@ -153,11 +162,13 @@ def combine(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
 
 # --- planted recovery: does the demo world's run find what it planted and nothing else? ---------
 
-RECOVERY_COLUMNS = ["study", "effect", "truth", "where", "criterion", "observed", "recovered"]
+# family: the controls tested together (one BH family of recall gaps; every other test alone)
+RECOVERY_COLUMNS = ["study", "effect", "truth", "where", "criterion", "observed", "recovered", "family"]
 
 
-def _row(study: str, effect: str, truth: str, where: str, criterion: str, observed: str, recovered: bool) -> list:
-    return [study, effect, truth, where, criterion, observed, bool(recovered)]
+def _row(study: str, effect: str, truth: str, where: str, criterion: str, observed: str, recovered: bool,
+         family: str | None = None) -> list:
+    return [study, effect, truth, where, criterion, observed, bool(recovered), family or effect]
 
 
 def rios_recovery(table: pd.DataFrame, trends: pd.DataFrame, pubmed_truth: Mapping[str, Any]) -> pd.DataFrame:
@@ -224,7 +235,7 @@ def gap_recovery(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels
                              bool(r["significant_bh"]) and r["gap"] < 0))
         else:
             rows.append(_row("hurtful", unit, "control", "<model>/gaps.parquet", "not significant after BH", observed,
-                             not r["significant_bh"]))
+                             not r["significant_bh"], f"{r['model']} {r['attribute']}={r['group']} (BH over tasks)"))
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
 
 
@@ -289,16 +300,22 @@ def logprob_model_roles(logprob_models: Sequence[str], variants: Sequence[str], 
 def logprob_decisions(table: pd.DataFrame, logprob_truth: Mapping[str, Any], pretrained: Sequence[str],
                       untrained: Sequence[str], level: float = 0.05) -> pd.DataFrame:
     """Table 3's Mann-Whitney p of each leaning category against the control category (gender set):
-    planted on the pretrained models, control on the untrained one (it learned nothing)."""
+    planted on the pretrained models (found only on the side of the category's lean), control on
+    the untrained one (it learned nothing)."""
     control = logprob_truth["control_category"]
-    gender = table[(table["target_set"] == "gender") & (table["category"] != control)]
+    gender = table[table["target_set"] == "gender"]
+    reference = gender[gender["category"] == control].set_index("model")["mean_difference"]
     rows = []
-    for r in gender.itertuples(index=False):
+    for r in gender[gender["category"] != control].itertuples(index=False):
         truth = "planted" if r.model in pretrained else "control" if r.model in untrained else None
-        if truth is not None and r.category in logprob_truth["categories"]:
-            rows.append(["log-probability score", "hurtful demo world (Table 3, gender)", f"{r.model} {r.category}",
-                         truth, "Mann-Whitney vs control category", r.mannwhitney_vs_control_p,
-                         r.mannwhitney_vs_control_p < level, level])
+        if truth is None or r.category not in logprob_truth["categories"]:
+            continue
+        flagged = r.mannwhitney_vs_control_p < level
+        if truth == "planted":
+            sign = 1 if logprob_truth["categories"][r.category]["lean"] == "male" else -1
+            flagged = flagged and sign * (r.mean_difference - reference[r.model]) > 0
+        rows.append(["log-probability score", "hurtful demo world (Table 3, gender)", f"{r.model} {r.category}",
+                     truth, "Mann-Whitney vs control category", r.mannwhitney_vs_control_p, bool(flagged), level])
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 
 
@@ -357,18 +374,20 @@ def corpus_embeddings(embeddings: Mapping[str, Mapping[str, Any]], corpora: Sequ
 
 
 def control_family(recovery: pd.DataFrame, level: float = 0.05) -> pd.DataFrame:
-    """Per study, the controls flagged against what chance allows at ``level``: with n independent
-    controls each flagged with probability ``level``, the one-sided binomial p of seeing at least
-    the observed number (``clean_at_level``: that p >= 0.05). Where the controls are tested after
-    BH or Bonferroni the chance of a flag is smaller still, so this is a lenient ceiling."""
+    """Per study, the control families with a flag against what chance allows at ``level``. A
+    family is one test, or the controls one correction is applied over (a BH family of recall
+    gaps): under no effect, each family has at most a ``level`` chance of any flag, so with n
+    families the number flagged is at most Binomial(n, level); ``binomial_p`` is the one-sided p of
+    seeing at least the observed number, and ``clean_at_level`` that p >= 0.05."""
     from scipy.stats import binom
 
     rows = []
     for study, part in recovery[recovery["truth"] == "control"].groupby("study", sort=False):
-        flagged = int((~part["recovered"]).sum())
-        n = len(part)
+        by_family = (~part["recovered"]).groupby(part["family"], sort=False).any()
+        flagged, n = int(by_family.sum()), len(by_family)
         p = float(binom.sf(flagged - 1, n, level)) if flagged else 1.0
-        rows.append({"study": study, "controls": n, "flagged": flagged, "expected_by_chance": n * level,
+        rows.append({"study": study, "controls": len(part), "flagged": int((~part["recovered"]).sum()),
+                     "families": n, "families_flagged": flagged, "expected_by_chance": n * level,
                      "binomial_p": p, "clean_at_level": p >= 0.05,
                      "flagged_controls": "; ".join(part.loc[~part["recovered"], "effect"])})
     return pd.DataFrame(rows)
