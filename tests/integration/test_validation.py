@@ -71,8 +71,10 @@ def test_recovery_lists_every_planted_effect_of_the_truth_file(recovery, demo_tr
     planted = rows[rows["truth"] == "planted"]
     per_study = planted.groupby("study").size().to_dict()
     pubmed, plm, mental = demo_truth["pubmed"], demo_truth["plm"], demo_truth["mental"]
-    planted_decades = sum(s > 0 for pair in pubmed["planted_pairs"] for s in pair["strengths"])
-    assert per_study["rios"] == planted_decades + len(pubmed["planted_pairs"])  # decades + one trend each
+    weat_tests = set(pd.read_csv(demo_run / "results" / "rios" / "fig1_weat.csv")["test"])
+    weat_pairs = [pair for pair in pubmed["planted_pairs"] if pair["name"] in weat_tests]  # not the RIPA lean pairs
+    planted_decades = sum(s > 0 for pair in weat_pairs for s in pair["strengths"])
+    assert per_study["rios"] == planted_decades + len(weat_pairs) == 30  # decades + one trend each
     assert per_study["plm"] == len(plm["trained_models"]) * len(plm["seat_planted"])
     config = __import__("yaml").safe_load((demo_run / "config.yaml").read_text())
     leaning = [c for c in demo_truth["logprob"]["categories"] if c != demo_truth["logprob"]["control_category"]]
