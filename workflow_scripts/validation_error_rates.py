@@ -2,6 +2,7 @@
 
 import pandas as pd
 
+from medbias.downstream import read_model_gaps
 from medbias.jsonio import read_json
 from medbias.logs import setup_rule_logging
 from medbias.plots import plot_error_rates
@@ -24,7 +25,7 @@ p = snakemake.params
 out = snakemake.output
 truth = read_json(snakemake.input.truth)
 tasks = pd.read_csv(snakemake.input.tasks)
-gaps = pd.concat([pd.read_parquet(f).assign(model=m) for m, f in zip(p.models, snakemake.input.gaps)], ignore_index=True)
+gaps = read_model_gaps(p.models, snakemake.input.gaps)
 log.info("constructed null worlds: %d per kind, %d null draws each", p.null_worlds, p.null_draws)
 decisions = combine([
     rios_weat_decisions(pd.read_csv(snakemake.input.weat_seeds), truth["pubmed"]),

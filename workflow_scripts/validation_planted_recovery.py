@@ -2,6 +2,7 @@
 
 import pandas as pd
 
+from medbias.downstream import read_model_gaps
 from medbias.jsonio import read_json
 from medbias.logs import setup_rule_logging
 from medbias.tables import markdown_table
@@ -23,7 +24,7 @@ p = snakemake.params
 out = snakemake.output
 truth = read_json(snakemake.input.truth)
 tasks = pd.read_csv(snakemake.input.tasks)
-gaps = pd.concat([pd.read_parquet(f).assign(model=m) for m, f in zip(p.models, snakemake.input.gaps)], ignore_index=True)
+gaps = read_model_gaps(p.models, snakemake.input.gaps)
 pretrained, untrained = logprob_model_roles(p.logprob_models, p.variants, p.base_model)
 recovery = combine([
     rios_recovery(pd.read_csv(snakemake.input.weat), pd.read_csv(snakemake.input.weat_trend), truth["pubmed"]),

@@ -103,6 +103,12 @@ def gap_table(predictions: pd.DataFrame, tasks: Sequence[str], attributes: Seque
     return table, cell_table
 
 
+def read_model_gaps(models: Sequence[str], paths: Sequence[str]) -> pd.DataFrame:
+    """Every model's gaps.parquet (``gap_table``'s output) in one frame with a ``model`` column."""
+    return pd.concat([pd.read_parquet(path).assign(model=model) for model, path in zip(models, paths)],
+                     ignore_index=True)
+
+
 def significance_counts(gaps: pd.DataFrame, significant: str = "significant") -> pd.DataFrame:
     """Per attribute and group, for each metric: the number of tasks with a significant gap and the
     percentage of those favouring the group (gap > 0), as 'N (P%)' (Table 4's cells)."""
