@@ -8,8 +8,9 @@ test rejected at its level. ``error_rates`` pools them per test, source, p-value
 with Clopper-Pearson 95% intervals (``replication.error_rate``).
 
 Sources: the rios study's seed replicates (WEAT), the plm study's SEAT (the untrained model's every
-test counts as a control: it learned nothing), the hurtful study's fairness gaps after BH, the mental
-study's counterfactual mismatch (McNemar's exact test of its direction), and null
+test counts as a control: it learned nothing), the hurtful study's fairness gaps after BH and its
+Table 3 log-probability score, the mental study's counterfactual mismatch (McNemar's exact test of
+its direction), and null
 worlds constructed here (isotropic random vectors, exchangeable or clustered target words) that
 measure the engine's calibration with as many worlds as one asks for.
 
