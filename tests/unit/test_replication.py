@@ -81,11 +81,11 @@ def test_gap_decisions_count_the_planted_group_and_leave_its_mirror_out():
     gaps["p_bh"], gaps["significant_bh"] = gaps["p_value"], gaps["p_value"] < 0.05
     decisions = gap_decisions(gaps, truth, labels)
     se = decisions[decisions["p_kind"] == "score-test p, BH"]
-    assert se["unit"].tolist() == ["m pf_renal gender=F", "m pf_sepsis gender=F", "m pf_sepsis gender=M",
-                                   "m pf_renal language=ENGL"]
-    assert se["truth"].tolist() == ["planted", "control", "control", "control"]
+    # language on the planted task is left out too: a language group with more women inherits the gap
+    assert se["unit"].tolist() == ["m pf_renal gender=F", "m pf_sepsis gender=F", "m pf_sepsis gender=M"]
+    assert se["truth"].tolist() == ["planted", "control", "control"]
     counted = decisions[decisions["p_kind"] == "counted p, BH"]
-    assert counted["flagged"].tolist() == [True, False, False, False]  # BH per (model, attribute, group)
+    assert counted["flagged"].tolist() == [True, False, False]  # BH per (model, attribute, group)
 
 
 def test_null_worlds_show_the_permutation_test_anti_conservative_on_clustered_targets():

@@ -75,18 +75,17 @@ def recall_gap_truth(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_la
     """The defined recall gaps of every model, task, attribute and group with a ``truth`` column:
     planted for the disadvantaged group of each planted recall gap on every task whose label
     (``task_labels``: task id -> phenotype, from tasks.csv) is its phenotype, control elsewhere.
-    Left out, being neither: the other groups of the planted attribute on those tasks (a two-group
-    gap mirrors the planted one), the groups of intersections with the planted attribute there
-    ("gender x ethnicity": F & WHITE carries the plant), and the same attributes on the aggregate
-    tasks the phenotype feeds (any_<type>, any_disease)."""
+    Left out, being neither: every other gap on those tasks and on the aggregate tasks the phenotype
+    feeds (any_<type>, any_disease). The other group of a two-group attribute mirrors the planted
+    gap, an intersection with the planted attribute carries it (F & WHITE), and any attribute whose
+    groups differ in their share of the disadvantaged group inherits part of it (ethnicity, where
+    one ethnicity has more women)."""
     recall = gaps[(gaps["metric"] == "recall") & gaps["gap"].notna()].copy()
     label = recall["task"].map(task_labels)
-    components = recall["attribute"].str.split(" x ")
     planted_units, left_out = set(), set()
     for plant in mimic_truth["planted_recall_gaps"]:
         kind = mimic_truth["phenotypes"][plant["phenotype"]]["type"]
-        involves = components.map(lambda parts, a=plant["attribute"]: a in parts).astype(bool)
-        touched = label.isin([plant["phenotype"], f"any_{kind}", "any_disease"]) & involves
+        touched = label.isin([plant["phenotype"], f"any_{kind}", "any_disease"])
         exact = (label == plant["phenotype"]) & (recall["attribute"] == plant["attribute"]) & (
             recall["group"] == plant["disadvantaged"])
         planted_units |= set(recall.index[exact])
