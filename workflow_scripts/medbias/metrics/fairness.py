@@ -80,13 +80,21 @@ def safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
         return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan)
 
 
+# Table 2's rates as (cells counted as successes, cells counted as trials):
+# parity (TP+FP)/N, recall TP/(TP+FN), specificity TN/(TN+FP)
+RATE_PARTS = {"parity": (("tp", "fp"), ("tp", "fp", "fn", "tn")), "recall": (("tp",), ("tp", "fn")),
+              "specificity": (("tn",), ("tn", "fp"))}
+
+
+def rate_parts(counts: dict[str, np.ndarray], metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """``metric``'s successes and trials per group (``RATE_PARTS``) from ``group_counts``."""
+    top, bottom = RATE_PARTS[metric]
+    return sum(counts[c] for c in top), sum(counts[c] for c in bottom)
+
+
 def group_rates(counts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Table 2's rates per group: parity (TP+FP)/N, recall TP/(TP+FN), specificity TN/(TN+FP)."""
-    return {
-        "parity": safe_ratio(counts["tp"] + counts["fp"], counts["n"]),
-        "recall": safe_ratio(counts["tp"], counts["tp"] + counts["fn"]),
-        "specificity": safe_ratio(counts["tn"], counts["tn"] + counts["fp"]),
-    }
+    return {metric: safe_ratio(*rate_parts(counts, metric)) for metric in RATE_PARTS}
 
 
 def farthest_groups(rates: np.ndarray) -> np.ndarray:
@@ -164,16 +172,6 @@ def pooled_rate_p(successes: float, trials: float, other_successes: float, other
     return float(2 * norm.sf(abs(difference) / np.sqrt(variance)))
 
 
-# the count of 'successes' each metric's rate is made of, and of its trials
-RATE_PARTS = {"parity": (("tp", "fp"), ("tp", "fp", "fn", "tn")), "recall": (("tp",), ("tp", "fn")),
-              "specificity": (("tn",), ("tn", "fp"))}
-
-
-def _rate_parts(counts: dict[str, np.ndarray], metric: str, k: int) -> tuple[float, float]:
-    top, bottom = RATE_PARTS[metric]
-    return float(sum(counts[c][k] for c in top)), float(sum(counts[c][k] for c in bottom))
-
-
 def two_sided_p(replicates: np.ndarray) -> float:
     """Two-sided bootstrap p-value of 'gap = 0': twice the smaller share of defined replicates at or
     beyond 0 on either side, (k + 1) / (R + 1) each, capped at 1."""
@@ -229,6 +227,9 @@ def fairness_gaps(predicted: np.ndarray, label: np.ndarray, groups: Sequence[str
     rates = eligible_rates(counts, eligible)
     observed = {m: multigroup_gaps(rates[m]) for m in GAP_METRICS}
     comparators = {m: farthest_groups(rates[m]) for m in GAP_METRICS}
+    successes, trials = {}, {}
+    for m in GAP_METRICS:
+        successes[m], trials[m] = rate_parts(counts, m)
     replicates = bootstrap_gaps(predicted, label, group_index, len(order), within_label_resamples(label, n_replicates, rng),
                                 eligible)
     results = []
@@ -241,8 +242,8 @@ def fairness_gaps(predicted: np.ndarray, label: np.ndarray, groups: Sequence[str
                 group=str(group), metric=metric,
                 compared_with=str(order[comparators[metric][k]]) if np.isfinite(gap) else "",
                 gap=gap, ci_low=low, ci_high=high,
-                p_value=pooled_rate_p(*_rate_parts(counts, metric, k), *_rate_parts(counts, metric, comparators[metric][k]))
-                if np.isfinite(gap) else float("nan"),
+                p_value=pooled_rate_p(successes[metric][k], trials[metric][k], successes[metric][comparators[metric][k]],
+                                      trials[metric][comparators[metric][k]]) if np.isfinite(gap) else float("nan"),
                 significant=bool(np.isfinite(gap) and (low > 0 or high < 0)),
                 undefined_replicates=int(np.sum(~np.isfinite(column))) if np.isfinite(gap) else 0,
                 n=int(sizes["rows"][k]), positives=int(sizes["positives"][k]),
