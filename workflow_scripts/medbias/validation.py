@@ -239,6 +239,21 @@ def gap_recovery(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
 
 
+def logprob_distances(table: pd.DataFrame, logprob_truth: Mapping[str, Any]) -> pd.DataFrame:
+    """Table 3 (gender set), one row per model and leaning category of the truth file: its mean
+    difference minus the control category's (``distance``), the Mann-Whitney p against the control,
+    and ``on_lean_side`` (distance > 0 for a male lean, < 0 for a female one)."""
+    control = logprob_truth["control_category"]
+    gender = table[table["target_set"] == "gender"]
+    reference = gender[gender["category"] == control].set_index("model")["mean_difference"]
+    cells = gender[(gender["category"] != control) & gender["category"].isin(list(logprob_truth["categories"]))]
+    lean = cells["category"].map(lambda c: logprob_truth["categories"][c]["lean"])
+    distance = cells["mean_difference"] - cells["model"].map(reference)
+    return pd.DataFrame({"model": cells["model"], "category": cells["category"], "lean": lean, "distance": distance,
+                         "p": cells["mannwhitney_vs_control_p"],
+                         "on_lean_side": distance * lean.map({"male": 1, "female": -1}) > 0})
+
+
 def logprob_recovery(table: pd.DataFrame, logprob_truth: Mapping[str, Any], pretrained: Sequence[str],
                      untrained: Sequence[str], level: float = 0.01) -> pd.DataFrame:
     """Table 3 (gender): on every model pretrained on the demo notes, each leaning category's mean
@@ -247,29 +262,18 @@ def logprob_recovery(table: pd.DataFrame, logprob_truth: Mapping[str, Any], pret
     1% of the pretrained models' largest such distance (Mann-Whitney ranks even the tiny,
     systematic differences of random weights, so size is the claim there)."""
     control = logprob_truth["control_category"]
-    gender = table[table["target_set"] == "gender"]
-    rows, reach = [], 0.0
-    for model in pretrained:
-        cells = gender[gender["model"] == model].set_index("category")
-        for category, info in logprob_truth["categories"].items():
-            if category == control or category not in cells.index:
-                continue
-            distance = cells.at[category, "mean_difference"] - cells.at[control, "mean_difference"]
-            reach = max(reach, abs(distance))
-            p = cells.at[category, "mannwhitney_vs_control_p"]
-            sign = 1 if info["lean"] == "male" else -1
-            rows.append(_row("hurtful", f"{model}: {category} leans {info['lean']} vs {control}", "planted",
-                             "table3_logprob_long.csv", f"on the {info['lean']} side, Mann-Whitney p < {level}",
-                             f"distance {distance:+.4f}, p {p:.3g}", sign * distance > 0 and p < level))
-    for model in untrained:
-        cells = gender[gender["model"] == model].set_index("category")
-        for category in logprob_truth["categories"]:
-            if category == control or category not in cells.index:
-                continue
-            distance = cells.at[category, "mean_difference"] - cells.at[control, "mean_difference"]
-            rows.append(_row("hurtful", f"{model} (untrained): {category} vs {control}", "control",
-                             "table3_logprob_long.csv", "|distance| < 1% of the pretrained models' largest",
-                             f"distance {distance:+.6f}", abs(distance) < 0.01 * reach))
+    distances = logprob_distances(table, logprob_truth)
+    trained = distances[distances["model"].isin(list(pretrained))]
+    reach = float(trained["distance"].abs().max()) if len(trained) else 0.0
+    rows = []
+    for r in trained.itertuples(index=False):
+        rows.append(_row("hurtful", f"{r.model}: {r.category} leans {r.lean} vs {control}", "planted",
+                         "table3_logprob_long.csv", f"on the {r.lean} side, Mann-Whitney p < {level}",
+                         f"distance {r.distance:+.4f}, p {r.p:.3g}", r.on_lean_side and r.p < level))
+    for r in distances[distances["model"].isin(list(untrained))].itertuples(index=False):
+        rows.append(_row("hurtful", f"{r.model} (untrained): {r.category} vs {control}", "control",
+                         "table3_logprob_long.csv", "|distance| < 1% of the pretrained models' largest",
+                         f"distance {r.distance:+.6f}", abs(r.distance) < 0.01 * reach))
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
 
 
@@ -302,20 +306,14 @@ def logprob_decisions(table: pd.DataFrame, logprob_truth: Mapping[str, Any], pre
     """Table 3's Mann-Whitney p of each leaning category against the control category (gender set):
     planted on the pretrained models (found only on the side of the category's lean), control on
     the untrained one (it learned nothing)."""
-    control = logprob_truth["control_category"]
-    gender = table[table["target_set"] == "gender"]
-    reference = gender[gender["category"] == control].set_index("model")["mean_difference"]
     rows = []
-    for r in gender[gender["category"] != control].itertuples(index=False):
+    for r in logprob_distances(table, logprob_truth).itertuples(index=False):
         truth = "planted" if r.model in pretrained else "control" if r.model in untrained else None
-        if truth is None or r.category not in logprob_truth["categories"]:
+        if truth is None:
             continue
-        flagged = r.mannwhitney_vs_control_p < level
-        if truth == "planted":
-            sign = 1 if logprob_truth["categories"][r.category]["lean"] == "male" else -1
-            flagged = flagged and sign * (r.mean_difference - reference[r.model]) > 0
+        flagged = r.p < level and (r.on_lean_side or truth == "control")
         rows.append(["log-probability score", "hurtful demo world (Table 3, gender)", f"{r.model} {r.category}",
-                     truth, "Mann-Whitney vs control category", r.mannwhitney_vs_control_p, bool(flagged), level])
+                     truth, "Mann-Whitney vs control category", r.p, bool(flagged), level])
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 
 
