@@ -46,7 +46,7 @@ def test_error_rate_is_clopper_pearson():
 
 
 def test_rios_decisions_follow_the_truth():
-    truth = {"planted_pairs": [{"name": "career", "strengths": [0.5, 0.0]}]}
+    truth = {"decades": [{"decade": "1960"}, {"decade": "2010"}], "planted_pairs": [{"name": "career", "strengths": [0.5, 0.0]}]}
     seeds = pd.DataFrame({
         "decade": ["1960", "1960", "2010", "2010", "1960"], "test": ["career", "weapons", "career", "weapons", "career"],
         "replicate": [0, 0, 0, 0, 1], "control": [False, True, False, True, False],

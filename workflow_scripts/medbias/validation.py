@@ -35,11 +35,16 @@ from medbias.replication import error_rate
 DECISION_COLUMNS = ["test", "source", "unit", "truth", "p_kind", "p", "flagged", "level"]
 
 
+def planted_strengths(pubmed_truth: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """Planted pair -> decade label -> planted strength, from the truth file's own decade labels."""
+    decades = [d["decade"] for d in pubmed_truth["decades"]]
+    return {p["name"]: dict(zip(decades, p["strengths"])) for p in pubmed_truth["planted_pairs"]}
+
+
 def rios_weat_decisions(seeds: pd.DataFrame, pubmed_truth: Mapping[str, Any], level: float = 0.05) -> pd.DataFrame:
     """Every decade x WEAT test x seed: planted where the truth plants the test with strength > 0 in
     that decade, control for the control tests and for every test in a decade of strength 0."""
-    decades = list(dict.fromkeys(seeds["decade"]))
-    strengths = {p["name"]: dict(zip(decades, p["strengths"])) for p in pubmed_truth["planted_pairs"]}
+    strengths = planted_strengths(pubmed_truth)
     rows = []
     for r in seeds.itertuples(index=False):
         strength = 0.0 if r.control else strengths.get(r.test, {}).get(r.decade, 0.0)
@@ -176,8 +181,7 @@ def rios_recovery(table: pd.DataFrame, trends: pd.DataFrame, pubmed_truth: Mappi
     significant with a positive mean difference in every decade where it is planted, and nothing
     is significant where nothing is planted (control pairs; planted pairs in their null decade);
     the trend over decades falls for every planted pair and is flat (p >= 0.05) for the controls."""
-    decades = [d["decade"] for d in pubmed_truth["decades"]]
-    strengths = {p["name"]: dict(zip(decades, p["strengths"])) for p in pubmed_truth["planted_pairs"]}
+    strengths = planted_strengths(pubmed_truth)
     rows = []
     for r in table.itertuples(index=False):
         strength = 0.0 if r.control else strengths.get(r.test, {}).get(r.decade, 0.0)
