@@ -171,6 +171,16 @@ def figure_a1_model():
     )
 
 
+def downstream_replicate_gaps():
+    """The gaps of every model's classifier seed replicates r >= 1, model-major (replicate 0 is
+    {model}/gaps.parquet)."""
+    return [
+        f"{DOWNSTREAM_DIR}/{model}/replicate{r}/gaps.parquet"
+        for model in DOWNSTREAM["models"]
+        for r in range(1, DOWNSTREAM["replicates"])
+    ]
+
+
 def downstream_tables():
     """Every file the downstream tables rule writes."""
     names = [
@@ -181,6 +191,7 @@ def downstream_tables():
     ]
     files = [f"{DOWNSTREAM_DIR}/{n}.{ext}" for n in names for ext in ("csv", "md")]
     files.append(f"{DOWNSTREAM_DIR}/tableA2_performance_long.csv")
+    files.append(f"{DOWNSTREAM_DIR}/gap_seeds.csv")
     for name, figure in DOWNSTREAM["figures"].items():
         files += [
             f"{DOWNSTREAM_DIR}/{name}_gaps_{figure['attribute']}.{ext}"

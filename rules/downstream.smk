@@ -66,8 +66,24 @@ rule hurtful_classify:
         batch_size=DOWNSTREAM["batch_size"],
         learning_rate=DOWNSTREAM["learning_rate"],
         seed=config["seed"] + 600,
+        replicate=0,
     script:
         f"{SCRIPTS}/hurtful_classify.py"
+
+
+# classifier seed replicates r >= 1 (replicate 0 is hurtful_classify's own output)
+use rule hurtful_classify as hurtful_classify_replicate with:
+    output:
+        predictions=f"{DOWNSTREAM_DIR}/{{model}}/replicate{{replicate}}/test_predictions.parquet",
+        selection=f"{DOWNSTREAM_DIR}/{{model}}/replicate{{replicate}}/selection.csv",
+        grid=f"{DOWNSTREAM_DIR}/{{model}}/replicate{{replicate}}/grid.csv",
+        classifiers=f"{DOWNSTREAM_DIR}/{{model}}/replicate{{replicate}}/classifiers.pt",
+    log:
+        f"{LOGS}/hurtful/classify_{{model}}_replicate{{replicate}}.log",
+    benchmark:
+        f"{BENCHMARKS}/hurtful/classify_{{model}}_replicate{{replicate}}.tsv"
+    params:
+        replicate=lambda wc: int(wc.replicate),
 
 
 rule hurtful_gaps:
@@ -98,6 +114,20 @@ rule hurtful_gaps:
         f"{SCRIPTS}/hurtful_gaps.py"
 
 
+use rule hurtful_gaps as hurtful_gaps_replicate with:
+    input:
+        predictions=f"{DOWNSTREAM_DIR}/{{model}}/replicate{{replicate}}/test_predictions.parquet",
+        tasks=f"{MIMIC}/tasks.csv",
+    output:
+        gaps=f"{DOWNSTREAM_DIR}/{{model}}/replicate{{replicate}}/gaps.parquet",
+        cells=f"{DOWNSTREAM_DIR}/{{model}}/replicate{{replicate}}/intersectional_cells.csv",
+        performance=f"{DOWNSTREAM_DIR}/{{model}}/replicate{{replicate}}/performance.csv",
+    log:
+        f"{LOGS}/hurtful/gaps_{{model}}_replicate{{replicate}}.log",
+    benchmark:
+        f"{BENCHMARKS}/hurtful/gaps_{{model}}_replicate{{replicate}}.tsv"
+
+
 rule hurtful_downstream_tables:
     input:
         gaps=expand(
@@ -110,6 +140,7 @@ rule hurtful_downstream_tables:
         performance=expand(
             f"{DOWNSTREAM_DIR}/{{model}}/performance.csv", model=DOWNSTREAM["models"]
         ),
+        replicate_gaps=downstream_replicate_gaps(),
         tasks=f"{MIMIC}/tasks.csv",
     output:
         downstream_tables(),
@@ -129,5 +160,6 @@ rule hurtful_downstream_tables:
         figures=DOWNSTREAM["figures"],
         debiased_tables=downstream_debiased_tables(),
         figure_a1_model=figure_a1_model(),
+        replicates=DOWNSTREAM["replicates"],
     script:
         f"{SCRIPTS}/hurtful_downstream_tables.py"

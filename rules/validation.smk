@@ -57,6 +57,7 @@ rule validation_planted_recovery:
         gaps=expand(
             f"{DOWNSTREAM_DIR}/{{model}}/gaps.parquet", model=DOWNSTREAM["models"]
         ),
+        gap_seeds=f"{DOWNSTREAM_DIR}/gap_seeds.csv",
         logprob=f"{HURTFUL}/table3_logprob_long.csv",
         fairness=f"{MENTAL}/table5_fairness_long.csv",
         direct_bias=f"{MENTAL}/fig2_direct_bias.csv",

@@ -3,6 +3,7 @@
 probabilities per sample with c tuned on validation, the configuration with the best validation AUPRC
 kept with its own parameters, threshold at the best validation F1. Writes the test predictions
 (sample id, probability, label, prediction, protected attributes) for the fairness analysis.
+Replicate r > 0 repeats all of it under a derived seed (medbias.replication.replicate_seed).
 """
 
 import json
@@ -21,6 +22,7 @@ from medbias.classify import (
     task_windows,
 )
 from medbias.logs import setup_rule_logging
+from medbias.replication import replicate_seed
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -34,7 +36,9 @@ windows = pd.read_parquet(snakemake.input.windows)
 tasks = pd.read_csv(snakemake.input.tasks)
 grid = network_grid(p.grid["layers"], p.grid["width_ratio"], p.grid["dropout"])
 training = {"max_epochs": p.max_epochs, "patience": p.patience, "batch_size": p.batch_size, "learning_rate": p.learning_rate}
-log.info("%s: %d tasks, %d windows x %d features, grid of %d", p.model, len(tasks), *features.shape, len(grid))
+seed = replicate_seed(p.seed, p.replicate)  # replicate 0 keeps the configured seed
+log.info("%s, classifier seed replicate %d (seed %d): %d tasks, %d windows x %d features, grid of %d", p.model,
+         p.replicate, seed, len(tasks), *features.shape, len(grid))
 
 predictions, selections, grids, classifiers = [], [], [], {}
 started = time.time()
@@ -45,7 +49,7 @@ for k, task in enumerate(tasks.itertuples(index=False)):
     x = design_matrix(rows, features, is_train)
     y = rows["label"].to_numpy()
     selected = select_classifier(x[is_train], y[is_train], x[is_val], y[is_val], rows.loc[is_val, "ICUSTAY_ID"].to_numpy(),
-                                 grid, p.c_grid, seed=p.seed + k, **training)
+                                 grid, p.c_grid, seed=seed + k, **training)
     network = selected.trained.network(x.shape[1])
     probability = merge_window_probabilities(predict_probability(network, x[is_test]), rows.loc[is_test, "ICUSTAY_ID"].to_numpy(),
                                              selected.c)

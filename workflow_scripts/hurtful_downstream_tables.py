@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from medbias.downstream import significance_counts
+from medbias.downstream import seed_spread, significance_counts_over_seeds
 from medbias.logs import setup_rule_logging
 from medbias.plots import plot_auprc_debiased_vs_baseline, plot_gaps_with_significant_recall
 from medbias.tables import write_table
@@ -20,6 +20,15 @@ p = snakemake.params
 out = Path(snakemake.output[0]).parent  # every output lies in the downstream folder
 
 gaps = pd.concat([pd.read_parquet(f) for f in snakemake.input.gaps], ignore_index=True)
+# replicate_gaps is model-major: replicates 1 .. R-1 of each model in p.models order
+later = [pd.concat([pd.read_parquet(snakemake.input.replicate_gaps[m * (p.replicates - 1) + r - 1])
+                    for m in range(len(p.models))], ignore_index=True) for r in range(1, p.replicates)]
+replicates = [gaps, *later]
+spread = seed_spread(replicates)
+spread.to_csv(out / "gap_seeds.csv", index=False)
+unstable = spread["significant_bh"] & (spread["significant_bh_seeds"] <= p.replicates / 2)
+log.info("%d classifier seed replicates per model; of the %d gaps significant after BH in replicate 0, %d are so in "
+         "at most half of the replicates", p.replicates, int(spread["significant_bh"].sum()), int(unstable.sum()))
 performance = pd.concat([pd.read_csv(f) for f in snakemake.input.performance], ignore_index=True)
 tasks = pd.read_csv(snakemake.input.tasks)
 shorthand = dict(zip(tasks["task"], tasks["shorthand"]))
@@ -32,11 +41,14 @@ cells_note = ("A cell is 'N (P%)': N of the tasks have a gap whose 95% bootstrap
               f"{p.minimum['rows']} test rows (parity), {p.minimum['positives']} positives (recall) or "
               f"{p.minimum['negatives']} negatives (specificity) in a task has no gap there and is never the comparison "
               "group (the rows say why in gaps.parquet).")
+if p.replicates > 1:
+    cells_note += (f" [seeds a-b]: the lowest and highest count over {p.replicates} classifier seed replicates "
+                   "(same features, data and test set; replicate 0 gives N and P). Per gap: gap_seeds.csv.")
 
 
 def counts(model, significant, attributes):
-    frame = gaps[(gaps["model"] == model) & gaps["attribute"].isin(attributes)]
-    table = significance_counts(frame, significant)
+    frames = [frame[(frame["model"] == model) & frame["attribute"].isin(attributes)] for frame in replicates]
+    table = significance_counts_over_seeds(frames, significant)
     return table[["attribute", "group", "recall gap", "parity gap", "specificity gap"]]
 
 

@@ -29,7 +29,7 @@ pretrained, untrained = logprob_model_roles(p.logprob_models, p.variants, p.base
 recovery = combine([
     rios_recovery(pd.read_csv(snakemake.input.weat), pd.read_csv(snakemake.input.weat_trend), truth["pubmed"]),
     seat_recovery(pd.read_csv(snakemake.input.seat), truth["plm"]),
-    gap_recovery(gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"]))),
+    gap_recovery(gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"])), pd.read_csv(snakemake.input.gap_seeds)),
     logprob_recovery(pd.read_csv(snakemake.input.logprob), truth["logprob"], pretrained, untrained),
     mental_recovery(pd.read_csv(snakemake.input.fairness), pd.read_csv(snakemake.input.direct_bias), truth["mental"],
                     corpus_embeddings(p.embeddings, list(truth["mental"]["direct_bias"]))),

@@ -5,6 +5,8 @@ the right sign, and tasks without a planted effect must stay near the nominal ra
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -83,6 +85,27 @@ def test_exclusions_apply_to_their_own_attribute(baseline_gaps, config):
     assert (gender["excluded_rows"] == 0).all()
 
 
+def test_classifier_seed_replicates_spread_every_gap(downstream, config, baseline_gaps):
+    seeds = pd.read_csv(downstream / "gap_seeds.csv")
+    assert config["replicates"] > 1 and (seeds["replicates"] == config["replicates"]).all()
+    keys = ["task", "attribute", "group", "metric"]
+    base = seeds[seeds["model"] == "baseline"].merge(baseline_gaps, on=keys, suffixes=("", "_r0"), validate="one_to_one")
+    assert len(base) == len(baseline_gaps)
+    np.testing.assert_allclose(base["gap"], base["gap_r0"], equal_nan=True)  # replicate 0 is the tables' model
+    defined = base["gap"].notna()
+    assert ((base.loc[defined, "gap_seed_min"] <= base.loc[defined, "gap"] + 1e-12)
+            & (base.loc[defined, "gap"] <= base.loc[defined, "gap_seed_max"] + 1e-12)).all()
+    assert (seeds["gap_seed_sd"] > 0).any()  # another seed trains another classifier
+    first = pd.read_parquet(downstream / "baseline" / "test_predictions.parquet")
+    other = pd.read_parquet(downstream / "baseline" / "replicate1" / "test_predictions.parquet")
+    assert first[["task", "ICUSTAY_ID", "label"]].equals(other[["task", "ICUSTAY_ID", "label"]])  # same test set
+    assert not np.allclose(first["probability"], other["probability"])
+    # every count of Table C3 lies within its range over the seeds, replicate 0 being one of them
+    for cell in pd.read_csv(downstream / "tableC3_gaps_fdr.csv")[["recall gap", "parity gap", "specificity gap"]].to_numpy().ravel():
+        count, low, high = (int(v) for v in re.fullmatch(r"(\d+) \(\d+%\) \[seeds (\d+)-(\d+)\]", cell).groups())
+        assert low <= count <= high, cell
+
+
 def test_predictions_follow_the_selected_threshold(downstream, config, tasks):
     for model in config["models"]:
         predictions = pd.read_parquet(downstream / model / "test_predictions.parquet")
@@ -99,7 +122,7 @@ def test_predictions_follow_the_selected_threshold(downstream, config, tasks):
 def test_tables_and_figures_are_complete(downstream, config, tasks):
     table4 = pd.read_csv(downstream / "table4_gaps.csv")
     assert {"gender", "language", "ethnicity", "insurance"} == set(table4["attribute"])
-    assert table4["recall gap"].str.fullmatch(r"\d+ \(\d+%\)").all()
+    assert table4["recall gap"].str.fullmatch(r"\d+ \(\d+%\) \[seeds \d+-\d+\]").all()
     assert len(pd.read_csv(downstream / "tableC3_gaps_fdr.csv")) == len(table4)
     table5 = pd.read_csv(downstream / "table5_debiased_gender.csv")
     assert set(table5["model"]) == {"baseline", "debiased"} and set(table5["fdr"]) == {"no", "yes"}

@@ -7,7 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from medbias.downstream import gap_table, intersectional_cells, performance_table, significance_counts
+from medbias.downstream import (
+    gap_table,
+    intersectional_cells,
+    performance_table,
+    seed_spread,
+    significance_counts,
+    significance_counts_over_seeds,
+)
 
 
 def _predictions(n=200, seed=0, tasks=("t1", "t2", "t3")):
@@ -71,6 +78,40 @@ def test_significance_counts_by_hand():
     })
     row = significance_counts(gaps).iloc[0]
     assert row["recall gap"] == "2 (50%)" and row["parity gap"] == "0 (0%)" and row["recall_favouring"] == 1
+
+
+def _seed_gaps(gap: list[float], significant_bh: list[bool]) -> pd.DataFrame:
+    """Two recall gaps (tasks a, b) of one model, gender=F, as one seed replicate's gaps.parquet."""
+    return pd.DataFrame({"model": "m", "task": ["a", "b"], "attribute": "gender", "group": "F", "metric": "recall",
+                         "gap": gap, "significant": significant_bh, "significant_bh": significant_bh})
+
+
+def test_seed_spread_by_hand():
+    replicates = [_seed_gaps([-0.6, 0.1], [True, False]), _seed_gaps([-0.2, 0.3], [False, True]),
+                  _seed_gaps([-0.4, -0.2], [True, True])]
+    spread = seed_spread(replicates).set_index("task")
+    a, b = spread.loc["a"], spread.loc["b"]
+    assert a["gap"] == -0.6 and a["significant_bh"]  # replicate 0's own value and decision
+    assert a["gap_seed_mean"] == pytest.approx(-0.4) and a["gap_seed_sd"] == pytest.approx(0.2)
+    assert (a["gap_seed_min"], a["gap_seed_max"]) == (-0.6, -0.2)
+    assert (a["significant_bh_seeds"], a["significant_bh_below_seeds"], a["significant_bh_above_seeds"]) == (2, 2, 0)
+    assert (b["significant_bh_seeds"], b["significant_bh_below_seeds"], b["significant_bh_above_seeds"]) == (2, 1, 1)
+    assert b["gap_seed_sd"] == pytest.approx(np.std([0.1, 0.3, -0.2], ddof=1))
+    assert (spread["replicates"] == 3).all()
+
+
+def test_seed_spread_refuses_replicates_with_different_gaps():
+    with pytest.raises(ValueError, match="missing from some seed replicates"):
+        seed_spread([_seed_gaps([-0.6, 0.1], [True, False]), _seed_gaps([-0.2, 0.3], [False, True]).iloc[:1]])
+
+
+def test_significance_counts_carry_the_range_over_seeds():
+    """Replicate 0 gives 'N (P%)'; the bracket is the lowest and highest N over the replicates."""
+    replicates = [_seed_gaps([-0.6, 0.1], [True, False]), _seed_gaps([-0.2, 0.3], [False, False]),
+                  _seed_gaps([-0.4, -0.2], [True, True])]
+    row = significance_counts_over_seeds(replicates, "significant_bh").iloc[0]
+    assert row["recall gap"] == "1 (0%) [seeds 0-2]" and row["parity gap"] == "0 (0%) [seeds 0-0]"
+    assert significance_counts_over_seeds(replicates[:1], "significant_bh").iloc[0]["recall gap"] == "1 (0%)"
 
 
 def test_performance_table_observed_values_match_scikit_learn():

@@ -55,7 +55,8 @@ def test_gap_rows_need_a_negative_bh_significant_gap():
     labels = {"pa_renal": "Renal failure", "pf_renal": "Renal failure", "pa_htn": "Hypertension"}
     gaps = pd.DataFrame({
         "model": "m", "task": ["pa_renal", "pf_renal", "pa_htn", "pa_renal"], "attribute": "gender",
-        "group": ["F", "F", "M", "M"], "metric": "recall", "gap": [-0.8, -0.07, 0.7, 0.8],
+        "group": ["F", "F", "M", "M"], "compared_with": ["M", "M", "F", "F"], "metric": "recall",
+        "gap": [-0.8, -0.07, 0.7, 0.8],
         "ci_low": [-0.9, -0.2, 0.5, 0.7], "ci_high": [-0.7, 0.05, 0.9, 0.9], "p_value": [1e-6, 0.3, 1e-4, 1e-6],
         "p_bootstrap": [0.002, 0.3, 0.002, 0.002], "significant": [True, False, True, True],
         "p_bh": [1e-5, 0.3, 1e-3, 1e-5], "significant_bh": [True, False, True, True],
@@ -66,6 +67,31 @@ def test_gap_rows_need_a_negative_bh_significant_gap():
     family = control_family(rows)
     assert family.iloc[0][["controls", "flagged"]].tolist() == [1, 1]
     assert family.iloc[0]["binomial_p"] == pytest.approx(0.05) and family.iloc[0]["clean_at_level"]
+
+
+def test_gap_rows_over_classifier_seeds_take_the_majority():
+    """With three seed replicates, a planted gap found below 0 in 2 of 3 is found even where
+    replicate 0 missed it; a control flagged in replicate 0 alone is not flagged."""
+    truth = {"planted_recall_gaps": [{"attribute": "gender", "disadvantaged": "F", "phenotype": "Renal failure"}],
+             "phenotypes": {"Renal failure": {"type": "acute"}}}
+    labels = {"pf_renal": "Renal failure", "pa_htn": "Hypertension", "pa_lipid": "Lipids"}
+    gaps = pd.DataFrame({
+        "model": "m", "task": ["pf_renal", "pa_htn", "pa_lipid"], "attribute": "gender", "group": "F",
+        "compared_with": "M", "metric": "recall", "gap": [-0.05, 0.5, 0.4], "ci_low": [-0.2, 0.3, 0.2], "ci_high": [0.1, 0.7, 0.6],
+        "p_value": [0.6, 1e-4, 1e-3], "p_bootstrap": [0.6, 0.002, 0.002], "significant": [False, True, True],
+        "p_bh": [0.6, 1e-3, 0.01], "significant_bh": [False, True, True],
+    })
+    seeds = gaps[["model", "task", "attribute", "group", "metric"]].assign(
+        replicates=3, significant_bh_seeds=[2, 1, 3], significant_bh_below_seeds=[2, 0, 0],
+        gap_seed_min=[-0.4, 0.0, 0.3], gap_seed_max=[-0.05, 0.5, 0.5])
+    rows = gap_recovery(gaps, truth, labels, seeds)
+    assert rows["truth"].tolist() == ["planted", "control", "control"]
+    assert rows["recovered"].tolist() == [True, True, False]
+    assert "in 2 of 3 seeds" in rows.iloc[0]["observed"] and "most of 3 classifier seeds" in rows.iloc[1]["criterion"]
+    one_seed = gap_recovery(gaps, truth, labels)  # replicate 0 alone decides
+    assert one_seed["recovered"].tolist() == [False, False, False]
+    with pytest.raises(ValueError, match="lacks some recall gaps"):
+        gap_recovery(gaps, truth, labels, seeds.iloc[:2])
 
 
 def test_control_family_is_the_binomial_tail_over_families():

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binomtest
 
 from medbias.replication import decade_trend, error_rate, ols_slope, replicate_seed
-from medbias.validation import error_rates, gap_decisions, null_world_decisions, rios_weat_decisions
+from medbias.validation import error_rates, gap_decisions, mirror_rows, null_world_decisions, rios_weat_decisions
 
 
 def test_replicate_zero_keeps_the_seed_and_the_others_differ():
@@ -73,7 +73,7 @@ def test_gap_decisions_count_the_planted_group_and_leave_its_mirror_out():
                                "pf_any_acute"],
         "attribute": ["gender", "gender", "gender", "gender", "language", "gender x ethnicity", "gender",
                       "gender x ethnicity"], "group": ["F", "M", "F", "M", "ENGL", "F & WHITE", "F", "M & WHITE"],
-        "metric": "recall", "gap": [-0.8, 0.8, 0.01, -0.01, 0.05, -0.7, -0.3, 0.3],
+        "compared_with": ["M", "F", "M", "F", "OTHER", "M & BLACK", "M", "F & WHITE"], "metric": "recall", "gap": [-0.8, 0.8, 0.01, -0.01, 0.05, -0.7, -0.3, 0.3],
         "p_value": [1e-9, 1e-9, 0.9, 0.9, 0.5, 1e-6, 1e-3, 1e-3],
         "p_bootstrap": [0.002, 0.002, 0.9, 0.9, 0.5, 0.002, 0.002, 0.002],
         "significant": [True, True, False, False, False, True, True, True],
@@ -81,11 +81,22 @@ def test_gap_decisions_count_the_planted_group_and_leave_its_mirror_out():
     gaps["p_bh"], gaps["significant_bh"] = gaps["p_value"], gaps["p_value"] < 0.05
     decisions = gap_decisions(gaps, truth, labels)
     se = decisions[decisions["p_kind"] == "score-test p, BH"]
-    # language on the planted task is left out too: a language group with more women inherits the gap
-    assert se["unit"].tolist() == ["m pf_renal gender=F", "m pf_sepsis gender=F", "m pf_sepsis gender=M"]
-    assert se["truth"].tolist() == ["planted", "control", "control"]
+    # language on the planted task is left out too: a language group with more women inherits the gap;
+    # pf_sepsis gender=M mirrors gender=F (the same test), so it is counted once
+    assert se["unit"].tolist() == ["m pf_renal gender=F", "m pf_sepsis gender=F"]
+    assert se["truth"].tolist() == ["planted", "control"]
     counted = decisions[decisions["p_kind"] == "counted p, BH"]
-    assert counted["flagged"].tolist() == [True, False, False]  # BH per (model, attribute, group)
+    assert counted["flagged"].tolist() == [True, False]  # BH per (model, attribute, group)
+
+
+def test_mirror_rows_are_the_second_group_of_a_pair_compared_with_each_other():
+    gaps = pd.DataFrame({"model": "m", "task": "t", "metric": "recall",
+                         "attribute": ["gender", "gender", "ethnicity", "ethnicity", "ethnicity"],
+                         "group": ["M", "F", "WHITE", "BLACK", "ASIAN"],
+                         "compared_with": ["F", "M", "ASIAN", "ASIAN", "WHITE"]})
+    # M mirrors F; WHITE and ASIAN are compared with each other, and ASIAN sorts first, so WHITE's row
+    # is the mirror; BLACK is compared with ASIAN but ASIAN not with BLACK: a test of its own
+    assert mirror_rows(gaps).tolist() == [True, False, True, False, False]
 
 
 def test_null_worlds_show_the_permutation_test_anti_conservative_on_clustered_targets():

@@ -8,7 +8,10 @@ A, C, D) on the test predictions of every task and model.
 - Intersectional groups (gender x ethnicity, say) as one more attribute, keeping the cells with
   enough rows and positives and listing the cells skipped.
 - ``significance_counts``: Table 4 / C3 / 5 / D5-D7 cells, the number of tasks with a significant
-  gap and the share of them favouring the subgroup (positive gap).
+  gap and the share of them favouring the subgroup (positive gap); ``significance_counts_over_seeds``
+  adds each count's range over the classifier seed replicates.
+- ``seed_spread``: each gap's mean, SD and range over classifier seed replicates and in how many of
+  them it is significant (what a different training seed alone changes).
 - ``performance_table``: AUROC and AUPRC per task with bootstrap intervals (Table A2).
 """
 
@@ -123,6 +126,52 @@ def significance_counts(gaps: pd.DataFrame, significant: str = "significant") ->
             row[f"{metric} gap"] = f"{len(hits)} ({round(100 * favouring / len(hits)) if len(hits) else 0}%)"
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+GAP_KEYS: tuple[str, ...] = ("model", "task", "attribute", "group", "metric")
+
+
+def seed_spread(replicates: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """One row per gap (``GAP_KEYS``) over classifier seed replicates (``replicates[r]``: every
+    model's gaps of replicate r; replicate 0 is the tables' model): replicate 0's gap and BH
+    decision, the
+    replicates' mean, sample SD (ddof 1; NaN for one replicate), min and max, and in how many
+    replicates the gap is significant (95% interval), significant after BH, and significant after BH
+    below 0 or above 0. The test set is the same for every replicate, so the spread is what a
+    different classifier seed alone changes; the interval is what a different test set would."""
+    keys = list(GAP_KEYS)
+    stacked = pd.concat([frame[keys + ["gap", "significant", "significant_bh"]].assign(replicate=r)
+                         for r, frame in enumerate(replicates)], ignore_index=True)
+    stacked["bh_below"] = stacked["significant_bh"] & (stacked["gap"] < 0)
+    stacked["bh_above"] = stacked["significant_bh"] & (stacked["gap"] > 0)
+    counts = stacked.groupby(keys, sort=False)
+    table = counts.agg(replicates=("replicate", "nunique"), gap_seed_mean=("gap", "mean"),
+                       gap_seed_sd=("gap", "std"), gap_seed_min=("gap", "min"), gap_seed_max=("gap", "max"),
+                       significant_seeds=("significant", "sum"), significant_bh_seeds=("significant_bh", "sum"),
+                       significant_bh_below_seeds=("bh_below", "sum"), significant_bh_above_seeds=("bh_above", "sum"))
+    if (table["replicates"] != len(replicates)).any():
+        missing = table[table["replicates"] != len(replicates)].index[0]
+        raise ValueError(f"gap {dict(zip(keys, missing))} is missing from some seed replicates")
+    first = replicates[0].set_index(keys)[["gap", "significant_bh"]]
+    return table.join(first).reset_index()[keys + ["gap", "significant_bh", *table.columns]]
+
+
+def significance_counts_over_seeds(replicates: Sequence[pd.DataFrame], significant: str = "significant") -> pd.DataFrame:
+    """``significance_counts`` of replicate 0, each cell followed by the range of its count over
+    the classifier seed replicates ('N (P%) [seeds a-b]'); with one replicate, the plain counts."""
+    table = significance_counts(replicates[0], significant)
+    if len(replicates) == 1:
+        return table
+    per_seed = [significance_counts(frame, significant).set_index(["attribute", "group"]) for frame in replicates]
+    for metric in ("recall", "parity", "specificity"):
+        counts = pd.concat([frame[f"{metric}_significant"] for frame in per_seed], axis=1)
+        low, high = counts.min(axis=1), counts.max(axis=1)
+        index = pd.MultiIndex.from_frame(table[["attribute", "group"]])
+        table[f"{metric}_seed_low"] = low.reindex(index).fillna(0).astype(int).to_numpy()
+        table[f"{metric}_seed_high"] = high.reindex(index).fillna(0).astype(int).to_numpy()
+        table[f"{metric} gap"] = [f"{cell} [seeds {lo}-{hi}]" for cell, lo, hi in
+                                  zip(table[f"{metric} gap"], table[f"{metric}_seed_low"], table[f"{metric}_seed_high"])]
+    return table
 
 
 def performance_table(predictions: pd.DataFrame, tasks: Sequence[str], n_replicates: int, seed: int,

@@ -76,6 +76,16 @@ def seat_decisions(seat: pd.DataFrame, plm_truth: Mapping[str, Any], level: floa
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 
 
+def mirror_rows(gaps: pd.DataFrame) -> pd.Series:
+    """True for a gap whose mirror is also in ``gaps``: the row of group h compared with g, where
+    g (sorting before h) is compared with h in the same model, task, attribute and metric."""
+    keys = ["model", "task", "attribute", "metric"]
+    pairs = set(zip(*(gaps[k] for k in keys), gaps["group"].astype(str), gaps["compared_with"].astype(str)))
+    return pd.Series([(*key, other, group) in pairs and other < group
+                      for *key, group, other in zip(*(gaps[k] for k in keys), gaps["group"].astype(str),
+                                                    gaps["compared_with"].astype(str))], index=gaps.index)
+
+
 def recall_gap_truth(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str]) -> pd.DataFrame:
     """The defined recall gaps of every model, task, attribute and group with a ``truth`` column:
     planted for the disadvantaged group of each planted recall gap on every task whose label
@@ -84,8 +94,13 @@ def recall_gap_truth(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_la
     feeds (any_<type>, any_disease). The other group of a two-group attribute mirrors the planted
     gap, an intersection with the planted attribute carries it (F & WHITE), and any attribute whose
     groups differ in their share of the disadvantaged group inherits part of it (ethnicity, where
-    one ethnicity has more women)."""
+    one ethnicity has more women).
+
+    A gap and its mirror (group h against g where g is compared with h: the same two rates, the
+    same p) are one test, so only the row of the group that sorts first is kept; counted twice, one
+    flag would count as two families."""
     recall = gaps[(gaps["metric"] == "recall") & gaps["gap"].notna()].copy()
+    recall = recall[~mirror_rows(recall)]
     label = recall["task"].map(task_labels)
     planted_units, left_out = set(), set()
     for plant in mimic_truth["planted_recall_gaps"]:
@@ -225,21 +240,50 @@ def seat_recovery(seat: pd.DataFrame, plm_truth: Mapping[str, Any]) -> pd.DataFr
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
 
 
-def gap_recovery(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str]) -> pd.DataFrame:
+def gap_recovery(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str],
+                 seeds: pd.DataFrame | None = None) -> pd.DataFrame:
     """Table C3's recall gaps (BH within model, attribute and group; ``recall_gap_truth``): each
     planted gap negative and significant after BH for its disadvantaged group on every task of its
-    phenotype and every model; every other recall gap not significant after BH."""
+    phenotype and every model; every other recall gap not significant after BH.
+
+    With ``seeds`` (``downstream.seed_spread`` over R > 1 classifier seed replicates) a decision is
+    the majority's: a planted gap is found when more than half of the replicates find it below 0
+    after BH, and a control is flagged when more than half flag it. A single classifier seed can
+    miss a planted gap the model's features carry (or flag one they do not), so the model, not one
+    seed of its classifier, is what the verdict describes."""
+    recall = recall_gap_truth(gaps, mimic_truth, task_labels)
+    replicates = 1
+    if seeds is not None and len(seeds):
+        keys = ["model", "task", "attribute", "group", "metric"]
+        columns = ["replicates", "significant_bh_seeds", "significant_bh_below_seeds", "gap_seed_min", "gap_seed_max"]
+        recall = recall.merge(seeds[keys + columns], on=keys, how="left", validate="one_to_one")
+        if recall["replicates"].isna().any():
+            raise ValueError("gap_seeds.csv lacks some recall gaps of gaps.parquet")
+        replicates = int(recall["replicates"].max())
+    where = "<model>/gaps.parquet" + (", gap_seeds.csv" if replicates > 1 else "")
     rows = []
-    for _, r in recall_gap_truth(gaps, mimic_truth, task_labels).iterrows():
+    for _, r in recall.iterrows():
         unit = f"{r['model']} {r['task']} {r['attribute']}={r['group']}"
         observed = f"gap {r['gap']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}], BH p {r['p_bh']:.3g}"
-        if r["truth"] == "planted":
-            rows.append(_row("hurtful", f"{unit} ({task_labels.get(r['task'], r['task'])})", "planted",
-                             "<model>/gaps.parquet", "recall gap < 0, significant after BH", observed,
-                             bool(r["significant_bh"]) and r["gap"] < 0))
+        if replicates > 1:
+            majority = replicates / 2
+            planted_found = r["significant_bh_below_seeds"] > majority
+            flagged = r["significant_bh_seeds"] > majority
+            count = r["significant_bh_below_seeds"] if r["truth"] == "planted" else r["significant_bh_seeds"]
+            observed += (f"; BH-significant{' below 0' if r['truth'] == 'planted' else ''} in {int(count)} of "
+                         f"{replicates} seeds (gaps {r['gap_seed_min']:+.3f} to {r['gap_seed_max']:+.3f})")
         else:
-            rows.append(_row("hurtful", unit, "control", "<model>/gaps.parquet", "not significant after BH", observed,
-                             not r["significant_bh"], f"{r['model']} {r['attribute']}={r['group']} (BH over tasks)"))
+            planted_found = bool(r["significant_bh"]) and r["gap"] < 0
+            flagged = bool(r["significant_bh"])
+        if r["truth"] == "planted":
+            criterion = ("recall gap < 0, significant after BH" +
+                         (f", in most of {replicates} classifier seeds" if replicates > 1 else ""))
+            rows.append(_row("hurtful", f"{unit} ({task_labels.get(r['task'], r['task'])})", "planted",
+                             where, criterion, observed, bool(planted_found)))
+        else:
+            criterion = "not significant after BH" + (f" in most of {replicates} classifier seeds" if replicates > 1 else "")
+            rows.append(_row("hurtful", unit, "control", where, criterion, observed,
+                             not bool(flagged), f"{r['model']} {r['attribute']}={r['group']} (BH over tasks)"))
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
 
 
