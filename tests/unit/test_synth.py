@@ -175,8 +175,10 @@ def test_plm_corpus_pairs_identities_with_their_diseases_in_exact_counts():
     from medbias.synth.plm import plm_corpus
 
     tests = read_seat_tests(REPO / "config/resources/wordsets/xie2024.yaml")
-    sentences, counts = plm_corpus(tests, 400, seed=3)
-    assert sentences == plm_corpus(tests, 400, seed=3)[0]
+    sentences, counts = plm_corpus(tests, 400, seed=3, share=0.9)
+    assert sentences == plm_corpus(tests, 400, seed=3, share=0.9)[0]
+    # the demo's share (1.0): every disease mention of an identity names its own group's list
+    assert plm_corpus(tests, 400, seed=3)[1]["identities"]["Lesbian"] == {"mentions": 44, "own_group": 44}
     lgbtq = tests["lgbtq_seat"]
     # "Lesbian" (Y) gets 400 / 9 = 44 paired sentences, round(0.9 * 44) = 40 with its own (B) diseases
     assert counts["identities"]["Lesbian"] == {"mentions": 44, "own_group": 40}

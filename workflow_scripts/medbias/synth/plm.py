@@ -24,7 +24,13 @@ closing note):
 - the controls' ordinals are exchangeable by construction, so each control has the test's own 5%
   chance of p < 0.05 for any seed: with the final recipe, two of eight control results had
   p < 0.05 (0.026, 0.034), none below 0.0125; the truth file holds the family of control checks at
-  5% (Bonferroni over controls x trained models).
+  5% (Bonferroni over controls x trained models);
+- at a share of 0.9 the tiny GPT-2's LGBTQ+ SEAT had d = 1.90 and classic p = 9e-5 but calibrated
+  p = 0.051 (the same at the default and the test scale: the plm corpus does not scale), a planted
+  effect missed; a causal model's identity states see only the left context, so the 10% of
+  mentions with the other group's diseases weigh more. At a share of 1.0 (one seed): GPT-2 race
+  calibrated p 1e-4 and 2e-4, LGBTQ+ 1e-4, controls 0.11 and 0.71; tiny BERT race 0.0017 and
+  0.0021, LGBTQ+ 1e-4, controls 0.59 and 0.12.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-PLANTED_SHARE = 0.9  # of an identity term's disease mentions that name its group's list
+PLANTED_SHARE = 1.0  # of an identity term's disease mentions that name its group's list
 PAIRED_FRAMES: tuple[str, ...] = (
     "This person is {identity}. This person has {disease}.",
     "This person has {disease}. This person is {identity}.",
