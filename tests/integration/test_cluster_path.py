@@ -112,7 +112,9 @@ def test_profile_plans_every_job_without_a_cache_variable(fake_real, tmp_path, p
     assert output.count("medbias: output caching is off (SNAKEMAKE_OUTPUT_CACHE is not set)") == 1
     assert "between-workflow cache" not in output
     total = int(re.search(r"^total\s+(\d+)$", output, re.M).group(1))
-    assert total == 181, total  # 169 before rios.replicates, + 12 more skip-gram jobs (3 seeds x 6 decades)
+    # 169 before rios.replicates, + 12 more skip-gram jobs (3 seeds x 6 decades), + 24 classifier seed
+    # jobs (hurtful.downstream.replicates: 2 more seeds x classify and gaps x 6 models)
+    assert total == 205, total
     print(f"--profile {profile}: {total} jobs planned in {seconds:.1f} s")
 
 
@@ -253,6 +255,7 @@ def test_one_registry_line_adds_the_models_jobs_in_every_study_it_names(tmp_path
         assert (rule, wildcards) in planned, (rule, wildcards)
     assert not any("my_model" in w for r, w in planned if r == "plm_dropout")  # Dropout stays opt-in
     total = int(re.search(r"^total\s+(\d+)$", output, re.M).group(1))
-    # 13 new jobs: plm 3 evaluations (none, sentencedebias, inlp) + 2 projections; mental features and
+    # 17 new jobs: plm 3 evaluations (none, sentencedebias, inlp) + 2 projections; mental features and
     # classifiers of the model and of the vectors (4); hurtful log-probability, features, classifiers, gaps (4)
-    assert total == 181 + 13, total
+    # and 2 more classifier seeds' classifiers and gaps (4)
+    assert total == 205 + 17, total
