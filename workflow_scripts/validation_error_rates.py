@@ -42,7 +42,9 @@ write_table(table, out.csv, out.md, "Measured error rates of the bias tests (dem
     "false-positive rate: share of controls (nothing planted) flagged at the level; power: share of planted "
     "effects flagged. ci: Clopper-Pearson 95% interval over the decisions counted. holds_level: the interval "
     "reaches the nominal level (the rate is not shown to exceed it); rate_over_level: how many times the level "
-    "the observed rate is (an anti-conservative test shows > 1).",
+    "the observed rate is (an anti-conservative test shows > 1). For BH rows the rate is per gap, and BH "
+    "controls the share of false discoveries, not each gap's chance of a flag: whether a BH family of controls "
+    "flags more often than 5% is planted_recovery.md's family count.",
     "WEAT and SEAT: classic = permutation test of the target words; calibrated = random attribute sets "
     "(medbias.metrics.association.calibrated_null). Fairness: BH across tasks per model, attribute and group over "
     "the score-test p (what Table C3 uses) or over the counted bootstrap p; the uncorrected interval is shown "
