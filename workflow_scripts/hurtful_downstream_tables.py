@@ -20,9 +20,9 @@ p = snakemake.params
 out = Path(snakemake.output[0]).parent  # every output lies in the downstream folder
 
 gaps = pd.concat([pd.read_parquet(f) for f in snakemake.input.gaps], ignore_index=True)
-# replicate_gaps is model-major: replicates 1 .. R-1 of each model in p.models order
-later = [pd.concat([pd.read_parquet(snakemake.input.replicate_gaps[m * (p.replicates - 1) + r - 1])
-                    for m in range(len(p.models))], ignore_index=True) for r in range(1, p.replicates)]
+# replicate_gaps is model-major (replicates 1 .. R-1 of each model), so replicate r is every (R-1)-th path
+later = [pd.concat([pd.read_parquet(path) for path in snakemake.input.replicate_gaps[r - 1::p.replicates - 1]],
+                   ignore_index=True) for r in range(1, p.replicates)]
 replicates = [gaps, *later]
 spread = seed_spread(replicates)
 spread.to_csv(out / "gap_seeds.csv", index=False)

@@ -134,10 +134,9 @@ GAP_KEYS: tuple[str, ...] = ("model", "task", "attribute", "group", "metric")
 def seed_spread(replicates: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """One row per gap (``GAP_KEYS``) over classifier seed replicates (``replicates[r]``: every
     model's gaps of replicate r; replicate 0 is the tables' model): replicate 0's gap and BH
-    decision, the
-    replicates' mean, sample SD (ddof 1; NaN for one replicate), min and max, and in how many
-    replicates the gap is significant (95% interval), significant after BH, and significant after BH
-    below 0 or above 0. The test set is the same for every replicate, so the spread is what a
+    decision, the replicates' mean, sample SD (ddof 1; NaN for one replicate), min and max, and in
+    how many replicates the gap is significant (95% interval), significant after BH, and
+    significant after BH below 0 or above 0. The test set is the same for every replicate, so the spread is what a
     different classifier seed alone changes; the interval is what a different test set would."""
     keys = list(GAP_KEYS)
     stacked = pd.concat([frame[keys + ["gap", "significant", "significant_bh"]].assign(replicate=r)
@@ -163,10 +162,10 @@ def significance_counts_over_seeds(replicates: Sequence[pd.DataFrame], significa
     if len(replicates) == 1:
         return table
     per_seed = [significance_counts(frame, significant).set_index(["attribute", "group"]) for frame in replicates]
+    index = pd.MultiIndex.from_frame(table[["attribute", "group"]])
     for metric in ("recall", "parity", "specificity"):
         counts = pd.concat([frame[f"{metric}_significant"] for frame in per_seed], axis=1)
         low, high = counts.min(axis=1), counts.max(axis=1)
-        index = pd.MultiIndex.from_frame(table[["attribute", "group"]])
         table[f"{metric}_seed_low"] = low.reindex(index).fillna(0).astype(int).to_numpy()
         table[f"{metric}_seed_high"] = high.reindex(index).fillna(0).astype(int).to_numpy()
         table[f"{metric} gap"] = [f"{cell} [seeds {lo}-{hi}]" for cell, lo, hi in

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medbias.downstream import GAP_KEYS
 from medbias.metrics.association import NullVocabulary, weat
 from medbias.metrics.fairness import benjamini_hochberg_by
 from medbias.replication import error_rate
@@ -254,7 +255,7 @@ def gap_recovery(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels
     recall = recall_gap_truth(gaps, mimic_truth, task_labels)
     replicates = 1
     if seeds is not None and len(seeds):
-        keys = ["model", "task", "attribute", "group", "metric"]
+        keys = list(GAP_KEYS)
         columns = ["replicates", "significant_bh_seeds", "significant_bh_below_seeds", "gap_seed_min", "gap_seed_max"]
         recall = recall.merge(seeds[keys + columns], on=keys, how="left", validate="one_to_one")
         if recall["replicates"].isna().any():
