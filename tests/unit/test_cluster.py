@@ -157,3 +157,32 @@ def test_pretraining_job_trains_in_two_processes_and_writes_one_model(tmp_path):
     curve = pd.read_csv(outputs["curve"])
     assert curve["step"].tolist() == [2, 4] and {"heldout_accuracy_0", "mlm_nsp"} <= set(curve.columns)
     assert not (tmp_path / "ckpt").exists()  # checkpoints are removed once the model is written
+
+
+def test_a_phase_trains_at_its_own_learning_rate(tmp_path):
+    """A phase's ``learning_rate`` replaces the section's peak rate for that phase alone: a second
+    phase at a vanishing rate leaves phase 1's weights where they were; at the section's rate it
+    moves them. The summary records each phase's rate."""
+    from safetensors.torch import load_file
+
+    from medbias.pretrain_job import run_pretraining
+
+    texts = ["he has chf and copd .", "she reports depression on sertraline .", "pain controlled , sleeping well ."]
+    phase = {"max_length": 32, "batch_size": 8, "epochs": 1, "max_steps": 4}
+
+    def pretrain(name, phases):
+        folder = tmp_path / name
+        folder.mkdir()
+        torch.manual_seed(0)  # the same random base model in every folder
+        inputs, outputs, params = _pretraining_job(folder, texts)
+        params["pretrain"]["phases"] = phases
+        run_pretraining(inputs, outputs, params, 1, str(folder / "pretrain.log"))
+        return load_file(folder / "out" / "model" / "model.safetensors"), json.loads(open(outputs["summary"]).read())
+
+    phase_one, _ = pretrain("one", [phase])
+    still, summary = pretrain("still", [phase, {**phase, "learning_rate": 1e-12}])
+    moved, moved_summary = pretrain("moved", [phase, phase])
+    assert [p["learning_rate"] for p in summary["phases"]] == [1e-3, 1e-12]
+    assert [p["learning_rate"] for p in moved_summary["phases"]] == [1e-3, 1e-3]
+    assert all(torch.allclose(phase_one[name], still[name], atol=1e-7) for name in phase_one)
+    assert not all(torch.allclose(phase_one[name], moved[name], atol=1e-4) for name in phase_one)

@@ -107,8 +107,8 @@ def test_pubmed_xml_parses_and_is_deterministic(tmp_path):
 
 def test_planted_recall_gap_mentions_evidence_less_in_the_disadvantaged_group(cohort):
     """Among notes of admissions with the planted phenotype, the disadvantaged gender's notes mention
-    its evidence far less often (design: a tenth of the rate); another phenotype's evidence (a
-    control) is mentioned at similar rates for both."""
+    its evidence far less often (design: never) and the other gender's every time; another
+    phenotype's evidence (a control) is mentioned at similar rates for both."""
     from medbias.synth.mimic import phenotype_of_code
     from medbias.synth.phrases import PHENOTYPE_EVIDENCE
 
@@ -127,6 +127,7 @@ def test_planted_recall_gap_mentions_evidence_less_in_the_disadvantaged_group(co
     planted = mention_rates(gap["phenotype"])
     other = "M" if gap["disadvantaged"] == "F" else "F"
     assert planted[gap["disadvantaged"]] < 0.3 * planted[other], planted
+    assert planted[other] == gap["advantaged_evidence_rate"] == 1.0, planted
     control = mention_rates("Cardiac dysrhythmias")
     assert abs(control["F"] - control["M"]) < 0.1, control
 

@@ -100,17 +100,19 @@ def run_pretraining(inputs: dict[str, str], outputs: dict[str, str], params: dic
         steps = phase["epochs"] * per_epoch
         if phase.get("max_steps"):
             steps = min(steps, phase["max_steps"])
-        log.info("phase %d: length %d, batch %d, %d pairs, %d steps (%d per epoch)", k + 1, phase["max_length"],
-                 phase["batch_size"], len(data.input_ids), steps, per_epoch)
+        learning_rate = phase.get("learning_rate", cfg["learning_rate"])
+        log.info("phase %d: length %d, batch %d, %d pairs, %d steps (%d per epoch), peak learning rate %g", k + 1,
+                 phase["max_length"], phase["batch_size"], len(data.input_ids), steps, per_epoch, learning_rate)
         record = []
         phase_start = time.time()
-        train_steps(model, batch_at, steps, cfg["learning_rate"], round(cfg["warmup_fraction"] * steps),
+        train_steps(model, batch_at, steps, learning_rate, round(cfg["warmup_fraction"] * steps),
                     str(checkpoints / f"phase{k + 1}"), cfg["checkpoint_every"], log=log, evaluate=evaluate,
                     eval_every=cfg["eval_every"], record=record)
         seconds = time.time() - phase_start
         curve += [{"phase": k + 1, **row} for row in record]
         phases.append({"phase": k + 1, "max_length": phase["max_length"], "batch_size": phase["batch_size"],
                        "pairs": len(data.input_ids), "steps": steps, "sequences_seen": steps * phase["batch_size"],
+                       "learning_rate": learning_rate,
                        "seconds_this_run": round(seconds, 1)})
 
     state.wait_for_everyone()

@@ -94,10 +94,14 @@ TEST_FRACTION = 0.15
 EVIDENCE_RATE = {"Discharge summary": 0.9, "Nursing": 0.55, "Nursing/other": 0.55, "Physician ": 0.7}
 EVIDENCE_RATE_OTHER = 0.25
 FALSE_MENTION_RATE = 0.01
-# Planted recall gaps (Zhang et al. 2020 downstream tasks): notes of this gender mention the
-# phenotype's evidence at this fraction of the usual rate, so a classifier misses more of their
-# positives. Every other phenotype's evidence is mentioned alike for all patients (the controls).
-PLANTED_RECALL_GAPS = {"Acute and unspecified renal failure": {"attribute": "gender", "disadvantaged": "F", "evidence_rate_factor": 0.0}}
+# Planted recall gaps (Zhang et al. 2020 downstream tasks): notes of the disadvantaged gender mention
+# the phenotype's evidence at this fraction of the usual rate, so a classifier misses more of their
+# positives; every note of the other gender mentions it (rate 1). At the usual rates only about half
+# of the other gender's first notes did (the first-note task's gap then rested on a few positives and
+# was missed at the default demo scale). Every other phenotype's evidence is mentioned alike for all
+# patients (the controls).
+PLANTED_RECALL_GAPS = {"Acute and unspecified renal failure": {
+    "attribute": "gender", "disadvantaged": "F", "evidence_rate_factor": 0.0, "advantaged_evidence_rate": 1.0}}
 CONDITION_MENTION_RATE = 0.9  # share of a carrier's notes (not ECG, Echo, Radiology) that mention it
 GRAVE_RATE_DIED, GRAVE_RATE_SURVIVED = 0.5, 0.04
 CONDITION_BY_NAME = {c.name: c for c in CONDITIONS}
@@ -197,8 +201,13 @@ def _note_text(
     rate = EVIDENCE_RATE.get(category, EVIDENCE_RATE_OTHER)
     for phenotype in phenotypes:
         gap = PLANTED_RECALL_GAPS.get(phenotype)
-        factor = gap["evidence_rate_factor"] if gap and gap["disadvantaged"] == gender else 1.0
-        if rng.random() < rate * factor:
+        if gap is None:
+            mention_rate = rate
+        elif gap["disadvantaged"] == gender:
+            mention_rate = rate * gap["evidence_rate_factor"]
+        else:
+            mention_rate = gap["advantaged_evidence_rate"]
+        if rng.random() < mention_rate:
             options = PHENOTYPE_EVIDENCE[phenotype]
             sentences.append(f"{g['subj'].capitalize()} has {options[rng.integers(len(options))]}.")
     for phenotype in PHENOTYPE_EVIDENCE:
