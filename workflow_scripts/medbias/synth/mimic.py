@@ -200,16 +200,18 @@ def _note_text(
         sentences.append(_vitals(rng) + ".")
     rate = EVIDENCE_RATE.get(category, EVIDENCE_RATE_OTHER)
     for phenotype in phenotypes:
+        options = PHENOTYPE_EVIDENCE[phenotype]
         gap = PLANTED_RECALL_GAPS.get(phenotype)
-        if gap is None:
-            mention_rate = rate
-        elif gap["disadvantaged"] == gender:
-            mention_rate = rate * gap["evidence_rate_factor"]
-        else:
-            mention_rate = gap["advantaged_evidence_rate"]
-        if rng.random() < mention_rate:
-            options = PHENOTYPE_EVIDENCE[phenotype]
+        usual_rate = rate * gap["evidence_rate_factor"] if gap and gap["disadvantaged"] == gender else rate
+        extra_rate = gap["advantaged_evidence_rate"] if gap and gap["disadvantaged"] != gender else usual_rate
+        u = rng.random()
+        if u < usual_rate:
             sentences.append(f"{g['subj'].capitalize()} has {options[rng.integers(len(options))]}.")
+        elif u < extra_rate:
+            # the plant's extra mentions reuse the uniform already drawn (rescaled to [0, 1)) to pick
+            # the phrase, so the random stream, and every other part of the world, is as without them
+            pick = int((u - usual_rate) / (extra_rate - usual_rate) * len(options))
+            sentences.append(f"{g['subj'].capitalize()} has {options[pick]}.")
     for phenotype in PHENOTYPE_EVIDENCE:
         if phenotype not in phenotypes and rng.random() < FALSE_MENTION_RATE:
             options = PHENOTYPE_EVIDENCE[phenotype]
