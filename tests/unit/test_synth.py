@@ -132,6 +132,27 @@ def test_planted_recall_gap_mentions_evidence_less_in_the_disadvantaged_group(co
     assert abs(control["F"] - control["M"]) < 0.1, control
 
 
+def test_the_planted_gaps_extra_mentions_leave_the_rest_of_the_world_unchanged(cohort, monkeypatch):
+    """The advantaged gender's extra evidence mentions draw nothing from the random stream: without
+    them (rate 0) every table is the same and every note is the same once those sentences are removed."""
+    import re
+
+    import medbias.synth.mimic as mimic
+    from medbias.synth.phrases import PHENOTYPE_EVIDENCE
+
+    (gap,) = cohort.truth["planted_recall_gaps"]
+    monkeypatch.setitem(mimic.PLANTED_RECALL_GAPS, gap["phenotype"],
+                        {**mimic.PLANTED_RECALL_GAPS[gap["phenotype"]], "advantaged_evidence_rate": 0.0})
+    without = generate_cohort(300, HCUP, seed=7)
+    for name, table in cohort.tables.items():
+        if name != "NOTEEVENTS":
+            pd.testing.assert_frame_equal(table, without.tables[name])
+    evidence = re.compile(r"\s*(He|She) has (" + "|".join(map(re.escape, PHENOTYPE_EVIDENCE[gap["phenotype"]])) + r")\.")
+    with_text, without_text = cohort.tables["NOTEEVENTS"]["TEXT"], without.tables["NOTEEVENTS"]["TEXT"]
+    assert (with_text != without_text).sum() > 0
+    assert (with_text.map(lambda t: evidence.sub("", t)) == without_text.map(lambda t: evidence.sub("", t))).all()
+
+
 def test_planted_label_bias_marks_only_the_planted_genders_notes_without_the_condition(cohort):
     from medbias.synth.annotations import PLANTED_LABEL_BIAS
 
