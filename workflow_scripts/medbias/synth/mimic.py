@@ -202,16 +202,19 @@ def _note_text(
     for phenotype in phenotypes:
         options = PHENOTYPE_EVIDENCE[phenotype]
         gap = PLANTED_RECALL_GAPS.get(phenotype)
-        usual_rate = rate * gap["evidence_rate_factor"] if gap and gap["disadvantaged"] == gender else rate
-        extra_rate = gap["advantaged_evidence_rate"] if gap and gap["disadvantaged"] != gender else usual_rate
+        disadvantaged = gap is not None and gap["disadvantaged"] == gender
+        usual_rate = rate * gap["evidence_rate_factor"] if disadvantaged else rate
+        extra_rate = gap["advantaged_evidence_rate"] if gap and not disadvantaged else usual_rate
         u = rng.random()
         if u < usual_rate:
-            sentences.append(f"{g['subj'].capitalize()} has {options[rng.integers(len(options))]}.")
+            phrase = options[rng.integers(len(options))]
         elif u < extra_rate:
             # the plant's extra mentions reuse the uniform already drawn (rescaled to [0, 1)) to pick
             # the phrase, so the random stream, and every other part of the world, is as without them
-            pick = int((u - usual_rate) / (extra_rate - usual_rate) * len(options))
-            sentences.append(f"{g['subj'].capitalize()} has {options[pick]}.")
+            phrase = options[int((u - usual_rate) / (extra_rate - usual_rate) * len(options))]
+        else:
+            continue
+        sentences.append(f"{g['subj'].capitalize()} has {phrase}.")
     for phenotype in PHENOTYPE_EVIDENCE:
         if phenotype not in phenotypes and rng.random() < FALSE_MENTION_RATE:
             options = PHENOTYPE_EVIDENCE[phenotype]
