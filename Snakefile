@@ -61,11 +61,16 @@ include: "rules/downstream.smk"
 include: "rules/mental.smk"
 include: "rules/plm.smk"
 include: "rules/audit.smk"
+include: "rules/report.smk"
+
+
+report: "report/workflow.rst"
 
 
 # the study targets only collect files: on a cluster they run in the main process, not as jobs
 localrules:
     all,
+    mimic,
     rios,
     hurtful,
     mental,

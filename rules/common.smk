@@ -1,8 +1,11 @@
+import re
+
 # Paths, wildcard constraints and helpers shared by every rule file. No rule logic here.
 
 from medbias.config import built_by_demo
 from medbias.models import model_folder_files
 from medbias.provenance import code_fingerprint
+from medbias.report import caption_rst, load_items
 from medbias.io import ACUITY_EXPORTS, MIMIC_TABLES, find_table
 from medbias.synth.mental import DEPRESSION_MALE_SHARE
 from medbias.synth.sizes import demo_sizes
@@ -80,14 +83,25 @@ if config["world"] == "demo":
     }
 
     def demo_world_targets():
+        """The demo world itself: its truth file, input tables, corpora, tiny models and vectors."""
         return [
             f"{DEMO}/truth.json",
+            *mimic_table_files(),
+            *acuity_files(),
+            INPUTS["phenotype_annotations"],
+            INPUTS["benchmark_testset"],
+            *pubmed_files(),
             *expand(f"{DEMO}/models/tiny-{{arch}}", arch=TINY_ARCHS),
             *expand(
                 f"{DEMO}/word-vectors/{{corpus}}-w2v.bin", corpus=WORD_VECTOR_CORPORA
             ),
             f"{RESULTS}/demo_world/fig_demo_world.png",
             *expand(f"{DEMO}/models/tiny-plm-{{plm_arch}}", plm_arch=PLM_ARCHS),
+        ]
+
+    def validation_targets():
+        """What the demo world's validation writes: error rates and the planted-recovery table."""
+        return [
             f"{RESULTS}/validation/error_rates.md",
             f"{RESULTS}/validation/planted_recovery.md",
         ]
@@ -129,6 +143,13 @@ def variant_attribute(variant):
 
 
 DEBIASED_ATTRIBUTES = [a for a in map(variant_attribute, VARIANTS) if a]
+
+# the report's pages: every paper table and figure of the run (report/items.yaml, rules/report.smk)
+REPORT_ITEMS = load_items(
+    Path(workflow.basedir) / "report" / "items.yaml",
+    config["world"],
+    left_out=() if DEBIASED_ATTRIBUTES else ("hurtful/tableD4_probe.md",),
+)
 
 
 def hurtful_model_input(model):
@@ -391,6 +412,7 @@ def audit_inputs(wildcards):
 
 def mimic_targets():
     return [
+        f"{TEXT_DIR}/mimic/sequences.parquet",
         f"{MIMIC}/tableA1_tasks.md",
         f"{MIMIC}/cohort_statistics.md",
         f"{MIMIC}/ethnicity_mapping.csv",
@@ -430,5 +452,10 @@ def all_targets():
         *plm_targets(),
     ]
     if config["world"] == "demo":
-        targets += demo_world_targets()
-    return targets
+        targets += demo_world_targets() + validation_targets()
+    return targets + report_pages()
+
+
+def report_pages():
+    """The report's HTML pages (rule report_page), one per paper table and figure of the run."""
+    return [f"{RESULTS}/report/{page}.html" for page in REPORT_ITEMS]

@@ -38,11 +38,7 @@ rule hurtful_table3:
     output:
         long=f"{HURTFUL}/table3_logprob_long.csv",
         csv=f"{HURTFUL}/table3_logprob.csv",
-        md=report(
-            f"{HURTFUL}/table3_logprob.md",
-            caption="../report/hurtful_table3.rst",
-            category="hurtful",
-        ),
+        md=f"{HURTFUL}/table3_logprob.md",
         fixes=f"{HURTFUL}/logprob_template_fixes.md",
     log:
         f"{LOGS}/hurtful/table3.log",
@@ -65,11 +61,7 @@ rule hurtful_fill_blank:
     output:
         csv=f"{HURTFUL}/fig1_fill_in_the_blank.csv",
         md=f"{HURTFUL}/fig1_fill_in_the_blank.md",
-        png=report(
-            f"{HURTFUL}/fig1_fill_in_the_blank.png",
-            caption="../report/hurtful_fig1.rst",
-            category="hurtful",
-        ),
+        png=f"{HURTFUL}/fig1_fill_in_the_blank.png",
         pdf=f"{HURTFUL}/fig1_fill_in_the_blank.pdf",
     log:
         f"{LOGS}/hurtful/fill_blank.log",

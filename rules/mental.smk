@@ -14,11 +14,7 @@ rule mental_data:
         table2_csv=f"{MENTAL}/table2_split.csv",
         table2_md=f"{MENTAL}/table2_split.md",
         fig1_csv=f"{MENTAL}/fig1_annotated_counts.csv",
-        fig1_png=report(
-            f"{MENTAL}/fig1_annotated_counts.png",
-            caption="../report/mental.rst",
-            category="Mental",
-        ),
+        fig1_png=f"{MENTAL}/fig1_annotated_counts.png",
         fig1_pdf=f"{MENTAL}/fig1_annotated_counts.pdf",
     log:
         f"{LOGS}/mental/data.log",
@@ -105,11 +101,7 @@ rule mental_tables:
         ),
     output:
         table5_csv=f"{MENTAL}/table5_fairness.csv",
-        table5_md=report(
-            f"{MENTAL}/table5_fairness.md",
-            caption="../report/mental.rst",
-            category="Mental",
-        ),
+        table5_md=f"{MENTAL}/table5_fairness.md",
         table5_long=f"{MENTAL}/table5_fairness_long.csv",
         table5_learners_md=f"{MENTAL}/table5_fairness_all_learners.md",
         table4_csv=f"{MENTAL}/table4_gender_uar.csv",
@@ -143,11 +135,7 @@ rule mental_direct_bias:
     output:
         csv=f"{MENTAL}/fig2_direct_bias.csv",
         coverage=f"{MENTAL}/fig2_direct_bias_coverage.json",
-        png=report(
-            f"{MENTAL}/fig2_direct_bias.png",
-            caption="../report/mental.rst",
-            category="Mental",
-        ),
+        png=f"{MENTAL}/fig2_direct_bias.png",
         pdf=f"{MENTAL}/fig2_direct_bias.pdf",
     log:
         f"{LOGS}/mental/direct_bias.log",
@@ -175,11 +163,7 @@ rule mental_lime:
         models=f"{MENTAL}/classify/{MENTAL_CONFIG['lime']['embedding']}/classifiers.joblib",
     output:
         csv=f"{MENTAL}/fig3_lime.csv",
-        png=report(
-            f"{MENTAL}/fig3_lime.png",
-            caption="../report/mental.rst",
-            category="Mental",
-        ),
+        png=f"{MENTAL}/fig3_lime.png",
         pdf=f"{MENTAL}/fig3_lime.pdf",
     log:
         f"{LOGS}/mental/lime.log",

@@ -131,9 +131,7 @@ rule plm_tables:
         table5_csv=f"{PLM}/table5_debias.csv",
         table5_md=f"{PLM}/table5_debias.md",
         table5_long=f"{PLM}/table5_debias_long.csv",
-        fig2_png=report(
-            f"{PLM}/fig2_seat.png", caption="../report/plm.rst", category="PLM"
-        ),
+        fig2_png=f"{PLM}/fig2_seat.png",
         fig2_pdf=f"{PLM}/fig2_seat.pdf",
     log:
         f"{LOGS}/plm/tables.log",

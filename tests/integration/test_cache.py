@@ -7,7 +7,7 @@ import pytest
 
 from conftest import demo_config, run_snakemake, write_config
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.wiring
 TARGET = "results/demo_world/word-vectors/general-w2v.bin"
 CACHED_RULES = ["synth_word_vectors"]
 

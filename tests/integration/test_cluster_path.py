@@ -19,7 +19,7 @@ import yaml
 from conftest import REPO, snakemake_bin, write_config
 from test_config_helpers import fake_real_config
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.wiring
 PROFILE = yaml.safe_load((REPO / "cluster" / "slurm" / "config.yaml").read_text())
 SBATCH_CALLS = REPO / "tests" / "integration" / "sbatch_calls.py"
 # rules whose jobs run one model on a GPU (hurtful_pretrain: one process per GPU)

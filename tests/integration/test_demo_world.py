@@ -18,13 +18,18 @@ from conftest import run_snakemake
 from medbias.io import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES
 from medbias.models import load_model_and_tokenizer, resolve_model_source
 
-pytestmark = pytest.mark.integration
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
 
 
 @pytest.fixture(scope="module")
-def world(demo_run):
-    return demo_run / "results" / "demo_world"
+def world(planted_study):
+    return planted_study("demo_world") / "results" / "demo_world"
+
+
+@pytest.fixture(scope="module")
+def wiring_run(wiring_study):
+    """The whole default DAG on the wiring world (what a user's second run, report and logs see)."""
+    return wiring_study("all")
 
 
 @pytest.fixture(scope="module")
@@ -149,36 +154,36 @@ def test_pubmed_files_parse_and_agree_with_truth(world, truth):
     assert shares[0] > 0.3 and shares[0] > shares[2] > shares[4] - 0.05 and abs(shares[-1]) < 0.12
 
 
-def test_tiny_models_and_vectors_load_with_the_real_loaders(demo_run):
+def test_tiny_models_and_vectors_load_with_the_real_loaders(world):
     from gensim.models import KeyedVectors
 
     for arch, kind in (("bert", "masked"), ("gpt2", "causal"), ("bart", "seq2seq")):
-        folder = demo_run / "results" / "demo_world" / "models" / f"tiny-{arch}"
+        folder = world / "models" / f"tiny-{arch}"
         model, tokenizer = load_model_and_tokenizer(resolve_model_source(arch, {"source": str(folder), "kind": kind}))
         assert len(tokenizer) <= 2000 and model.config.vocab_size == len(tokenizer)
     wordpiece = load_model_and_tokenizer(resolve_model_source("b", {
-        "source": str(demo_run / "results/demo_world/models/tiny-bert"), "kind": "masked"}))[1]
+        "source": str(world / "models/tiny-bert"), "kind": "masked"}))[1]
     assert wordpiece.tokenize("she has depression") == ["she", "has", "depression"]
     for corpus in ("general", "bio"):
-        vectors = KeyedVectors.load_word2vec_format(demo_run / f"results/demo_world/word-vectors/{corpus}-w2v.bin", binary=True)
+        vectors = KeyedVectors.load_word2vec_format(world / f"word-vectors/{corpus}-w2v.bin", binary=True)
         assert {"he", "she", "depression"} <= set(vectors.key_to_index)
-    bio = KeyedVectors.load_word2vec_format(demo_run / "results/demo_world/word-vectors/bio-w2v.bin", binary=True)
+    bio = KeyedVectors.load_word2vec_format(world / "word-vectors/bio-w2v.bin", binary=True)
     assert {"career", "family", "executive"} <= set(bio.key_to_index)
 
 
-def test_manifest_and_report(demo_run):
-    manifest = json.loads((demo_run / "results/inputs/manifest.json").read_text())
+def test_manifest_and_report(wiring_run):
+    manifest = json.loads((wiring_run / "results/inputs/manifest.json").read_text())
     assert manifest["world"] == "demo"
     assert all(entry["exists"] for entry in manifest["mimic_tables"].values())
     assert manifest["models"]["gpt2"]["kind"] == "causal" and manifest["models"]["gpt2"]["local"]
-    result = run_snakemake(["--report", "report.zip", "--configfile", "config.yaml"], demo_run)
+    result = run_snakemake(["--report", "report.zip", "--configfile", "config.yaml"], wiring_run)
     assert result.returncode == 0, result.stderr[-3000:]
-    names = zipfile.ZipFile(demo_run / "report.zip").namelist()
+    names = zipfile.ZipFile(wiring_run / "report.zip").namelist()
     assert any(n.endswith("fig_demo_world.png") for n in names)
 
 
-def test_second_run_has_nothing_to_do(demo_run):
-    result = run_snakemake(["-n", "--configfile", "config.yaml"], demo_run)
+def test_second_run_has_nothing_to_do(wiring_run):
+    result = run_snakemake(["-n", "--configfile", "config.yaml"], wiring_run)
     assert result.returncode == 0 and "Nothing to be done" in result.stdout + result.stderr
 
 
@@ -187,17 +192,18 @@ DEMO_INPUT_FOLDERS = {"mimic-iii", "mimic-code", "phenotype-annotations", "mimic
                       "corpora", "models", "word-vectors", "truth"}
 
 
-def test_no_output_or_log_holds_a_run_of_eight_note_words(demo_run, tables):
+def test_no_output_or_log_holds_a_run_of_eight_note_words(wiring_run):
     """Privacy rule: results (outside the demo inputs) and logs never contain note text."""
+    notes = pd.read_csv(wiring_run / "results/demo_world/mimic-iii/NOTEEVENTS.csv.gz", keep_default_na=False, usecols=["TEXT"])
     shingles = set()
-    for text in tables["NOTEEVENTS"]["TEXT"]:
+    for text in notes["TEXT"]:
         words = text.lower().split()
         shingles.update(tuple(words[i : i + 8]) for i in range(len(words) - 7))
     assert len(shingles) > 1000
     scanned = 0
-    for root in (demo_run / "results", demo_run / "logs"):
+    for root in (wiring_run / "results", wiring_run / "logs"):
         for path in root.rglob("*"):
-            rel = path.relative_to(demo_run / "results") if root.name == "results" else None
+            rel = path.relative_to(wiring_run / "results") if root.name == "results" else None
             if rel is not None and rel.parts[:1] == ("demo_world",) and len(rel.parts) > 2 and rel.parts[1] in DEMO_INPUT_FOLDERS:
                 continue
             if not path.is_file() or path.suffix in (".png", ".pdf", ".zip", ".gz", ".bin", ".safetensors", ".pt", ".pkl",

@@ -11,12 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-pytestmark = pytest.mark.integration
+@pytest.fixture(scope="module")
+def hurtful(planted_study):
+    return planted_study("hurtful") / "results" / "hurtful"
 
 
 @pytest.fixture(scope="module")
-def hurtful(demo_run):
-    return demo_run / "results" / "hurtful"
+def wiring_run(wiring_study):
+    return wiring_study("hurtful")
 
 
 @pytest.fixture(scope="module")
@@ -72,14 +74,14 @@ def test_discharge_note_gender_ratio_matches_the_planted_shares(hurtful, truth):
         assert table.loc[category, "patients mentioning"] > 30
 
 
-def test_adversary_learns_gender_in_the_warmup_and_loses_it_under_reversal(hurtful, demo_run):
+def test_adversary_learns_gender_in_the_warmup_and_loses_it_under_reversal(hurtful):
     """On held-out pairs of test subjects: in the second half of the warm-up (discriminators train,
     no reversed gradient reaches the encoder) each discriminator predicts gender better than the
     majority-class rate by more than three binomial standard errors; after the reversal is switched
     on its accuracy falls, and at the end of the phase it is at the majority rate (within two)."""
     import yaml
 
-    warmup = yaml.safe_load((demo_run / "config.yaml").read_text())["hurtful"]["pretrain"]["adversary_warmup_steps"]
+    warmup = yaml.safe_load((hurtful.parents[1] / "config.yaml").read_text())["hurtful"]["pretrain"]["adversary_warmup_steps"]
     summary = json.loads((hurtful / "pretrain" / "adv_gender.json").read_text())
     assert summary["adversary_attribute"] == "gender" and summary["excluded_subjects"] > 0
     n = summary["heldout_pairs"]
@@ -99,7 +101,8 @@ def test_adversary_learns_gender_in_the_warmup_and_loses_it_under_reversal(hurtf
         assert final <= majority + 2 * se, (k, final, majority)
 
 
-def test_table_d4_compares_baseline_and_debiased_per_attribute(hurtful):
+def test_table_d4_compares_baseline_and_debiased_per_attribute(wiring_run):
+    hurtful = wiring_run / "results" / "hurtful"
     long = pd.read_csv(hurtful / "tableD4_probe_long.csv")
     assert set(long["model"]) == {"baseline", "debiased"} and "gender" in set(long["attribute"])
     for column in ("auroc", "precision", "recall", "auprc"):
@@ -109,10 +112,11 @@ def test_table_d4_compares_baseline_and_debiased_per_attribute(hurtful):
     assert set(wide["metric"]) == {"auroc", "precision", "recall", "auprc", "log_loss"}
 
 
-def test_fill_in_the_blank_table_is_complete_and_greedy_starts_from_the_top_token(hurtful, demo_run):
+def test_fill_in_the_blank_table_is_complete_and_greedy_starts_from_the_top_token(wiring_run):
     import yaml
 
-    config = yaml.safe_load((demo_run / "config.yaml").read_text())["hurtful"]["fill_blank"]
+    hurtful = wiring_run / "results" / "hurtful"
+    config = yaml.safe_load((wiring_run / "config.yaml").read_text())["hurtful"]["fill_blank"]
     table = pd.read_csv(hurtful / "fig1_fill_in_the_blank.csv")
     assert set(table["fill"]) == set(config["race_words"]) and set(table["model"]) == set(config["models"])
     first = table[table["mask"] == 1]

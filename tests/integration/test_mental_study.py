@@ -11,8 +11,13 @@ import pytest
 
 
 @pytest.fixture(scope="module")
-def mental(demo_run):
-    return demo_run / "results" / "mental"
+def mental(planted_study):
+    return planted_study("mental") / "results" / "mental"
+
+
+@pytest.fixture(scope="module")
+def wiring_run(wiring_study):
+    return wiring_study("mental")
 
 
 @pytest.fixture(scope="module")
@@ -20,8 +25,9 @@ def fairness(mental):
     return pd.read_csv(mental / "table5_fairness_long.csv")
 
 
-def test_every_output_exists_with_the_papers_layout(mental, demo_run):
-    config = json.loads(json.dumps(__import__("yaml").safe_load((demo_run / "config.yaml").read_text())))["mental"]
+def test_every_output_exists_with_the_papers_layout(wiring_run):
+    mental = wiring_run / "results" / "mental"
+    config = json.loads(json.dumps(__import__("yaml").safe_load((wiring_run / "config.yaml").read_text())))["mental"]
     for name in ("table2_split.md", "table4_gender_uar.md", "table5_fairness.md", "table5_fairness_all_learners.md",
                  "fig1_annotated_counts.png", "fig1_annotated_counts.pdf", "fig2_direct_bias.png", "fig2_direct_bias.pdf",
                  "fig3_lime.png", "fig3_lime.pdf", "data.json"):
@@ -80,8 +86,8 @@ def test_direct_bias_finds_the_male_leaning_bio_vectors(mental, demo_truth):
         coverage["biowordvec"]["synonyms_requested"]
 
 
-def test_lime_explains_pairs_with_single_words(mental, demo_run):
-    config = __import__("yaml").safe_load((demo_run / "config.yaml").read_text())["mental"]["lime"]
+def test_lime_explains_pairs_with_single_words(mental):
+    config = __import__("yaml").safe_load((mental.parents[1] / "config.yaml").read_text())["mental"]["lime"]
     table = pd.read_csv(mental / "fig3_lime.csv")
     assert not table["word"].astype(str).str.contains(r"\s").any()
     per_panel = table.groupby(["pair", "treatment", "copy"]).size()

@@ -9,12 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-pytestmark = pytest.mark.integration
-
-
 @pytest.fixture(scope="module")
-def mimic(demo_run):
-    return demo_run / "results" / "mimic"
+def mimic(planted_study):
+    return planted_study("mimic") / "results" / "mimic"
 
 
 def test_all_57_tasks_have_both_classes_in_every_split(mimic):
@@ -58,7 +55,8 @@ def test_counts_add_up_and_cohorts_differ_where_they_should(mimic, demo_truth):
     assert set(mapping["group"]) == {"WHITE", "BLACK", "HISPANIC/LATINO", "ASIAN", "OTHER", "UNKNOWN"}
 
 
-def test_note_text_stays_in_the_intermediate_folder(demo_run, mimic):
+def test_note_text_stays_in_the_intermediate_folder(mimic):
+    demo_run = mimic.parents[1]
     notes = pd.read_parquet(demo_run / "intermediate/mimic/notes.parquet")
     sequences = pd.read_parquet(demo_run / "intermediate/mimic/sequences.parquet")
     assert "TEXT" in notes and "text" in sequences

@@ -11,8 +11,13 @@ import pytest
 
 
 @pytest.fixture(scope="module")
-def plm(demo_run):
-    return demo_run / "results" / "plm"
+def plm(planted_study):
+    return planted_study("plm") / "results" / "plm"
+
+
+@pytest.fixture(scope="module")
+def plm_wiring(wiring_study):
+    return wiring_study("plm") / "results" / "plm"
 
 
 def seat_of(plm, model, debias="none"):
@@ -58,9 +63,10 @@ def test_projections_are_checked_projections(plm, demo_truth):
         assert sdb["removed_direction_max_abs"] < 1e-3 * sdb["removed_direction_before_max_abs"]
 
 
-def test_example_counts_follow_the_templates(plm, repo):
+def test_example_counts_follow_the_templates(plm_wiring, repo):
     import yaml
 
+    plm = plm_wiring
     counts = json.loads((plm / "stereoset" / "counts.json").read_text())
     sets = yaml.safe_load((repo / "config/resources/wordsets/xie2024.yaml").read_text())["tests"]
     templates = len(counts["templates"])
@@ -71,7 +77,8 @@ def test_example_counts_follow_the_templates(plm, repo):
         assert by[(test, "identity")] == templates * len(t["B"]) * len(t["Y"]) * len(t["X"])
 
 
-def test_tables_keep_the_unloadable_model_marked(plm):
+def test_tables_keep_the_unloadable_model_marked(plm_wiring):
+    plm = plm_wiring
     for name in ("table2_seat.md", "table4_stereoset.md", "table5_debias.md"):
         text = (plm / name).read_text()
         assert "BiomedGPT" in text and "not loadable" in text, name

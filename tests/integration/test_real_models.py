@@ -21,7 +21,7 @@ import torch
 from conftest import REPO, demo_config, run_snakemake, write_config
 from real_models import glove_50d, minilm_folder, write_glove_text
 
-pytestmark = [pytest.mark.real_models, pytest.mark.integration]
+pytestmark = pytest.mark.real_models
 WEAT_SETS = json.loads((REPO / "config" / "resources" / "weat" / "WEAT.json").read_text())
 
 

@@ -8,12 +8,14 @@ import json
 import pandas as pd
 import pytest
 
-pytestmark = pytest.mark.integration
+@pytest.fixture(scope="module")
+def rios(planted_study):
+    return planted_study("rios") / "results" / "rios"
 
 
 @pytest.fixture(scope="module")
-def rios(demo_run):
-    return demo_run / "results" / "rios"
+def rios_wiring(wiring_study):
+    return wiring_study("rios") / "results" / "rios"
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +101,8 @@ def test_ripa_puts_planted_words_on_their_side(rios, truth):
     assert any(c.endswith("1960-1969") for c in wide.columns)  # the appendix's 1960s table
 
 
-def test_missing_words_are_reported_not_dropped(rios):
+def test_missing_words_are_reported_not_dropped(rios_wiring):
+    rios = rios_wiring
     coverage = pd.read_csv(rios / "fig2_ect_coverage.csv", keep_default_na=False)
     mental = coverage[coverage["word_set"] == "mental_health"].iloc[0]
     assert mental["requested"] == mental["found"] + mental["missing_count"]

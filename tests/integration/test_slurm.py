@@ -20,7 +20,7 @@ import pytest
 
 from conftest import REPO, demo_config, snakemake_bin, write_config
 
-pytestmark = [pytest.mark.integration, pytest.mark.slurm]
+pytestmark = pytest.mark.slurm
 CLUSTER = REPO / "tests" / "integration" / "slurm_cluster.sh"
 TARGET = "results/demo_world/truth.json"
 WORD_VECTORS = "results/demo_world/word-vectors/general-w2v.bin"  # a cached rule

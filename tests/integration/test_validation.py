@@ -6,12 +6,16 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-pytestmark = pytest.mark.integration
+
+@pytest.fixture(scope="module")
+def validation_run(planted_study):
+    """The planted world with every study the validation tables read."""
+    return planted_study("validation")
 
 
 @pytest.fixture(scope="module")
-def rates(demo_run):
-    folder = demo_run / "results" / "validation"
+def rates(validation_run):
+    folder = validation_run / "results" / "validation"
     assert (folder / "error_rates.md").read_text().startswith("# Measured error rates")
     assert (folder / "error_rates.png").stat().st_size > 10_000
     return pd.read_csv(folder / "error_rates.csv"), pd.read_csv(folder / "decisions.csv")
@@ -61,22 +65,22 @@ def test_planted_effects_are_found(rates):
 
 
 @pytest.fixture(scope="module")
-def recovery(demo_run):
-    folder = demo_run / "results" / "validation"
+def recovery(validation_run):
+    folder = validation_run / "results" / "validation"
     return pd.read_csv(folder / "planted_recovery.csv"), (folder / "planted_recovery.md").read_text()
 
 
-def test_recovery_lists_every_planted_effect_of_the_truth_file(recovery, demo_truth, demo_run):
+def test_recovery_lists_every_planted_effect_of_the_truth_file(recovery, demo_truth, validation_run):
     rows, md = recovery
     planted = rows[rows["truth"] == "planted"]
     per_study = planted.groupby("study").size().to_dict()
     pubmed, plm, mental = demo_truth["pubmed"], demo_truth["plm"], demo_truth["mental"]
-    weat_tests = set(pd.read_csv(demo_run / "results" / "rios" / "fig1_weat.csv")["test"])
+    weat_tests = set(pd.read_csv(validation_run / "results" / "rios" / "fig1_weat.csv")["test"])
     weat_pairs = [pair for pair in pubmed["planted_pairs"] if pair["name"] in weat_tests]  # not the RIPA lean pairs
     planted_decades = sum(s > 0 for pair in weat_pairs for s in pair["strengths"])
     assert per_study["rios"] == planted_decades + len(weat_pairs) == 30  # decades + one trend each
     assert per_study["plm"] == len(plm["trained_models"]) * len(plm["seat_planted"])
-    config = __import__("yaml").safe_load((demo_run / "config.yaml").read_text())
+    config = __import__("yaml").safe_load((validation_run / "config.yaml").read_text())
     leaning = [c for c in demo_truth["logprob"]["categories"] if c != demo_truth["logprob"]["control_category"]]
     gap_rows = len(config["hurtful"]["downstream"]["models"]) * 2  # the phenotype's two tasks (pa, pf) per model
     assert per_study["hurtful"] == gap_rows + len(leaning)
@@ -85,17 +89,17 @@ def test_recovery_lists_every_planted_effect_of_the_truth_file(recovery, demo_tr
     assert f"Planted effects found: {int(planted['recovered'].sum())} of {len(planted)}." in md
 
 
-def test_recovery_verdicts_agree_with_the_tables_they_read(recovery, demo_run, demo_truth):
+def test_recovery_verdicts_agree_with_the_tables_they_read(recovery, validation_run, demo_truth):
     """Read independently from the study tables: SEAT stars, and Table V's McNemar p."""
     rows, _ = recovery
-    seat = pd.read_csv(demo_run / "results" / "plm" / "seat_long.csv")
+    seat = pd.read_csv(validation_run / "results" / "plm" / "seat_long.csv")
     seat = seat[(seat["debias"] == "none") & (seat["status"] == "ok")].set_index(["model", "test"])
     for model in demo_truth["plm"]["trained_models"]:
         for test in demo_truth["plm"]["seat_planted"]:
             row = rows[(rows["study"] == "plm") & (rows["effect"] == f"{model} {test}")].iloc[0]
             expected = bool(seat.at[(model, test), "significant"]) and seat.at[(model, test), "effect_size"] > 0
             assert row["recovered"] == expected, row.to_dict()
-    fairness = pd.read_csv(demo_run / "results" / "mental" / "table5_fairness_long.csv")
+    fairness = pd.read_csv(validation_run / "results" / "mental" / "table5_fairness_long.csv")
     control = demo_truth["mental"]["control_tasks"][0]
     original = fairness[(fairness["learner"] == "svm") & (fairness["treatment"] == "original") & (fairness["task"] == control)]
     clean = rows[(rows["study"] == "mental") & (rows["truth"] == "control")]

@@ -10,7 +10,7 @@ import yaml
 from conftest import REPO, demo_config, run_snakemake, snakemake_bin, write_config
 from test_config_helpers import fake_real_config
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.wiring
 
 
 def test_lint_is_clean(tmp_path):

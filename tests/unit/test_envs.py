@@ -18,7 +18,7 @@ from conftest import REPO
 
 ENVS = sorted((REPO / "envs").glob("*.yaml"))
 # import name -> distribution name, where they differ
-DISTRIBUTION = {"sklearn": "scikit-learn", "yaml": "pyyaml"}
+DISTRIBUTION = {"sklearn": "scikit-learn", "yaml": "pyyaml", "markdown_it": "markdown-it-py"}
 # needed by the workflow's own process, not by the scripts that run inside an environment
 WORKFLOW_ONLY = {"snakemake", "snakemake-executor-plugin-slurm"}
 

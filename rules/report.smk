@@ -1,0 +1,31 @@
+# The report's pages (report/items.yaml): every paper table and figure as a readable HTML page with
+# its caption (what it shows, what the paper reported, where it comes from). `snakemake --report
+# report.zip` collects them, grouped by study (category) and part (subcategory).
+
+
+localrules:
+    report_page,
+
+
+rule report_page:
+    input:
+        lambda w: f"{RESULTS}/{REPORT_ITEMS[w.page]['file']}",
+    output:
+        report(
+            f"{RESULTS}/report/{{page}}.html",
+            caption="../report/item.rst",
+            category=lambda w: REPORT_ITEMS[w.page]["study"],
+            subcategory=lambda w: REPORT_ITEMS[w.page]["part"],
+        ),
+    log:
+        f"{LOGS}/report/{{page}}.log",
+    wildcard_constraints:
+        page="|".join(re.escape(page) for page in REPORT_ITEMS),
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        item=lambda w: REPORT_ITEMS[w.page],
+        caption=lambda w: caption_rst(REPORT_ITEMS[w.page]),
+        code=library_code("report_page.py"),
+    script:
+        f"{SCRIPTS}/report_page.py"

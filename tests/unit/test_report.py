@@ -1,0 +1,83 @@
+"""The report's pages: Markdown tables become HTML tables, figures are embedded, every registered
+item has all caption parts, and the registry holds every table and figure the README names."""
+
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+
+import pytest
+
+from medbias.errors import MedbiasInputError
+from medbias.report import caption_rst, check_item, json_to_html, load_items, markdown_to_html, render_page
+
+REPO = Path(__file__).resolve().parents[2]
+ITEMS = REPO / "report" / "items.yaml"
+ITEM = {"title": "Table 9: counts", "study": "Some study", "part": "Tables", "shows": "Counts per decade.",
+        "paper": "12 in the 1960s.", "source": "Rule x; config y."}
+
+
+def test_a_markdown_table_becomes_an_html_table_with_its_title_and_notes():
+    text = "# Table 9: counts\n\n| Year | n |\n|---|---|\n| 1960 | 12 |\n| 1970 | 7 |\n\nExcluded: 3 undated.\n"
+    html = markdown_to_html(text)
+    assert "<h1>Table 9: counts</h1>" in html
+    assert re.findall(r"<td>(.*?)</td>", html) == ["1960", "12", "1970", "7"]
+    assert re.findall(r"<th>(.*?)</th>", html) == ["Year", "n"]
+    assert "<p>Excluded: 3 undated.</p>" in html
+
+
+def test_markup_in_a_cell_is_escaped():
+    html = markdown_to_html("| a |\n|---|\n| <script>x</script> |\n")
+    assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_a_page_holds_the_table_or_the_embedded_figure_and_the_whole_caption(tmp_path):
+    md = tmp_path / "t.md"
+    md.write_text("# T\n\n| a |\n|---|\n| 1 |\n")
+    page = render_page(md, ITEM)
+    assert "<table>" in page and "Counts per decade." in page and "12 in the 1960s." in page and "Rule x; config y." in page
+    png = tmp_path / "f.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\nfake")
+    page = render_page(png, ITEM)
+    encoded = re.search(r'src="data:image/png;base64,([^"]+)"', page).group(1)
+    assert base64.b64decode(encoded) == png.read_bytes()
+    with pytest.raises(MedbiasInputError, match="t.txt"):
+        render_page(tmp_path / "t.txt", ITEM)
+
+
+def test_a_manifest_becomes_tables_one_row_per_entry():
+    html = json_to_html({"world": "demo", "models": {"bert": {"kind": "masked", "studies": ["a", "b"]},
+                                                     "gpt2": {"kind": "causal"}}, "files": ["x", "y"]})
+    assert "<th>world</th><td>demo</td>" in html
+    assert "<th>name</th><th>kind</th><th>studies</th>" in html
+    assert "<td>bert</td><td>masked</td><td>a, b</td>" in html and "<td>gpt2</td><td>causal</td><td></td>" in html
+    assert "<li>x</li><li>y</li>" in html
+
+
+def test_an_item_without_a_caption_part_is_named():
+    with pytest.raises(MedbiasInputError, match=r"'rios/t.md' lacks paper"):
+        check_item("rios/t.md", {**ITEM, "paper": " "})
+    assert caption_rst(ITEM).startswith("**What it shows:** Counts per decade.")
+
+
+def test_real_runs_leave_out_the_demo_worlds_pages():
+    demo, real = load_items(ITEMS, "demo"), load_items(ITEMS, "real")
+    assert "validation/planted_recovery" in demo and "demo_world/fig_demo_world" in demo
+    assert not any(page.split("/")[0] in ("validation", "demo_world") for page in real)
+    assert real["rios/table1_articles"]["file"] == "rios/table1_articles.md"
+    assert "hurtful/tableD4_probe" not in load_items(ITEMS, "real", left_out=("hurtful/tableD4_probe.md",))
+
+
+def test_every_table_and_figure_the_readme_names_is_in_the_report():
+    """The README's outputs table names each paper table and figure; each has a report page."""
+    readme = (REPO / "README.md").read_text()
+    named = set()
+    for path in re.findall(r"`results/([\w/<>{},.-]+)`", readme):
+        stem = re.sub(r"\.(csv|md|png|pdf)(/\.\w+)*$", "", path)
+        if re.search(r"(^|/)(table|fig)[\w]*$", stem) and "<" not in stem:
+            named.add(stem)
+    assert len(named) >= 25, sorted(named)
+    pages = load_items(ITEMS, "demo")
+    missing = sorted(n for n in named if n not in pages)
+    assert not missing, f"named in the README but not in report/items.yaml: {missing}"
