@@ -48,6 +48,22 @@ def pytest_collection_modifyitems(config, items):
                                     "or mark the module")
 
 
+_TIER_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    """Add each test's setup, call and teardown time (its world's build included) to its tier."""
+    tier = next((t for t in TIERS if t in report.keywords), "untiered")
+    _TIER_SECONDS[tier] = _TIER_SECONDS.get(tier, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line with the wall time of each tier in this session (what the README's table reports)."""
+    if _TIER_SECONDS:
+        parts = ", ".join(f"{tier} {seconds / 60:.1f} min" for tier, seconds in _TIER_SECONDS.items())
+        terminalreporter.write_line(f"time per tier: {parts}")
+
+
 def snakemake_bin() -> str:
     return str(Path(sys.executable).with_name("snakemake"))
 
@@ -61,10 +77,13 @@ def run_snakemake(args: list[str], workdir: Path, env: dict[str, str] | None = N
 
 
 def merge_profile(base: dict, overlay: dict) -> dict:
-    """``base`` with ``overlay`` laid over it: mappings merge key by key, anything else replaces."""
+    """``base`` with ``overlay`` laid over it: mappings merge key by key, anything else replaces; a key
+    written with a trailing ``!`` (``templates!:``) replaces the whole mapping instead of merging."""
     merged = dict(base)
     for key, value in overlay.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+        if key.endswith("!"):
+            merged[key[:-1]] = value
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = merge_profile(merged[key], value)
         else:
             merged[key] = value
@@ -107,7 +126,7 @@ def _study_builder(workdir: Path, config: dict, reuse: str | None) -> Callable[.
     def build(*targets: str) -> Path:
         wanted = [t for t in targets if t not in built]
         if wanted:
-            result = run_snakemake(["--cores", "2", "--configfile", "config.yaml", "--", *wanted], workdir, timeout=4000)
+            result = run_snakemake(["--cores", "2", "--configfile", "config.yaml", "--", *wanted], workdir, timeout=5400)
             assert result.returncode == 0, result.stderr[-4000:]
             built.update(wanted)
         return workdir

@@ -68,7 +68,8 @@ def _flag(call: str, pattern: str) -> list[str]:
 def test_every_job_asks_slurm_for_its_gpus_cpus_memory_and_time(fake_real, tmp_path):
     configfile, config = fake_real
     calls, local = _sbatch_lines(configfile, tmp_path)
-    assert local == {"all"}  # the collecting target runs in the main process
+    # the collecting target, and the report's pages (a file rendered in a second), run in the main process
+    assert local == {"all", "report_page"}
     assert not STUDY_TARGETS & {rule for rule, _, _ in calls}
     assert {rule for rule, _, _ in calls} >= GPU_RULES | {"mimic_notes", "rios_word2vec", "hurtful_classify"}
     expected_threads = {"mimic_notes": config["mimic"]["threads"], "rios_word2vec": config["rios"]["word2vec"]["threads"],
@@ -113,8 +114,9 @@ def test_profile_plans_every_job_without_a_cache_variable(fake_real, tmp_path, p
     assert "between-workflow cache" not in output
     total = int(re.search(r"^total\s+(\d+)$", output, re.M).group(1))
     # 169 before rios.replicates, + 12 more skip-gram jobs (3 seeds x 6 decades), + 24 classifier seed
-    # jobs (hurtful.downstream.replicates: 2 more seeds x classify and gaps x 6 models)
-    assert total == 205, total
+    # jobs (hurtful.downstream.replicates: 2 more seeds x classify and gaps x 6 models), + 36 report pages
+    # (report/items.yaml without the demo world's own)
+    assert total == 205 + 36, total
     print(f"--profile {profile}: {total} jobs planned in {seconds:.1f} s")
 
 
@@ -258,4 +260,4 @@ def test_one_registry_line_adds_the_models_jobs_in_every_study_it_names(tmp_path
     # 17 new jobs: plm 3 evaluations (none, sentencedebias, inlp) + 2 projections; mental features and
     # classifiers of the model and of the vectors (4); hurtful log-probability, features, classifiers, gaps (4)
     # and 2 more classifier seeds' classifiers and gaps (4)
-    assert total == 205 + 17, total
+    assert total == 205 + 36 + 17, total

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import run_snakemake
+from conftest import REPO, run_snakemake
+from medbias.report import load_items
 from medbias.io import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES
 from medbias.models import load_model_and_tokenizer, resolve_model_source
 
@@ -179,7 +180,13 @@ def test_manifest_and_report(wiring_run):
     result = run_snakemake(["--report", "report.zip", "--configfile", "config.yaml"], wiring_run)
     assert result.returncode == 0, result.stderr[-3000:]
     names = zipfile.ZipFile(wiring_run / "report.zip").namelist()
-    assert any(n.endswith("fig_demo_world.png") for n in names)
+    pages = load_items(REPO / "report" / "items.yaml", "demo")
+    stored = sorted(Path(n).name for n in names if "/data/raw/" in n)  # the report stores pages by file name
+    assert stored == sorted(f"{Path(page).name}.html" for page in pages)  # every paper table and figure
+    page = (wiring_run / "results/report/hurtful/downstream/table4_gaps.html").read_text()
+    assert "<table>" in page and "What the paper reported" in page and "13 recall (62% favouring male)" in page
+    index = zipfile.ZipFile(wiring_run / "report.zip").read(next(n for n in names if n.endswith("report.html"))).decode()
+    assert "reproduces four studies" in index  # the report: directive's workflow description
 
 
 def test_second_run_has_nothing_to_do(wiring_run):

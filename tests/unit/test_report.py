@@ -67,6 +67,14 @@ def test_real_runs_leave_out_the_demo_worlds_pages():
     assert not any(page.split("/")[0] in ("validation", "demo_world") for page in real)
     assert real["rios/table1_articles"]["file"] == "rios/table1_articles.md"
     assert "hurtful/tableD4_probe" not in load_items(ITEMS, "real", left_out=("hurtful/tableD4_probe.md",))
+    assert demo["rios/fig1_weat"]["file"] == "rios/fig1_weat.png" and demo["rios/fig1_weat_data"]["file"] == "rios/fig1_weat.md"
+
+
+def test_two_items_on_one_page_are_named(tmp_path):
+    items = tmp_path / "items.yaml"
+    items.write_text(f"rios/f.md: {ITEM}\nrios/f.png: {ITEM}\n".replace("'", '"'))
+    with pytest.raises(MedbiasInputError, match=r"'rios/f.md' and 'rios/f.png' make the same page 'rios/f'"):
+        load_items(items, "demo")
 
 
 def test_every_table_and_figure_the_readme_names_is_in_the_report():

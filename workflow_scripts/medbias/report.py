@@ -44,7 +44,8 @@ DEMO_ONLY_FOLDERS = ("demo_world", "validation")
 
 
 def load_items(path: Path, world: str, left_out: tuple[str, ...] = ()) -> dict[str, dict]:
-    """The report items of a run, keyed by the page's stem (the results path without its suffix):
+    """The report items of a run, keyed by the page's name (the results path without its suffix, or
+    the item's ``page``):
     every entry of ``path`` except the demo world's own on real data and the ``left_out`` keys;
     each entry gains ``file``, the results path it renders. Checked: a caption part missing stops."""
     items = yaml.safe_load(Path(path).read_text())
@@ -53,7 +54,11 @@ def load_items(path: Path, world: str, left_out: tuple[str, ...] = ()) -> dict[s
         check_item(key, item)
         if (world != "demo" and key.split("/")[0] in DEMO_ONLY_FOLDERS) or key in left_out:
             continue
-        pages[str(Path(key).with_suffix(""))] = {**item, "file": key}
+        page = item.get("page", str(Path(key).with_suffix("")))
+        if page in pages:
+            raise MedbiasInputError(f"report/items.yaml: items {pages[page]['file']!r} and {key!r} make the same "
+                                    f"page {page!r}; give one a 'page:' of its own")
+        pages[page] = {**item, "file": key}
     return pages
 
 
