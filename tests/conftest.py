@@ -118,10 +118,10 @@ def _study_builder(workdir: Path, config: dict, reuse: str | None,
                    max_threads: int | None = None) -> Callable[..., Path]:
     """A function that builds the given targets in ``workdir`` (once each per session) and returns it.
 
-    ``max_threads`` caps every job's threads (``--max-threads``): the wiring world gives each job one, so
-    two jobs run side by side on 2 cores (its jobs are mostly Python start-up and imports, which a second
-    thread does not speed up: the wiring tier went from 11.2 to 7.8 min). The planted world keeps the
-    rules' own threads, the setting its planted effects were measured with.
+    ``max_threads`` caps every job's threads (``--max-threads``): both test worlds give each job one, so
+    two jobs run side by side on 2 cores (the rules ask for 2 threads, so without the cap the jobs ran
+    one at a time; most are Python start-up and imports, which a second thread does not speed up: the
+    wiring tier went from 11.2 to 7.8 min).
 
     With ``reuse`` (a finished run's folder) nothing is built and that folder is returned."""
     if reuse:
@@ -149,7 +149,8 @@ def planted_study(tmp_path_factory) -> Callable[..., Path]:
 
     MEDBIAS_DEMO_RUN=<folder> reuses a finished run made with the planted config instead (for checking
     the tests against a run you already have; CI never sets it)."""
-    return _study_builder(tmp_path_factory.mktemp("planted"), demo_config(), os.environ.get("MEDBIAS_DEMO_RUN"))
+    return _study_builder(tmp_path_factory.mktemp("planted"), demo_config(), os.environ.get("MEDBIAS_DEMO_RUN"),
+                          max_threads=1)
 
 
 @pytest.fixture(scope="session")

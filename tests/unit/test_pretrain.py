@@ -91,6 +91,31 @@ def test_adversarial_gradient_reaches_the_encoder_reversed():
     assert not torch.allclose(with_adversary, encoder_weight.grad)
 
 
+def test_pretraining_loss_and_gradients_equal_bert_for_pretraining():
+    """The MLM head on the masked positions only gives BertForPreTraining's own loss (MLM over the
+    labelled tokens + NSP) and the same gradients: the other positions add nothing."""
+    torch.manual_seed(0)
+    bert = BertForPreTraining(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                         intermediate_size=32, max_position_embeddings=32, hidden_dropout_prob=0.0,
+                                         attention_probs_dropout_prob=0.0))
+    model = AdversarialPretrainer(bert, n_classes=0)
+    batch = _batch()
+    batch["attention_mask"][:, -3:] = 0  # padding at the end of every row
+    ours, losses = model(**batch)
+    ours.backward()
+    ours_grads = {name: p.grad.clone() for name, p in bert.named_parameters() if p.grad is not None}
+    bert.zero_grad()
+    peer = bert(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                token_type_ids=batch["token_type_ids"], labels=batch["mlm_labels"],
+                next_sentence_label=batch["nsp_labels"]).loss
+    peer.backward()
+    assert torch.isclose(ours, peer, atol=1e-6) and torch.isclose(losses["mlm_nsp"], peer, atol=1e-6)
+    peer_grads = {name: p.grad for name, p in bert.named_parameters() if p.grad is not None}
+    assert ours_grads.keys() == peer_grads.keys() and len(peer_grads) > 10
+    for name, grad in peer_grads.items():
+        assert torch.allclose(ours_grads[name], grad, atol=1e-6), name
+
+
 def _tiny_pretrainer(seed=0):
     torch.manual_seed(seed)
     bert = BertForPreTraining(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
@@ -111,7 +136,7 @@ def test_killed_run_resumes_to_the_same_weights(tmp_path):
     from medbias.pretrain import train_steps
 
     def evaluate(model):  # a number that depends on the weights
-        return {"weight_sum": float(model.model.cls.predictions.bias.sum())}
+        return {"weight_sum": float(model.model.cls.predictions.bias.detach().sum())}
 
     straight, straight_record = _tiny_pretrainer(), []
     assert train_steps(straight, _batch_at, 8, 1e-2, 2, str(tmp_path / "a"), checkpoint_every=3,

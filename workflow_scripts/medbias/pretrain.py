@@ -137,6 +137,12 @@ class AdversarialPretrainer(nn.Module):
 
     ``n_classes`` = 0 gives the baseline (no adversary). The [CLS] vector is the final layer's, from
     the same forward pass (with its attention mask) that computes the MLM and NSP losses.
+
+    The loss is ``BertForPreTraining``'s (MLM cross-entropy over the masked tokens plus NSP
+    cross-entropy), but the MLM head is applied to the masked positions only: the other positions
+    carry label -100 and add nothing to the loss or its gradient, and scoring them against the whole
+    vocabulary was half of every step (0.58 s a step with them, 0.29 s without: batch 128 of the
+    demo's tiny BERT on 2 CPU threads; the two losses agree to 1e-6).
     """
 
     def __init__(self, bert_for_pretraining, n_classes: int = 0, weight: float = 1.0):
@@ -152,13 +158,16 @@ class AdversarialPretrainer(nn.Module):
                 second_attribute=None, reversal_on=None):
         """``reversal_on`` = 0 (a scalar tensor) trains the discriminators without passing their
         reversed gradient to the encoder (the adversary's warm-up); 1 or None passes it."""
-        out = self.model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                         labels=mlm_labels, next_sentence_label=nsp_labels, output_hidden_states=True)
-        loss = out.loss
-        losses = {"mlm_nsp": out.loss.detach()}
+        encoded = self.model.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+        final = encoded.last_hidden_state
+        masked = mlm_labels != -100
+        heads = self.model.cls
+        loss = (nn.functional.cross_entropy(heads.predictions(final[masked]), mlm_labels[masked])
+                + nn.functional.cross_entropy(heads.seq_relationship(encoded.pooler_output), nsp_labels))
+        losses = {"mlm_nsp": loss.detach()}
         if self.discriminators and attribute is not None:
             weight = self.weight if reversal_on is None else self.weight * float(reversal_on)
-            cls = reverse_gradient(out.hidden_states[-1][:, 0], weight)
+            cls = reverse_gradient(final[:, 0], weight)
             targets = (attribute, attribute if second_attribute is None else second_attribute)
             for k, (disc, target) in enumerate(zip(self.discriminators, targets)):
                 adv = nn.functional.cross_entropy(disc(cls), target)
