@@ -40,6 +40,7 @@ rule audit_weat:
         budget=config["rios"]["permutation_budget"],
         bootstrap=config["rios"]["bootstrap"],
         min_fraction=config["rios"]["min_set_fraction"],
+        null_draws=config["rios"]["calibrated_null_draws"],
         seed=config["seed"] + 900,
     script:
         f"{SCRIPTS}/audit_weat.py"

@@ -1,5 +1,5 @@
 """Rule script (audit): Caliskan et al.'s (2017) WEATs on one word-vector entry for its audit card
-(``medbias.audit.weat_rows``), with the coverage of every word set."""
+(``medbias.audit.weat_rows``), with the coverage of every word set and the calibrated null's p."""
 
 import json
 
@@ -12,7 +12,9 @@ log = setup_rule_logging(snakemake.log[0])
 p = snakemake.params
 vectors = load_word_vectors(snakemake.input.vectors, p.entry["format"])
 wordsets = json.loads(open(snakemake.input.wordsets, encoding="utf-8").read())
-rows = weat_rows(vectors, wordsets, seed=p.seed, budget=p.budget, n_bootstrap=p.bootstrap, min_fraction=p.min_fraction)
+rows = weat_rows(vectors, wordsets, seed=p.seed, budget=p.budget, n_bootstrap=p.bootstrap, min_fraction=p.min_fraction,
+                 null_draws=p.null_draws)
 rows.to_csv(snakemake.output[0], index=False)
 for row in rows.itertuples():
-    log.info("%s: %s", row.test, row.status if row.status != "ok" else f"d = {row.effect_size:+.3f}, p = {row.p_value:.3g}")
+    log.info("%s: %s", row.test, row.status if row.status != "ok" else
+             f"d = {row.effect_size:+.3f}, p = {row.p_value:.3g}, calibrated p = {row.p_calibrated:.3g}")

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from medbias.audit import CALISKAN_TESTS, card_markdown, in_vocabulary_spelling, seat_section, stereoset_section, weat_rows
+from medbias.audit import (CALISKAN_TESTS, card_markdown, in_vocabulary_spelling, seat_section, stereoset_section,
+                           weat_rows, weat_section)
 
 
 def _planted_vectors(wordsets, strength: float, seed: int = 0):
@@ -46,6 +47,59 @@ def test_weat_rows_find_a_planted_association_and_none_where_nothing_is_planted(
     assert (null["effect_size"].abs() < 1.0).all()
     # names are capitalised in WEAT.json and looked up lower-cased, as GloVe spells them
     assert planted.at["career_family", "coverage"].startswith("male_names 8/8")
+
+
+def _with_filler(vectors, n: int = 3000, dim: int = 20, seed: int = 5):
+    """``vectors`` followed by ``n`` random words (the vocabulary the calibrated null draws from)."""
+    rng = np.random.default_rng(seed)
+    return {**vectors, **{f"filler{i}": rng.normal(size=dim) for i in range(n)}}
+
+
+def _clustered_vectors(wordsets, seed: int = 3):
+    """Nothing planted, but the words of each target set share one context: X words are one point
+    plus a little noise, Y words another, and every attribute word is random."""
+    rng = np.random.default_rng(seed)
+    dim = 20
+    vectors = {}
+    for name, (x, y, a, b) in CALISKAN_TESTS.items():
+        centre_x, centre_y = rng.normal(size=dim), rng.normal(size=dim)
+        for word in (*wordsets[a], *wordsets[b]):
+            vectors.setdefault(word, rng.normal(size=dim))
+        for word in wordsets[x]:
+            vectors[word.lower()] = centre_x + 0.05 * rng.normal(size=dim)
+        for word in wordsets[y]:
+            vectors[word.lower()] = centre_y + 0.05 * rng.normal(size=dim)
+    return vectors
+
+
+def test_calibrated_p_finds_the_planted_association_and_not_the_shared_context():
+    """Planted vectors: the word-permutation p and the calibrated p (random attribute sets from the
+    vocabulary) are both small. Clustered targets with random attributes (nothing planted): the
+    permutation p is tiny wherever the two clusters happen to lie on the A side, because it takes
+    the words of a cluster for independent evidence; the calibrated p sees one random direction
+    among random directions and stays large."""
+    wordsets = _wordsets()
+    planted = weat_rows(_with_filler(_planted_vectors(wordsets, 1.0)), wordsets, seed=1, budget=2000,
+                        n_bootstrap=0, min_fraction=0.5, null_draws=2000).set_index("test")
+    assert (planted["p_value"] < 0.01).all() and (planted["p_calibrated"] < 0.01).all(), planted["p_calibrated"]
+    assert (planted["null_draws"] == 2000).all()
+
+    clustered = weat_rows(_with_filler(_clustered_vectors(wordsets)), wordsets, seed=1, budget=2000,
+                          n_bootstrap=0, min_fraction=0.5, null_draws=2000).set_index("test")
+    on_a_side = clustered[clustered["effect_size"] > 0]
+    assert len(on_a_side) >= 1 and (on_a_side["p_value"] < 0.001).all(), clustered[["effect_size", "p_value"]]
+    assert (clustered["p_calibrated"] > 0.05).all(), clustered["p_calibrated"]
+    section = weat_section(clustered.reset_index())
+    assert "| calibrated p |" in section and "2,000 random attribute-set pairs" in section
+
+
+def test_without_null_draws_the_section_has_no_calibrated_column():
+    wordsets = _wordsets()
+    rows = weat_rows(_planted_vectors(wordsets, 1.0), wordsets, seed=1, budget=500, n_bootstrap=0,
+                     min_fraction=0.5)
+    assert rows["p_calibrated"].isna().all() and (rows["null_draws"] == 0).all()
+    section = weat_section(rows)
+    assert "calibrated p" not in section and "target words permuted between X and Y" in section
 
 
 def test_a_set_mostly_out_of_vocabulary_is_skipped_with_the_reason():

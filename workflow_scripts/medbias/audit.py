@@ -44,13 +44,30 @@ def in_vocabulary_spelling(vectors, words: Sequence[str]) -> tuple[list[str], li
     return found, missing
 
 
+def vocabulary_in_frequency_order(vectors) -> list[str]:
+    """The words of ``vectors`` most frequent first: gensim's ``index_to_key`` (the order of word2vec
+    and GloVe files, which their tools write by descending count), else the mapping's own order."""
+    order = getattr(vectors, "index_to_key", None)
+    return list(order) if order is not None else list(vectors)
+
+
 def weat_rows(vectors, wordsets: Mapping[str, Sequence[str]], *, seed: int, budget: int, n_bootstrap: int,
-              min_fraction: float) -> pd.DataFrame:
+              min_fraction: float, null_draws: int = 0) -> pd.DataFrame:
     """Caliskan et al.'s WEATs on word vectors through the association engine (effect size with
     ddof=1, one-sided permutation p, bootstrap interval), with each set's coverage; a test whose set
-    has fewer than ``min_fraction`` of its words in the vocabulary is a row with the reason instead."""
-    from medbias.metrics.association import weat
+    has fewer than ``min_fraction`` of its words in the vocabulary is a row with the reason instead.
 
+    With ``null_draws`` > 0, also the calibrated null of each test (``calibrated_null``: A and B
+    replaced by ``null_draws`` random vocabulary words of the same frequency bins, never a word of
+    any Caliskan set; columns of ``calibrated_columns``): the word-permutation p treats target words
+    as exchangeable, which words that share contexts are not, so it can be far too small."""
+    from medbias.metrics.association import NullVocabulary, calibrated_columns, weat
+
+    vocabulary = None
+    if null_draws > 0:
+        every_word = {w for words in wordsets.values() for w in words}
+        vocabulary = NullVocabulary(vocabulary_in_frequency_order(vectors),
+                                    frozenset(every_word | {w.lower() for w in every_word}), null_draws)
     rows = []
     for i, (name, keys) in enumerate(CALISKAN_TESTS.items()):
         sets, missing = {}, {}
@@ -69,17 +86,31 @@ def weat_rows(vectors, wordsets: Mapping[str, Sequence[str]], *, seed: int, budg
             continue
         try:
             result = weat(vectors, *(sets[k] for k in keys), rng=np.random.default_rng(seed + i), budget=budget,
-                          n_bootstrap=n_bootstrap, min_fraction=0.0, names=keys)
+                          n_bootstrap=n_bootstrap, min_fraction=0.0, names=keys, null_vocabulary=vocabulary)
         except MedbiasInputError as error:
             rows.append({**row, "status": f"skipped: {error}"})
             continue
         rows.append({**row, "status": "ok", "effect_size": result.effect_size, "p_value": result.p_value,
-                     "ci_low": result.ci_low, "ci_high": result.ci_high})
+                     "ci_low": result.ci_low, "ci_high": result.ci_high, "mean_difference": result.mean_difference,
+                     **calibrated_columns(result.calibrated)})
     return pd.DataFrame(rows)
 
 
 def _interval(low: float, high: float) -> str:
     return "" if pd.isna(low) else f"[{low:+.2f}, {high:+.2f}]"
+
+
+def association_note(table: pd.DataFrame) -> str:
+    """What the interval and the p-values of a WEAT/SEAT section mean, and the null each one uses."""
+    note = ("d: effect size (Caliskan et al. 2017); 95% CI: percentile bootstrap over the words of each set. "
+            "p: one-sided, the target words permuted between X and Y; it treats words as exchangeable, which words "
+            "that share contexts are not, so it can be too small.")
+    draws = table["null_draws"].max() if "null_draws" in table else 0
+    if draws and draws > 0:
+        note += (f" calibrated p: the share of {int(draws):,} random attribute-set pairs of the same sizes and "
+                 "frequency profile, drawn from the vocabulary, whose projection of X - Y on their direction is at "
+                 "least the observed one (medbias.metrics.association.calibrated_null); read this one.")
+    return note + "\n"
 
 
 def seat_section(seat: pd.DataFrame) -> str:
@@ -97,7 +128,7 @@ def seat_section(seat: pd.DataFrame) -> str:
         "n (X, Y, A, B)": [f"{a}, {b}, {c}, {d}" for a, b, c, d in zip(ok["n_X"], ok["n_Y"], ok["n_A"], ok["n_B"])],
         "out of vocabulary": ["" if pd.isna(v) else v for v in ok["out_of_vocabulary"]],
     })
-    return markdown_table(table)
+    return markdown_table(table) + "\n" + association_note(ok)
 
 
 def stereoset_section(stereo: pd.DataFrame) -> str:
@@ -124,17 +155,22 @@ def fill_blank_section(frame: pd.DataFrame) -> str:
 
 
 def weat_section(rows: pd.DataFrame) -> str:
-    """WEAT rows: effect size with interval and p beside the published GloVe value, and coverage."""
+    """WEAT rows: effect size with interval, the word-permutation p and (when it ran) the calibrated p
+    of random attribute sets, beside the published GloVe value, and coverage."""
+    ok = rows["status"] == "ok"
+    calibrated = rows["p_calibrated"] if "p_calibrated" in rows else pd.Series(np.nan, index=rows.index)
     shown = pd.DataFrame({
         "test": rows["test"], "X vs Y, A vs B": rows["X"] + " vs " + rows["Y"] + ", " + rows["A"] + " vs " + rows["B"],
         "d": [f"{d:+.2f}" if s == "ok" else s for d, s in zip(rows.get("effect_size", np.nan), rows["status"])],
         "95% CI": [_interval(lo, hi) if s == "ok" else "" for lo, hi, s in
                    zip(rows.get("ci_low", np.nan), rows.get("ci_high", np.nan), rows["status"])],
         "p": [f"{p:.2g}" if s == "ok" else "" for p, s in zip(rows.get("p_value", np.nan), rows["status"])],
+        **({"calibrated p": ["" if pd.isna(p) or not o else f"{p:.2g}" for p, o in zip(calibrated, ok)]}
+           if calibrated[ok].notna().any() else {}),
         "Caliskan et al. d (GloVe 840B)": rows["published_d"].map("{:.2f}".format),
         "coverage": rows["coverage"],
     })
-    return markdown_table(shown)
+    return markdown_table(shown) + "\n" + association_note(rows[ok])
 
 
 def card_markdown(name: str, label: str, entry: Mapping[str, Any], sections: Sequence[tuple[str, str]],
