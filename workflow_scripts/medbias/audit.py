@@ -100,16 +100,33 @@ def _interval(low: float, high: float) -> str:
     return "" if pd.isna(low) else f"[{low:+.2f}, {high:+.2f}]"
 
 
-def association_note(table: pd.DataFrame) -> str:
-    """What the interval and the p-values of a WEAT/SEAT section mean, and the null each one uses."""
+# where each test's calibrated null draws its random attribute words from (association_note)
+WEAT_NULL_WORDS = ("vocabulary words of the same frequency bins by rank in the vectors' file, never a word of "
+                   "any Caliskan set")
+SEAT_NULL_WORDS = ("whole words of the model's tokenizer in the attribute templates, drawn uniformly since a "
+                   "tokenizer carries no frequencies")
+
+
+def calibrated_p_column(p_calibrated: pd.Series | None) -> dict[str, list[str]]:
+    """The "calibrated p" column of a WEAT/SEAT section (blank where NaN), or nothing when no row has
+    one (the evaluation ran without the calibrated null)."""
+    if p_calibrated is None or p_calibrated.isna().all():
+        return {}
+    return {"calibrated p": ["" if pd.isna(v) else f"{v:.2g}" for v in p_calibrated]}
+
+
+def association_note(table: pd.DataFrame, null_words: str) -> str:
+    """What the interval and the p-values of a WEAT/SEAT section mean, and the null each one uses;
+    ``null_words``: where the calibrated null's random attribute words come from."""
     note = ("d: effect size (Caliskan et al. 2017); 95% CI: percentile bootstrap over the words of each set. "
-            "p: one-sided, the target words permuted between X and Y; it treats words as exchangeable, which words "
-            "that share contexts are not, so it can be too small.")
+            "p: the target words permuted between X and Y (one-sided unless the study's `alternative` says "
+            "two-sided); it treats words as exchangeable, which words that share contexts are not, so it can "
+            "be too small.")
     draws = table["null_draws"].max() if "null_draws" in table else 0
     if draws and draws > 0:
-        note += (f" calibrated p: the share of {int(draws):,} random attribute-set pairs of the same sizes and "
-                 "frequency profile, drawn from the vocabulary, whose projection of X - Y on their direction is at "
-                 "least the observed one (medbias.metrics.association.calibrated_null); read this one.")
+        note += (f" calibrated p: the share of {int(draws):,} random attribute-set pairs of the same sizes whose "
+                 "projection of X - Y on their direction is at least as extreme as the observed one "
+                 f"(medbias.metrics.association.calibrated_null); their words: {null_words}. Read this one.")
     return note + "\n"
 
 
@@ -123,12 +140,11 @@ def seat_section(seat: pd.DataFrame) -> str:
         "test": ok["test"], "d": ok["effect_size"].map("{:+.3f}".format),
         "95% CI": [_interval(lo, hi) for lo, hi in zip(ok["ci_low"], ok["ci_high"])],
         "p": ok["p_value"].map("{:.2g}".format),
-        **({"calibrated p": ok["p_calibrated"].map(lambda v: "" if pd.isna(v) else f"{v:.2g}")}
-           if "p_calibrated" in ok and ok["p_calibrated"].notna().any() else {}),
+        **calibrated_p_column(ok.get("p_calibrated")),
         "n (X, Y, A, B)": [f"{a}, {b}, {c}, {d}" for a, b, c, d in zip(ok["n_X"], ok["n_Y"], ok["n_A"], ok["n_B"])],
         "out of vocabulary": ["" if pd.isna(v) else v for v in ok["out_of_vocabulary"]],
     })
-    return markdown_table(table) + "\n" + association_note(ok)
+    return markdown_table(table) + "\n" + association_note(ok, SEAT_NULL_WORDS)
 
 
 def stereoset_section(stereo: pd.DataFrame) -> str:
@@ -158,19 +174,17 @@ def weat_section(rows: pd.DataFrame) -> str:
     """WEAT rows: effect size with interval, the word-permutation p and (when it ran) the calibrated p
     of random attribute sets, beside the published GloVe value, and coverage."""
     ok = rows["status"] == "ok"
-    calibrated = rows["p_calibrated"] if "p_calibrated" in rows else pd.Series(np.nan, index=rows.index)
     shown = pd.DataFrame({
         "test": rows["test"], "X vs Y, A vs B": rows["X"] + " vs " + rows["Y"] + ", " + rows["A"] + " vs " + rows["B"],
         "d": [f"{d:+.2f}" if s == "ok" else s for d, s in zip(rows.get("effect_size", np.nan), rows["status"])],
         "95% CI": [_interval(lo, hi) if s == "ok" else "" for lo, hi, s in
                    zip(rows.get("ci_low", np.nan), rows.get("ci_high", np.nan), rows["status"])],
         "p": [f"{p:.2g}" if s == "ok" else "" for p, s in zip(rows.get("p_value", np.nan), rows["status"])],
-        **({"calibrated p": ["" if pd.isna(p) or not o else f"{p:.2g}" for p, o in zip(calibrated, ok)]}
-           if calibrated[ok].notna().any() else {}),
+        **calibrated_p_column(rows["p_calibrated"].where(ok) if "p_calibrated" in rows else None),
         "Caliskan et al. d (GloVe 840B)": rows["published_d"].map("{:.2f}".format),
         "coverage": rows["coverage"],
     })
-    return markdown_table(shown) + "\n" + association_note(rows[ok])
+    return markdown_table(shown) + "\n" + association_note(rows[ok], WEAT_NULL_WORDS)
 
 
 def card_markdown(name: str, label: str, entry: Mapping[str, Any], sections: Sequence[tuple[str, str]],
