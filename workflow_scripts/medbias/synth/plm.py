@@ -30,7 +30,19 @@ closing note):
   effect missed; a causal model's identity states see only the left context, so the 10% of
   mentions with the other group's diseases weigh more. At a share of 1.0 (one seed): GPT-2 race
   calibrated p 1e-4 and 2e-4, LGBTQ+ 1e-4, controls 0.11 and 0.71; tiny BERT race 0.0017 and
-  0.0021, LGBTQ+ 1e-4, controls 0.59 and 0.12.
+  0.0021, LGBTQ+ 1e-4, controls 0.59 and 0.12;
+- that recipe did not keep the GPT-2's LGBTQ+ test across training paths: calibrated p 1e-4 in one
+  run, 0.19 and 0.63 in the next two (d 1.87 and -0.80), while its StereoSet-style LGBTQ+ score was
+  100 in all three. A causal model's last-layer state at a word is trained to predict the next token,
+  and after an identity or a disease the corpus always put a comma, a period or a fixed word there,
+  the same for every group (with the short LGBTQ+ lists, 170-210 mentions per term, the model can
+  also predict a term's diseases from the term alone). The separator-free keyword frame makes the
+  next token a word of the same group (identity or disease), so the pooled states share a group
+  direction. With it (planted test world, one thread per job, seeds 1, 2, 3 and 1234): every planted
+  test of both models found, 24 of 24 (GPT-2 LGBTQ+ calibrated p 1e-4 to 0.003, d 1.76-1.93; race
+  1e-4 to 0.0015; BERT 1e-4 to 0.0135); controls: classic p 0.013-0.97 (none below the truth file's
+  0.0125), calibrated p below 0.05 in 1 of 16 (GPT-2 control_1, seed 1: 0.003); StereoSet-style ss
+  88-97 (race) and 100 (LGBTQ+).
 """
 
 from __future__ import annotations
@@ -51,6 +63,7 @@ PAIRED_FRAMES: tuple[str, ...] = (
     "{first}, {second} and {third} are noted in the chart.",
     "Risk factors: {first}, {second}, {third}.",
     "The chart lists {first} with {second} and {third}.",
+    "Keywords: {first} {second} {third}.",  # no separators: a causal model's next token is a group word
 )
 CONTROL_FRAMES: tuple[str, ...] = (
     "This person's birthday falls on the {ordinal} day of the month. This person has {disease}.",
