@@ -35,7 +35,7 @@ closing note):
   run, 0.19 and 0.63 in the next two (d 1.87 and -0.80), while its StereoSet-style LGBTQ+ score was
   100 in all three. A causal model's last-layer state at a word is trained to predict the next token,
   and after an identity or a disease the corpus always put a comma, a period or a fixed word there,
-  the same for every group (with the short LGBTQ+ lists, 170-210 mentions per term, the model can
+  the same for every group (with the short LGBTQ+ lists, 167 or 214 mentions per term, the model can
   also predict a term's diseases from the term alone). The separator-free keyword frame makes the
   next token a word of the same group (identity or disease), so the pooled states share a group
   direction. With it (planted test world, one thread per job, seeds 1, 2, 3 and 1234): every planted
