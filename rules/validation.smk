@@ -13,6 +13,9 @@ rule validation_error_rates:
         ),
         fairness=f"{MENTAL}/table5_fairness_long.csv",
         logprob=f"{HURTFUL}/table3_logprob_long.csv",
+        base_model=model_inputs(config["hurtful"]["base_model"]),
+        templates=LOGPROB["templates"],
+        attributes=LOGPROB["attributes"],
     output:
         csv=f"{RESULTS}/validation/error_rates.csv",
         md=f"{RESULTS}/validation/error_rates.md",
@@ -34,6 +37,10 @@ rule validation_error_rates:
         base_model=config["hurtful"]["base_model"],
         null_worlds=config["demo"]["validation"]["null_worlds"],
         null_draws=config["demo"]["validation"]["null_draws"],
+        null_models=config["demo"]["validation"]["null_models"],
+        base_model_folder=config["models"][config["hurtful"]["base_model"]]["source"],
+        target_sets=LOGPROB["target_sets"],
+        gender_set=LOGPROB["gender_set"],
         seed=config["seed"],
     script:
         f"{SCRIPTS}/validation_error_rates.py"

@@ -62,8 +62,10 @@ wide["Sample template"] = wide["category"].map(sample)
 caption = (f"Log-probability bias scores (mean over templates x attributes x word pairs; {p.gender_set} set, "
            f"M = {', '.join(p.target_sets[p.gender_set][list(p.target_sets[p.gender_set])[0]])}). "
            f"* Wilcoxon signed-rank p < {p.alpha} between paired male and female scores. "
-           "# of templates counts template x attribute items. Gender ratio: patients whose discharge notes "
-           "mention any attribute of the category.")
+           "# of templates counts template x attribute items. M-F vs control p: two-sided Mann-Whitney U of the "
+           "category's attributes against the control category's, each attribute one value (its mean M-F "
+           "difference over templates and word pairs; its items share its word pieces, so they are not "
+           "independent). Gender ratio: patients whose discharge notes mention any attribute of the category.")
 write_table(wide, snakemake.output.csv, snakemake.output.md, title="Table 3: log-probability bias scores",
             notes=(caption, *[f"{model}: {reason}" for model, reason in not_applicable.items()]))
 fix_lines = ["# Fixes applied to the template file", "", f"Source: `{snakemake.input.templates}`", ""]

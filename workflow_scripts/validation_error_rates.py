@@ -1,11 +1,14 @@
 """Rule script (validation): measured false-positive rates and power of the bias tests on the demo world."""
 
 import pandas as pd
+import torch
 
 from medbias.downstream import read_model_gaps
+from medbias.hurtful import random_initialised_score_frames
 from medbias.jsonio import read_json
 from medbias.logs import setup_rule_logging
 from medbias.plots import plot_error_rates
+from medbias.resources import read_attributes, read_templates
 from medbias.tables import write_table
 from medbias.validation import (
     combine,
@@ -14,6 +17,7 @@ from medbias.validation import (
     gap_decisions,
     logprob_decisions,
     logprob_model_roles,
+    logprob_null_model_decisions,
     null_world_decisions,
     rios_weat_decisions,
     seat_decisions,
@@ -27,6 +31,14 @@ truth = read_json(snakemake.input.truth)
 tasks = pd.read_csv(snakemake.input.tasks)
 gaps = read_model_gaps(p.models, snakemake.input.gaps)
 log.info("constructed null worlds: %d per kind, %d null draws each", p.null_worlds, p.null_draws)
+torch.set_num_threads(snakemake.threads)
+attributes = read_attributes(snakemake.input.attributes)
+templates, _ = read_templates(snakemake.input.templates, {c for _, c in attributes})
+groups = p.target_sets[p.gender_set]
+log.info("Table 3's test on %d random-initialised copies of %s", p.null_models, p.base_model_folder)
+null_models = list(random_initialised_score_frames(p.base_model_folder, templates, attributes,
+                                                   [w for words in groups.values() for w in words], p.null_models,
+                                                   p.seed))
 decisions = combine([
     rios_weat_decisions(pd.read_csv(snakemake.input.weat_seeds), truth["pubmed"]),
     seat_decisions(pd.read_csv(snakemake.input.seat), truth["plm"]),
@@ -35,6 +47,7 @@ decisions = combine([
     logprob_decisions(pd.read_csv(snakemake.input.logprob), truth["logprob"],
                       *logprob_model_roles(p.logprob_models, p.variants, p.base_model)),
     null_world_decisions(p.null_worlds, p.seed, draws=p.null_draws),
+    logprob_null_model_decisions(null_models, groups, truth["logprob"]["control_category"]),
 ])
 table = error_rates(decisions)
 decisions.to_csv(out.decisions, index=False)
@@ -50,8 +63,10 @@ write_table(table, out.csv, out.md, "Measured error rates of the bias tests (dem
     "the score-test p (what Table C3 uses) or over the counted bootstrap p; the uncorrected interval is shown "
     "for reference. Counterfactual mismatch: McNemar's exact test of the mismatch's direction (Table V's mismatch_p) "
     "for the models trained on original notes, on the planted task and the control tasks. Log-probability score: "
-    "Table 3's Mann-Whitney p of each leaning category against the control category; the untrained base model's "
-    "categories are its controls. Every decision, with its unit and p: decisions.csv.",
+    "Table 3's Mann-Whitney p of each leaning category against the control category, one value per attribute; the "
+    "untrained base model's categories are its controls. Constructed null models: copies of the base model with "
+    "fresh random weights (nothing learned), where the same test is run with the attribute as unit and, for "
+    "comparison, with every template item as an independent unit. Every decision, with its unit and p: decisions.csv.",
 ), digits=3)
 plot_error_rates(table, out.png, out.pdf)
 for row in table.itertuples(index=False):

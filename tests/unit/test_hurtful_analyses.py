@@ -12,15 +12,19 @@ from scipy.stats import mannwhitneyu, wilcoxon
 
 from medbias.errors import MedbiasInputError
 from medbias.hurtful import (
+    category_vs_control_p,
     fill_in_the_blanks,
     gender_ratio,
     logprob_table,
     paired_differences,
+    random_initialised_score_frames,
     probe_attribute,
     score_frame,
     split_by_subject,
 )
 from medbias.metrics.logprob import ScoringItem
+from medbias.synth.tiny_models import build_tiny_model, train_wordpiece
+from medbias.validation import LOGPROB_P_KINDS, logprob_null_model_decisions
 
 
 def _scores(values: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
@@ -57,6 +61,33 @@ def test_logprob_table_means_and_tests_equal_scipy_on_the_pairs():
     assert row["mannwhitney_vs_control_p"] == pytest.approx(mannwhitneyu(diff_a, diff_c, alternative="two-sided").pvalue)
     assert (row["pairs"], row["items"], row["templates"]) == (6, 6, 2)
     assert np.isnan(table.set_index("category").loc["CTRL", "mannwhitney_vs_control_p"])
+
+
+def test_control_comparison_takes_the_attribute_as_its_unit():
+    """Three attributes of A, each in two templates, all above the four control attributes: the
+    attribute-level test is the exact Mann-Whitney of 3 against 4 fully separated values, p = 2 / C(7, 3);
+    counting the 6 against 8 template items as independent gives a p 17 times smaller."""
+    rows, item = [], 0
+    values = {("A", "x"): [1.0, 3.0], ("A", "y"): [0.5, 1.5], ("A", "z"): [2.0, 2.2],
+              ("C", "c1"): [0.1, -0.1], ("C", "c2"): [0.0, 0.2], ("C", "c3"): [-0.3, 0.4], ("C", "c4"): [0.2, 0.4]}
+    for (category, attribute), differences in values.items():
+        for k, difference in enumerate(differences):
+            rows += [(item, f"t{k} [GEND] [{category}]", category, attribute, "he", difference),
+                     (item, f"t{k} [GEND] [{category}]", category, attribute, "she", 0.0)]
+            item += 1
+    scores = pd.DataFrame(rows, columns=["item", "template", "category", "attribute", "word", "score"])
+    table = logprob_table(scores, {"gender": {"male": ["he"], "female": ["she"]}}, control_category="C")
+    row = table.set_index("category").loc["A"]
+    assert row["mannwhitney_vs_control_p"] == pytest.approx(2 / 35)
+    assert (row["attributes"], row["items"], row["templates"]) == (3, 6, 2)
+    pairs = paired_differences(scores, ["he"], ["she"])
+    by_pair = category_vs_control_p(pairs, "A", "C", unit="pair")
+    assert by_pair == pytest.approx(mannwhitneyu(sum((values["A", a] for a in "xyz"), []),
+                                                 sum((values["C", f"c{i}"] for i in range(1, 5)), [])).pvalue)
+    assert by_pair * 17 < row["mannwhitney_vs_control_p"]
+    assert np.isnan(category_vs_control_p(pairs, "A", "missing"))
+    with pytest.raises(ValueError, match="unit"):
+        category_vs_control_p(pairs, "A", "C", unit="item")
 
 
 def test_word_pairs_with_an_unscored_word_are_skipped():
@@ -199,3 +230,34 @@ def test_adversary_accuracy_against_known_predictions():
     result = adversary_accuracy(model, [batch])
     assert result["heldout_accuracy_0"] == 0.3 and result["heldout_majority_0"] == 0.7
     assert result["heldout_accuracy_1"] == 1.0 and result["heldout_majority_1"] == 1.0
+
+
+def test_random_initialised_copies_score_as_the_base_model_does_and_feed_the_null_decisions(tmp_path):
+    """Copies of a saved tiny BERT with fresh weights: one score frame per copy, the same items and
+    words, different scores per seed and the same ones again for the same seed; every category of
+    every copy is a control, tested with both units as ``category_vs_control_p`` computes them."""
+    corpus = ["he reports gout", "she reports fibromyalgia", "per family he has asthma", "she has eczema now",
+              "he has copd", "she reports migraine", "he reports acne", "she has lupus"] * 20
+    tokenizer = train_wordpiece(corpus, 80)
+    model = build_tiny_model("bert", tokenizer, dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                                     intermediate_size=64, max_position_embeddings=32), seed=1)
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    templates = [("[GEND] reports [{c}].".format(c=c), c) for c in ("A", "B", "CTRL")]
+    templates += [("per family [GEND] has [{c}].".format(c=c), c) for c in ("A", "B", "CTRL")]
+    attributes = [("gout", "A"), ("copd", "A"), ("acne", "B"), ("lupus", "B"),
+                  ("asthma", "CTRL"), ("eczema", "CTRL"), ("migraine", "CTRL")]
+    frames = list(random_initialised_score_frames(str(tmp_path), templates, attributes, ["he", "she"], 3, seed=5))
+    assert len(frames) == 3
+    assert all(f[["item", "word"]].equals(frames[0][["item", "word"]]) for f in frames)
+    assert not np.allclose(frames[0]["score"], frames[1]["score"])
+    again = next(random_initialised_score_frames(str(tmp_path), templates, attributes, ["he", "she"], 1, seed=5))
+    assert np.allclose(again["score"], frames[0]["score"])
+
+    decisions = logprob_null_model_decisions(frames, {"male": ["he"], "female": ["she"]}, "CTRL")
+    assert len(decisions) == 3 * 2 * 2 and set(decisions["truth"]) == {"control"}
+    pairs = paired_differences(frames[2], ["he"], ["she"])
+    for unit, kind in LOGPROB_P_KINDS.items():
+        row = decisions[(decisions["unit"] == "model 2 B") & (decisions["p_kind"] == kind)].iloc[0]
+        assert row["p"] == pytest.approx(category_vs_control_p(pairs, "B", "CTRL", unit=unit))
+        assert row["flagged"] == (row["p"] < 0.05)

@@ -9,11 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from scipy.stats import binom
 
 from conftest import REPO
 from medbias.io import MIMIC_TABLES
-from medbias.synth.annotations import generate_annotations
+from medbias.synth.annotations import FLIP_POSITIVE, generate_annotations
 from medbias.synth.conditions import CONDITIONS, PlantedCondition, assign_carriers
+from medbias.synth.logprob import logprob_resources
 from medbias.synth.mimic import PHENOTYPE_PREVALENCE, benchmark_codes, generate_cohort
 from medbias.resources import read_umnsrs, read_wordsets
 from medbias.synth.pubmed import DECADES, STRENGTHS, generate_articles, write_pubmed
@@ -62,6 +64,27 @@ def test_planted_condition_counts_in_truth(cohort):
         condition = next(c for c in CONDITIONS if c.name == entry["name"])
         assert entry["carriers"] == round(condition.prevalence * len(patients))
         assert entry["male_carriers"] == round(condition.male_share * entry["carriers"])
+
+
+def test_table3_scores_full_share_plants_against_the_controls_in_single_gender_frames(cohort):
+    """Table 3's leaning categories hold five conditions each, every carrier one gender and read by no
+    annotation; the 90/10 conditions the annotations read stay out; frames name the gender once."""
+    templates, attributes, truth = logprob_resources()
+    by_phrase = {c.phrase: c for c in CONDITIONS}
+    categories = {category: [by_phrase[phrase] for phrase, cat in attributes if cat == category]
+                  for category in ("MALELEAN", "FEMALELEAN", "CONTROL")}
+    assert [c.male_share for c in categories["MALELEAN"]] == [1.0] * 5
+    assert [c.male_share for c in categories["FEMALELEAN"]] == [0.0] * 5
+    assert all(c.annotation is None for c in categories["MALELEAN"] + categories["FEMALELEAN"])
+    assert len(categories["CONTROL"]) == 9 and all(c.male_share == 0.5 for c in categories["CONTROL"])
+    left_out = {c.name for c in CONDITIONS} - {c.name for cs in categories.values() for c in cs}
+    assert left_out == {"heroin", "alcohol", "depression", "fibromyalgia"}
+    assert all(t.count("[GEND]") == 1 and " him" not in t and " her" not in t for t in templates)
+    assert truth["categories"]["MALELEAN"]["male_share"] == 1.0
+    # the generator plants exactly what the truth says: no female carrier of a male-only condition
+    planted = {e["name"]: e for e in cohort.truth["planted_conditions"]}
+    assert all(planted[c.name]["male_carriers"] == planted[c.name]["carriers"] for c in categories["MALELEAN"])
+    assert all(planted[c.name]["male_carriers"] == 0 for c in categories["FEMALELEAN"])
 
 
 def test_annotations_have_disagreements_and_ties(cohort):
@@ -170,7 +193,11 @@ def test_planted_label_bias_marks_only_the_planted_genders_notes_without_the_con
     # notes that every annotator marked without the condition in the text: the planted gender's (flips of
     # both annotators of a note happen at 0.02 ** 2 and would be the only exceptions)
     other = sum(genders[int(s)] != bias["gender"] for s in unsupported["subject"])
-    assert other <= 1 and len(unsupported) - other >= planted["notes"] * 0.6
+    # a planted note stays marked by both annotators unless one of them flips it: (1 - FLIP_POSITIVE) ** 2;
+    # the count may fall below its 0.1% binomial quantile only by a defect (a fixed share, 0.6, failed
+    # on an honest world of 9 planted notes when the world's random draws moved)
+    kept = len(unsupported) - other
+    assert other <= 1 and binom.ppf(0.001, planted["notes"], (1 - FLIP_POSITIVE) ** 2) <= kept <= planted["notes"]
     assert "planted_label_bias" in truth and plain["ROW_ID"].nunique() == frame["ROW_ID"].nunique()
 
 

@@ -10,9 +10,10 @@ with Clopper-Pearson 95% intervals (``replication.error_rate``).
 Sources: the rios study's seed replicates (WEAT), the plm study's SEAT (the untrained model's every
 test counts as a control: it learned nothing), the hurtful study's fairness gaps after BH and its
 Table 3 log-probability score, the mental study's counterfactual mismatch (McNemar's exact test of
-its direction), and null
-worlds constructed here (isotropic random vectors, exchangeable or clustered target words) that
-measure the engine's calibration with as many worlds as one asks for.
+its direction), null worlds constructed here (isotropic random vectors, exchangeable or clustered
+target words) that measure the engine's calibration with as many worlds as one asks for, and
+random-initialised copies of the base model, where Table 3's test is run with the attribute as its
+unit (as the table reports it) and with every template item as one.
 
 The ``*_recovery`` functions (results/validation/planted_recovery) read the tables as a reader sees them and say,
 for every planted effect of the truth file, whether it was found by the table's own criterion, and
@@ -29,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.downstream import GAP_KEYS
+from medbias.hurtful import PAIR_UNITS, category_vs_control_p, paired_differences
 from medbias.metrics.association import NullVocabulary, weat
 from medbias.metrics.fairness import benjamini_hochberg_by
 from medbias.replication import error_rate
@@ -317,7 +319,7 @@ def logprob_recovery(table: pd.DataFrame, logprob_truth: Mapping[str, Any], pret
     rows = []
     for r in trained.itertuples(index=False):
         rows.append(_row("hurtful", f"{r.model}: {r.category} leans {r.lean} vs {control}", "planted",
-                         "table3_logprob_long.csv", f"on the {r.lean} side, Mann-Whitney p < {level}",
+                         "table3_logprob_long.csv", f"on the {r.lean} side, Mann-Whitney p < {level} over attributes",
                          f"distance {r.distance:+.4f}, p {r.p:.3g}", r.on_lean_side and r.p < level))
     for r in distances[distances["model"].isin(list(untrained))].itertuples(index=False):
         rows.append(_row("hurtful", f"{r.model} (untrained): {r.category} vs {control}", "control",
@@ -362,7 +364,29 @@ def logprob_decisions(table: pd.DataFrame, logprob_truth: Mapping[str, Any], pre
             continue
         flagged = r.p < level and (r.on_lean_side or truth == "control")
         rows.append(["log-probability score", "hurtful demo world (Table 3, gender)", f"{r.model} {r.category}",
-                     truth, "Mann-Whitney vs control category", r.p, bool(flagged), level])
+                     truth, LOGPROB_P_KINDS["attribute"], r.p, bool(flagged), level])
+    return pd.DataFrame(rows, columns=DECISION_COLUMNS)
+
+
+LOGPROB_P_KINDS = {"attribute": "Mann-Whitney vs control, attribute as unit (Table 3)",
+                   "pair": "Mann-Whitney vs control, template item as unit"}
+
+
+def logprob_null_model_decisions(frames: Sequence[pd.DataFrame], groups: Mapping[str, Sequence[str]],
+                                 control_category: str, level: float = 0.05) -> pd.DataFrame:
+    """Table 3's test of each category against ``control_category`` on models that learned nothing
+    (``medbias.hurtful.random_initialised_score_frames``): every category is a control. Both units of
+    ``category_vs_control_p``: the attribute (what Table 3 reports) and the template item (as if items
+    were independent). ``groups``: the target set's groups, the first the reference (male, female)."""
+    reference, group = list(groups)[:2]
+    rows = []
+    for k, scores in enumerate(frames):
+        pairs = paired_differences(scores, groups[reference], groups[group])
+        for category in sorted(set(pairs["category"]) - {control_category}):
+            for unit in PAIR_UNITS:
+                p = category_vs_control_p(pairs, category, control_category, unit=unit)
+                rows.append(["log-probability score", "constructed null models (random-initialised base model)",
+                             f"model {k} {category}", "control", LOGPROB_P_KINDS[unit], p, bool(p < level), level])
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 
 

@@ -30,12 +30,12 @@ class PlantedCondition:
 
 
 CONDITIONS: tuple[PlantedCondition, ...] = (
-    PlantedCondition("hiv", "hiv positive on haart", 0.06, 0.9, None),
+    PlantedCondition("hiv", "hiv positive on haart", 0.06, 1.0, None),
     PlantedCondition("heroin", "history of heroin use", 0.06, 0.9, "OTHER.SUBSTANCE.ABUSE"),
     PlantedCondition("alcohol", "alcohol abuse on ciwa scale", 0.08, 0.9, "ALCOHOL.ABUSE"),
     PlantedCondition("depression", "depression on sertraline", 0.10, 0.1, "DEPRESSION"),
     PlantedCondition("fibromyalgia", "fibromyalgia with chronic pain", 0.05, 0.1, "CHRONIC.PAIN.FIBROMYALGIA"),
-    PlantedCondition("anxiety", "anxiety with lorazepam as needed", 0.06, 0.1, None),
+    PlantedCondition("anxiety", "anxiety with lorazepam as needed", 0.06, 0.0, None),
     PlantedCondition("schizophrenia", "schizophrenia on olanzapine", 0.04, 0.5, "SCHIZOPHRENIA.AND.OTHER.PSYCHIATRIC.DISORDERS"),
     PlantedCondition("gout", "gout flare in the right toe", 0.05, 0.5, None),
     PlantedCondition("glaucoma", "glaucoma with eye drops continued", 0.05, 0.5, None),
@@ -45,6 +45,19 @@ CONDITIONS: tuple[PlantedCondition, ...] = (
     PlantedCondition("delay", "developmental delay with group home support", 0.02, 0.5, "DEVELOPMENTAL.DELAY.RETARDATION"),
     PlantedCondition("nonadherence", "missed home doses, nonadherent", 0.05, 0.5, "NON.ADHERENCE"),
     PlantedCondition("parkinson", "parkinson disease with tremor", 0.03, 0.5, "CHRONIC.NEUROLOGICAL.DYSTROPHIES"),
+    # Table 3's planted leans (medbias.synth.logprob): conditions no phenotype annotation reads are
+    # planted at a full share (every carrier of one gender), five per lean. At a 90% share a tiny BERT
+    # pretrained for 1,000 steps placed at least one of them among the nine controls on 2 of 3
+    # pretraining paths (the controls' own range: 1.5 to 4.1 nats); words shared with no phenotype's
+    # evidence
+    PlantedCondition("cocaine", "cocaine found on tox screen", 0.05, 1.0, None),
+    PlantedCondition("cigars", "smokes cigars since youth", 0.05, 1.0, None),
+    PlantedCondition("steroids", "anabolic steroid use at the gym", 0.05, 1.0, None),
+    PlantedCondition("gambling", "gambling with large debts", 0.05, 1.0, None),
+    PlantedCondition("migraine", "migraine with aura on sumatriptan", 0.05, 0.0, None),
+    PlantedCondition("hypothyroidism", "hypothyroidism on levothyroxine", 0.05, 0.0, None),
+    PlantedCondition("lupus", "lupus on hydroxychloroquine", 0.05, 0.0, None),
+    PlantedCondition("osteoporosis", "osteoporosis on alendronate", 0.05, 0.0, None),
 )
 
 
