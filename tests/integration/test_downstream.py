@@ -61,22 +61,33 @@ def _planted(demo_truth, tasks):
     return planted, touched
 
 
-def test_planted_recall_gap_is_found_with_the_right_sign(baseline_gaps, demo_truth, tasks):
+def test_planted_recall_gap_is_found_with_the_right_sign(downstream, config, baseline_gaps, demo_truth, tasks):
     """Every task of the planted phenotype (all notes and first note) shows the disadvantaged group's
     recall below the other's, by the one-sided two-proportion score test at 5% (half the two-sided
-    ``p_value``, the gap's sign being the planted one): the truth file fixes the direction before the
-    data are seen. At this scale the first-note task rests on about 14 positives per group; its
-    two-sided p was 0.054 in one training run (gap -0.29), so a two-sided check failed on a plant
-    that was there."""
+    ``p_value``, the gap's sign being the planted one: the truth file fixes the direction before the
+    data are seen), under a majority of the classifier seeds the workflow trains. At this scale the
+    first-note task rests on about 14 positives per group and its features are weak (first-note AUROCs
+    0.36-0.81), so one seed's p moves a lot: 0.134, 0.018 and 0.044 (two-sided) under the three seeds of
+    one world, where seed 0 alone had been the test. Under no plant, two of three one-sided tests at 5%
+    agree by chance with probability at most 3 x 0.05^2 - 2 x 0.05^3 (0.7%) if the seeds were
+    independent, and at most 5% however they are correlated."""
     planted, _ = _planted(demo_truth, tasks)
     assert planted
     gap = demo_truth["mimic"]["planted_recall_gaps"][0]
+    seeds = [baseline_gaps] + [pd.read_parquet(downstream / "baseline" / f"replicate{r}" / "gaps.parquet")
+                               for r in range(1, config["replicates"])]
+    assert len(seeds) >= 3
+    found = dict.fromkeys(planted, 0)
+    for gaps in seeds:
+        rows = gaps[(gaps["attribute"] == gap["attribute"]) & (gaps["group"] == gap["disadvantaged"])
+                    & (gaps["metric"] == "recall") & gaps["task"].isin(planted)]
+        assert len(rows) == len(planted)
+        for row in rows.itertuples():
+            found[row.task] += bool(row.gap < 0 and row.p_value / 2 < 0.05)
+    assert all(count > len(seeds) / 2 for count in found.values()), found
+    # the all-notes task carries the plant at full strength: seed 0 alone, two-sided, interval and all
     rows = baseline_gaps[(baseline_gaps["attribute"] == gap["attribute"]) & (baseline_gaps["group"] == gap["disadvantaged"])
                          & (baseline_gaps["metric"] == "recall") & baseline_gaps["task"].isin(planted)]
-    assert len(rows) == len(planted)
-    for row in rows.itertuples():
-        assert row.gap < 0 and row.p_value / 2 < 0.05, row
-    # the all-notes task carries the plant at full strength: two-sided, interval and all
     all_notes = rows[rows["task"].str.startswith("pa_")]
     assert len(all_notes) == 1 and all_notes["significant"].all() and (all_notes["ci_high"] < 0).all()
 

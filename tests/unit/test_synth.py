@@ -96,6 +96,15 @@ def test_annotations_have_disagreements_and_ties(cohort):
     depression = per_note["DEPRESSION"].agg(["sum", "size"])
     assert ((depression["sum"] > 0) & (depression["sum"] < depression["size"])).any()  # disagreement
     assert len(dx) > 0
+    # no annotated note mentions a condition of one gender only (it would tell the gender outright),
+    # while such notes exist among the discharge summaries and are counted as left out
+    single_gender = {c.name for c in CONDITIONS if c.single_gender}
+    assert single_gender >= {"cocaine", "migraine", "hiv", "anxiety"} and "depression" not in single_gender
+    assert not any(cohort.note_mentions.get(r, set()) & single_gender for r in frame["ROW_ID"])
+    notes = cohort.tables["NOTEEVENTS"]
+    summaries = notes.loc[(notes["CATEGORY"] == "Discharge summary") & notes["HADM_ID"].notna(), "ROW_ID"]
+    telling = sum(bool(cohort.note_mentions.get(r, set()) & single_gender) for r in summaries)
+    assert telling > 0 and truth["notes_left_out_for_a_single_gender_condition"] == telling
 
 
 def test_demo_sizes_scale():

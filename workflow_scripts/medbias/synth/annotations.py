@@ -11,6 +11,12 @@ annotator of the note (a biased labelling habit, not noise). Gender words then p
 beyond the note's content, so a classifier trained on the original notes uses them, and one trained
 with gender-swapped copies (augmented) cannot. Every other phenotype is labelled from the content
 alone (the controls).
+
+The annotated notes never mention a condition planted for one gender only (Table 3's leans in the
+hurtful study, ``PlantedCondition.single_gender``): such a mention tells the gender outright, so the
+mental study's Table IV, which asks how much gender its classifiers read from the notes before and
+after the gender words are neutralized, would find it perfectly readable after neutralizing whatever
+the classifier. Its gender cues are the gender words and the 90/10 conditions the annotation reads.
 """
 
 from __future__ import annotations
@@ -45,12 +51,15 @@ def generate_annotations(
     seed: int,
     gender_by_subject: dict[int, str] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Annotate ``n_notes`` discharge summaries (half of them chosen among notes that mention a
-    planted condition feeding a phenotype column, as the real set over-samples such patients) by
-    2-3 annotators each. ``gender_by_subject`` (SUBJECT_ID -> M/F) enables the planted label bias."""
+    """Annotate ``n_notes`` discharge summaries that mention no single-gender condition (half of them
+    chosen among notes that mention a planted condition feeding a phenotype column, as the real set
+    over-samples such patients) by 2-3 annotators each. ``gender_by_subject`` (SUBJECT_ID -> M/F)
+    enables the planted label bias."""
     rng = np.random.default_rng(seed)
     candidates = notes[(notes["CATEGORY"] == "Discharge summary") & notes["HADM_ID"].notna()]
-    rows = candidates["ROW_ID"].to_numpy()
+    single_gender = {c.name for c in CONDITIONS if c.single_gender}
+    rows = np.array([r for r in candidates["ROW_ID"].to_numpy() if not note_mentions.get(r, set()) & single_gender],
+                    dtype=candidates["ROW_ID"].dtype)
     annotated_conditions = {c.name for c in CONDITIONS if c.annotation}
     mentioning = np.array([r for r in rows if note_mentions.get(r, set()) & annotated_conditions])
     others = np.setdiff1d(rows, mentioning)
@@ -96,6 +105,7 @@ def generate_annotations(
     frame = pd.DataFrame(records)[list(ANNOTATION_COLUMNS)]
     truth_summary = {
         "annotated_notes": int(len(chosen)),
+        "notes_left_out_for_a_single_gender_condition": int(len(candidates) - len(rows)),
         "annotation_rows": int(len(frame)),
         "true_positive_notes": true_counts,
         "flip_rates": {"positive": FLIP_POSITIVE, "negative": FLIP_NEGATIVE},

@@ -28,6 +28,11 @@ class PlantedCondition:
             return "female"
         return "none"
 
+    @property
+    def single_gender(self) -> bool:
+        """Every carrier is of one gender: a mention of it tells the patient's gender outright."""
+        return self.male_share in (0.0, 1.0)
+
 
 CONDITIONS: tuple[PlantedCondition, ...] = (
     PlantedCondition("hiv", "hiv positive on haart", 0.06, 1.0, None),
