@@ -38,7 +38,7 @@ rule validation_error_rates:
         null_worlds=config["demo"]["validation"]["null_worlds"],
         null_draws=config["demo"]["validation"]["null_draws"],
         null_models=config["demo"]["validation"]["null_models"],
-        base_model_folder=config["models"][config["hurtful"]["base_model"]]["source"],
+        base_model_entry=config["models"][config["hurtful"]["base_model"]],
         target_sets=LOGPROB["target_sets"],
         gender_set=LOGPROB["gender_set"],
         seed=config["seed"],

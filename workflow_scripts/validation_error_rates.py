@@ -35,8 +35,9 @@ torch.set_num_threads(snakemake.threads)
 attributes = read_attributes(snakemake.input.attributes)
 templates, _ = read_templates(snakemake.input.templates, {c for _, c in attributes})
 groups = p.target_sets[p.gender_set]
-log.info("Table 3's test on %d random-initialised copies of %s", p.null_models, p.base_model_folder)
-null_models = list(random_initialised_score_frames(p.base_model_folder, templates, attributes,
+base_model_folder = p.base_model_entry["source"]
+log.info("Table 3's test on %d random-initialised copies of %s", p.null_models, base_model_folder)
+null_models = list(random_initialised_score_frames(base_model_folder, templates, attributes,
                                                    [w for words in groups.values() for w in words], p.null_models,
                                                    p.seed))
 decisions = combine([
