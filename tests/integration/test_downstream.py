@@ -77,18 +77,16 @@ def test_planted_recall_gap_is_found_with_the_right_sign(downstream, config, bas
     seeds = [baseline_gaps] + [pd.read_parquet(downstream / "baseline" / f"replicate{r}" / "gaps.parquet")
                                for r in range(1, config["replicates"])]
     assert len(seeds) >= 3
+    planted_rows = [gaps[(gaps["attribute"] == gap["attribute"]) & (gaps["group"] == gap["disadvantaged"])
+                         & (gaps["metric"] == "recall") & gaps["task"].isin(planted)] for gaps in seeds]
     found = dict.fromkeys(planted, 0)
-    for gaps in seeds:
-        rows = gaps[(gaps["attribute"] == gap["attribute"]) & (gaps["group"] == gap["disadvantaged"])
-                    & (gaps["metric"] == "recall") & gaps["task"].isin(planted)]
+    for rows in planted_rows:
         assert len(rows) == len(planted)
         for row in rows.itertuples():
             found[row.task] += bool(row.gap < 0 and row.p_value / 2 < 0.05)
     assert all(count > len(seeds) / 2 for count in found.values()), found
     # the all-notes task carries the plant at full strength: seed 0 alone, two-sided, interval and all
-    rows = baseline_gaps[(baseline_gaps["attribute"] == gap["attribute"]) & (baseline_gaps["group"] == gap["disadvantaged"])
-                         & (baseline_gaps["metric"] == "recall") & baseline_gaps["task"].isin(planted)]
-    all_notes = rows[rows["task"].str.startswith("pa_")]
+    all_notes = planted_rows[0][planted_rows[0]["task"].str.startswith("pa_")]
     assert len(all_notes) == 1 and all_notes["significant"].all() and (all_notes["ci_high"] < 0).all()
 
 

@@ -24,7 +24,7 @@ from medbias.synth.conditions import CONDITIONS
 LOGPROB_CATEGORIES = {"male": "MALELEAN", "female": "FEMALELEAN", "none": "CONTROL"}
 LOGPROB_FRAMES = ("[GEND] reports [{slot}].", "per family [GEND] has [{slot}].")
 # the controls and the conditions planted at a full share (see the module docstring)
-TABLE3_CONDITIONS = tuple(c for c in CONDITIONS if c.male_share in (0.0, 0.5, 1.0))
+TABLE3_CONDITIONS = tuple(c for c in CONDITIONS if c.single_gender or c.lean == "none")
 
 
 def logprob_resources() -> tuple[list[str], list[tuple[str, str]], dict]:
