@@ -51,6 +51,34 @@ rule rios_word2vec:
         f"{SCRIPTS}/rios_word2vec.py"
 
 
+rule rios_document_null:
+    input:
+        corpus=f"{RIOS}/corpus/{{decade}}.parquet",
+        search=f"{RIOS}/models/{{decade}}/replicate0.search.json",
+        wordsets=config["resources"]["rios_wordsets"],
+    output:
+        csv=f"{RIOS}/document_null/{{decade}}.csv",
+    log:
+        f"{LOGS}/rios/document_null_{{decade}}.log",
+    benchmark:
+        f"{BENCHMARKS}/rios/document_null_{{decade}}.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    threads: config["rios"]["word2vec"]["threads"]
+    resources:
+        mem_mb=8000,
+    params:
+        code=library_code("rios_document_null.py"),
+        decade=lambda wc: wc.decade,
+        draws=config["rios"]["document_null_draws"],
+        defaults=config["rios"]["word2vec"]["defaults"],
+        epochs=config["rios"]["word2vec"]["epochs"],
+        seed=config["seed"],
+        min_fraction=config["rios"]["min_set_fraction"],
+    script:
+        f"{SCRIPTS}/rios_document_null.py"
+
+
 rule rios_table3:
     input:
         expand(f"{RIOS}/models/{{decade}}/replicate0.search.json", decade=RIOS_DECADES),
@@ -75,6 +103,8 @@ rule rios_weat:
             replicate=RIOS_REPLICATES,
         ),
         wordsets=config["resources"]["rios_wordsets"],
+        document_null=expand(f"{RIOS}/document_null/{{decade}}.csv", decade=RIOS_DECADES)
+        if config["rios"]["document_null_draws"] else [],
     output:
         csv=f"{RIOS}/fig1_weat.csv",
         md=f"{RIOS}/fig1_weat.md",
@@ -102,6 +132,7 @@ rule rios_weat:
         min_fraction=config["rios"]["min_set_fraction"],
         replicates=len(RIOS_REPLICATES),
         null_draws=config["rios"]["calibrated_null_draws"],
+        document_null_draws=config["rios"]["document_null_draws"],
     script:
         f"{SCRIPTS}/rios_bias.py"
 

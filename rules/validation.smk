@@ -6,6 +6,7 @@ rule validation_error_rates:
     input:
         truth=f"{DEMO}/truth.json",
         weat_seeds=f"{RIOS}/fig1_weat_seeds.csv",
+        weat=f"{RIOS}/fig1_weat.csv",
         seat=f"{PLM}/seat_long.csv",
         tasks=f"{MIMIC}/tasks.csv",
         gaps=expand(

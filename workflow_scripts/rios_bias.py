@@ -6,7 +6,14 @@ from medbias.embeddings import load_word_vectors
 from medbias.logs import setup_rule_logging
 from medbias.plots import plot_ect_by_decade, plot_weat_by_decade
 from medbias.resources import read_wordsets
-from medbias.rios import ect_by_decade, ripa_by_decade, table4_wide, weat_by_decade, weat_trends
+from medbias.rios import (
+    document_null_columns,
+    ect_by_decade,
+    ripa_by_decade,
+    table4_wide,
+    weat_by_decade,
+    weat_trends,
+)
 from medbias.tables import write_table
 
 snakemake = globals()["snakemake"]
@@ -51,6 +58,16 @@ if p.analysis == "weat":
             f"re-partitions of the male and female words (exact when at most {p.budget:,} partitions, else {p.budget:,} "
             f"sampled without replacement, p=(k+1)/(N+1)); ci: {p.bootstrap} bootstrap replicates resampling words "
             f"within each set (conservative: it shrinks d towards 0). " + calibrated)
+    document_paths = list(getattr(snakemake.input, "document_null", []))
+    if document_paths:
+        null = pd.concat([pd.read_csv(path) for path in document_paths], ignore_index=True)
+        table = document_null_columns(table, null, p.alternative)
+        note += (f" p_document ({p.alternative}): the document-level null, {p.document_null_draws} skip-gram models per "
+                 f"decade retrained (own seeds, replicate 0's setting) on the corpus with the male and female words "
+                 f"swapped in a random half of the articles; p=(k+1)/(K+1) on the mean difference (smallest "
+                 f"1/{p.document_null_draws + 1}); it keeps the words' document clustering and the seed's variance, "
+                 f"which both other tests leave out; md_document_null_mean/sd: the null's centre and spread; "
+                 f"every draw: document_null/<decade>.csv. The stars stay on p_calibrated.")
     write_rios_table(table, out.csv, out.md, "Figure 1 data: WEAT per decade and stereotype", note)
     seeds.to_csv(out.seeds_csv, index=False)
     trends = weat_trends(seeds, list(seeded))

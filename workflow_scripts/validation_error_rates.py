@@ -41,7 +41,8 @@ null_models = list(random_initialised_score_frames(base_model_folder, templates,
                                                    [w for words in groups.values() for w in words], p.null_models,
                                                    p.seed))
 decisions = combine([
-    rios_weat_decisions(pd.read_csv(snakemake.input.weat_seeds), truth["pubmed"]),
+    rios_weat_decisions(pd.read_csv(snakemake.input.weat_seeds), truth["pubmed"],
+                        table=pd.read_csv(snakemake.input.weat)),
     seat_decisions(pd.read_csv(snakemake.input.seat), truth["plm"]),
     gap_decisions(gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"])), p.alpha),
     counterfactual_decisions(pd.read_csv(snakemake.input.fairness), truth["mental"]),

@@ -8,6 +8,8 @@ import json
 import pandas as pd
 import pytest
 
+from conftest import wiring_config
+
 @pytest.fixture(scope="module")
 def rios(planted_study):
     return planted_study("rios") / "results" / "rios"
@@ -111,3 +113,20 @@ def test_missing_words_are_reported_not_dropped(rios_wiring):
     assert ((ect["ect"] > -1) & (ect["ect"] <= 1)).all() and (ect["ci_low"] <= ect["ect"]).all()
     weat_cov = pd.read_csv(rios / "table2_wordset_coverage.csv")
     assert set(weat_cov["word_set"]) >= {"male", "female", "career_family.a", "instruments_weapons.b"}
+
+
+def test_document_null_draws_are_wired_into_figure_1(rios_wiring):
+    """The wiring profile turns the document-level null on (3 draws): every decade has a file of
+    draws x tests, each draw swapped about half of the articles, and Figure 1's table carries p_document
+    on the (k+1)/(K+1) grid beside the classic and calibrated p (its behaviour: tests/unit/test_document_null.py)."""
+    draws = wiring_config()["rios"]["document_null_draws"]
+    weat = pd.read_csv(rios_wiring / "fig1_weat.csv")
+    tests = weat["test"].nunique()
+    for decade in weat["decade"].unique():
+        null = pd.read_csv(rios_wiring / "document_null" / f"{decade}.csv")
+        assert len(null) == draws * tests and sorted(null["draw"].unique()) == list(range(draws))
+        share = null["swapped_documents"] / null["documents"]
+        assert ((share > 0.4) & (share < 0.6)).all(), share.tolist()
+    assert set(weat["p_document"].round(6)) <= {round(k / (draws + 1), 6) for k in range(1, draws + 2)}
+    assert (weat["document_draws"] + weat["document_draws_unscored"] == draws).all()
+    assert "p_document" in (rios_wiring / "fig1_weat.md").read_text()

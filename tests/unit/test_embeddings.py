@@ -5,7 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from medbias.embeddings import candidate_settings, search_skipgram, similarity_spearman
+from medbias.embeddings import (
+    SwappedDocuments,
+    candidate_settings,
+    count_documents,
+    document_swap_flags,
+    pair_mapping,
+    search_skipgram,
+    similarity_spearman,
+)
+from medbias.errors import MedbiasInputError
 from medbias.pubmed import tokenize
 
 DEFAULTS = {"negative": 5, "window": 5}
@@ -42,3 +51,27 @@ def test_search_keeps_the_best_candidate():
     )
     assert len(scores) == 3 and best == int(np.nanargmax([s["rho"] for s in scores]))
     assert scores[best]["pairs_used"] == 4 and len(vectors) == 8
+
+
+def test_pair_mapping_swaps_both_ways_and_names_bad_lists():
+    assert pair_mapping(["he", "man"], ["she", "woman"]) == {"he": "she", "man": "woman", "she": "he", "woman": "man"}
+    with pytest.raises(MedbiasInputError, match="'male' has 2 words and 'female' 1"):
+        pair_mapping(["he", "man"], ["she"], ("male", "female"))
+    with pytest.raises(MedbiasInputError, match="he occur"):
+        pair_mapping(["he", "man"], ["she", "he"])
+
+
+def test_swapped_documents_swap_the_flagged_documents_on_every_pass():
+    documents = [["he", "is", "a", "man"], ["she", "saw", "him"], ["nothing", "here"]]
+    swapped = SwappedDocuments(documents, pair_mapping(["he", "man", "him"], ["she", "woman", "her"]),
+                               np.array([True, False, True]))
+    expected = [["she", "is", "a", "woman"], ["she", "saw", "him"], ["nothing", "here"]]
+    assert list(swapped) == expected and list(swapped) == expected  # restartable: gensim makes several passes
+    assert documents[0] == ["he", "is", "a", "man"]  # the source is left as it was
+    assert count_documents(swapped) == 3
+    with pytest.raises(ValueError, match="2 documents for 3 swap flags"):
+        list(SwappedDocuments(documents[:2], {}, np.ones(3, dtype=bool)))
+    with pytest.raises(ValueError, match="more documents than the 2 swap flags"):
+        list(SwappedDocuments(documents, {}, np.ones(2, dtype=bool)))
+    flags = document_swap_flags(10_000, np.random.default_rng(0))
+    assert flags.dtype == bool and abs(flags.mean() - 0.5) < 0.02

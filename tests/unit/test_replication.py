@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-from medbias.replication import decade_trend, error_rate, ols_slope, replicate_seed
+from medbias.replication import decade_trend, document_null_seed, error_rate, ols_slope, replicate_seed
 from medbias.validation import error_rates, gap_decisions, mirror_rows, null_world_decisions, rios_weat_decisions
 
 
@@ -17,6 +17,13 @@ def test_replicate_zero_keeps_the_seed_and_the_others_differ():
     seeds = [replicate_seed(42, r) for r in range(1, 6)]
     assert len(set(seeds)) == 5 and 42 not in seeds and seeds == [replicate_seed(42, r) for r in range(1, 6)]
     assert replicate_seed(43, 1) != replicate_seed(42, 1)
+
+
+def test_document_null_seeds_are_their_own_stream():
+    draws = [document_null_seed(42, k) for k in range(20)]
+    replicates = {replicate_seed(42, r) for r in range(20)}
+    assert len(set(draws)) == 20 and not set(draws) & replicates
+    assert draws == [document_null_seed(42, k) for k in range(20)]
 
 
 def test_trend_by_hand():
@@ -60,6 +67,14 @@ def test_rios_decisions_follow_the_truth():
     assert table.loc[("calibrated null", "control"), "flagged"] == 0
     assert table.loc[("calibrated null", "planted"), ["flagged", "decisions"]].tolist() == [2, 2]
     assert table.loc[("classic permutation", "control"), "rate_over_level"] == pytest.approx((2 / 3) / 0.05)
+    # Figure 1's table (replicate 0) adds the document-level null's decisions; a NaN p (no draws) is no decision
+    figure = pd.DataFrame({"decade": ["1960", "1960", "2010", "2010"], "test": ["career", "weapons", "career", "weapons"],
+                           "p_document": [0.025, 0.3, np.nan, 0.04]})
+    document = rios_weat_decisions(seeds, truth, table=figure)
+    document = document[document["p_kind"] == "document-level null"]
+    assert document["unit"].tolist() == ["1960 career seed 0 (strength 0.5)", "1960 weapons seed 0", "2010 weapons seed 0"]
+    assert document["truth"].tolist() == ["planted", "control", "control"]
+    assert document["flagged"].tolist() == [True, False, True]
 
 
 def test_gap_decisions_count_the_planted_group_and_leave_its_mirror_out():

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr
 
+from medbias.errors import MedbiasInputError
+
 log = logging.getLogger(__name__)
 
 
@@ -40,6 +42,53 @@ def train_skipgram(sentences, params: Mapping[str, Any], epochs: int, seed: int,
 
     model = Word2Vec(sentences=sentences, sg=1, epochs=epochs, seed=seed, workers=workers, **params)
     return model.wv
+
+
+def pair_mapping(first: Sequence[str], second: Sequence[str], names: tuple[str, str] = ("first", "second")) -> dict[str, str]:
+    """The symmetric word swap first[i] <-> second[i] (a bijection). Raises MedbiasInputError naming
+    the lists when their lengths differ or a word repeats or sits in both lists."""
+    if len(first) != len(second):
+        raise MedbiasInputError(f"word pairs: '{names[0]}' has {len(first)} words and '{names[1]}' {len(second)}; "
+                                f"a swap pairs them by position, so they need the same length")
+    words = [*first, *second]
+    repeated = sorted({w for w in words if words.count(w) > 1})
+    if repeated:
+        raise MedbiasInputError(f"word pairs '{names[0]}'/'{names[1]}': {', '.join(repeated)} occur(s) more than once; "
+                                f"a swap needs every word once")
+    return {**dict(zip(first, second)), **dict(zip(second, first))}
+
+
+def document_swap_flags(n_documents: int, rng: np.random.Generator) -> np.ndarray:
+    """One fair coin per document: True = the document's paired words are swapped."""
+    return rng.random(n_documents) < 0.5
+
+
+class SwappedDocuments:
+    """A restartable iterable of token lists: ``documents`` (itself restartable, e.g. ParquetSentences)
+    with every token found in ``mapping`` replaced in the documents whose flag in ``swap`` is True
+    (the i-th document yielded takes flag i). Each pass yields the same corpus, as gensim needs."""
+
+    def __init__(self, documents, mapping: Mapping[str, str], swap: np.ndarray):
+        self.documents = documents
+        self.mapping = dict(mapping)
+        self.swap = np.asarray(swap, dtype=bool)
+
+    def __iter__(self) -> Iterator[list[str]]:
+        count = 0
+        for tokens, flip in itertools.zip_longest(self.documents, self.swap.tolist()):
+            if tokens is None:
+                break
+            if flip is None:
+                raise ValueError(f"SwappedDocuments: more documents than the {len(self.swap)} swap flags")
+            count += 1
+            yield [self.mapping.get(t, t) for t in tokens] if flip else tokens
+        if count != len(self.swap):
+            raise ValueError(f"SwappedDocuments: {count} documents for {len(self.swap)} swap flags")
+
+
+def count_documents(documents) -> int:
+    """The number of documents one pass over ``documents`` yields."""
+    return sum(1 for _ in documents)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,8 @@ so a table can say how much of a difference between decades or models a differen
 - ``replicate_seed``: replicate 0 keeps the configured seed (its outputs equal a run without
   replicates); replicate r > 0 takes a seed derived from (seed, r) by NumPy's SeedSequence, so seeds
   are never hand-picked offsets that can collide.
+- ``document_null_seed``: the seed of one draw of the rios study's document-level null (its coin
+  flips and its training run).
 - ``decade_trend``: the trend of a measure over ordered conditions (decades) by an exact
   permutation test of the condition labels on the seed-averaged values. Under "no trend" the decades
   are exchangeable units; seeds are replicates within a decade (seed r of one decade has nothing in
@@ -30,6 +32,12 @@ def replicate_seed(seed: int, replicate: int) -> int:
     if replicate == 0:
         return seed
     return int(np.random.SeedSequence([seed, replicate]).generate_state(1)[0] % (2**31 - 1))
+
+
+def document_null_seed(seed: int, draw: int) -> int:
+    """The seed of document-null draw ``draw`` (its swap coins and its training run): derived from
+    (seed, draw) by SeedSequence in a stream of its own, so it never equals a replicate's seed."""
+    return int(np.random.SeedSequence([seed, draw, 0xD0C]).generate_state(1)[0] % (2**31 - 1))
 
 
 def ols_slope(values: np.ndarray) -> np.ndarray:

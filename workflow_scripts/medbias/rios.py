@@ -2,7 +2,7 @@
 
 Pure functions from {decade label: word vectors} and the word-set file to the paper's tables:
 WEAT for the five stereotypes of Table 2 (Figure 1) over every training seed replicate, with the
-classic and the calibrated p-value and the trend over decades, ECT for occupations and mental-health words
+classic, the calibrated and (when configured) the document-level p-value and the trend over decades, ECT for occupations and mental-health words
 (Figure 2), RIPA's most male and most female words (Table 4, the 1960s included), and the coverage of
 every word set (no word is dropped silently). All statistics come from ``medbias.metrics.association``.
 """
@@ -15,13 +15,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medbias.embeddings import pair_mapping
 from medbias.errors import MedbiasInputError
 from medbias.metrics.association import (
     NullVocabulary,
     WordSetCoverage,
+    association_scores,
     bootstrap_ect,
     calibrated_columns,
     ect_score,
+    effect_size,
     lookup,
     percentile_interval,
     relation_vector,
@@ -130,6 +133,64 @@ def weat_trends(seeds: pd.DataFrame, decades: Sequence[str]) -> pd.DataFrame:
         row.update({"seeds": int(part["replicate"].nunique()), "orderings": trend.orderings})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def gender_swap_mapping(wordsets: Mapping[str, Any]) -> dict[str, str]:
+    """The document-level null's word swap: the word-set file's male and female attribute words,
+    lower-cased and paired by position (male <-> female, he <-> she, ...)."""
+    return pair_mapping(_lower(wordsets["attributes"]["male"]), _lower(wordsets["attributes"]["female"]),
+                        ("attributes.male", "attributes.female"))
+
+
+def weat_statistics(vectors: Any, wordsets: Mapping[str, Any], min_fraction: float) -> pd.DataFrame:
+    """Every WEAT test's mean difference (mean s(male) - mean s(female)) and d on one set of vectors,
+    without p-values or intervals: what one draw of the document-level null records. A test whose
+    word sets fall below ``min_fraction`` in these vectors gets NaN (counted, never dropped, by
+    ``document_null_columns``)."""
+    male, female = _lower(wordsets["attributes"]["male"]), _lower(wordsets["attributes"]["female"])
+    rows = []
+    for name, test in {**wordsets["weat_tests"], **wordsets.get("control_tests", {})}.items():
+        try:
+            x, _ = lookup(vectors, male, "male", min_fraction)
+            y, _ = lookup(vectors, female, "female", min_fraction)
+            a, _ = lookup(vectors, _lower(test["a"]), f"{name}.a", min_fraction)
+            b, _ = lookup(vectors, _lower(test["b"]), f"{name}.b", min_fraction)
+        except MedbiasInputError:
+            rows.append({"test": name, "mean_difference": np.nan, "effect_size": np.nan})
+            continue
+        s_x, s_y = association_scores(x, a, b), association_scores(y, a, b)
+        rows.append({"test": name, "mean_difference": float(s_x.mean() - s_y.mean()),
+                     "effect_size": effect_size(s_x, s_y)})
+    return pd.DataFrame(rows)
+
+
+def document_null_columns(table: pd.DataFrame, null: pd.DataFrame, alternative: str) -> pd.DataFrame:
+    """Figure 1's table with the document-level null beside the classic and calibrated p.
+
+    ``null`` holds one row per decade, test and draw: the mean difference on a model trained, under a
+    seed of its own, on the decade's corpus with the male and female words swapped in a random half of
+    the documents (``rios_document_null.py``). Under "no gender association" a document's gender
+    words are exchangeable with their counterparts, so the observed model (replicate 0) is one more
+    draw of that distribution. Unlike the permutation test, the draws keep the words' document
+    clustering and include the training seed's variance. p_document = (k+1)/(K+1), k = draws at
+    least as large as the observed mean difference (two-sided: in absolute value), K = finite draws;
+    its smallest value is 1/(K+1). Also the null's mean and SD of the mean difference and the draws
+    that could not be scored (a word set below the minimum fraction)."""
+    rows = []
+    for (decade, test), part in table.groupby(["decade", "test"], sort=False):
+        draws = null[(null["decade"] == decade) & (null["test"] == test)]["mean_difference"].to_numpy(dtype=float)
+        finite = draws[np.isfinite(draws)]
+        observed = float(part["mean_difference"].iloc[0])
+        if alternative == "greater":
+            k = int((finite >= observed).sum())
+        else:
+            k = int((np.abs(finite) >= abs(observed)).sum())
+        rows.append({"decade": decade, "test": test,
+                     "p_document": (k + 1) / (len(finite) + 1) if len(finite) else np.nan,
+                     "document_draws": len(finite), "document_draws_unscored": int(len(draws) - len(finite)),
+                     "md_document_null_mean": float(finite.mean()) if len(finite) else np.nan,
+                     "md_document_null_sd": float(finite.std(ddof=1)) if len(finite) > 1 else np.nan})
+    return table.merge(pd.DataFrame(rows), on=["decade", "test"], how="left")
 
 
 def ect_by_decade(

@@ -44,16 +44,23 @@ def planted_strengths(pubmed_truth: Mapping[str, Any]) -> dict[str, dict[str, fl
     return {p["name"]: dict(zip(decades, p["strengths"])) for p in pubmed_truth["planted_pairs"]}
 
 
-def rios_weat_decisions(seeds: pd.DataFrame, pubmed_truth: Mapping[str, Any], level: float = 0.05) -> pd.DataFrame:
+def rios_weat_decisions(seeds: pd.DataFrame, pubmed_truth: Mapping[str, Any], level: float = 0.05,
+                        table: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every decade x WEAT test x seed: planted where the truth plants the test with strength > 0 in
-    that decade, control for the control tests and for every test in a decade of strength 0."""
+    that decade, control for the control tests and for every test in a decade of strength 0. With
+    ``table`` (Figure 1's, replicate 0) holding ``p_document``, the document-level null's decisions too."""
     strengths = planted_strengths(pubmed_truth)
     rows = []
+    with_document = table is not None and "p_document" in table.columns
+    document = table.set_index(["decade", "test"])["p_document"] if with_document else None
     for r in seeds.itertuples(index=False):
         strength = 0.0 if r.control else strengths.get(r.test, {}).get(r.decade, 0.0)
         truth = "planted" if strength > 0 else "control"
         unit = f"{r.decade} {r.test} seed {r.replicate}" + (f" (strength {strength})" if strength else "")
-        for kind, p in (("classic permutation", r.p_value), ("calibrated null", r.p_calibrated)):
+        kinds = [("classic permutation", r.p_value), ("calibrated null", r.p_calibrated)]
+        if document is not None and r.replicate == 0:
+            kinds.append(("document-level null", float(document.get((r.decade, r.test), np.nan))))
+        for kind, p in kinds:
             if np.isfinite(p):
                 rows.append(["WEAT", "rios demo world (word2vec per decade)", unit, truth, kind, p, p < level, level])
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
