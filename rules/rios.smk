@@ -103,8 +103,11 @@ rule rios_weat:
             replicate=RIOS_REPLICATES,
         ),
         wordsets=config["resources"]["rios_wordsets"],
-        document_null=expand(f"{RIOS}/document_null/{{decade}}.csv", decade=RIOS_DECADES)
-        if config["rios"]["document_null_draws"] else [],
+        document_null=(
+            expand(f"{RIOS}/document_null/{{decade}}.csv", decade=RIOS_DECADES)
+            if config["rios"]["document_null_draws"]
+            else []
+        ),
     output:
         csv=f"{RIOS}/fig1_weat.csv",
         md=f"{RIOS}/fig1_weat.md",
