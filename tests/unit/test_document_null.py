@@ -48,6 +48,9 @@ def test_draw_statistics_equal_weat_and_missing_sets_are_nan():
     assert stats.loc["topic", "effect_size"] == pytest.approx(full.effect_size)
     sparse = {w: v for w, v in vectors.items() if w not in A[:4]}  # 2 of 6 A words left: below 0.5
     assert weat_statistics(sparse, WORDSETS, 0.5)["mean_difference"].isna().all()
+    no_male = {w: v for w, v in vectors.items() if w not in MALE}
+    assert weat_statistics(no_male, WORDSETS, 0.5)[["test", "mean_difference"]].to_dict("list") == {
+        "test": ["topic"], "mean_difference": [pytest.approx(np.nan, nan_ok=True)]}
 
 
 def test_gender_swap_mapping_pairs_the_word_set_files_lists_by_position():

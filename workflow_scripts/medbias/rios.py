@@ -46,10 +46,20 @@ def _coverage_rows(decade: str, coverages: Mapping[str, WordSetCoverage]) -> lis
     ]
 
 
+def _gender_words(wordsets: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The word-set file's male and female attribute words, lower-cased (the corpora are)."""
+    return _lower(wordsets["attributes"]["male"]), _lower(wordsets["attributes"]["female"])
+
+
+def _weat_tests(wordsets: Mapping[str, Any]) -> dict[str, Any]:
+    """Every WEAT test of the word-set file: the stereotypes, then the controls."""
+    return {**wordsets["weat_tests"], **wordsets.get("control_tests", {})}
+
+
 def wordset_words(wordsets: Mapping[str, Any]) -> frozenset[str]:
     """Every word of the word-set file, lower-cased: kept out of the calibrated null's random sets."""
     words = [*wordsets["attributes"]["male"], *wordsets["attributes"]["female"]]
-    for test in {**wordsets["weat_tests"], **wordsets.get("control_tests", {})}.values():
+    for test in _weat_tests(wordsets).values():
         words += [*test["a"], *test["b"]]
     for group in wordsets.get("ect_sets", {}).values():
         words += list(group)
@@ -78,8 +88,8 @@ def weat_by_decade(
     decade and test with replicate 0's statistics (the one model the paper trains: classic
     permutation p and bootstrap CI, calibrated p and intervals when ``null_draws`` > 0) and the
     between-seed spread of d and of the mean difference over all replicates."""
-    male, female = _lower(wordsets["attributes"]["male"]), _lower(wordsets["attributes"]["female"])
-    tests = {**wordsets["weat_tests"], **wordsets.get("control_tests", {})}
+    male, female = _gender_words(wordsets)
+    tests = _weat_tests(wordsets)
     excluded = wordset_words(wordsets)
     rows, coverage = [], []
     for d, (decade, replicates) in enumerate(vectors_by_decade.items()):
@@ -138,8 +148,7 @@ def weat_trends(seeds: pd.DataFrame, decades: Sequence[str]) -> pd.DataFrame:
 def gender_swap_mapping(wordsets: Mapping[str, Any]) -> dict[str, str]:
     """The document-level null's word swap: the word-set file's male and female attribute words,
     lower-cased and paired by position (male <-> female, he <-> she, ...)."""
-    return pair_mapping(_lower(wordsets["attributes"]["male"]), _lower(wordsets["attributes"]["female"]),
-                        ("attributes.male", "attributes.female"))
+    return pair_mapping(*_gender_words(wordsets), ("attributes.male", "attributes.female"))
 
 
 def weat_statistics(vectors: Any, wordsets: Mapping[str, Any], min_fraction: float) -> pd.DataFrame:
@@ -147,12 +156,16 @@ def weat_statistics(vectors: Any, wordsets: Mapping[str, Any], min_fraction: flo
     without p-values or intervals: what one draw of the document-level null records. A test whose
     word sets fall below ``min_fraction`` in these vectors gets NaN (counted, never dropped, by
     ``document_null_columns``)."""
-    male, female = _lower(wordsets["attributes"]["male"]), _lower(wordsets["attributes"]["female"])
+    male, female = _gender_words(wordsets)
+    tests = _weat_tests(wordsets)
+    try:
+        x, _ = lookup(vectors, male, "male", min_fraction)
+        y, _ = lookup(vectors, female, "female", min_fraction)
+    except MedbiasInputError:
+        return pd.DataFrame({"test": list(tests), "mean_difference": np.nan, "effect_size": np.nan})
     rows = []
-    for name, test in {**wordsets["weat_tests"], **wordsets.get("control_tests", {})}.items():
+    for name, test in tests.items():
         try:
-            x, _ = lookup(vectors, male, "male", min_fraction)
-            y, _ = lookup(vectors, female, "female", min_fraction)
             a, _ = lookup(vectors, _lower(test["a"]), f"{name}.a", min_fraction)
             b, _ = lookup(vectors, _lower(test["b"]), f"{name}.b", min_fraction)
         except MedbiasInputError:
@@ -199,10 +212,11 @@ def ect_by_decade(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """ECT (Spearman's rho of the targets' similarities to the mean male and mean female vectors;
     1 = no bias) per decade for each ECT set, with a bootstrap percentile CI."""
+    male, female = _gender_words(wordsets)
     rows, coverage = [], []
     for d, (decade, vectors) in enumerate(vectors_by_decade.items()):
-        x, cx = lookup(vectors, _lower(wordsets["attributes"]["male"]), "male", min_fraction)
-        y, cy = lookup(vectors, _lower(wordsets["attributes"]["female"]), "female", min_fraction)
+        x, cx = lookup(vectors, male, "male", min_fraction)
+        y, cy = lookup(vectors, female, "female", min_fraction)
         for s, (name, words) in enumerate(wordsets["ect_sets"].items()):
             targets, ct = lookup(vectors, _lower(words), name, min_fraction)
             reps = bootstrap_ect(targets, x, y, n_bootstrap, np.random.default_rng([seed, d, s]))
