@@ -22,15 +22,20 @@ from medbias.models import load_model_and_tokenizer, resolve_model_source
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
 
 
+# what this module's tests read from each test world (built in one background run per world: conftest)
+PLANTED_TARGETS = ("demo_world",)
+WIRING_TARGETS = ("all",)
+
+
 @pytest.fixture(scope="module")
 def world(planted_study):
-    return planted_study("demo_world") / "results" / "demo_world"
+    return planted_study(*PLANTED_TARGETS) / "results" / "demo_world"
 
 
 @pytest.fixture(scope="module")
 def wiring_run(wiring_study):
     """The whole default DAG on the wiring world (what a user's second run, report and logs see)."""
-    return wiring_study("all")
+    return wiring_study(*WIRING_TARGETS)
 
 
 @pytest.fixture(scope="module")

@@ -20,15 +20,20 @@ def _parts(run):
             pd.read_csv(run / "results" / "mimic" / "tasks.csv"), pd.read_parquet(downstream / "baseline" / "gaps.parquet"))
 
 
+# what this module's tests read from each test world (built in one background run per world: conftest)
+PLANTED_TARGETS = ("hurtful",)
+WIRING_TARGETS = ("hurtful",)
+
+
 @pytest.fixture(scope="module")
 def planted_parts(planted_study):
-    return _parts(planted_study("hurtful"))
+    return _parts(planted_study(*PLANTED_TARGETS))
 
 
 @pytest.fixture(scope="module")
 def wiring(wiring_study):
     """The wiring world's (downstream, config, tasks, baseline gaps): the layout tests read these."""
-    return _parts(wiring_study("hurtful"))
+    return _parts(wiring_study(*WIRING_TARGETS))
 
 
 @pytest.fixture(scope="module")
@@ -62,15 +67,20 @@ def _planted(demo_truth, tasks):
 
 
 def test_planted_recall_gap_is_found_with_the_right_sign(downstream, config, baseline_gaps, demo_truth, tasks):
-    """Every task of the planted phenotype (all notes and first note) shows the disadvantaged group's
-    recall below the other's, by the one-sided two-proportion score test at 5% (half the two-sided
-    ``p_value``, the gap's sign being the planted one: the truth file fixes the direction before the
-    data are seen), under a majority of the classifier seeds the workflow trains. At this scale the
-    first-note task rests on about 14 positives per group and its features are weak (first-note AUROCs
-    0.36-0.81), so one seed's p moves a lot: 0.134, 0.018 and 0.044 (two-sided) under the three seeds of
-    one world, where seed 0 alone had been the test. Under no plant, two of three one-sided tests at 5%
-    agree by chance with probability at most 3 x 0.05^2 - 2 x 0.05^3 (0.7%) if the seeds were
-    independent, and at most 5% however they are correlated."""
+    """The planted phenotype's tasks show the disadvantaged group's recall below the other's.
+
+    All notes (PA), where the plant reaches every note: the one-sided two-proportion score test at 5%
+    (half the two-sided ``p_value``; the truth file fixes the direction before the data are seen) under
+    a majority of the classifier seeds the workflow trains, and under seed 0 the two-sided test with
+    its interval below 0.
+
+    First note (PF): the planted sign under a majority of the seeds. Its significance is not asserted
+    at this scale because the test split cannot show it reliably: about 15 positives per gender, a
+    classifier that flags about half of the stays, gaps near -0.25 with a standard error near 0.16,
+    so a one-sided test at 5% has about 45% power per seed. Measured one-sided p under the three seeds:
+    0.067, 0.009, 0.022 (world of 2026-11-24) and 0.035, 0.067, 0.37 (gaps -0.31, -0.23, +0.04; the
+    same world on another CPU's floating-point path, 2026-11-25). At the default scale the first-note
+    gap is -0.63 to -0.97 and ``results/validation/planted_recovery.md`` judges it by the test."""
     planted, _ = _planted(demo_truth, tasks)
     assert planted
     gap = demo_truth["mimic"]["planted_recall_gaps"][0]
@@ -79,12 +89,15 @@ def test_planted_recall_gap_is_found_with_the_right_sign(downstream, config, bas
     assert len(seeds) >= 3
     planted_rows = [gaps[(gaps["attribute"] == gap["attribute"]) & (gaps["group"] == gap["disadvantaged"])
                          & (gaps["metric"] == "recall") & gaps["task"].isin(planted)] for gaps in seeds]
-    found = dict.fromkeys(planted, 0)
+    significant, signed = dict.fromkeys(planted, 0), dict.fromkeys(planted, 0)
     for rows in planted_rows:
         assert len(rows) == len(planted)
         for row in rows.itertuples():
-            found[row.task] += bool(row.gap < 0 and row.p_value / 2 < 0.05)
-    assert all(count > len(seeds) / 2 for count in found.values()), found
+            significant[row.task] += bool(row.gap < 0 and row.p_value / 2 < 0.05)
+            signed[row.task] += bool(row.gap < 0)
+    majority = len(seeds) / 2
+    assert all(count > majority for count in signed.values()), signed
+    assert all(count > majority for task, count in significant.items() if task.startswith("pa_")), significant
     # the all-notes task carries the plant at full strength: seed 0 alone, two-sided, interval and all
     all_notes = planted_rows[0][planted_rows[0]["task"].str.startswith("pa_")]
     assert len(all_notes) == 1 and all_notes["significant"].all() and (all_notes["ci_high"] < 0).all()

@@ -11,14 +11,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
+
+# what this module's tests read from each test world (built in one background run per world: conftest)
+PLANTED_TARGETS = ("hurtful",)
+WIRING_TARGETS = ("hurtful",)
+
+
 @pytest.fixture(scope="module")
 def hurtful(planted_study):
-    return planted_study("hurtful") / "results" / "hurtful"
+    return planted_study(*PLANTED_TARGETS) / "results" / "hurtful"
 
 
 @pytest.fixture(scope="module")
 def wiring_run(wiring_study):
-    return wiring_study("hurtful")
+    return wiring_study(*WIRING_TARGETS)
 
 
 @pytest.fixture(scope="module")

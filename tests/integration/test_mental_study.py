@@ -10,14 +10,19 @@ import pandas as pd
 import pytest
 
 
+# what this module's tests read from each test world (built in one background run per world: conftest)
+PLANTED_TARGETS = ("mental",)
+WIRING_TARGETS = ("mental",)
+
+
 @pytest.fixture(scope="module")
 def mental(planted_study):
-    return planted_study("mental") / "results" / "mental"
+    return planted_study(*PLANTED_TARGETS) / "results" / "mental"
 
 
 @pytest.fixture(scope="module")
 def wiring_run(wiring_study):
-    return wiring_study("mental")
+    return wiring_study(*WIRING_TARGETS)
 
 
 @pytest.fixture(scope="module")

@@ -10,18 +10,23 @@ import pandas as pd
 import pytest
 
 
+# what this module's tests read from each test world (built in one background run per world: conftest)
+PLANTED_TARGETS = ("results/plm/seat_long.csv", "results/plm/table5_debias_long.csv")
+WIRING_TARGETS = ("plm",)
+
+
 @pytest.fixture(scope="module")
 def plm(planted_study):
     """The planted world's plm scores and tables. Only the tables these checks read are built (their
     scores, stereoset results and projections come with them): Table 6's fine-tuning (9 jobs, about 5
     job-minutes at the planted steps) carries no planted effect, and the wiring tier builds it."""
-    run = planted_study("results/plm/seat_long.csv", "results/plm/table5_debias_long.csv")
+    run = planted_study(*PLANTED_TARGETS)
     return run / "results" / "plm"
 
 
 @pytest.fixture(scope="module")
 def plm_wiring(wiring_study):
-    return wiring_study("plm") / "results" / "plm"
+    return wiring_study(*WIRING_TARGETS) / "results" / "plm"
 
 
 def seat_of(plm, model, debias="none"):

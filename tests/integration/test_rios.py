@@ -10,14 +10,20 @@ import pytest
 
 from conftest import wiring_config
 
+
+# what this module's tests read from each test world (built in one background run per world: conftest)
+PLANTED_TARGETS = ("rios",)
+WIRING_TARGETS = ("rios",)
+
+
 @pytest.fixture(scope="module")
 def rios(planted_study):
-    return planted_study("rios") / "results" / "rios"
+    return planted_study(*PLANTED_TARGETS) / "results" / "rios"
 
 
 @pytest.fixture(scope="module")
 def rios_wiring(wiring_study):
-    return wiring_study("rios") / "results" / "rios"
+    return wiring_study(*WIRING_TARGETS) / "results" / "rios"
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,14 @@ import pandas as pd
 import pytest
 
 
+# what this module's tests read from each test world (built in one background run per world: conftest)
+PLANTED_TARGETS = ("validation",)
+
+
 @pytest.fixture(scope="module")
 def validation_run(planted_study):
     """The planted world with every study the validation tables read."""
-    return planted_study("validation")
+    return planted_study(*PLANTED_TARGETS)
 
 
 @pytest.fixture(scope="module")
