@@ -44,6 +44,15 @@ def test_multigroup_expansion_compares_with_the_farthest_group():
     assert farthest_groups(np.array([np.nan, 0.4])).tolist() == [-1, -1]
     # 0.5 is 0.25 from both others: the tie goes to the group listed first (0.25)
     np.testing.assert_allclose(multigroup_gaps(np.array([0.5, 0.25, 0.75])), [0.25, -0.5, 0.5])
+    # a tie of rates computed from counts: 5/10 is 0.2 from 7/10 and from 3/10, but as floats
+    # 7/10 - 5/10 < 5/10 - 3/10 in the last bit; the first-listed rule still picks 7/10 (gap -0.2)
+    assert 0.7 - 0.5 != 0.5 - 0.3
+    counted = np.array([5, 7, 3]) / np.array([10, 10, 10])
+    assert farthest_groups(counted).tolist() == [1, 2, 1]
+    np.testing.assert_allclose(multigroup_gaps(counted), [-0.2, 0.4, -0.4])
+    # the same tie inside a replicate matrix, and a true near-tie that is not one (0.2 against 0.2001)
+    np.testing.assert_allclose(multigroup_gaps(np.vstack([counted, [0.5, 0.7, 0.2999]])),
+                               [[-0.2, 0.4, -0.4], [0.2001, 0.4001, -0.4001]])
     # an undefined rate has no gap and is never the comparison group
     np.testing.assert_allclose(multigroup_gaps(np.array([np.nan, 0.4, 0.1])), [np.nan, 0.3, -0.3])
     np.testing.assert_allclose(multigroup_gaps(np.array([np.nan, 0.4])), [np.nan, np.nan])

@@ -64,6 +64,19 @@ def test_versions_deletions_and_reissue(files):
     assert 5 not in final
 
 
+def test_deleting_the_first_article_of_the_first_file(tmp_path):
+    """The first article of the first file has global rank 0; its deletion still applies (it was once
+    skipped because rank 0 is falsy)."""
+    first = write(tmp_path / "pubmed26n0001.xml.gz", article(11, "<Year>1975</Year>", "First")
+                  + article(12, "<Year>1975</Year>", "Second"))
+    later = write(tmp_path / "pubmed26n0002.xml.gz",
+                  '<DeleteCitation><PMID Version="1">11</PMID></DeleteCitation>' + article(13, "<Year>1976</Year>", "Third"))
+    index = index_versions([first, later])
+    assert index.keep[0].tolist() == [False, True] and index.keep[1].tolist() == [True]
+    assert (index.deleted, index.unknown_deletions, index.replaced) == (1, 0, 0)
+    assert sorted(a.pmid for a in iter_final_articles([first, later], index)) == [12, 13]
+
+
 def test_decade_corpora_and_counts(files, tmp_path):
     decades = parse_decades([[1960, 1969], [1990, 1999], [2010, 2020], [2030, 2039]])
     outputs = {d.label: tmp_path / f"{d.label}.parquet" for d in decades}

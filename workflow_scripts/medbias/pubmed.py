@@ -168,7 +168,7 @@ def index_versions(paths: Sequence[str | Path]) -> VersionIndex:
         for pmid, f, position in deletions:
             if pmid not in last_rank:
                 unknown += 1
-            elif last_rank[pmid] and last_rank[pmid] < f * (1 << 40) + position and keep_flat[last_index[pmid]]:
+            elif last_rank[pmid] < f * (1 << 40) + position and keep_flat[last_index[pmid]]:
                 keep_flat[last_index[pmid]] = False
                 deleted += 1
     bounds = np.cumsum([0] + sizes)

@@ -97,15 +97,22 @@ def group_rates(counts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {metric: safe_ratio(*rate_parts(counts, metric)) for metric in RATE_PARTS}
 
 
+# distances within this relative tolerance of the largest are ties: rates are ratios of counts, and
+# 7/10 - 5/10 and 5/10 - 3/10 are both 0.2 but differ in the last bit as floats
+TIE_RTOL = 1e-9
+
+
 def farthest_groups(rates: np.ndarray) -> np.ndarray:
     """Eq. 2's i* for every group: the index of the other group whose rate is farthest from its own
-    (first on ties; NaN rates skipped; -1 where there is none)."""
+    (the first listed on ties, ties judged to ``TIE_RTOL`` of the distance; NaN rates skipped; -1
+    where there is none)."""
     rates = np.asarray(rates, dtype=float)
     difference = rates[..., :, None] - rates[..., None, :]
     k = rates.shape[-1]
     distance = np.where(np.isnan(difference) | np.eye(k, dtype=bool), -np.inf, np.abs(difference))
-    farthest = np.argmax(distance, axis=-1)
-    defined = np.isfinite(np.take_along_axis(distance, farthest[..., None], axis=-1)[..., 0])
+    largest = distance.max(axis=-1, keepdims=True)
+    farthest = np.argmax(distance >= largest * (1 - TIE_RTOL), axis=-1)
+    defined = np.isfinite(largest[..., 0])
     return np.where(defined, farthest, -1)
 
 
