@@ -147,7 +147,7 @@ rule plm_tables:
         figure=PLM_CONFIG["seat"]["figure"],
         pooling=PLM_CONFIG["seat"]["pooling"],
         alternative=PLM_CONFIG["seat"]["alternative"],
-        alpha=0.05,
+        alpha=PLM_CONFIG["seat"]["alpha"],
     script:
         f"{SCRIPTS}/plm_tables.py"
 

@@ -1,5 +1,5 @@
 """Rule script (hurtful): fairness gaps (parity, recall, specificity; eq. 2 for more than two
-groups) per task, attribute and subgroup with 1,000 within-label bootstrap replicates, two-sided
+groups) per task, attribute and subgroup with within-label bootstrap replicates (hurtful.downstream.bootstrap; the paper: 1,000), two-sided
 p-values and Benjamini-Hochberg across tasks, plus intersectional cells and AUROC/AUPRC with
 bootstrap intervals, for one model's test predictions."""
 

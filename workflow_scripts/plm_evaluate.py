@@ -60,7 +60,7 @@ seat = run_seat(
     batch_size=p.batch_size, max_length=p.max_length, prepend_bos=(source.kind == "causal"),
     budget=p.seat["permutation_budget"], alternative=p.seat["alternative"], n_bootstrap=p.seat["bootstrap"],
     min_fraction=p.seat["min_set_fraction"], seed=p.seed, null_draws=p.seat["calibrated_null_draws"],
-    null_pool=p.seat["null_pool_words"],
+    null_pool=p.seat["null_pool_words"], alpha=p.seat["alpha"],
     progress=lambda name, row: log.info("SEAT %s: d = %.3f, p = %.4g, calibrated p = %.4g", name, row["effect_size"],
                                         row["p_value"], row["p_calibrated"]),
 )

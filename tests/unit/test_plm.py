@@ -255,6 +255,12 @@ def test_seat_reports_the_calibrated_null_beside_the_classic_p():
     plain = run_seat(model.base_model, tokenizer, tests, templates, **common).iloc[0]
     assert np.isnan(plain["p_calibrated"]) and plain["significant"] == (plain["p_value"] < 0.05)
     assert plain["effect_size"] == pytest.approx(row["effect_size"])
+    # the level is the caller's (plm.seat.alpha): significant exactly when the calibrated p is below it
+    at_p = run_seat(model.base_model, tokenizer, tests, templates, null_draws=200, null_pool=10,
+                    alpha=row["p_calibrated"], **common).iloc[0]
+    above_p = run_seat(model.base_model, tokenizer, tests, templates, null_draws=200, null_pool=10,
+                       alpha=np.nextafter(row["p_calibrated"], 2.0), **common).iloc[0]
+    assert at_p["p_calibrated"] == row["p_calibrated"] and not at_p["significant"] and above_p["significant"]
 
 
 def test_null_phrases_match_the_token_count_of_the_words_they_replace():
