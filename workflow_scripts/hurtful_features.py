@@ -18,7 +18,7 @@ from medbias.errors import MedbiasInputError
 from medbias.features import cls_vectors_of_ids, note_piece_ids, note_windows
 from medbias.jsonio import write_json
 from medbias.logs import setup_rule_logging
-from medbias.models import resolve_model_source
+from medbias.models import check_feature_layers, resolve_model_source
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -40,10 +40,7 @@ encoder = AutoModel.from_pretrained(source.source).to(device).eval()
 if device == "cuda" and torch.cuda.is_bf16_supported():
     encoder = encoder.to(torch.bfloat16)
 vocabulary = encoder.get_input_embeddings().num_embeddings
-depth = encoder.config.num_hidden_layers
-if max(-layer for layer in p.layers) > depth + 1:
-    raise MedbiasInputError(f"config key 'hurtful.downstream.layers': {list(p.layers)} asks for more layers than "
-                            f"{p.model} has ({depth} transformer layers plus the embeddings)")
+check_feature_layers(p.layers, encoder.config.num_hidden_layers, p.model)  # also before any job, for local folders
 inputs, unknown = [], 0
 by_note = {row_id: note_windows(ids, tokenizer.cls_token_id, tokenizer.sep_token_id, p.window, p.stride,
                                 p.max_windows) for row_id, ids in pieces.items()}

@@ -250,3 +250,43 @@ def test_a_study_list_naming_an_entry_outside_the_study_stops_with_one_line():
     config["mental"]["embeddings"].append("spare")
     with pytest.raises(MedbiasInputError, match=r"^config key 'embeddings\.spare\.studies'"):
         enrol_registry_models(config)
+
+
+def _local_bert(folder: Path, layers: int) -> str:
+    """A save_pretrained-shaped folder (config, an empty weights file, a vocabulary) of ``layers`` layers."""
+    import json
+
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "bert", "architectures": ["BertForMaskedLM"],
+                                                    "num_hidden_layers": layers}))
+    (folder / "model.safetensors").write_bytes(b"")
+    (folder / "vocab.txt").write_text("[PAD]\n")
+    return str(folder)
+
+
+def test_feature_layers_deeper_than_a_local_model_stop_before_any_job(tmp_path):
+    """hurtful.downstream.layers [-4..-1] reaches the embeddings and three transformer layers: a local
+    two-layer base model (and the pretrained variants that inherit its depth) cannot give them."""
+    config = fake_real_config(tmp_path)
+    config["models"]["scibert"]["source"] = _local_bert(tmp_path / "two-layer-bert", 2)
+    with pytest.raises(MedbiasInputError, match=(r"^config key 'hurtful.downstream.layers': \[-4, -3, -2, -1\] asks for "
+                                                 r"more layers than scibert has \(2 transformer layers plus the embeddings\)$")):
+        check_inputs(config)
+    config["hurtful"]["downstream"]["layers"] = [-3, -2, -1]  # embeddings + two layers: fits
+    check_inputs(config)
+    config["hurtful"]["downstream"]["models"] = ["baseline"]  # a variant alone: its base model's depth is checked
+    config["hurtful"]["downstream"]["layers"] = [-4, -1]
+    with pytest.raises(MedbiasInputError, match=r"more layers than baseline has \(2 transformer layers"):
+        check_inputs(config)
+
+
+@pytest.mark.parametrize(
+    ("decades", "expected"),
+    [([[1970, 1960]], r"^config key 'rios.decades': 1970-1960 ends before it starts$"),
+     ([[1960, 1970], [1965, 1979]], r"^config key 'rios.decades': 1960-1970 and 1965-1979 overlap$")],
+)
+def test_decades_written_end_first_or_overlapping_stop_before_any_job(tmp_path, decades, expected):
+    config = fake_real_config(tmp_path)
+    config["rios"]["decades"] = decades
+    with pytest.raises(MedbiasInputError, match=expected):
+        check_inputs(config)

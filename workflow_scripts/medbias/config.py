@@ -14,7 +14,7 @@ import yaml
 
 from medbias.errors import MedbiasInputError
 from medbias.io import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES, check_columns, find_table
-from medbias.models import resolve_model_source
+from medbias.models import check_feature_layers, resolve_model_source, transformer_depth
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:
@@ -193,6 +193,10 @@ def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_mo
         if not Path(path).is_file():
             raise MedbiasInputError(f"config key 'resources.{key}': file {path} does not exist")
 
+    if "rios" in config:
+        from medbias.pubmed import parse_decades
+
+        parse_decades(config["rios"]["decades"])  # ordered, none ending before it starts, no overlap
     if "hurtful" in config:
         _check_hurtful(config, skip)
     if "mental" in config:
@@ -310,6 +314,10 @@ def _check_hurtful(config: dict[str, Any], skip) -> None:
             raise MedbiasInputError(f"config key 'hurtful.downstream.models': unknown model name {model!r} ({names})")
     if "baseline" not in hurtful["downstream"]["models"]:
         raise MedbiasInputError("config key 'hurtful.downstream.models': must include 'baseline' (Tables 4 and 5 are about it)")
+    for model in hurtful["downstream"]["models"]:  # a variant has its base model's depth
+        depth = transformer_depth(registry[model if model in registry else hurtful["base_model"]]["source"])
+        if depth is not None:  # a local folder that exists (hub ids and demo models not yet built are checked in the job)
+            check_feature_layers(hurtful["downstream"]["layers"], depth, model)
     from medbias.demographics import ATTRIBUTE_CLASSES
 
     for attribute, excluded in hurtful["downstream"]["excluded_subgroups"].items():

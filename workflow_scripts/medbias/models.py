@@ -70,6 +70,30 @@ def resolve_model_source(name: str, entry: dict[str, Any], allow_missing: bool =
     return ModelSource(name, source, kind, False, dtype, loader)
 
 
+def transformer_depth(folder: str | Path) -> int | None:
+    """The number of transformer layers a local ``save_pretrained`` folder's config.json declares
+    (``num_hidden_layers``, or GPT-2's ``n_layer``); None when the folder or the key is absent."""
+    import json
+
+    path = Path(folder).expanduser() / "config.json"
+    if not path.is_file():
+        return None
+    try:
+        config = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    depth = config.get("num_hidden_layers", config.get("n_layer"))
+    return int(depth) if isinstance(depth, int) else None
+
+
+def check_feature_layers(layers: list[int], depth: int, model: str) -> None:
+    """Stop with one line when ``hurtful.downstream.layers`` (negative indices into the hidden states:
+    the embeddings and one per transformer layer) reaches deeper than ``model``'s ``depth`` layers."""
+    if max(-layer for layer in layers) > depth + 1:
+        raise MedbiasInputError(f"config key 'hurtful.downstream.layers': {list(layers)} asks for more layers than "
+                                f"{model} has ({depth} transformer layers plus the embeddings)")
+
+
 def _architecture(folder: Path) -> tuple[str, list[str]]:
     import json
 
