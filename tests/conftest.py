@@ -123,6 +123,31 @@ def write_config(path: Path, config: dict) -> Path:
     return path
 
 
+def shared_output_cache() -> Path | None:
+    """The folder of Snakemake's between-workflow output cache that the test worlds share across
+    sessions (``--cache``: the rules marked ``cache:``, i.e. the model trainings and feature extractions).
+
+    An entry is keyed by Snakemake's provenance hash: the rule's script, its params (the config values
+    and ``library_code``'s fingerprint of every medbias module the script imports) and the hashes of its
+    inputs, recursively. A change to a trainer, its config or anything upstream trains again; an unchanged
+    one is restored by symlink. What the hash leaves out (``omit-software``: the installed packages) is in
+    the folder name: a fingerprint of requirements-cpu.txt, pyproject.toml and the Python version.
+    ``MEDBIAS_TEST_CACHE=<folder>`` puts it elsewhere, ``MEDBIAS_TEST_CACHE=off`` turns it off (a cold run)."""
+    import hashlib
+
+    setting = os.environ.get("MEDBIAS_TEST_CACHE", "")
+    if setting == "off":
+        return None
+    digest = hashlib.sha256()
+    for name in ("requirements-cpu.txt", "pyproject.toml"):
+        digest.update((REPO / name).read_bytes())
+    digest.update(sys.version.encode())
+    root = Path(setting) if setting else Path.home() / ".cache" / "medbias-test-outputs"
+    folder = root / digest.hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 # the rules at the end of the DAG's longest chain: snakemake runs them and everything upstream of them
 # first (--prioritize; a rule with wildcards only ranks jobs already planned, it adds none). The clinical
 # BERT pretraining is a third of the planted world's CPU and most of its critical path (synth_mimic ->
@@ -147,6 +172,7 @@ class WorldBuild:
 
     def __init__(self, name: str, workdir: Path, config: dict, max_threads: int = 1, niceness: int = 0):
         self.name, self.workdir, self.max_threads, self.niceness = name, workdir, max_threads, niceness
+        self.cache = shared_output_cache()
         write_config(workdir / "config.yaml", config)
         self.built: set[str] = set()
         self._process: subprocess.Popen | None = None
@@ -155,8 +181,12 @@ class WorldBuild:
         self.started = self.finished = None
 
     def _arguments(self, targets: list[str]) -> list[str]:
-        return ["--cores", "2", "--max-threads", str(self.max_threads), "--configfile", "config.yaml",
+        cache = ["--cache"] if self.cache else []  # every rule marked cache:
+        return ["--cores", "2", "--max-threads", str(self.max_threads), "--configfile", "config.yaml", *cache,
                 "--prioritize", *CRITICAL_PATH_RULES, "--", *targets]
+
+    def _environment(self) -> dict[str, str]:
+        return {"SNAKEMAKE_OUTPUT_CACHE": str(self.cache)} if self.cache else {}
 
     def start(self, targets: list[str]) -> None:
         """Launch the background run of ``targets`` (its output goes to build.log in the world's folder)."""
@@ -166,6 +196,7 @@ class WorldBuild:
         with open(self.workdir / "build.log", "w") as log:
             self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                              cwd=self.workdir, start_new_session=True,
+                                             env={**os.environ, **self._environment()},
                                              preexec_fn=(lambda: os.nice(self.niceness)) if self.niceness else None)
 
     def _wait(self) -> None:
@@ -199,7 +230,7 @@ class WorldBuild:
         self._wait()
         wanted = [t for t in targets if t not in self.built]
         if wanted:
-            result = run_snakemake(self._arguments(wanted), self.workdir, timeout=5400)
+            result = run_snakemake(self._arguments(wanted), self.workdir, env=self._environment(), timeout=5400)
             assert result.returncode == 0, result.stderr[-4000:]
             self.built.update(wanted)
         return self.workdir
@@ -230,7 +261,8 @@ def pytest_collection_finish(session):
     if session.config.option.collectonly:
         return
     factory = session.config._tmp_path_factory  # the session's tmp_path_factory (not yet a fixture here)
-    for fixture, niceness, make_config in (("wiring_study", 0, wiring_config), ("planted_study", 10, demo_config)):
+    # both below the tests in front (which run at the normal priority); the wiring world's tests come first
+    for fixture, niceness, make_config in (("wiring_study", 5, wiring_config), ("planted_study", 10, demo_config)):
         targets = _world_targets(session.items, fixture)
         if not targets or os.environ.get(WORLDS[fixture][1]):
             continue
