@@ -196,13 +196,15 @@ def test_readme_real_world_commands_run_over_the_fake_input_tree(fake_real, tmp_
 
 
 def _tiny_local_bert(folder: Path) -> Path:
-    """A colleague's save_pretrained folder: a tiny BERT with its masked-LM head and its tokenizer."""
+    """A colleague's save_pretrained folder: a tiny BERT with its masked-LM head and its tokenizer; three
+    layers, so that the real config's features (hurtful.downstream.layers: the last four hidden states,
+    the embeddings' included) fit it, which the config check verifies before any job."""
     from transformers import BertConfig, BertForMaskedLM
 
     from medbias.synth.tiny_models import train_wordpiece
 
     tokenizer = train_wordpiece(["the patient has chf and copd .", "she reports pain ."] * 20, 60)
-    BertForMaskedLM(BertConfig(vocab_size=len(tokenizer), hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+    BertForMaskedLM(BertConfig(vocab_size=len(tokenizer), hidden_size=8, num_hidden_layers=3, num_attention_heads=2,
                                intermediate_size=16)).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
