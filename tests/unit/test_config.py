@@ -290,3 +290,19 @@ def test_decades_written_end_first_or_overlapping_stop_before_any_job(tmp_path, 
     config["rios"]["decades"] = decades
     with pytest.raises(MedbiasInputError, match=expected):
         check_inputs(config)
+
+
+def test_a_demo_output_restored_from_the_cache_is_still_the_demo_worlds(tmp_path, monkeypatch):
+    """--cache replaces a cached output by a symbolic link into the cache folder; the demo model folder
+    it stands for is still built by the workflow (its jobs read the folder, not its files)."""
+    from medbias.config import built_by_demo
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cache" / "f2354c").mkdir(parents=True)
+    (tmp_path / "results" / "demo_world" / "models").mkdir(parents=True)
+    (tmp_path / "results" / "demo_world" / "models" / "tiny-bert").symlink_to(tmp_path / "cache" / "f2354c")
+    config = {"world": "demo", "demo": {"dir": "results/demo_world"}}
+    assert built_by_demo("results/demo_world/models/tiny-bert", config)
+    assert built_by_demo(str(tmp_path / "results/demo_world/models/tiny-bert"), config)
+    assert not built_by_demo(str(tmp_path / "cache" / "f2354c"), config)
+    assert not built_by_demo("results/demo_world/models/tiny-bert", {**config, "world": "real"})

@@ -6,6 +6,7 @@ model that is wrong and what was expected.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -110,12 +111,15 @@ def enrol_registry_models(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def built_by_demo(path: str | Path, config: dict[str, Any]) -> bool:
-    """True when ``path`` lies under the demo world's folder, i.e. the workflow itself builds it."""
+    """True when ``path`` lies under the demo world's folder, i.e. the workflow itself builds it.
+
+    The paths are made absolute without following symbolic links: ``--cache`` replaces a cached
+    output (a demo model folder) by a link into the cache, and the path is still the demo world's."""
     if config.get("world") != "demo":
         return False
-    demo_dir = Path(config["demo"]["dir"]).resolve()
-    resolved = Path(path).resolve()
-    return resolved == demo_dir or demo_dir in resolved.parents
+    demo_dir = Path(os.path.abspath(Path(config["demo"]["dir"]).expanduser()))
+    absolute = Path(os.path.abspath(Path(path).expanduser()))
+    return absolute == demo_dir or demo_dir in absolute.parents
 
 
 def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_models returns it
