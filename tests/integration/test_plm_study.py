@@ -101,6 +101,8 @@ def test_tables_keep_the_unloadable_model_marked(plm_wiring):
         text = (plm / name).read_text()
         assert "BiomedGPT" in text and "not loadable" in text, name
     assert (plm / "fig2_seat.png").stat().st_size > 10_000
+    summary = json.loads((plm / "scores" / "biomedgpt" / "none" / "summary.json").read_text())
+    assert summary["status"].startswith("not loadable") and "OFA" in summary["status"]
 
 
 def test_seat_significance_follows_the_configured_alpha(plm_wiring):
@@ -110,5 +112,3 @@ def test_seat_significance_follows_the_configured_alpha(plm_wiring):
     scored = seat[seat["p_calibrated"].notna()]
     assert len(scored) and (scored["significant"] == (scored["p_calibrated"] < 0.1)).all()
     assert "calibrated p < 0.1 " in (plm_wiring / "table2_seat.md").read_text()
-    summary = json.loads((plm / "scores" / "biomedgpt" / "none" / "summary.json").read_text())
-    assert summary["status"].startswith("not loadable") and "OFA" in summary["status"]
