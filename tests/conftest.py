@@ -77,10 +77,15 @@ def snakemake_bin() -> str:
     return str(Path(sys.executable).with_name("snakemake"))
 
 
+def snakemake_command(args: list[str], workdir: Path) -> list[str]:
+    """The command line that runs the workflow's Snakefile in ``workdir`` with ``args``."""
+    return [snakemake_bin(), "-s", str(REPO / "Snakefile"), "-d", str(workdir), *args]
+
+
 def run_snakemake(args: list[str], workdir: Path, env: dict[str, str] | None = None,
                   timeout: int = 900) -> subprocess.CompletedProcess:
     """Run the workflow's Snakefile in ``workdir``; return the finished process (text output)."""
-    cmd = [snakemake_bin(), "-s", str(REPO / "Snakefile"), "-d", str(workdir), *args]
+    cmd = snakemake_command(args, workdir)
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=workdir)
 
@@ -191,8 +196,7 @@ class WorldBuild:
     def start(self, targets: list[str]) -> None:
         """Launch the background run of ``targets`` (its output goes to build.log in the world's folder)."""
         self._planned, self.started = list(targets), time.time()
-        command = [snakemake_bin(), "-s", str(REPO / "Snakefile"), "-d", str(self.workdir),
-                   *self._arguments(self._planned)]
+        command = snakemake_command(self._arguments(self._planned), self.workdir)
         with open(self.workdir / "build.log", "w") as log:
             self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                              cwd=self.workdir, start_new_session=True,
