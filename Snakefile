@@ -14,7 +14,7 @@ min_version("9.0")
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow_scripts"))
 
 from medbias.cluster import usable_cache_rules
-from medbias.config import check_inputs, enrol_registry_models, validate_config
+from medbias.config import check_inputs, enrol_registry_models, resolve_config
 from medbias.errors import MedbiasInputError
 
 # the demo config is the default; a --configfile replaces it rather than merging into it, so
@@ -25,9 +25,13 @@ if not workflow.config_settings.configfiles:
 
 
 try:
-    validate_config(config, Path(workflow.basedir) / "config" / "schema.yaml")
-    # one registry entry enrols a model: the studies' lists follow the entries' `studies`
-    config.update(enrol_registry_models(config))
+    # a config file lists only what differs from the schema's defaults: fill them in, expand
+    # {demo_dir}, validate; then one registry entry enrols a model in the studies it names
+    resolved = enrol_registry_models(
+        resolve_config(config, Path(workflow.basedir) / "config" / "schema.yaml")
+    )
+    config.clear()
+    config.update(resolved)
     check_inputs(config)
 except MedbiasInputError as error:
     sys.exit(f"medbias: {error}")

@@ -276,6 +276,12 @@ def mental_targets():
 
 # study "plm": every model plain, and debiased by each configured method it can take
 PLM_CONFIG = config["plm"]
+# what a Dropout job reads: not the model list (adding a model retrains no other), the corpus (an input) or gpus
+PLM_DROPOUT_TRAINING = {
+    key: value
+    for key, value in PLM_CONFIG["debias"]["dropout"].items()
+    if key not in ("models", "corpus", "gpus")
+}
 
 
 def plm_loadable(model):

@@ -35,13 +35,13 @@ rule plm_dropout:
         "../envs/gpu.yaml"
     threads: 2
     resources:
-        gpu=PLM_CONFIG["debias"]["dropout"].get("gpus", 0),
+        gpu=PLM_CONFIG["debias"]["dropout"]["gpus"],
         mem_mb=16000,
     params:
         code=library_code("plm_dropout.py"),
         model=lambda wc: wc.model,
         entry=lambda wc: config["models"][wc.model],
-        settings=PLM_CONFIG["debias"]["dropout"],
+        settings=PLM_DROPOUT_TRAINING,
         seed=config["seed"] + 800,
     script:
         f"{SCRIPTS}/plm_dropout.py"
@@ -63,7 +63,7 @@ rule plm_projection:
         "../envs/gpu.yaml"
     threads: 2
     resources:
-        gpu=PLM_CONFIG.get("gpus", 0),
+        gpu=PLM_CONFIG["gpus"],
         mem_mb=16000,
     params:
         code=library_code("plm_projection.py"),
@@ -99,7 +99,7 @@ rule plm_evaluate:
         "../envs/gpu.yaml"
     threads: 2
     resources:
-        gpu=PLM_CONFIG.get("gpus", 0),
+        gpu=PLM_CONFIG["gpus"],
         mem_mb=16000,
     params:
         code=library_code("plm_evaluate.py"),
@@ -166,7 +166,7 @@ rule plm_finetune:
         "../envs/gpu.yaml"
     threads: 2
     resources:
-        gpu=PLM_CONFIG["downstream"].get("gpus", 0),
+        gpu=PLM_CONFIG["downstream"]["gpus"],
         mem_mb=16000,
     params:
         code=library_code("plm_finetune.py"),

@@ -108,7 +108,9 @@ def demo_config(scale: float = TEST_SCALE) -> dict:
     """The default demo config at ``scale``, with resource paths made absolute (runs in a tmp dir).
 
     This is the planted tier's world (tests/profiles/planted.yaml holds nothing else)."""
-    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    from medbias.config import load_config
+
+    config = load_config(REPO / "config" / "config.yaml")  # the schema's defaults filled in, {demo_dir} expanded
     config["demo"]["scale"] = scale
     # the rios study needs about 2,000 articles per decade to detect its planted effects
     # (shared/notes/demo-calibration.md), so PubMed keeps its full size at any test scale

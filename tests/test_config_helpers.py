@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from conftest import REPO
+from medbias.config import enrol_registry_models, load_config
 from medbias.io import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES
 
 
 def fake_real_config(tmp_path: Path) -> dict:
     """A real-world config over a fake MIMIC folder whose files hold only their header rows."""
-    config = yaml.safe_load((REPO / "config" / "mimic.yaml").read_text())
+    # the schema's defaults filled in and the registry enrolled, as the Snakefile does before check_inputs
+    config = enrol_registry_models(load_config(REPO / "config" / "mimic.yaml"))
     config["resources"] = {k: str(REPO / v) for k, v in config["resources"].items()}
     for key in ("templates", "attributes"):
         config["hurtful"]["logprob"][key] = str(REPO / config["hurtful"]["logprob"][key])

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conftest import REPO, demo_config
-from medbias.config import check_inputs, validate_config
+from medbias.config import check_inputs, load_config, validate_config
 from medbias.errors import MedbiasInputError
 from medbias.io import MIMIC_TABLES
 from test_config_helpers import fake_real_config
@@ -19,16 +19,158 @@ SCHEMA = REPO / "config" / "schema.yaml"
 
 def test_shipped_configs_are_valid():
     for name in ("config.yaml", "mimic.yaml"):
-        validate_config(yaml.safe_load((REPO / "config" / name).read_text()), SCHEMA)
+        validate_config(load_config(REPO / "config" / name), SCHEMA)
 
 
 def test_mimic_config_names_the_registry_models():
-    models = yaml.safe_load((REPO / "config" / "mimic.yaml").read_text())["models"]
+    models = load_config(REPO / "config" / "mimic.yaml")["models"]
     sources = {m["source"] for m in models.values()}
     assert {"allenai/scibert_scivocab_uncased", "emilyalsentzer/Bio_ClinicalBERT", "bert-base-cased"} <= sources
     plm = [m for m in models.values() if "plm" in m.get("studies", [])]
     assert len(plm) == 15
     assert {m["kind"] for m in plm} == {"masked", "causal", "seq2seq"}
+
+
+# keys a config may leave unset although they have no default: the studies' model lists and labels
+# follow the registry's entries (medbias.config.enrol_registry_models); demo is read in the demo world only
+OPTIONAL_WITHOUT_DEFAULT = {"demo", "plm.models", "plm.labels", "mental.embeddings", "mental.labels"}
+
+
+def _schema_keys(schema: dict, prefix: str = ""):
+    """(dotted key, subschema, required by its section, is a section) for every key of the schema."""
+    for key, sub in schema.get("properties", {}).items():
+        section = sub.get("type") == "object" and "properties" in sub and "default" not in sub
+        yield f"{prefix}{key}", sub, key in schema.get("required", []), section
+        if section:
+            yield from _schema_keys(sub, f"{prefix}{key}.")
+
+
+def test_every_key_has_a_description_and_a_default_unless_the_user_must_give_it():
+    schema = yaml.safe_load(SCHEMA.read_text())
+    keys = list(_schema_keys(schema))
+    assert len(keys) > 250
+    for name, sub, required, section in keys:
+        assert sub.get("description"), f"{name} has no description"
+        if not section:
+            assert "default" in sub or required or name in OPTIONAL_WITHOUT_DEFAULT, f"{name}: no default, not required"
+            if "default" in sub:  # a default that the schema itself refuses would only fail at run time
+                validator = __import__("jsonschema").Draft7Validator(sub)
+                assert not list(validator.iter_errors(sub["default"])), f"{name}: default fails its own schema"
+
+
+def _leaves_equal_to_defaults(given: dict, schema: dict, prefix: str = "") -> list[str]:
+    found = []
+    for key, value in given.items():
+        sub = schema.get("properties", {}).get(key, {})
+        if sub.get("type") == "object" and "properties" in sub and "default" not in sub and isinstance(value, dict):
+            found += _leaves_equal_to_defaults(value, sub, f"{prefix}{key}.")
+        elif "default" in sub and sub["default"] == value:
+            found.append(f"{prefix}{key}")
+    return found
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "mimic.yaml"])
+def test_shipped_configs_list_only_what_differs_from_the_defaults(name):
+    schema = yaml.safe_load(SCHEMA.read_text())
+    given = yaml.safe_load((REPO / "config" / name).read_text())
+    assert _leaves_equal_to_defaults(given, schema) == []
+    # and a key set to its default is found (the check can fail)
+    assert _leaves_equal_to_defaults({**given, "seed": schema["properties"]["seed"]["default"]}, schema) == ["seed"]
+
+
+def test_the_config_reference_is_generated_from_the_schema():
+    from medbias.config import config_reference
+
+    text = (REPO / "config" / "README.md").read_text()
+    assert text == config_reference(yaml.safe_load(SCHEMA.read_text())), "run: python scripts/config_reference.py"
+    assert "| `mimic.threads` | `16` | note processing workers |" in text
+    assert "| `inputs.mimic_dir` | **required** |" in text
+
+
+def test_defaults_fill_sections_key_by_key_and_replace_values_whole():
+    from medbias.config import apply_defaults
+
+    schema = {"type": "object", "required": ["study"], "properties": {
+        "seed": {"type": "integer", "default": 7},
+        "paths": {"type": "string"},
+        "study": {"type": "object", "required": ["grid"], "properties": {
+            "steps": {"type": "integer", "default": 100},
+            "sets": {"type": "object", "default": {"a": [1], "b": [2]}},
+            "grid": {"type": "object", "properties": {"x": {"type": "array", "default": [1, 2, 3]},
+                                                      "y": {"type": "number", "default": 0.5}}},
+        }},
+    }}
+    # nothing given: every default, the required section built from its keys, a key without default left out
+    assert apply_defaults({}, schema) == {"seed": 7, "study": {"steps": 100, "sets": {"a": [1], "b": [2]},
+                                                                "grid": {"x": [1, 2, 3], "y": 0.5}}}
+    given = {"study": {"sets": {"c": [3]}, "grid": {"x": [9]}}, "unknown": 1}
+    resolved = apply_defaults(given, schema)
+    assert resolved["study"]["sets"] == {"c": [3]}                 # a map with a default is one value: replaced whole
+    assert resolved["study"]["grid"] == {"x": [9], "y": 0.5}       # a section merges key by key
+    assert resolved["study"]["steps"] == 100 and resolved["seed"] == 7
+    assert resolved["unknown"] == 1                                # kept, so validation names it
+    assert list(resolved) == ["seed", "study", "unknown"]          # the schema's order
+    assert given == {"study": {"sets": {"c": [3]}, "grid": {"x": [9]}}, "unknown": 1}   # the input is not modified
+
+
+def test_a_real_config_with_only_paths_and_models_gets_the_papers_settings(tmp_path):
+    from medbias.config import resolve_config
+
+    given = yaml.safe_load((REPO / "config" / "mimic.yaml").read_text())
+    assert set(given) == {"world", "inputs", "embeddings", "models", "plm"}
+    config = resolve_config(given, SCHEMA)
+    hurtful = config["hurtful"]
+    assert hurtful["variants"] == ["baseline", "adv_gender", "adv_language", "adv_ethnicity", "adv_insurance"]
+    assert hurtful["downstream"]["layers"] == [-4, -3, -2, -1]          # Zhang et al.: the last four layers
+    assert [p["max_length"] for p in hurtful["pretrain"]["phases"]] == [128, 512]
+    assert config["mental"]["split"]["per_cell"] == {"depression": 90, "psychiatric_disorders": 55,
+                                                     "alcohol_abuse": 50, "substance_abuse": 50}   # Table II
+    assert config["inputs"]["benchmark_testset"] == "config/resources/mimic3-benchmarks/testset.csv"
+    assert config["plm"]["debias"]["dropout"]["steps"] == 10000        # Xie et al. section 5.1
+    assert config["plm"]["gpus"] == 1 and "demo" not in config
+    from medbias.config import enrol_registry_models
+
+    enrolled = enrol_registry_models(config)
+    assert len(enrolled["plm"]["models"]) == 15 and enrolled["plm"]["labels"]["llama2_13b"] == "LLaMA2-13b"
+    assert enrolled["mental"]["embeddings"] == ["googlenews", "biowordvec", "bert_base_cased", "clinical_bert"]
+
+
+def test_the_demo_worlds_paths_follow_demo_dir():
+    from medbias.config import resolve_config
+
+    text = (REPO / "config" / "config.yaml").read_text()
+    assert "results/demo_world" not in text   # spelled once, as the schema's default of demo.dir
+    given = yaml.safe_load(text)
+    given["demo"] = {"dir": "/scratch/world"}
+    config = resolve_config(given, SCHEMA)
+    assert config["inputs"]["mimic_dir"] == "/scratch/world/mimic-iii"
+    assert config["models"]["plm_bert"]["source"] == "/scratch/world/models/tiny-plm-bert"
+    assert config["plm"]["downstream"]["data"]["hoc"] == "/scratch/world/plm-downstream/hoc"
+    assert config["demo"]["patients"] == 2500                    # the rest of the section keeps its defaults
+    real = {**yaml.safe_load((REPO / "config" / "mimic.yaml").read_text())}
+    real["inputs"] = {**real["inputs"], "pubmed_dir": "{demo_dir}/pubmed"}
+    with pytest.raises(MedbiasInputError) as error:
+        resolve_config(real, SCHEMA)
+    assert str(error.value) == "config key 'inputs.pubmed_dir': '{demo_dir}/pubmed' uses {demo_dir} but the config has no demo.dir"
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda c: c.__setitem__("mimic", {"thread": 4}), "config key 'mimic': unknown key(s) ('thread' was unexpected)"),
+        (lambda c: c["inputs"].pop("mimic_dir"), "config key 'inputs': 'mimic_dir' is a required property"),
+        (lambda c: c.__setitem__("hurtful", {"pretrain": {"gpus": -1}}),
+         "config key 'hurtful.pretrain.gpus': got -1, expected a value >= 0"),
+    ],
+)
+def test_a_wrong_key_in_a_short_config_names_it(edit, expected):
+    from medbias.config import resolve_config
+
+    given = yaml.safe_load((REPO / "config" / "mimic.yaml").read_text())
+    edit(given)
+    with pytest.raises(MedbiasInputError) as error:
+        resolve_config(given, SCHEMA)
+    assert str(error.value) == expected
 
 
 @pytest.mark.parametrize(

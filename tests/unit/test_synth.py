@@ -12,6 +12,7 @@ import yaml
 from scipy.stats import binom
 
 from conftest import REPO
+from medbias.config import load_config
 from medbias.io import MIMIC_TABLES
 from medbias.synth.annotations import FLIP_POSITIVE, generate_annotations
 from medbias.synth.conditions import CONDITIONS, PlantedCondition, assign_carriers
@@ -108,7 +109,7 @@ def test_annotations_have_disagreements_and_ties(cohort):
 
 
 def test_demo_sizes_scale():
-    demo = yaml.safe_load((REPO / "config/config.yaml").read_text())["demo"]
+    demo = load_config(REPO / "config/config.yaml")["demo"]
     full, small = demo_sizes(demo), demo_sizes({**demo, "scale": 0.1})
     assert full.patients == demo["patients"] and small.patients == round(demo["patients"] * 0.1)
 

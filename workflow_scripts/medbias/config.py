@@ -41,6 +41,78 @@ def _describe(error: jsonschema.ValidationError) -> str:
     return error.message
 
 
+DEMO_DIR_TOKEN = "{demo_dir}"
+
+
+def _is_section(subschema: dict[str, Any]) -> bool:
+    """A section is an object of named keys that the loader fills key by key; an object with a
+    ``default`` of its own (a free-form map such as ``plm.seat.templates``) is one value, replaced whole."""
+    return subschema.get("type") == "object" and "properties" in subschema and "default" not in subschema
+
+
+def apply_defaults(given: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """``given`` laid over the schema's defaults: a copy in which every missing key of a section takes its
+    ``default``, and every missing section listed in ``required`` is filled the same way.
+
+    Sections merge key by key; values (scalars, lists, and objects that carry a default) replace the
+    default whole, so a free-form map never mixes the default's entries with the user's. Keys come out in
+    the schema's order, then any key the schema does not name (validation reports those)."""
+    import copy
+
+    properties, required = schema.get("properties", {}), set(schema.get("required", []))
+    resolved: dict[str, Any] = {}
+    for key, subschema in properties.items():
+        if key in given:
+            value = given[key]
+            resolved[key] = apply_defaults(value, subschema) if _is_section(subschema) and isinstance(value, dict) else copy.deepcopy(value)
+        elif "default" in subschema:
+            resolved[key] = copy.deepcopy(subschema["default"])
+        elif _is_section(subschema) and key in required:
+            resolved[key] = apply_defaults({}, subschema)
+    resolved.update({key: copy.deepcopy(value) for key, value in given.items() if key not in properties})
+    return resolved
+
+
+def expand_demo_dir(config: Any, demo_dir: str | None, key: str = "") -> Any:
+    """``config`` with ``{demo_dir}`` in every string replaced by ``demo.dir``, so the demo world's paths
+    are spelled once. A ``{demo_dir}`` in a config without ``demo.dir`` stops with the key that holds it."""
+    if isinstance(config, dict):
+        return {k: expand_demo_dir(v, demo_dir, f"{key}.{k}" if key else str(k)) for k, v in config.items()}
+    if isinstance(config, list):
+        return [expand_demo_dir(v, demo_dir, f"{key}.{i}") for i, v in enumerate(config)]
+    if isinstance(config, str) and DEMO_DIR_TOKEN in config:
+        if demo_dir is None:
+            raise MedbiasInputError(f"config key '{key}': {config!r} uses {DEMO_DIR_TOKEN} but the config has no demo.dir")
+        return config.replace(DEMO_DIR_TOKEN, demo_dir)
+    return config
+
+
+def resolve_config(given: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
+    """The full configuration from a config file's keys: the schema's defaults filled in (the demo section
+    too when ``world`` is demo), ``{demo_dir}`` expanded, then validated (``validate_config``).
+
+    A config file therefore lists only what differs from the defaults (``config/mimic.yaml``: the user's
+    paths and models); ``config/README.md`` lists every key with its default and meaning."""
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    given = dict(given)
+    if given.get("world") == "demo" and given.get("demo") is None:
+        given["demo"] = {}
+    resolved = apply_defaults(given, schema)
+    demo = resolved.get("demo")
+    resolved = expand_demo_dir(resolved, demo.get("dir") if isinstance(demo, dict) else None)
+    validate_config(resolved, schema_path)
+    return resolved
+
+
+def load_config(path: str | Path, schema_path: str | Path | None = None) -> dict[str, Any]:
+    """``resolve_config`` of the YAML file at ``path`` (the schema next to it by default)."""
+    path = Path(path)
+    given = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(given, dict):
+        raise MedbiasInputError(f"config file {path}: expected a mapping of keys, got {type(given).__name__}")
+    return resolve_config(given, schema_path or Path(__file__).resolve().parents[2] / "config" / "schema.yaml")
+
+
 def validate_config(config: dict[str, Any], schema_path: str | Path) -> None:
     """Validate ``config`` against the JSON schema in ``schema_path``.
 
@@ -351,3 +423,48 @@ def _check_hurtful(config: dict[str, Any], skip) -> None:
         raise MedbiasInputError(
             f"config key 'hurtful.logprob.gender_set': {hurtful['logprob']['gender_set']!r} is not a key of hurtful.logprob.target_sets"
         )
+
+
+def _default_cell(subschema: dict[str, Any], required: bool) -> str:
+    if "default" in subschema:
+        text = yaml.safe_dump(subschema["default"], default_flow_style=True, sort_keys=False, width=10**6).strip()
+        return f"`{text.removesuffix(chr(10) + '...').removesuffix('...').strip()}`".replace("|", "\\|")
+    return "**required**" if required else "(none)"
+
+
+def _reference_rows(schema: dict[str, Any], prefix: str) -> list[str]:
+    rows: list[str] = []
+    required = set(schema.get("required", []))
+    for key, sub in schema.get("properties", {}).items():
+        name = f"{prefix}{key}"
+        if _is_section(sub):
+            rows.append(f"| `{name}` | (section) | {sub['description']} |")
+            rows += _reference_rows(sub, f"{name}.")
+            continue
+        rows.append(f"| `{name}` | {_default_cell(sub, key in required)} | {sub['description'].replace('|', chr(92) + '|')} |")
+        entry = sub.get("additionalProperties")
+        if isinstance(entry, dict) and "properties" in entry and prefix == "":  # the registry's entries
+            entry_required = set(entry.get("required", []))
+            for field, field_schema in entry["properties"].items():
+                mark = "**required**" if field in entry_required else "(none)"
+                rows.append(f"| `{name}.<name>.{field}` | {mark} | {field_schema['description'].replace('|', chr(92) + '|')} |")
+    return rows
+
+
+def config_reference(schema: dict[str, Any]) -> str:
+    """config/README.md: every key of the schema with its default and meaning, one table per top-level
+    section (generated by scripts/config_reference.py; a unit test keeps it equal to the schema)."""
+    lines = ["# Configuration keys", "",
+             "Generated from `config/schema.yaml` by `python scripts/config_reference.py`; edit the schema, not this file.",
+             "", schema["description"], "",
+             "A key shown as **required** has no default: a config file must give it. `(section)` rows hold the keys below them.",
+             ""]
+    properties = schema["properties"]
+    leaves = [k for k, s in properties.items() if not _is_section(s)]
+    lines += ["## Top level", "", "| key | default | meaning |", "|---|---|---|"]
+    lines += [row for row in _reference_rows({**schema, "properties": {k: properties[k] for k in leaves}}, "")]
+    for key, sub in properties.items():
+        if _is_section(sub):
+            lines += ["", f"## `{key}`", "", sub["description"], "", "| key | default | meaning |", "|---|---|---|"]
+            lines += _reference_rows(sub, f"{key}.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,16 @@
+"""Write config/README.md, the table of every config key with its default and meaning, from config/schema.yaml."""
+
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "workflow_scripts"))
+
+from medbias.config import config_reference  # noqa: E402
+
+if __name__ == "__main__":
+    schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
+    (REPO / "config" / "README.md").write_text(config_reference(schema))
+    print(f"wrote {REPO / 'config' / 'README.md'}")
