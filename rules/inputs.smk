@@ -1,11 +1,13 @@
-# Records which inputs and models a results folder was built from (both worlds).
+# Records which inputs and models a results folder was built from (both worlds), and the whole
+# configuration it ran with (every default filled in; usable again as a --configfile).
 
 
 rule input_manifest:
     input:
         manifest_inputs,
     output:
-        f"{RESULTS}/inputs/manifest.json",
+        manifest=f"{RESULTS}/inputs/manifest.json",
+        config=f"{RESULTS}/inputs/config.json",
     log:
         f"{LOGS}/inputs/manifest.log",
     conda:

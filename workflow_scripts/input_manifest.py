@@ -1,4 +1,5 @@
-"""Rule script: record the inputs (files and models) that this results folder was built from."""
+"""Rule script: record the inputs (files and models) that this results folder was built from, and the
+configuration as the workflow resolved it (defaults filled in, registry enrolled)."""
 
 from medbias.jsonio import write_json
 from medbias.logs import setup_rule_logging
@@ -6,4 +7,5 @@ from medbias.manifest import input_manifest
 
 snakemake = globals()["snakemake"]
 setup_rule_logging(snakemake.log[0])
-write_json(snakemake.output[0], input_manifest(snakemake.config))
+write_json(snakemake.output.manifest, input_manifest(snakemake.config))
+write_json(snakemake.output.config, snakemake.config, sort_keys=False)

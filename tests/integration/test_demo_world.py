@@ -184,6 +184,13 @@ def test_manifest_and_report(wiring_run):
     assert manifest["world"] == "demo"
     assert all(entry["exists"] for entry in manifest["mimic_tables"].values())
     assert manifest["models"]["gpt2"]["kind"] == "causal" and manifest["models"]["gpt2"]["local"]
+    # the resolved configuration: every default filled in, in order, and usable again as a config file
+    from medbias.config import enrol_registry_models, load_config
+
+    recorded = json.loads((wiring_run / "results/inputs/config.json").read_text())
+    assert recorded == enrol_registry_models(load_config(wiring_run / "config.yaml"))
+    assert list(recorded["hurtful"]["logprob"]["target_sets"]["gender"]) == ["male", "female"]  # reference first
+    assert load_config(wiring_run / "results/inputs/config.json") == recorded
     result = run_snakemake(["--report", "report.zip", "--configfile", "config.yaml"], wiring_run)
     assert result.returncode == 0, result.stderr[-3000:]
     names = zipfile.ZipFile(wiring_run / "report.zip").namelist()

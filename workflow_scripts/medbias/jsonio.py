@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 
-def write_json(path: str | Path, payload: Any) -> None:
-    """Write ``payload`` as indented JSON with sorted keys and a trailing newline."""
+def write_json(path: str | Path, payload: Any, sort_keys: bool = True) -> None:
+    """Write ``payload`` as indented JSON with a trailing newline; keys sorted unless their order means
+    something (a config: the first group of a target set is the reference)."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    Path(path).write_text(json.dumps(payload, indent=2, sort_keys=sort_keys) + "\n", encoding="utf-8")
 
 
 def read_json(path: str | Path) -> Any:
