@@ -4,6 +4,7 @@ import re
 
 from medbias.config import built_by_demo
 from medbias.models import model_folder_files
+from medbias import plan
 from medbias.provenance import code_fingerprint
 from medbias.report import caption_rst, load_items
 from medbias.io import ACUITY_EXPORTS, MIMIC_TABLES, find_table
@@ -137,12 +138,7 @@ def model_inputs(name):
     return model_folder_files(source)
 
 
-def variant_attribute(variant):
-    """The protected attribute of an adversarial variant (adv_gender -> gender); None for the baseline."""
-    return variant[len("adv_") :] if variant.startswith("adv_") else None
-
-
-DEBIASED_ATTRIBUTES = [a for a in map(variant_attribute, VARIANTS) if a]
+DEBIASED_ATTRIBUTES = plan.debiased_attributes(VARIANTS)
 
 # the report's pages: every paper table and figure of the run (report/items.yaml, rules/report.smk)
 REPORT_ITEMS = load_items(
@@ -164,32 +160,14 @@ def hurtful_model_entry(model):
     return config["models"][model]
 
 
-DEBIASED_TABLE_NAMES = {
-    "gender": "table5_debiased_gender",
-    "language": "tableD5_debiased_language",
-    "ethnicity": "tableD6_debiased_ethnicity",
-    "insurance": "tableD7_debiased_insurance",
-}
-
-
 def downstream_debiased_tables():
     """Table 5 / D5-D7 name -> attribute, for each attribute whose debiased model is analysed."""
-    models = DOWNSTREAM["models"]
-    return {
-        name: attribute
-        for attribute, name in DEBIASED_TABLE_NAMES.items()
-        if f"adv_{attribute}" in models
-    }
+    return plan.debiased_tables(DOWNSTREAM["models"])
 
 
 def figure_a1_model():
-    """The debiased model Figure A1 compares with the baseline (gender's when analysed), or None."""
-    debiased = [m for m in DOWNSTREAM["models"] if m.startswith("adv_")]
-    return (
-        "adv_gender"
-        if "adv_gender" in debiased
-        else (debiased[0] if debiased else None)
-    )
+    """The debiased model Figure A1 compares with the baseline, or None (medbias.plan)."""
+    return plan.figure_a1_model(DOWNSTREAM["models"])
 
 
 def downstream_replicate_gaps():
@@ -204,25 +182,9 @@ def downstream_replicate_gaps():
 
 def downstream_tables():
     """Every file the downstream tables rule writes."""
-    names = [
-        "table4_gaps",
-        "tableC3_gaps_fdr",
-        "tableA2_performance",
-        *downstream_debiased_tables(),
+    return [
+        f"{DOWNSTREAM_DIR}/{name}" for name in plan.downstream_table_names(DOWNSTREAM)
     ]
-    files = [f"{DOWNSTREAM_DIR}/{n}.{ext}" for n in names for ext in ("csv", "md")]
-    files.append(f"{DOWNSTREAM_DIR}/tableA2_performance_long.csv")
-    files.append(f"{DOWNSTREAM_DIR}/gap_seeds.csv")
-    for name, figure in DOWNSTREAM["figures"].items():
-        files += [
-            f"{DOWNSTREAM_DIR}/{name}_gaps_{figure['attribute']}.{ext}"
-            for ext in ("png", "pdf")
-        ]
-    if figure_a1_model():
-        files += [f"{DOWNSTREAM_DIR}/figA1_auprc.{ext}" for ext in ("png", "pdf")]
-    files += [f"{DOWNSTREAM_DIR}/intersectional_gaps.{ext}" for ext in ("csv", "md")]
-    files.append(f"{DOWNSTREAM_DIR}/intersectional_skipped.csv")
-    return files
 
 
 def hurtful_targets():
@@ -284,36 +246,14 @@ PLM_DROPOUT_TRAINING = {
 }
 
 
-def plm_loadable(model):
-    """Whether transformers can load the model (a loader: ofa entry keeps marked rows instead)."""
-    return config["models"][model].get("loader", "auto") == "auto"
-
-
 def plm_evaluations():
-    """(model, debias) pairs the plm tables need: 'none' for every model; each configured method
-    for the loadable models (Dropout only for the models it lists)."""
-    pairs = []
-    methods = PLM_CONFIG["debias"]["methods"]
-    for model in PLM_CONFIG["models"]:
-        pairs.append((model, "none"))
-        if not plm_loadable(model):
-            continue
-        for method in methods:
-            if (
-                method != "dropout"
-                or model in PLM_CONFIG["debias"]["dropout"]["models"]
-            ):
-                pairs.append((model, method))
-    return pairs
+    """(model, debias) pairs the plm tables need (medbias.plan.plm_evaluations)."""
+    return plan.plm_evaluations(PLM_CONFIG, config["models"])
 
 
 def plm_finetunes():
-    """(model, debias) pairs fine-tuned for Table 6: the evaluations of the downstream models."""
-    return [
-        (model, debias)
-        for model, debias in plm_evaluations()
-        if model in PLM_CONFIG["downstream"]["models"]
-    ]
+    """(model, debias) pairs fine-tuned for Table 6."""
+    return plan.plm_finetunes(PLM_CONFIG, config["models"])
 
 
 def plm_downstream_inputs():
@@ -369,51 +309,28 @@ def audit_label(name):
 
 
 def audit_skipped(name):
-    """(section, reason) of the tests the entry's kind rules out before anything runs."""
-    if name in config["embeddings"]:
-        return [
-            (
-                "SEAT, StereoSet-style, log-probability, fill-in-the-blank",
-                "word vectors: the sentence- and likelihood-based tests need a contextual model",
-            )
-        ]
-    kind = config["models"][name]["kind"]
-    skipped = [
-        (
-            "WEAT",
-            "the WEAT card section is for word-vector entries (SEAT is its sentence form)",
-        )
-    ]
-    if kind != "masked":
-        skipped += [
-            (
-                "log-probability gender score",
-                f"needs a masked LM (Kurita et al.); this entry's kind is {kind}",
-            ),
-            ("fill-in-the-blank", f"needs a masked LM; this entry's kind is {kind}"),
-        ]
-    return skipped
+    """(section, reason) of the tests the entry's type or kind rules out before anything runs."""
+    entry = audit_entry(name)
+    return plan.audit_skipped(entry["type"], entry.get("kind"))
 
 
 def audit_inputs(wildcards):
     """The evaluations a card gathers, by the entry's kind (its manifest lines are read directly)."""
     name = wildcards.model
-    files = {}
-    if name in config["embeddings"]:
-        files["weat"] = f"{AUDIT}/{name}/weat.csv"
-        return files
-    files |= {
+    entry = audit_entry(name)
+    files = {
+        "weat": f"{AUDIT}/{name}/weat.csv",
         "seat": f"{PLM}/scores/{name}/none/seat.csv",
         "stereoset": f"{PLM}/scores/{name}/none/stereoset.csv",
         "summary": f"{PLM}/scores/{name}/none/summary.json",
+        "logprob": f"{HURTFUL}/logprob/{name}.parquet",
+        "logprob_words": f"{HURTFUL}/logprob/{name}_words.json",
+        "fill_blank": f"{AUDIT}/{name}/fill_blank.csv",
     }
-    if config["models"][name]["kind"] == "masked":
-        files |= {
-            "logprob": f"{HURTFUL}/logprob/{name}.parquet",
-            "logprob_words": f"{HURTFUL}/logprob/{name}_words.json",
-            "fill_blank": f"{AUDIT}/{name}/fill_blank.csv",
-        }
-    return files
+    return {
+        section: files[section]
+        for section in plan.audit_sections(entry["type"], entry.get("kind"))
+    }
 
 
 def mimic_targets():

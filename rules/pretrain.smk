@@ -25,7 +25,7 @@ rule hurtful_pretrain:
     params:
         code=library_code("hurtful_pretrain.py"),
         variant=lambda wc: wc.variant,
-        attribute=lambda wc: variant_attribute(wc.variant),
+        attribute=lambda wc: plan.variant_attribute(wc.variant),
         pretrain=config["hurtful"]["pretrain"],
         base_name=config["hurtful"]["base_model"],
         base_entry=config["models"][config["hurtful"]["base_model"]],

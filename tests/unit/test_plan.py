@@ -1,0 +1,72 @@
+"""medbias.plan: the studies' decisions about what the DAG builds, on hand-written configs."""
+
+from __future__ import annotations
+
+import pytest
+
+from medbias import plan
+
+REGISTRY = {"bert": {"source": "b", "kind": "masked"}, "gpt": {"source": "g", "kind": "causal"},
+            "ofa": {"source": "o", "kind": "seq2seq", "loader": "ofa"}}
+
+
+def _plm(models, methods, dropout_models=(), downstream_models=()):
+    return {"models": list(models), "debias": {"methods": list(methods), "dropout": {"models": list(dropout_models)}},
+            "downstream": {"models": list(downstream_models)}}
+
+
+def test_plm_evaluations_are_model_major_and_skip_what_a_model_cannot_take():
+    config = _plm(["ofa", "bert", "gpt"], ["dropout", "sentencedebias", "inlp"], dropout_models=["gpt"])
+    assert plan.plm_evaluations(config, REGISTRY) == [
+        ("ofa", "none"),                                     # not loadable: its row stays, marked
+        ("bert", "none"), ("bert", "sentencedebias"), ("bert", "inlp"),   # Dropout only where listed
+        ("gpt", "none"), ("gpt", "dropout"), ("gpt", "sentencedebias"), ("gpt", "inlp"),
+    ]
+    assert plan.plm_evaluations(_plm(["bert"], []), REGISTRY) == [("bert", "none")]
+
+
+def test_plm_finetunes_are_the_downstream_models_evaluations():
+    config = _plm(["bert", "gpt", "ofa"], ["inlp"], downstream_models=["gpt", "ofa"])
+    assert plan.plm_finetunes(config, REGISTRY) == [("gpt", "none"), ("gpt", "inlp"), ("ofa", "none")]
+    assert plan.plm_finetunes(_plm(["bert"], ["inlp"]), REGISTRY) == []
+
+
+@pytest.mark.parametrize(("models", "tables", "figure_a1"), [
+    (["scibert", "baseline"], {}, None),
+    (["baseline", "adv_insurance", "adv_gender"],
+     {"table5_debiased_gender": "gender", "tableD7_debiased_insurance": "insurance"}, "adv_gender"),
+    (["baseline", "adv_language", "adv_ethnicity"],
+     {"tableD5_debiased_language": "language", "tableD6_debiased_ethnicity": "ethnicity"}, "adv_language"),
+])
+def test_debiased_tables_and_figure_a1_follow_the_analysed_models(models, tables, figure_a1):
+    assert plan.debiased_tables(models) == tables
+    assert list(plan.debiased_tables(models)) == list(tables)        # the paper's order, not the config's
+    assert plan.figure_a1_model(models) == figure_a1
+
+
+def test_downstream_table_names():
+    downstream = {"models": ["scibert", "baseline"], "figures": {"fig4": {"attribute": "gender", "group": "F"}}}
+    names = plan.downstream_table_names(downstream)
+    assert names == ["table4_gaps.csv", "table4_gaps.md", "tableC3_gaps_fdr.csv", "tableC3_gaps_fdr.md",
+                     "tableA2_performance.csv", "tableA2_performance.md", "tableA2_performance_long.csv",
+                     "gap_seeds.csv", "fig4_gaps_gender.png", "fig4_gaps_gender.pdf", "intersectional_gaps.csv",
+                     "intersectional_gaps.md", "intersectional_skipped.csv"]
+    with_debiased = plan.downstream_table_names({**downstream, "models": ["baseline", "adv_gender"]})
+    assert set(with_debiased) - set(names) == {"table5_debiased_gender.csv", "table5_debiased_gender.md",
+                                               "figA1_auprc.png", "figA1_auprc.pdf"}
+
+
+def test_variants_and_their_attributes():
+    assert plan.variant_attribute("baseline") is None and plan.variant_attribute("adv_ethnicity") == "ethnicity"
+    assert plan.debiased_attributes(["baseline", "adv_gender", "adv_insurance"]) == ["gender", "insurance"]
+
+
+def test_audit_sections_and_skips_follow_the_entry_kind():
+    assert plan.audit_sections("word_vectors") == ["weat"]
+    assert plan.audit_sections("contextual", "causal") == ["seat", "stereoset", "summary"]
+    assert plan.audit_sections("contextual", "masked")[-3:] == ["logprob", "logprob_words", "fill_blank"]
+    assert [section for section, _ in plan.audit_skipped("contextual", "masked")] == ["WEAT"]
+    causal = plan.audit_skipped("contextual", "causal")
+    assert [s for s, _ in causal] == ["WEAT", "log-probability gender score", "fill-in-the-blank"]
+    assert "this entry's kind is causal" in causal[1][1]
+    assert plan.audit_skipped("word_vectors")[0][0].startswith("SEAT")
