@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -31,3 +32,19 @@ def write_table(frame: pd.DataFrame, csv: str | None, md: str, title: str, notes
         text += "\n" + "\n".join(n for n in notes if n) + "\n"
     with open(md, "w", encoding="utf-8") as handle:
         handle.write(text)
+
+
+@dataclass(frozen=True)
+class PaperTable:
+    """A paper table as a study's table builder returns it: the rows, the title and the notes printed
+    under it (``write_paper_table`` writes it as CSV and Markdown)."""
+
+    frame: pd.DataFrame
+    title: str
+    notes: tuple[str, ...] = ()
+    digits: int = 3
+
+
+def write_paper_table(table: PaperTable, csv: str | None, md: str) -> None:
+    """``write_table`` of a PaperTable."""
+    write_table(table.frame, csv, md, table.title, table.notes, digits=table.digits)

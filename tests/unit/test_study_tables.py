@@ -1,0 +1,46 @@
+"""The studies' table builders (medbias.studies.*) on hand-made rows."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from medbias.studies.hurtful.downstream_tables import cells_note, replicate_paths
+from medbias.studies.plm.tables import debias_table, seat_table, stamp_evaluations
+
+
+def test_replicate_paths_are_read_from_the_model_major_list():
+    # two models, replicates 1..2 each: [m1 r1, m1 r2, m2 r1, m2 r2]
+    paths = ["a/r1", "a/r2", "b/r1", "b/r2"]
+    assert replicate_paths(paths, 3) == [["a/r1", "b/r1"], ["a/r2", "b/r2"]]
+    assert replicate_paths([], 1) == []
+
+
+def test_cells_note_names_the_floors_and_the_seed_range_only_with_seeds():
+    note = cells_note({"language": ["Missing"]}, {"rows": 20, "positives": 10, "negatives": 5}, 1)
+    assert "language: Missing" in note and "fewer than 20 test rows" in note and "5 negatives" in note
+    assert "[seeds a-b]" not in note
+    assert "over 3 classifier seed replicates" in cells_note({}, {"rows": 1, "positives": 1, "negatives": 1}, 3)
+
+
+def _seat_rows():
+    rows = pd.DataFrame({"test": ["race", "lgbtq"], "effect_size": [0.5, -0.25], "significant": [True, False],
+                         "status": ["ok", "ok"]})
+    marked = pd.DataFrame({"test": ["race", "lgbtq"], "effect_size": [float("nan")] * 2, "significant": [False] * 2,
+                           "status": ["not loadable: no OFA loader"] * 2})
+    return stamp_evaluations([rows, marked], [("bert", "none"), ("ofa", "none")])
+
+
+def test_seat_table_marks_significance_and_names_what_did_not_run():
+    table = seat_table(_seat_rows(), ["bert", "ofa"], {"bert": "BERT", "ofa": "OFA"}, pooling="mean", alpha=0.05,
+                       alternative="greater", unloadable=["OFA: not loadable: no OFA loader"])
+    assert table.frame.to_dict("records") == [{"model": "BERT", "race": "+0.500*", "lgbtq": "-0.250"},
+                                              {"model": "OFA", "race": "not loadable", "lgbtq": "not loadable"}]
+    assert "calibrated p < 0.05 (greater)" in table.notes[0] and table.notes[-1] == "OFA: not loadable: no OFA loader"
+
+
+def test_debias_table_signs_changes_marks_away_and_averages():
+    changes = pd.DataFrame({"model": ["a", "b"], "method": ["inlp", "inlp"], "benchmark": ["SEAT", "SEAT"],
+                            "measure": ["race", "race"], "change": [-0.2, 0.1], "toward_neutral": [True, False]})
+    table = debias_table(changes, ["a", "b", "c"], {"a": "A", "b": "B", "c": "C"}, ["inlp"], [("SEAT", "race")], [])
+    assert table.frame["INLP race"].tolist() == ["-0.200", "+0.100 (away)", "-", "-0.050"]
+    assert table.frame["model"].tolist() == ["A", "B", "C", "Overall (mean)"]

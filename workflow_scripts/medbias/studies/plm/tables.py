@@ -1,0 +1,136 @@
+"""Xie et al. 2024's Tables 2, 4 and 5 and the points of Figure 2, from every (model, debias)
+evaluation's SEAT and StereoSet-style rows (``plm_evaluate``) and its status summary."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from medbias.plm import METHOD_LABELS, debias_changes
+from medbias.tables import PaperTable
+
+
+@dataclass(frozen=True)
+class PlmTables:
+    table2: PaperTable        # SEAT effect sizes of the plain models
+    table4: PaperTable        # StereoSet-style ss and lms of the plain models
+    table5: PaperTable        # signed change after each debiasing method
+    changes: pd.DataFrame     # Table 5's long form (every test, before and after)
+    figure2: pd.DataFrame     # label, method, x, y: Figure 2's points
+
+
+def stamp_evaluations(frames: Sequence[pd.DataFrame], evaluations: Sequence[tuple[str, str]]) -> pd.DataFrame:
+    """One frame of every evaluation's rows with its ``model`` and ``debias`` columns added."""
+    return pd.concat([frame.assign(model=model, debias=debias) for (model, debias), frame in zip(evaluations, frames)],
+                     ignore_index=True)
+
+
+def unloadable_notes(summaries: Mapping[tuple[str, str], Mapping[str, Any]], models: Sequence[str],
+                     label: Mapping[str, str]) -> list[str]:
+    """A note per model whose plain evaluation did not run (e.g. "BiomedGPT: not loadable: ...")."""
+    return [f"{label[m]}: {summaries[(m, 'none')]['status']}" for m in models if summaries[(m, "none")]["status"] != "ok"]
+
+
+def seat_table(seat: pd.DataFrame, models: Sequence[str], label: Mapping[str, str], *, pooling: str, alpha: float,
+               alternative: str, unloadable: Sequence[str]) -> PaperTable:
+    """Table 2: each plain model's SEAT effect size per test, * where the calibrated p < alpha; a test
+    that did not run shows its status."""
+    plain = seat[seat["debias"] == "none"]
+    tests = list(dict.fromkeys(seat["test"]))
+    rows = []
+    for model in models:
+        row = {"model": label[model]}
+        cells = plain[plain["model"] == model].set_index("test")
+        for test in tests:
+            ok = test in cells.index and cells.at[test, "status"] == "ok"
+            row[test] = (f"{cells.at[test, 'effect_size']:+.3f}{'*' if cells.at[test, 'significant'] else ''}"
+                         if ok else (cells.at[test, "status"].split(":")[0] if test in cells.index else "not run"))
+        rows.append(row)
+    notes = (
+        f"Effect size of eq. 1 on sentence vectors ({pooling} pooling of the last hidden states); * calibrated p < {alpha} "
+        f"({alternative}): the same test for random attribute sets, each disease replaced by a phrase of as many random "
+        f"single-token words of the model's vocabulary in the disease templates (the targets held fixed), which the classic permutation test over sentences does not do (it treats "
+        f"the sentences of one identity as independent and is anti-conservative); classic p (p_value), both intervals and "
+        f"the null's size: seat_long.csv. > 0: the minority identities sit closer to their stereotypical diseases.",
+        "control_1 and control_2 are the birthday controls (no association expected). p-values, intervals and out-of-vocabulary words: seat_long.csv.",
+        *unloadable)
+    return PaperTable(pd.DataFrame(rows), "Table 2: SEAT effect sizes (Xie et al. 2024)", notes)
+
+
+def stereoset_table(stereo: pd.DataFrame, models: Sequence[str], label: Mapping[str, str],
+                    families: Sequence[str]) -> PaperTable:
+    """Table 4: each plain model's stereotype score (ss), language-modelling score (lms) and ties per
+    family, over all blanks and templates; a model that did not run shows its status."""
+    whole = ((stereo["blank"] == "all") & (stereo["template"] == "all")) | (stereo["status"] != "ok")
+    overall = stereo[(stereo["debias"] == "none") & whole]
+    rows = []
+    for model in models:
+        row = {"model": label[model]}
+        cells = overall[overall["model"] == model].set_index("family")
+        for family in families:
+            ok = family in cells.index and cells.at[family, "status"] == "ok"
+            row[f"{family} ss"] = cells.at[family, "ss"] if ok else float("nan")
+            row[f"{family} lms"] = cells.at[family, "lms"] if ok else float("nan")
+            row[f"{family} ties"] = int(cells.at[family, "ties"]) if ok else ""
+        marked = [cells.at[f, "status"] for f in families if f in cells.index and cells.at[f, "status"] != "ok"]
+        row["status"] = marked[0] if marked else ""  # not loadable, or no trained language-model head
+        rows.append(row)
+    notes = ("ss = % of pairs where the stereotypical sentence scores higher (50 = unbiased; ties left out and counted); "
+             "lms = % where a meaningful option beats the unrelated one. Per blank position and template: stereoset_long.csv.",)
+    return PaperTable(pd.DataFrame(rows), "Table 4: StereoSet-style scores (Xie et al. 2024)", notes, digits=2)
+
+
+def debias_table(changes: pd.DataFrame, models: Sequence[str], label: Mapping[str, str], methods: Sequence[str],
+                 measures: Sequence[tuple[str, str]], unloadable: Sequence[str]) -> PaperTable:
+    """Table 5: the signed change (after - before) of each measure under each method per model, '(away)'
+    where it moved away from neutral, and the mean over models."""
+    def cells(method: str, benchmark: str, measure: str) -> pd.DataFrame:
+        return changes[(changes["method"] == method) & (changes["benchmark"] == benchmark) & (changes["measure"] == measure)]
+
+    rows = []
+    for model in models:
+        row = {"model": label[model]}
+        for method in methods:
+            for benchmark, measure in measures:
+                cell = cells(method, benchmark, measure)
+                cell = cell[cell["model"] == model]
+                row[f"{METHOD_LABELS[method]} {measure}"] = (
+                    f"{cell['change'].iloc[0]:+.3f}{'' if cell['toward_neutral'].iloc[0] else ' (away)'}" if len(cell) else "-")
+        rows.append(row)
+    overall = {"model": "Overall (mean)"}
+    for method in methods:
+        for benchmark, measure in measures:
+            chosen = cells(method, benchmark, measure)
+            overall[f"{METHOD_LABELS[method]} {measure}"] = f"{chosen['change'].mean():+.3f}" if len(chosen) else "-"
+    rows.append(overall)
+    notes = ("Signed change after - before: SEAT effect size; StereoSet score as a fraction (ss/100). '(away)' marks a score "
+             "that moved away from neutral (0 for SEAT, 0.5 for StereoSet); '-' a method not run for the model.",
+             "Every SEAT test and both families, with before and after: table5_debias_long.csv.", *unloadable)
+    return PaperTable(pd.DataFrame(rows), "Table 5: change after debiasing (Xie et al. 2024)", notes)
+
+
+def figure2_points(seat: pd.DataFrame, label: Mapping[str, str], x: str, y: str) -> pd.DataFrame:
+    """Figure 2's points: every evaluation that ran, its ``x`` and ``y`` SEAT effect sizes."""
+    points = seat[seat["status"] == "ok"].pivot_table(index=["model", "debias"], columns="test", values="effect_size")
+    points = points.reset_index().rename(columns={x: "x", y: "y", "debias": "method"})
+    points["label"] = points["model"].map(label)
+    return points[["label", "method", "x", "y"]]
+
+
+def plm_tables(seat: pd.DataFrame, stereo: pd.DataFrame, summaries: Mapping[tuple[str, str], Mapping[str, Any]], *,
+               models: Sequence[str], labels: Mapping[str, str], methods: Sequence[str], families: Sequence[str],
+               figure: Mapping[str, str], pooling: str, alpha: float, alternative: str) -> PlmTables:
+    """Every table and figure of the plm study from the stamped evaluations (``stamp_evaluations``)."""
+    label = {m: labels.get(m, m) for m in models}
+    unloadable = unloadable_notes(summaries, models, label)
+    changes = debias_changes(seat, stereo, methods)
+    measures = [("SEAT", figure["x"]), ("SEAT", figure["y"]), *[("StereoSet", f) for f in families]]
+    return PlmTables(
+        table2=seat_table(seat, models, label, pooling=pooling, alpha=alpha, alternative=alternative, unloadable=unloadable),
+        table4=stereoset_table(stereo, models, label, families),
+        table5=debias_table(changes, models, label, methods, measures, unloadable),
+        changes=changes,
+        figure2=figure2_points(seat, label, figure["x"], figure["y"]))
