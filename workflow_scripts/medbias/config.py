@@ -365,9 +365,10 @@ def _check_mental(config: dict[str, Any]) -> None:
         )
     templates = [("pair_templates", t) for t in mental["direct_bias"]["pair_templates"]]
     templates.append(("synonym_template", mental["direct_bias"]["synonym_template"]))
+    from medbias.templates import WORD_SLOT, check_template
+
     for key, template in templates:
-        if template.count("[W]") != 1:
-            raise MedbiasInputError(f"config key 'mental.direct_bias.{key}': template {template!r} needs exactly one [W] slot")
+        check_template(template, [WORD_SLOT], f"mental.direct_bias.{key}")
 
 
 def _check_hurtful(config: dict[str, Any], skip) -> None:

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.errors import MedbiasInputError
+from medbias.templates import fill_template
 from medbias.metrics.logprob import ScoringItem, build_items, log_probability_scores, target_token_ids
 
 
@@ -195,7 +196,7 @@ def fill_in_the_blanks(model, tokenizer, templates: Sequence[str], fills: Sequen
         if slot not in template or "[MASK]" not in template:
             raise MedbiasInputError(f"fill-in-the-blank template {template!r}: needs {slot} and at least one [MASK]")
         for fill in fills:
-            sentence = template.replace(slot, fill).replace("[MASK]", tokenizer.mask_token)
+            sentence = fill_template(template, {slot: fill, "[MASK]": tokenizer.mask_token})
             encoded = tokenizer(sentence, return_tensors="pt")
             ids = encoded["input_ids"]
             positions = (ids[0] == mask_id).nonzero().flatten().tolist()

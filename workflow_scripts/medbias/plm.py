@@ -18,8 +18,8 @@ import numpy as np
 import yaml
 
 from medbias.errors import MedbiasInputError
+from medbias.templates import WORD_SLOT, check_template, fill_template
 
-SLOT = "[W]"
 SEAT_SETS = ("X", "Y", "A", "B")
 
 
@@ -47,9 +47,8 @@ def contextualise(words: Sequence[str], templates: Sequence[str], where: str) ->
     """(word, sentence) for every word in every template; a template without exactly one [W] slot is
     one error naming ``where`` (the config key) and the template."""
     for template in templates:
-        if template.count(SLOT) != 1:
-            raise MedbiasInputError(f"config key '{where}': template {template!r} needs exactly one {SLOT} slot")
-    return [(word, template.replace(SLOT, word)) for word in words for template in templates]
+        check_template(template, [WORD_SLOT], where)
+    return [(word, fill_template(template, {WORD_SLOT: word})) for word in words for template in templates]
 
 
 def seat_sentences(test: Mapping[str, Any], templates: Mapping[str, Sequence[str]]) -> dict[str, list[tuple[str, str]]]:
@@ -104,13 +103,7 @@ def check_stereoset_templates(templates: Mapping[str, str], where: str = "plm.st
     if not templates:
         raise MedbiasInputError(f"config key '{where}': no templates")
     for name, template in templates.items():
-        for slot in (IDENTITY_SLOT, BIAS_SLOT):
-            if template.count(slot) != 1:
-                raise MedbiasInputError(f"config key '{where}.{name}': template {template!r} needs exactly one {slot} slot")
-
-
-def fill_stereoset(template: str, identity: str, bias: str) -> str:
-    return template.replace(IDENTITY_SLOT, identity).replace(BIAS_SLOT, bias)
+        check_template(template, (IDENTITY_SLOT, BIAS_SLOT), f"{where}.{name}")
 
 
 def stereoset_examples(tests: Mapping[str, Mapping[str, Any]], families: Mapping[str, Sequence[str]],
@@ -137,7 +130,7 @@ def stereoset_examples(tests: Mapping[str, Mapping[str, Any]], families: Mapping
     pairs: list[dict[str, Any]] = []
 
     def sentence(family, test, template_name, identity, identity_group, bias, bias_kind) -> int:
-        text = fill_stereoset(templates[template_name], identity, bias)
+        text = fill_template(templates[template_name], {IDENTITY_SLOT: identity, BIAS_SLOT: bias})
         if text not in index:
             index[text] = len(rows)
             rows.append({"sentence_id": len(rows), "family": family, "test": test, "template": template_name,

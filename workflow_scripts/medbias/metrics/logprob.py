@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from medbias.errors import MedbiasInputError
+from medbias.templates import fill_template
 
 TARGET_SLOT = "[GEND]"
 
@@ -38,7 +39,7 @@ class ScoringItem:
 
 
 def _fill(template: str, slot: str, fill: str, mask: str) -> tuple[str, int]:
-    sentence = template.replace(slot, fill)
+    sentence = fill_template(template, {slot: fill})
     index = sentence.index(TARGET_SLOT)
     return sentence.replace(TARGET_SLOT, mask, 1), index
 

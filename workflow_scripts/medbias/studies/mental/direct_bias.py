@@ -1,0 +1,73 @@
+"""Sogancioglu et al. 2023's Figure 2: Bolukbasi et al.'s Direct Bias of the depression synonyms in
+every embedding (``medbias.metrics.association.direct_bias``), with the vectors each kind of
+embedding gives a word.
+
+Word-vector models: each word's vector (a multi-word synonym: the mean of its words' vectors, all of
+which must have one). Contextual models: each word inside template sentences, represented by the mean
+last hidden state of its own word pieces (gender words averaged over the pair templates; every
+synonym, multi-word ones whole, in the synonym template)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from medbias.errors import MedbiasInputError
+from medbias.templates import WORD_SLOT, fill_with_span
+
+Vector = np.ndarray | None
+
+
+def contextual_word_vectors(model, tokenizer, words: Sequence[str], templates: Sequence[str]) -> list[Vector]:
+    """Per word: the mean over ``templates`` of its in-context vector (its own pieces' mean last hidden
+    state); None for a word whose pieces are all unknown tokens in every template."""
+    from medbias.features import span_vectors
+
+    sentences, spans, owner = [], [], []
+    for i, word in enumerate(words):
+        for template in templates:
+            sentence, span = fill_with_span(template, WORD_SLOT, word)
+            sentences.append(sentence)
+            spans.append(span)
+            owner.append(i)
+    vectors, unknown = span_vectors(model.base_model, tokenizer, sentences, spans)
+    owner_index = np.array(owner)
+    out: list[Vector] = []
+    for i in range(len(words)):
+        rows = owner_index == i
+        out.append(None if unknown[rows].all() else vectors[rows].mean(axis=0))
+    return out
+
+
+def direct_bias_row(name: str, entry: Mapping[str, Any], label: str, pairs: Sequence[tuple[str, str]],
+                    pair_vectors: Sequence[tuple[Vector, Vector]], synonyms: Sequence[str],
+                    synonym_vectors: Sequence[Vector], *, min_pairs: int, bootstrap: int,
+                    rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Figure 2's row of one embedding (Direct Bias, the signed mean cosine with its interval and the
+    lean it implies) and its coverage (the definitional pairs and synonyms with and without vectors).
+
+    Fewer than ``min_pairs`` pairs with vectors, or no synonym with one, stops with one line naming the
+    embedding and what is missing."""
+    from medbias.metrics.association import direct_bias
+
+    used = [(f, m) for f, m in pair_vectors if f is not None and m is not None]
+    missing_pairs = [f"{a}/{b}" for (a, b), (f, m) in zip(pairs, pair_vectors) if f is None or m is None]
+    found = [v for v in synonym_vectors if v is not None]
+    missing_synonyms = [s for s, v in zip(synonyms, synonym_vectors) if v is None]
+    coverage = {"pairs_used": len(used), "pairs_missing": missing_pairs, "synonyms_used": len(found),
+                "synonyms_requested": len(synonyms), "synonyms_missing": missing_synonyms}
+    if len(used) < min_pairs:
+        raise MedbiasInputError(f"mental.direct_bias: embedding {name!r} has vectors for {len(used)} definitional pairs "
+                                f"(minimum {min_pairs}); missing: {', '.join(missing_pairs)}")
+    if not found:
+        raise MedbiasInputError(f"mental.direct_bias: embedding {name!r} has no vector for any depression synonym")
+    result = direct_bias(np.stack(found).astype(float), np.stack([f for f, _ in used]).astype(float),
+                         np.stack([m for _, m in used]).astype(float), bootstrap, rng)
+    lean = "female" if result.signed_low > 0 else "male" if result.signed_high < 0 else "none (interval holds 0)"
+    row = {"embedding": name, "label": label, "type": entry["type"],
+           "direct_bias": result.direct_bias, "signed_mean_cos": result.signed, "signed_low": result.signed_low,
+           "signed_high": result.signed_high, "lean": lean, "synonyms": result.words, "pairs": result.pairs,
+           "gender_direction_variance": result.explained_variance}
+    return row, coverage
