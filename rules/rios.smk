@@ -125,8 +125,7 @@ rule rios_weat:
     conda:
         "../envs/cpu.yaml"
     params:
-        code=library_code("rios_bias.py"),
-        analysis="weat",
+        code=library_code("rios_weat.py"),
         decades=RIOS_DECADES,
         seed=config["seed"],
         budget=config["rios"]["permutation_budget"],
@@ -137,7 +136,7 @@ rule rios_weat:
         null_draws=config["rios"]["calibrated_null_draws"],
         document_null_draws=config["rios"]["document_null_draws"],
     script:
-        f"{SCRIPTS}/rios_bias.py"
+        f"{SCRIPTS}/rios_weat.py"
 
 
 rule rios_ect:
@@ -158,14 +157,13 @@ rule rios_ect:
     conda:
         "../envs/cpu.yaml"
     params:
-        code=library_code("rios_bias.py"),
-        analysis="ect",
+        code=library_code("rios_ect.py"),
         decades=RIOS_DECADES,
         seed=config["seed"],
         bootstrap=config["rios"]["bootstrap"],
         min_fraction=config["rios"]["min_set_fraction"],
     script:
-        f"{SCRIPTS}/rios_bias.py"
+        f"{SCRIPTS}/rios_ect.py"
 
 
 rule rios_ripa:
@@ -187,13 +185,12 @@ rule rios_ripa:
     conda:
         "../envs/cpu.yaml"
     params:
-        code=library_code("rios_bias.py"),
-        analysis="ripa",
+        code=library_code("rios_ripa.py"),
         decades=RIOS_DECADES,
         top=config["rios"]["ripa_top"],
         min_fraction=config["rios"]["min_set_fraction"],
     script:
-        f"{SCRIPTS}/rios_bias.py"
+        f"{SCRIPTS}/rios_ripa.py"
 
 
 rule rios:

@@ -44,3 +44,23 @@ def test_debias_table_signs_changes_marks_away_and_averages():
     table = debias_table(changes, ["a", "b", "c"], {"a": "A", "b": "B", "c": "C"}, ["inlp"], [("SEAT", "race")], [])
     assert table.frame["INLP race"].tolist() == ["-0.200", "+0.100 (away)", "-", "-0.050"]
     assert table.frame["model"].tolist() == ["A", "B", "C", "Overall (mean)"]
+
+
+def test_rios_decades_without_articles_are_left_out_and_named():
+    from medbias.studies.rios.tables import decade_vectors
+
+    decades = decade_vectors({"1960-1969": [["w"] * 3, ["w"] * 3], "1970-1979": [[], []], "1980-1989": [["w"], ["w"]]})
+    assert list(decades.seeded) == ["1960-1969", "1980-1989"] and decades.empty == ["1970-1979"]
+    assert decades.vectors["1980-1989"] == ["w"]
+    assert decades.empty_note == "Decades without articles (no model, left out): 1970-1979."
+    assert decade_vectors({"1960-1969": [["w"]]}).empty_note == ""
+
+
+def test_rios_weat_note_says_which_tests_ran():
+    from medbias.studies.rios.tables import weat_note
+
+    plain = weat_note(alternative="greater", budget=1000, bootstrap=100, null_draws=0, replicates=3)
+    assert "significant: classic p < 0.05 (no calibrated null configured)." in plain and "p_document" not in plain
+    full = weat_note(alternative="two-sided", budget=100000, bootstrap=1000, null_draws=10000, replicates=1,
+                     document_null_draws=39)
+    assert "10,000 draws" in full and "smallest 1/40" in full and "exact when at most 100,000 partitions" in full

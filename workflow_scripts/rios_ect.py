@@ -1,0 +1,22 @@
+"""Rule script (rios): ECT across the decades (Figure 2; medbias.studies.rios.tables)."""
+
+from medbias.logs import setup_rule_logging
+from medbias.plots import plot_ect_by_decade
+from medbias.resources import read_wordsets
+from medbias.studies.rios.tables import ect_tables, load_decades
+from medbias.tables import write_paper_table
+
+snakemake = globals()["snakemake"]
+log = setup_rule_logging(snakemake.log[0])
+p, inp, out = snakemake.params, snakemake.input, snakemake.output
+decades = load_decades(list(inp.vectors), p.decades)  # replicate 0 of each decade
+if decades.empty:
+    log.warning(decades.empty_note)
+if not decades.vectors:
+    raise SystemExit("medbias: no decade has articles; nothing to measure (see table1_articles.md)")
+table, coverage = ect_tables(decades, read_wordsets(inp.wordsets), seed=p.seed, bootstrap=p.bootstrap,
+                             min_fraction=p.min_fraction)
+write_paper_table(table, out.csv, out.md)
+write_paper_table(coverage, out.coverage_csv, out.coverage_md)
+plot_ect_by_decade(table.frame, out.png, out.pdf)
+log.info("wrote ect outputs")

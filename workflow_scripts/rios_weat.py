@@ -1,0 +1,30 @@
+"""Rule script (rios): WEAT across the decades (Figure 1, its trend, Table 2's coverage;
+medbias.studies.rios.tables)."""
+
+import pandas as pd
+
+from medbias.logs import setup_rule_logging
+from medbias.plots import plot_weat_by_decade
+from medbias.resources import read_wordsets
+from medbias.studies.rios.tables import load_decades, weat_tables
+from medbias.tables import write_paper_table
+
+snakemake = globals()["snakemake"]
+log = setup_rule_logging(snakemake.log[0])
+p, inp, out = snakemake.params, snakemake.input, snakemake.output
+decades = load_decades(list(inp.vectors), p.decades, p.replicates)  # every seed replicate, decade-major
+if decades.empty:
+    log.warning(decades.empty_note)
+if not decades.vectors:
+    raise SystemExit("medbias: no decade has articles; nothing to measure (see table1_articles.md)")
+document_null = (pd.concat([pd.read_csv(path) for path in inp.document_null], ignore_index=True)
+                 if list(inp.document_null) else None)
+tables = weat_tables(decades, read_wordsets(inp.wordsets), seed=p.seed, budget=p.budget, alternative=p.alternative,
+                     bootstrap=p.bootstrap, min_fraction=p.min_fraction, null_draws=p.null_draws,
+                     document_null=document_null, document_null_draws=p.document_null_draws)
+write_paper_table(tables.figure1, out.csv, out.md)
+tables.seeds.to_csv(out.seeds_csv, index=False)
+write_paper_table(tables.trend, out.trend_csv, out.trend_md)
+write_paper_table(tables.coverage, out.coverage_csv, out.coverage_md)
+plot_weat_by_decade(tables.figure1.frame, tables.seeds, out.png, out.pdf)
+log.info("wrote weat outputs")
