@@ -9,11 +9,7 @@ from medbias.tables import write_paper_table
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p, inp, out = snakemake.params, snakemake.input, snakemake.output
-decades = load_decades(list(inp.vectors), p.decades)  # replicate 0 of each decade
-if decades.empty:
-    log.warning(decades.empty_note)
-if not decades.vectors:
-    raise SystemExit("medbias: no decade has articles; nothing to measure (see table1_articles.md)")
+decades = load_decades(list(inp.vectors), p.decades, log=log)  # replicate 0 of each decade
 table, coverage = ect_tables(decades, read_wordsets(inp.wordsets), seed=p.seed, bootstrap=p.bootstrap,
                              min_fraction=p.min_fraction)
 write_paper_table(table, out.csv, out.md)

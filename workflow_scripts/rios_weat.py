@@ -12,11 +12,7 @@ from medbias.tables import write_paper_table
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p, inp, out = snakemake.params, snakemake.input, snakemake.output
-decades = load_decades(list(inp.vectors), p.decades, p.replicates)  # every seed replicate, decade-major
-if decades.empty:
-    log.warning(decades.empty_note)
-if not decades.vectors:
-    raise SystemExit("medbias: no decade has articles; nothing to measure (see table1_articles.md)")
+decades = load_decades(list(inp.vectors), p.decades, p.replicates, log)  # every seed replicate, decade-major
 document_null = (pd.concat([pd.read_csv(path) for path in inp.document_null], ignore_index=True)
                  if list(inp.document_null) else None)
 tables = weat_tables(decades, read_wordsets(inp.wordsets), seed=p.seed, budget=p.budget, alternative=p.alternative,

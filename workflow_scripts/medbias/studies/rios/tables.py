@@ -134,9 +134,15 @@ def ripa_tables(decades: DecadeVectors, wordsets: Mapping[str, Any], *, top: int
         scores=scores)
 
 
-def load_decades(paths: Sequence[str], decades: Sequence[str], replicates: int = 1) -> DecadeVectors:
-    """The decades' word2vec binaries, decade-major with ``replicates`` seed replicates each."""
+def load_decades(paths: Sequence[str], decades: Sequence[str], replicates: int = 1, log=None) -> DecadeVectors:
+    """The decades' word2vec binaries, decade-major with ``replicates`` seed replicates each. The decades
+    without articles are named in the log; none with articles stops the job with one line."""
     from medbias.embeddings import load_word_vectors
 
-    return decade_vectors({d: [load_word_vectors(path, "word2vec_binary") for path in paths[i * replicates:(i + 1) * replicates]]
-                           for i, d in enumerate(decades)})
+    loaded = decade_vectors({d: [load_word_vectors(path, "word2vec_binary") for path in paths[i * replicates:(i + 1) * replicates]]
+                             for i, d in enumerate(decades)})
+    if loaded.empty and log is not None:
+        log.warning(loaded.empty_note)
+    if not loaded.vectors:
+        raise SystemExit("medbias: no decade has articles; nothing to measure (see table1_articles.md)")
+    return loaded
