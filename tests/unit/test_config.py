@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conftest import REPO, demo_config
-from medbias.config import check_inputs, load_config, validate_config
+from medbias.config import check_inputs, is_section, load_config, validate_config
 from medbias.errors import MedbiasInputError
 from medbias.io import MIMIC_TABLES
 from test_config_helpers import fake_real_config
@@ -39,7 +39,7 @@ OPTIONAL_WITHOUT_DEFAULT = {"demo", "plm.models", "plm.labels", "mental.embeddin
 def _schema_keys(schema: dict, prefix: str = ""):
     """(dotted key, subschema, required by its section, is a section) for every key of the schema."""
     for key, sub in schema.get("properties", {}).items():
-        section = sub.get("type") == "object" and "properties" in sub and "default" not in sub
+        section = is_section(sub)
         yield f"{prefix}{key}", sub, key in schema.get("required", []), section
         if section:
             yield from _schema_keys(sub, f"{prefix}{key}.")
@@ -62,7 +62,7 @@ def _leaves_equal_to_defaults(given: dict, schema: dict, prefix: str = "") -> li
     found = []
     for key, value in given.items():
         sub = schema.get("properties", {}).get(key, {})
-        if sub.get("type") == "object" and "properties" in sub and "default" not in sub and isinstance(value, dict):
+        if is_section(sub) and isinstance(value, dict):
             found += _leaves_equal_to_defaults(value, sub, f"{prefix}{key}.")
         elif "default" in sub and sub["default"] == value:
             found.append(f"{prefix}{key}")

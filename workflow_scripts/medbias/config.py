@@ -44,7 +44,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
 DEMO_DIR_TOKEN = "{demo_dir}"
 
 
-def _is_section(subschema: dict[str, Any]) -> bool:
+def is_section(subschema: dict[str, Any]) -> bool:
     """A section is an object of named keys that the loader fills key by key; an object with a
     ``default`` of its own (a free-form map such as ``plm.seat.templates``) is one value, replaced whole."""
     return subschema.get("type") == "object" and "properties" in subschema and "default" not in subschema
@@ -64,10 +64,10 @@ def apply_defaults(given: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
     for key, subschema in properties.items():
         if key in given:
             value = given[key]
-            resolved[key] = apply_defaults(value, subschema) if _is_section(subschema) and isinstance(value, dict) else copy.deepcopy(value)
+            resolved[key] = apply_defaults(value, subschema) if is_section(subschema) and isinstance(value, dict) else copy.deepcopy(value)
         elif "default" in subschema:
             resolved[key] = copy.deepcopy(subschema["default"])
-        elif _is_section(subschema) and key in required:
+        elif is_section(subschema) and key in required:
             resolved[key] = apply_defaults({}, subschema)
     resolved.update({key: copy.deepcopy(value) for key, value in given.items() if key not in properties})
     return resolved
@@ -100,7 +100,7 @@ def resolve_config(given: dict[str, Any], schema_path: str | Path) -> dict[str, 
     resolved = apply_defaults(given, schema)
     demo = resolved.get("demo")
     resolved = expand_demo_dir(resolved, demo.get("dir") if isinstance(demo, dict) else None)
-    validate_config(resolved, schema_path)
+    check_against_schema(resolved, schema)  # the schema parsed once: the Snakefile resolves in every job
     return resolved
 
 
@@ -119,7 +119,11 @@ def validate_config(config: dict[str, Any], schema_path: str | Path) -> None:
     Raises MedbiasInputError with one line: ``config key 'demo.scale': got -1, expected a value > 0``.
     The error reported is the one at the deepest key, so the message points at the real culprit.
     """
-    schema = yaml.safe_load(Path(schema_path).read_text())
+    check_against_schema(config, yaml.safe_load(Path(schema_path).read_text()))
+
+
+def check_against_schema(config: dict[str, Any], schema: dict[str, Any]) -> None:
+    """``validate_config`` with the schema already parsed."""
     validator = jsonschema.Draft7Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: (-len(e.absolute_path), e.message))
     if errors:
@@ -426,10 +430,16 @@ def _check_hurtful(config: dict[str, Any], skip) -> None:
         )
 
 
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell (a literal | would end the cell)."""
+    return text.replace("|", "\\|")
+
+
 def _default_cell(subschema: dict[str, Any], required: bool) -> str:
     if "default" in subschema:
-        text = yaml.safe_dump(subschema["default"], default_flow_style=True, sort_keys=False, width=10**6).strip()
-        return f"`{text.removesuffix(chr(10) + '...').removesuffix('...').strip()}`".replace("|", "\\|")
+        # a scalar's YAML document ends with "...": the value is the text before it
+        text = yaml.safe_dump(subschema["default"], default_flow_style=True, sort_keys=False, width=10**6)
+        return _cell(f"`{text.removesuffix('...' + chr(10)).strip()}`")
     return "**required**" if required else "(none)"
 
 
@@ -438,17 +448,17 @@ def _reference_rows(schema: dict[str, Any], prefix: str) -> list[str]:
     required = set(schema.get("required", []))
     for key, sub in schema.get("properties", {}).items():
         name = f"{prefix}{key}"
-        if _is_section(sub):
+        if is_section(sub):
             rows.append(f"| `{name}` | (section) | {sub['description']} |")
             rows += _reference_rows(sub, f"{name}.")
             continue
-        rows.append(f"| `{name}` | {_default_cell(sub, key in required)} | {sub['description'].replace('|', chr(92) + '|')} |")
+        rows.append(f"| `{name}` | {_default_cell(sub, key in required)} | {_cell(sub['description'])} |")
         entry = sub.get("additionalProperties")
         if isinstance(entry, dict) and "properties" in entry and prefix == "":  # the registry's entries
             entry_required = set(entry.get("required", []))
             for field, field_schema in entry["properties"].items():
                 mark = "**required**" if field in entry_required else "(none)"
-                rows.append(f"| `{name}.<name>.{field}` | {mark} | {field_schema['description'].replace('|', chr(92) + '|')} |")
+                rows.append(f"| `{name}.<name>.{field}` | {mark} | {_cell(field_schema['description'])} |")
     return rows
 
 
@@ -461,11 +471,11 @@ def config_reference(schema: dict[str, Any]) -> str:
              "A key shown as **required** has no default: a config file must give it. `(section)` rows hold the keys below them.",
              ""]
     properties = schema["properties"]
-    leaves = [k for k, s in properties.items() if not _is_section(s)]
+    leaves = [k for k, s in properties.items() if not is_section(s)]
     lines += ["## Top level", "", "| key | default | meaning |", "|---|---|---|"]
     lines += [row for row in _reference_rows({**schema, "properties": {k: properties[k] for k in leaves}}, "")]
     for key, sub in properties.items():
-        if _is_section(sub):
+        if is_section(sub):
             lines += ["", f"## `{key}`", "", sub["description"], "", "| key | default | meaning |", "|---|---|---|"]
             lines += _reference_rows(sub, f"{key}.")
     return "\n".join(lines) + "\n"
