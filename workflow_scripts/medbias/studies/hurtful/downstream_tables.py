@@ -38,8 +38,8 @@ def cells_note(excluded: Mapping[str, Sequence[str]], minimum: Mapping[str, int]
     return note
 
 
-def significance_counts(replicates: Sequence[pd.DataFrame], model: str, significant: str,
-                        attributes: Sequence[str]) -> pd.DataFrame:
+def model_counts(replicates: Sequence[pd.DataFrame], model: str, significant: str,
+                 attributes: Sequence[str]) -> pd.DataFrame:
     """Per (attribute, group): significant tasks per gap kind, 'N (P%) [seeds a-b]', of one model."""
     frames = [frame[(frame["model"] == model) & frame["attribute"].isin(attributes)] for frame in replicates]
     return significance_counts_over_seeds(frames, significant)[["attribute", "group", *COUNT_COLUMNS]]
@@ -51,10 +51,10 @@ def count_tables(replicates: Sequence[pd.DataFrame], *, attributes: Sequence[str
     c3_note = note.replace("95% bootstrap interval excludes 0", f"BH-adjusted two-sided p is below {alpha}")
     tables = {
         "table4_gaps": PaperTable(
-            significance_counts(replicates, "baseline", "significant", attributes),
+            model_counts(replicates, "baseline", "significant", attributes),
             f"Table 4: significant fairness gaps of the baseline clinical BERT's classifiers ({n_tasks} tasks)", (note,)),
         "tableC3_gaps_fdr": PaperTable(
-            significance_counts(replicates, "baseline", "significant_bh", attributes),
+            model_counts(replicates, "baseline", "significant_bh", attributes),
             f"Table C3: Table 4 after Benjamini-Hochberg across the {n_tasks} tasks (FDR {alpha})",
             (c3_note, "p: two-sided two-proportion score test of the group's rate against its comparison group's "
                       "(pooled-rate variance), which neither the replicate count floors nor a rate of 0 or 1 fools; the count of replicates beyond 0 (p_bootstrap in "
@@ -62,7 +62,7 @@ def count_tables(replicates: Sequence[pd.DataFrame], *, attributes: Sequence[str
                       "(medbias.metrics.fairness).")),
     }
     for name, attribute in debiased.items():
-        rows = [significance_counts(replicates, model, significant, [attribute]).assign(model=label, fdr=fdr)
+        rows = [model_counts(replicates, model, significant, [attribute]).assign(model=label, fdr=fdr)
                 for model, label in (("baseline", "baseline"), (f"adv_{attribute}", "debiased"))
                 for significant, fdr in (("significant", "no"), ("significant_bh", "yes"))]
         table = pd.concat(rows, ignore_index=True)[["model", "fdr", "attribute", "group", "parity gap", "recall gap",
@@ -91,7 +91,7 @@ def intersectional_table(replicates: Sequence[pd.DataFrame], models: Sequence[st
     """The significant-task counts per intersectional cell and model, and the (task, cell) combinations
     skipped for size (``cells``: the baseline's cell sizes, which depend on the test set only)."""
     column = " x ".join(intersectional["attributes"])
-    rows = [significance_counts(replicates, model, "significant", [column]).assign(model=model) for model in models]
+    rows = [model_counts(replicates, model, "significant", [column]).assign(model=model) for model in models]
     table = pd.concat(rows, ignore_index=True)[["model", "group", *COUNT_COLUMNS]]
     skipped = cells[~cells["kept"]] if len(cells) else cells
     return PaperTable(table, f"Intersectional fairness gaps ({column}), significant tasks per cell",
