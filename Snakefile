@@ -13,9 +13,9 @@ min_version("9.0")
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow_scripts"))
 
-from medbias.cluster import usable_cache_rules
-from medbias.config import check_inputs, enrol_registry_models, resolve_config
-from medbias.errors import MedbiasInputError
+from medbias.pipeline.cluster import usable_cache_rules
+from medbias.pipeline.config import check_inputs, enrol_registry_models, resolve_config
+from medbias.core.errors import MedbiasInputError
 
 # the demo config is the default; a --configfile replaces it rather than merging into it, so
 # that demo-only keys never leak into a real-world run

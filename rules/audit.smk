@@ -1,4 +1,4 @@
-# The audit card (medbias.audit): every intrinsic test that applies to one registry entry, on one
+# The audit card (medbias.studies.audit.card): every intrinsic test that applies to one registry entry, on one
 # page. `snakemake results/audit/<entry>/card.md`, or the target `audit` for every entry.
 
 

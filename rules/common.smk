@@ -2,12 +2,12 @@ import re
 
 # Paths, wildcard constraints and helpers shared by every rule file. No rule logic here.
 
-from medbias.config import built_by_demo
-from medbias.models import model_folder_files
-from medbias import plan
-from medbias.provenance import code_fingerprint
-from medbias.report import caption_rst, load_items
-from medbias.io import ACUITY_EXPORTS, MIMIC_TABLES, find_table
+from medbias.pipeline.config import built_by_demo
+from medbias.core.models import model_folder_files
+from medbias.pipeline import plan
+from medbias.core.provenance import code_fingerprint
+from medbias.pipeline.report import caption_rst, load_items
+from medbias.io.formats import ACUITY_EXPORTS, MIMIC_TABLES, find_table
 from medbias.synth.mental import DEPRESSION_MALE_SHARE
 from medbias.synth.sizes import demo_sizes
 
@@ -166,7 +166,7 @@ def downstream_debiased_tables():
 
 
 def figure_a1_model():
-    """The debiased model Figure A1 compares with the baseline, or None (medbias.plan)."""
+    """The debiased model Figure A1 compares with the baseline, or None (medbias.pipeline.plan)."""
     return plan.figure_a1_model(DOWNSTREAM["models"])
 
 
@@ -247,7 +247,7 @@ PLM_DROPOUT_TRAINING = {
 
 
 def plm_evaluations():
-    """(model, debias) pairs the plm tables need (medbias.plan.plm_evaluations)."""
+    """(model, debias) pairs the plm tables need (medbias.pipeline.plan.plm_evaluations)."""
     return plan.plm_evaluations(PLM_CONFIG, config["models"])
 
 

@@ -8,7 +8,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow_scripts"))
 
-from medbias.config import config_reference  # noqa: E402
+from medbias.pipeline.config import config_reference  # noqa: E402
 
 if __name__ == "__main__":
     schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())

@@ -108,7 +108,7 @@ def demo_config(scale: float = TEST_SCALE) -> dict:
     """The default demo config at ``scale``, with resource paths made absolute (runs in a tmp dir).
 
     This is the planted tier's world (tests/profiles/planted.yaml holds nothing else)."""
-    from medbias.config import load_config
+    from medbias.pipeline.config import load_config
 
     config = load_config(REPO / "config" / "config.yaml")  # the schema's defaults filled in, {demo_dir} expanded
     config["demo"]["scale"] = scale

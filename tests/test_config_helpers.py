@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import REPO
-from medbias.config import enrol_registry_models, load_config
-from medbias.io import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES
+from medbias.pipeline.config import enrol_registry_models, load_config
+from medbias.io.formats import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES
 
 
 def fake_real_config(tmp_path: Path) -> dict:

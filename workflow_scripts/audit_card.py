@@ -1,17 +1,17 @@
-"""Rule script (audit): one registry entry's audit card (``medbias.audit``): the sections its kind
+"""Rule script (audit): one registry entry's audit card (``medbias.studies.audit.card``): the sections its kind
 allows, what was skipped and why, a summary figure of the effect sizes, and its manifest lines."""
 
 from pathlib import Path
 
 import pandas as pd
 
-from medbias.audit import card_markdown, fill_blank_section, logprob_section, seat_section, stereoset_section, weat_section
-from medbias.hurtful import logprob_table
-from medbias.jsonio import read_json, write_json
-from medbias.logs import setup_rule_logging
-from medbias.manifest import embedding_manifest_entry, model_manifest_entry
-from medbias.models import model_folder_files
-from medbias.plots import plot_audit_effect_sizes
+from medbias.studies.audit.card import card_markdown, fill_blank_section, logprob_section, seat_section, stereoset_section, weat_section
+from medbias.studies.hurtful.analyses import logprob_table
+from medbias.io.jsonio import read_json, write_json
+from medbias.core.logs import setup_rule_logging
+from medbias.io.manifest import embedding_manifest_entry, model_manifest_entry
+from medbias.core.models import model_folder_files
+from medbias.studies.audit.figures import plot_audit_effect_sizes
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

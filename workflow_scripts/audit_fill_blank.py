@@ -4,9 +4,9 @@ masked registry model for its audit card; a model without a trained LM head gets
 import pandas as pd
 import torch
 
-from medbias.hurtful import fill_in_the_blanks
-from medbias.logs import setup_rule_logging
-from medbias.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
+from medbias.studies.hurtful.analyses import fill_in_the_blanks
+from medbias.core.logs import setup_rule_logging
+from medbias.core.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

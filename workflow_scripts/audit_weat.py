@@ -1,11 +1,11 @@
 """Rule script (audit): Caliskan et al.'s (2017) WEATs on one word-vector entry for its audit card
-(``medbias.audit.weat_rows``), with the coverage of every word set and the calibrated null's p."""
+(``medbias.studies.audit.card.weat_rows``), with the coverage of every word set and the calibrated null's p."""
 
 import json
 
-from medbias.audit import weat_rows
-from medbias.embeddings import load_word_vectors
-from medbias.logs import setup_rule_logging
+from medbias.studies.audit.card import weat_rows
+from medbias.core.embeddings import load_word_vectors
+from medbias.core.logs import setup_rule_logging
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -1,8 +1,8 @@
 """Rule script: tables and a figure describing what the demo world planted."""
 
-from medbias.jsonio import read_json
-from medbias.logs import setup_rule_logging
-from medbias.tables import markdown_table
+from medbias.io.jsonio import read_json
+from medbias.core.logs import setup_rule_logging
+from medbias.io.tables import markdown_table
 from medbias.synth.summary import phenotype_table, planted_table, plot_demo_world
 
 snakemake = globals()["snakemake"]

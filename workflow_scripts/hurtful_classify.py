@@ -3,17 +3,16 @@
 probabilities per sample with c tuned on validation, the configuration with the best validation AUPRC
 kept with its own parameters, threshold at the best validation F1. Writes the test predictions
 (sample id, probability, label, prediction, protected attributes) for the fairness analysis.
-Replicate r > 0 repeats all of it under a derived seed (medbias.replication.replicate_seed).
+Replicate r > 0 repeats all of it under a derived seed (medbias.validation.replication.replicate_seed).
 """
 
-import json
 import time
 
 import numpy as np
 import pandas as pd
 import torch
 
-from medbias.classify import (
+from medbias.studies.hurtful.classify import (
     design_matrix,
     merge_window_probabilities,
     network_grid,
@@ -21,8 +20,8 @@ from medbias.classify import (
     select_classifier,
     task_windows,
 )
-from medbias.logs import setup_rule_logging
-from medbias.replication import replicate_seed
+from medbias.core.logs import setup_rule_logging
+from medbias.validation.replication import replicate_seed
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from medbias.downstream import seed_spread
-from medbias.logs import setup_rule_logging
-from medbias.plots import plot_auprc_debiased_vs_baseline, plot_gaps_with_significant_recall
+from medbias.studies.hurtful.downstream import seed_spread
+from medbias.core.logs import setup_rule_logging
+from medbias.studies.hurtful.figures import plot_auprc_debiased_vs_baseline, plot_gaps_with_significant_recall
 from medbias.studies.hurtful.downstream_tables import (cells_note, count_tables, intersectional_table,
                                                        performance_table, replicate_paths)
-from medbias.tables import write_paper_table
+from medbias.io.tables import write_paper_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -14,11 +14,11 @@ import pandas as pd
 import torch
 from transformers import AutoModel, AutoTokenizer
 
-from medbias.errors import MedbiasInputError
-from medbias.features import cls_vectors_of_ids, note_piece_ids, note_windows
-from medbias.jsonio import write_json
-from medbias.logs import setup_rule_logging
-from medbias.models import check_feature_layers, resolve_model_source
+from medbias.core.errors import MedbiasInputError
+from medbias.core.batching import cls_vectors_of_ids, note_piece_ids, note_windows
+from medbias.io.jsonio import write_json
+from medbias.core.logs import setup_rule_logging
+from medbias.core.models import check_feature_layers, resolve_model_source
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

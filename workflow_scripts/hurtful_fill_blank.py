@@ -4,11 +4,11 @@ configured models, as a table and a figure. Templates and race words are config 
 import pandas as pd
 import torch
 
-from medbias.hurtful import fill_in_the_blanks
-from medbias.logs import setup_rule_logging
-from medbias.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
-from medbias.plots import plot_fill_in_the_blanks
-from medbias.tables import write_table
+from medbias.studies.hurtful.analyses import fill_in_the_blanks
+from medbias.core.logs import setup_rule_logging
+from medbias.core.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
+from medbias.studies.hurtful.figures import plot_fill_in_the_blanks
+from medbias.io.tables import write_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

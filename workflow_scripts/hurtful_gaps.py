@@ -5,8 +5,8 @@ bootstrap intervals, for one model's test predictions."""
 
 import pandas as pd
 
-from medbias.downstream import gap_table, performance_table
-from medbias.logs import setup_rule_logging
+from medbias.studies.hurtful.downstream import gap_table, performance_table
+from medbias.core.logs import setup_rule_logging
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -3,12 +3,12 @@ attribute x target word; words that are not one word piece of the model are repo
 
 import torch
 
-from medbias.hurtful import score_frame
-from medbias.jsonio import write_json
-from medbias.logs import setup_rule_logging
+from medbias.studies.hurtful.analyses import score_frame
+from medbias.io.jsonio import write_json
+from medbias.core.logs import setup_rule_logging
 from medbias.metrics.logprob import build_items, log_probability_scores, target_token_ids
-from medbias.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
-from medbias.resources import read_attributes, read_templates
+from medbias.core.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
+from medbias.io.resources import read_attributes, read_templates
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -5,16 +5,15 @@ Rows are sequences of the downstream test subjects (held out of pretraining by d
 subject into the probe's training and test parts.
 """
 
-import numpy as np
 import pandas as pd
 import torch
 from transformers import AutoTokenizer, BertModel
 
-from medbias.features import cls_vectors
-from medbias.hurtful import probe_attribute, split_by_subject
-from medbias.logs import setup_rule_logging
-from medbias.pretrain import attribute_codes
-from medbias.tables import write_table
+from medbias.core.batching import cls_vectors
+from medbias.studies.hurtful.analyses import probe_attribute, split_by_subject
+from medbias.core.logs import setup_rule_logging
+from medbias.studies.hurtful.pretrain import attribute_codes
+from medbias.io.tables import write_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

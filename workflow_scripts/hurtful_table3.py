@@ -3,11 +3,11 @@ Wilcoxon test between paired target groups, the gender ratio per category in the
 
 import pandas as pd
 
-from medbias.hurtful import discharge_summaries, gender_ratio, logprob_table
-from medbias.jsonio import read_json
-from medbias.logs import setup_rule_logging
-from medbias.resources import read_attributes, read_templates
-from medbias.tables import write_table
+from medbias.studies.hurtful.analyses import discharge_summaries, gender_ratio, logprob_table
+from medbias.io.jsonio import read_json
+from medbias.core.logs import setup_rule_logging
+from medbias.io.resources import read_attributes, read_templates
+from medbias.io.tables import write_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

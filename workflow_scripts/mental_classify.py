@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import balanced_accuracy_score
 
-from medbias.logs import setup_rule_logging
-from medbias.mental import build_learner, feature_rows, fit_learner, counterfactual_pairs, training_design
+from medbias.core.logs import setup_rule_logging
+from medbias.studies.mental.phenotyping import build_learner, feature_rows, fit_learner, counterfactual_pairs, training_design
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

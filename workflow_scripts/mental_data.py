@@ -4,12 +4,12 @@ cleaned), and each task's balanced train/test split (Table II, Figure 1)."""
 
 import pandas as pd
 
-from medbias.io import ANNOTATION_COLUMNS, check_columns
-from medbias.jsonio import write_json
-from medbias.logs import setup_rule_logging
-from medbias.mental import TASK_COLUMNS, TASK_TITLES, balanced_split, join_notes, majority_vote, split_table, task_labels, treated_texts
-from medbias.plots import plot_annotated_counts
-from medbias.tables import write_table
+from medbias.io.formats import ANNOTATION_COLUMNS, check_columns
+from medbias.io.jsonio import write_json
+from medbias.core.logs import setup_rule_logging
+from medbias.studies.mental.phenotyping import TASK_COLUMNS, TASK_TITLES, balanced_split, join_notes, majority_vote, split_table, task_labels, treated_texts
+from medbias.studies.mental.figures import plot_annotated_counts
+from medbias.io.tables import write_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

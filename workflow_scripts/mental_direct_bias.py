@@ -6,12 +6,12 @@ import json
 import numpy as np
 import pandas as pd
 
-from medbias.embeddings import load_word_vectors, term_vector
-from medbias.jsonio import write_json
-from medbias.logs import setup_rule_logging
-from medbias.mental import word_vector
-from medbias.models import load_model_and_tokenizer, resolve_model_source
-from medbias.plots import plot_direct_bias
+from medbias.core.embeddings import load_word_vectors, term_vector
+from medbias.io.jsonio import write_json
+from medbias.core.logs import setup_rule_logging
+from medbias.studies.mental.phenotyping import word_vector
+from medbias.core.models import load_model_and_tokenizer, resolve_model_source
+from medbias.studies.mental.figures import plot_direct_bias
 from medbias.studies.mental.direct_bias import contextual_word_vectors, direct_bias_row
 
 snakemake = globals()["snakemake"]

@@ -7,9 +7,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from medbias.jsonio import write_json
-from medbias.logs import setup_rule_logging
-from medbias.mental import load_featurizer
+from medbias.io.jsonio import write_json
+from medbias.core.logs import setup_rule_logging
+from medbias.studies.mental.phenotyping import load_featurizer
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -5,13 +5,12 @@ configured treatment's model: the top words by LIME weight for the F and the M c
 model's probability. Only single words are written."""
 
 import joblib
-import numpy as np
 import pandas as pd
 
-from medbias.explain import lime_weights
-from medbias.logs import setup_rule_logging
-from medbias.mental import load_featurizer
-from medbias.plots import plot_lime
+from medbias.studies.mental.explain import lime_weights
+from medbias.core.logs import setup_rule_logging
+from medbias.studies.mental.phenotyping import load_featurizer
+from medbias.studies.mental.figures import plot_lime
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -3,9 +3,9 @@ pairs, with bootstrap intervals) and Table IV (gender classifiers on original vs
 
 import pandas as pd
 
-from medbias.logs import setup_rule_logging
-from medbias.mental import fairness_table, paper_layout
-from medbias.tables import markdown_table, write_table
+from medbias.core.logs import setup_rule_logging
+from medbias.studies.mental.phenotyping import fairness_table, paper_layout
+from medbias.io.tables import markdown_table, write_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -5,14 +5,14 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from medbias.cohorts import (
+from medbias.studies.hurtful.cohorts import (
     assign_splits, build_task_samples, cohort_statistics, cohort_windows, join_acuity, mortality_labels,
     phenotype_labels, select_stays, table_a1, task_catalogue,
 )
-from medbias.io import find_table
-from medbias.jsonio import write_json
-from medbias.logs import setup_rule_logging
-from medbias.tables import write_table
+from medbias.io.formats import find_table
+from medbias.io.jsonio import write_json
+from medbias.core.logs import setup_rule_logging
+from medbias.io.tables import write_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -1,13 +1,12 @@
 """Rule script (mimic): read the MIMIC-III tables, stream NOTEEVENTS to Parquet, derive demographics."""
 
-from pathlib import Path
 
 import pandas as pd
 
-from medbias.demographics import admission_demographics, ethnicity_mapping
-from medbias.jsonio import write_json
-from medbias.logs import setup_rule_logging
-from medbias.mimic import ingest_notes, read_table
+from medbias.studies.hurtful.demographics import admission_demographics, ethnicity_mapping
+from medbias.io.jsonio import write_json
+from medbias.core.logs import setup_rule_logging
+from medbias.io.mimic import ingest_notes, read_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -1,8 +1,8 @@
 """Rule script (mimic): sentences, word pieces, packed sequences and window counts for every note."""
 
-from medbias.jsonio import write_json
-from medbias.logs import setup_rule_logging
-from medbias.notes import process_notes
+from medbias.io.jsonio import write_json
+from medbias.core.logs import setup_rule_logging
+from medbias.core.note_pipeline import process_notes
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

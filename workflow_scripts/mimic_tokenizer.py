@@ -2,9 +2,9 @@
 
 from transformers import AutoTokenizer
 
-from medbias.logs import setup_rule_logging
-from medbias.models import resolve_model_source
-from medbias.notes import extend_tokenizer
+from medbias.core.logs import setup_rule_logging
+from medbias.core.models import resolve_model_source
+from medbias.core.note_pipeline import extend_tokenizer
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

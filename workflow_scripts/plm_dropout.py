@@ -7,9 +7,9 @@ from pathlib import Path
 
 import torch
 
-from medbias.lm_training import dropout_overrides, train_language_model
-from medbias.logs import setup_rule_logging
-from medbias.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
+from medbias.core.lm_training import dropout_overrides, train_language_model
+from medbias.core.logs import setup_rule_logging
+from medbias.core.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

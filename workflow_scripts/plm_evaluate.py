@@ -13,12 +13,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from medbias.debias import attach_projection
-from medbias.jsonio import write_json
-from medbias.likelihood import sentence_log_likelihood
-from medbias.logs import setup_rule_logging
-from medbias.models import lm_head_problem
-from medbias.plm import load_or_mark, read_seat_tests, run_seat, sentence_encoder, stereoset_summary
+from medbias.studies.plm.debias import attach_projection
+from medbias.io.jsonio import write_json
+from medbias.core.sentence_likelihood import sentence_log_likelihood
+from medbias.core.logs import setup_rule_logging
+from medbias.core.models import lm_head_problem
+from medbias.core.encoders import load_or_mark, sentence_encoder
+from medbias.studies.plm.seat import read_seat_tests, run_seat
+from medbias.studies.plm.stereoset import stereoset_summary
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -1,8 +1,9 @@
 """Rule script: the StereoSet-style sentences and pairs of the plm study (Table 3 templates)."""
 
-from medbias.jsonio import write_json
-from medbias.logs import setup_rule_logging
-from medbias.plm import read_seat_tests, stereoset_examples
+from medbias.io.jsonio import write_json
+from medbias.core.logs import setup_rule_logging
+from medbias.studies.plm.seat import read_seat_tests
+from medbias.studies.plm.stereoset import stereoset_examples
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -10,11 +10,11 @@ import copy
 import numpy as np
 import torch
 
-from medbias.debias import attach_projection
-from medbias.finetune import finetune_and_score, read_bc5cdr, read_glue_task, read_hoc, read_pubmedqa
-from medbias.jsonio import write_json
-from medbias.logs import setup_rule_logging
-from medbias.plm import load_or_mark, sentence_encoder
+from medbias.studies.plm.debias import attach_projection
+from medbias.studies.plm.finetune import finetune_and_score, read_bc5cdr, read_glue_task, read_hoc, read_pubmedqa
+from medbias.io.jsonio import write_json
+from medbias.core.logs import setup_rule_logging
+from medbias.core.encoders import load_or_mark, sentence_encoder
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

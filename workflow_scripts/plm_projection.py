@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from medbias.debias import INLP, SentenceDebias, projection_from_basis
-from medbias.jsonio import write_json
-from medbias.logs import setup_rule_logging
-from medbias.models import load_model_and_tokenizer, resolve_model_source
-from medbias.plm import (counterfactual_identity_pairs, pooled_sentence_vectors, projection_checks,
-                         sentence_encoder, stereotype_labels)
+from medbias.studies.plm.debias import INLP, SentenceDebias, projection_from_basis
+from medbias.io.jsonio import write_json
+from medbias.core.logs import setup_rule_logging
+from medbias.core.models import load_model_and_tokenizer, resolve_model_source
+from medbias.core.encoders import pooled_sentence_vectors, projection_checks, sentence_encoder
+from medbias.studies.plm.stereoset import counterfactual_identity_pairs, stereotype_labels
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -1,9 +1,9 @@
 """Rule script: Table 6 of the plm study (downstream scores after debiasing)."""
 
-from medbias.jsonio import read_json
-from medbias.logs import setup_rule_logging
-from medbias.plm import downstream_table
-from medbias.tables import write_table
+from medbias.io.jsonio import read_json
+from medbias.core.logs import setup_rule_logging
+from medbias.studies.plm.tables import downstream_table
+from medbias.io.tables import write_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

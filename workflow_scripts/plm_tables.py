@@ -3,11 +3,11 @@
 
 import pandas as pd
 
-from medbias.jsonio import read_json
-from medbias.logs import setup_rule_logging
-from medbias.plots import plot_seat_positions
+from medbias.io.jsonio import read_json
+from medbias.core.logs import setup_rule_logging
+from medbias.studies.plm.figures import plot_seat_positions
 from medbias.studies.plm.tables import plm_tables, stamp_evaluations
-from medbias.tables import write_paper_table
+from medbias.io.tables import write_paper_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from medbias.logs import setup_rule_logging
-from medbias.report import render_page
+from medbias.core.logs import setup_rule_logging
+from medbias.pipeline.report import render_page
 
 snakemake = globals()["snakemake"]
 setup_rule_logging(snakemake.log[0])

@@ -1,4 +1,4 @@
-"""Rule script (rios): the document-level null of one decade's WEAT (``medbias.rios.document_null_columns``).
+"""Rule script (rios): the document-level null of one decade's WEAT (``medbias.studies.rios.analyses.document_null_columns``).
 
 Each draw swaps the male and female words (paired by position) in a random half of the decade's
 articles, retrains the skip-gram model with replicate 0's selected setting under a seed of its own
@@ -9,17 +9,17 @@ import json
 import numpy as np
 import pandas as pd
 
-from medbias.embeddings import (
+from medbias.core.embeddings import (
     ParquetSentences,
     SwappedDocuments,
     count_documents,
     document_swap_flags,
     train_skipgram,
 )
-from medbias.logs import setup_rule_logging
-from medbias.replication import document_null_seed
-from medbias.resources import read_wordsets
-from medbias.rios import gender_swap_mapping, weat_statistics
+from medbias.core.logs import setup_rule_logging
+from medbias.validation.replication import document_null_seed
+from medbias.io.resources import read_wordsets
+from medbias.studies.rios.analyses import gender_swap_mapping, weat_statistics
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -1,10 +1,10 @@
 """Rule script (rios): ECT across the decades (Figure 2; medbias.studies.rios.tables)."""
 
-from medbias.logs import setup_rule_logging
-from medbias.plots import plot_ect_by_decade
-from medbias.resources import read_wordsets
+from medbias.core.logs import setup_rule_logging
+from medbias.studies.rios.figures import plot_ect_by_decade
+from medbias.io.resources import read_wordsets
 from medbias.studies.rios.tables import ect_tables, load_decades
-from medbias.tables import write_paper_table
+from medbias.io.tables import write_paper_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -2,10 +2,10 @@
 
 import pandas as pd
 
-from medbias.jsonio import write_json
-from medbias.logs import setup_rule_logging
-from medbias.pubmed import parse_decades, write_decade_corpora
-from medbias.tables import write_table
+from medbias.io.jsonio import write_json
+from medbias.core.logs import setup_rule_logging
+from medbias.io.pubmed import parse_decades, write_decade_corpora
+from medbias.io.tables import write_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -1,9 +1,9 @@
 """Rule script (rios): RIPA across the decades (Table 4; medbias.studies.rios.tables)."""
 
-from medbias.logs import setup_rule_logging
-from medbias.resources import read_wordsets
+from medbias.core.logs import setup_rule_logging
+from medbias.io.resources import read_wordsets
 from medbias.studies.rios.tables import load_decades, ripa_tables
-from medbias.tables import write_paper_table
+from medbias.io.tables import write_paper_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

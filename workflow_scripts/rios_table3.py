@@ -2,9 +2,9 @@
 
 import pandas as pd
 
-from medbias.jsonio import read_json
-from medbias.logs import setup_rule_logging
-from medbias.tables import write_table
+from medbias.io.jsonio import read_json
+from medbias.core.logs import setup_rule_logging
+from medbias.io.tables import write_table
 
 snakemake = globals()["snakemake"]
 setup_rule_logging(snakemake.log[0])

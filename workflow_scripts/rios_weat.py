@@ -3,11 +3,11 @@ medbias.studies.rios.tables)."""
 
 import pandas as pd
 
-from medbias.logs import setup_rule_logging
-from medbias.plots import plot_weat_by_decade
-from medbias.resources import read_wordsets
+from medbias.core.logs import setup_rule_logging
+from medbias.studies.rios.figures import plot_weat_by_decade
+from medbias.io.resources import read_wordsets
 from medbias.studies.rios.tables import load_decades, weat_tables
-from medbias.tables import write_paper_table
+from medbias.io.tables import write_paper_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

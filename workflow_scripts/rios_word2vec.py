@@ -1,12 +1,12 @@
 """Rule script (rios): skip-gram model search for one decade and training replicate (its seed from
 ``replication.replicate_seed``), scored on UMNSRS; keeps the best."""
 
-from medbias.embeddings import ParquetSentences, search_skipgram
-from medbias.jsonio import write_json
-from medbias.logs import setup_rule_logging
-from medbias.pubmed import tokenize
-from medbias.replication import replicate_seed
-from medbias.resources import read_umnsrs
+from medbias.core.embeddings import ParquetSentences, search_skipgram
+from medbias.io.jsonio import write_json
+from medbias.core.logs import setup_rule_logging
+from medbias.io.pubmed import tokenize
+from medbias.validation.replication import replicate_seed
+from medbias.io.resources import read_umnsrs
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -3,7 +3,7 @@ the conditions planted in the synthetic notes, and the truth part that says what
 
 import csv
 
-from medbias.jsonio import write_json
+from medbias.io.jsonio import write_json
 from medbias.synth.logprob import logprob_resources
 
 snakemake = globals()["snakemake"]

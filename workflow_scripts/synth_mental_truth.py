@@ -1,7 +1,7 @@
 """Rule script (demo world): the truth part of the "mental" study (what its planted effects should
 produce)."""
 
-from medbias.jsonio import write_json
+from medbias.io.jsonio import write_json
 from medbias.synth.mental import mental_truth
 
 snakemake = globals()["snakemake"]

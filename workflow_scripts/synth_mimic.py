@@ -4,8 +4,8 @@ from pathlib import Path
 
 import yaml
 
-from medbias.jsonio import write_json
-from medbias.logs import setup_rule_logging
+from medbias.io.jsonio import write_json
+from medbias.core.logs import setup_rule_logging
 from medbias.synth.annotations import generate_annotations
 from medbias.synth.mimic import generate_cohort, phenotype_of_code
 

@@ -1,6 +1,6 @@
 """Rule script: the demo world's small GLUE, PubMedQA, HoC and BC5CDR sets (Table 6)."""
 
-from medbias.logs import setup_rule_logging
+from medbias.core.logs import setup_rule_logging
 from medbias.synth.plm_downstream import DEMO_SIZES, write_downstream_sets
 
 snakemake = globals()["snakemake"]

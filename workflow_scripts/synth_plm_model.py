@@ -4,8 +4,8 @@ import gzip
 
 import torch
 
-from medbias.lm_training import switch_off_dropout, train_language_model
-from medbias.logs import setup_rule_logging
+from medbias.core.lm_training import switch_off_dropout, train_language_model
+from medbias.core.logs import setup_rule_logging
 from medbias.synth.tiny_models import build_tiny_model, train_byte_bpe, train_wordpiece
 
 snakemake = globals()["snakemake"]

@@ -3,9 +3,9 @@
 import gzip
 from pathlib import Path
 
-from medbias.jsonio import write_json
-from medbias.logs import setup_rule_logging
-from medbias.resources import read_umnsrs, read_wordsets
+from medbias.io.jsonio import write_json
+from medbias.core.logs import setup_rule_logging
+from medbias.io.resources import read_umnsrs, read_wordsets
 from medbias.synth.pubmed import write_pubmed
 
 snakemake = globals()["snakemake"]

@@ -4,7 +4,7 @@ import gzip
 
 import pandas as pd
 
-from medbias.logs import setup_rule_logging
+from medbias.core.logs import setup_rule_logging
 from medbias.synth.tiny_models import build_tiny_model, train_byte_bpe, train_wordpiece
 
 snakemake = globals()["snakemake"]

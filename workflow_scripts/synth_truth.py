@@ -1,6 +1,6 @@
 """Rule script: merge the demo world's truth parts into one truth file."""
 
-from medbias.jsonio import read_json, write_json
+from medbias.io.jsonio import read_json, write_json
 
 snakemake = globals()["snakemake"]
 truth = {"seed": snakemake.params.seed, "scale": snakemake.params.scale}

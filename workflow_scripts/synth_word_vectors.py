@@ -9,7 +9,7 @@ import json
 
 import pandas as pd
 
-from medbias.logs import setup_rule_logging
+from medbias.core.logs import setup_rule_logging
 from medbias.synth.mental import DEPRESSION_SENTENCES, depression_context_sentences
 from medbias.synth.tiny_models import simple_tokens, train_word_vectors
 

@@ -3,14 +3,14 @@
 import pandas as pd
 import torch
 
-from medbias.downstream import read_model_gaps
-from medbias.hurtful import random_initialised_score_frames
-from medbias.jsonio import read_json
-from medbias.logs import setup_rule_logging
-from medbias.plots import plot_error_rates
-from medbias.resources import read_attributes, read_templates
-from medbias.tables import write_table
-from medbias.validation import (
+from medbias.studies.hurtful.downstream import read_model_gaps
+from medbias.studies.hurtful.analyses import random_initialised_score_frames
+from medbias.io.jsonio import read_json
+from medbias.core.logs import setup_rule_logging
+from medbias.validation.figures import plot_error_rates
+from medbias.io.resources import read_attributes, read_templates
+from medbias.io.tables import write_table
+from medbias.validation.error_rates import (
     combine,
     counterfactual_decisions,
     error_rates,

@@ -2,11 +2,11 @@
 
 import pandas as pd
 
-from medbias.downstream import read_model_gaps
-from medbias.jsonio import read_json
-from medbias.logs import setup_rule_logging
-from medbias.tables import markdown_table
-from medbias.validation import (
+from medbias.studies.hurtful.downstream import read_model_gaps
+from medbias.io.jsonio import read_json
+from medbias.core.logs import setup_rule_logging
+from medbias.io.tables import markdown_table
+from medbias.validation.error_rates import (
     combine,
     control_family,
     corpus_embeddings,

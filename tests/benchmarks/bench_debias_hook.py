@@ -1,5 +1,5 @@
 """Benchmark: overhead of a debiasing projection (SentenceDebias/INLP) applied inside the model as
-one matrix product on the hidden states (``medbias.debias.attach_projection``).
+one matrix product on the hidden states (``medbias.studies.plm.debias.attach_projection``).
 
     .venv/bin/python tests/benchmarks/bench_debias_hook.py [--batch 32] [--length 16] [--repeats 20]
 
@@ -21,7 +21,7 @@ import torch
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "workflow_scripts"))
 
-from medbias.debias import attach_projection, projection_from_basis  # noqa: E402
+from medbias.studies.plm.debias import attach_projection, projection_from_basis  # noqa: E402
 
 
 def timed(model, ids, repeats):

@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO / "workflow_scripts"))
 sys.path.insert(0, str(REPO / "tests"))
 
 from medbias.synth.mimic import generate_cohort  # noqa: E402
-from medbias.resources import read_umnsrs, read_wordsets  # noqa: E402
+from medbias.io.resources import read_umnsrs, read_wordsets  # noqa: E402
 from medbias.synth.pubmed import write_pubmed  # noqa: E402
 
 

@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "workflow_scripts"))
 
 from medbias.metrics.logprob import build_items, log_probability_scores, target_token_ids  # noqa: E402
-from medbias.resources import read_attributes, read_templates  # noqa: E402
+from medbias.io.resources import read_attributes, read_templates  # noqa: E402
 
 
 def reference_one_at_a_time(model, tokenizer, items, targets):

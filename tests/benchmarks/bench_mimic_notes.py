@@ -28,7 +28,7 @@ INGEST = r"""
 import json, resource, sys, time
 sys.path.insert(0, {repo!r} + "/workflow_scripts")
 import pandas as pd
-from medbias.mimic import ingest_notes
+from medbias.io.mimic import ingest_notes
 cats = pd.read_csv({repo!r} + "/config/resources/mimic-facts/noteevents_categories.tsv", sep="\t", dtype=str, keep_default_na=False)["category"]
 t0 = time.perf_counter()
 counts = ingest_notes({folder!r}, {out!r}, cats, chunk_size=50000)
@@ -37,7 +37,7 @@ print(json.dumps({{"seconds": time.perf_counter() - t0, "peak_mb": resource.getr
 PROCESS = r"""
 import json, resource, sys, time
 sys.path.insert(0, {repo!r} + "/workflow_scripts")
-from medbias.notes import process_notes
+from medbias.core.note_pipeline import process_notes
 t0 = time.perf_counter()
 totals = process_notes({notes!r}, {tok!r}, {seq!r}, {cnt!r}, {threads})
 children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -55,7 +55,7 @@ def main() -> None:
     parser.add_argument("--patients", type=int, default=16000)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
-    from medbias.notes import extend_tokenizer
+    from medbias.core.note_pipeline import extend_tokenizer
     from medbias.synth.mimic import generate_cohort
     from medbias.synth.tiny_models import train_wordpiece
 

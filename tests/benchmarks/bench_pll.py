@@ -21,7 +21,7 @@ import torch
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "workflow_scripts"))
 
-from medbias.likelihood import pseudo_log_likelihood, pseudo_log_likelihood_one_at_a_time  # noqa: E402
+from medbias.core.sentence_likelihood import pseudo_log_likelihood, pseudo_log_likelihood_one_at_a_time  # noqa: E402
 from medbias.synth.tiny_models import train_wordpiece  # noqa: E402
 
 IDENTITIES = ["gay", "lesbian", "bisexual", "transgender", "black", "white", "asian", "hispanic"]

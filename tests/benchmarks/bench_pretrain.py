@@ -18,7 +18,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "workflow_scripts"))
 
-from medbias.pretrain import AdversarialPretrainer  # noqa: E402
+from medbias.studies.hurtful.pretrain import AdversarialPretrainer  # noqa: E402
 
 
 def measure(name: str, config_kwargs: dict, batch: int, steps: int, device: str) -> float:

@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO / "workflow_scripts"))
 CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, {repo!r} + "/workflow_scripts")
-from medbias.pubmed import parse_decades, write_decade_corpora
+from medbias.io.pubmed import parse_decades, write_decade_corpora
 paths = {paths!r}
 decades = parse_decades([[1960, 1969], [1970, 1979], [1980, 1989], [1990, 1999], [2000, 2009], [2010, 2020]])
 out = {{d.label: {tmp!r} + f"/{{d.label}}.parquet" for d in decades}}
@@ -41,7 +41,7 @@ def run_child(paths: list[str], tmp: str) -> dict:
 
 
 def main() -> None:
-    from medbias.resources import read_umnsrs, read_wordsets
+    from medbias.io.resources import read_umnsrs, read_wordsets
     from medbias.synth.pubmed import write_pubmed
 
     wordsets = read_wordsets(REPO / "config/resources/wordsets/rios2020.yaml")
@@ -57,7 +57,7 @@ def main() -> None:
                   f"{result['seconds']:.1f} s = {xml_mb / result['seconds']:.1f} MB/s XML, "
                   f"{result['articles'] / result['seconds']:,.0f} articles/s; peak RSS {result['peak_mb']:.0f} MB")
 
-        from medbias.embeddings import ParquetSentences, train_skipgram
+        from medbias.core.embeddings import ParquetSentences, train_skipgram
 
         corpus = Path(tmp) / "1960-1969.parquet"
         words = sum(len(s) for s in ParquetSentences(corpus))

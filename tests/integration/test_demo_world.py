@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, run_snakemake
-from medbias.report import load_items
-from medbias.io import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES
-from medbias.models import load_model_and_tokenizer, resolve_model_source
+from medbias.pipeline.report import load_items
+from medbias.io.formats import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES
+from medbias.core.models import load_model_and_tokenizer, resolve_model_source
 
 README = (REPO / "README.md").read_text()
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
@@ -185,7 +185,7 @@ def test_manifest_and_report(wiring_run):
     assert all(entry["exists"] for entry in manifest["mimic_tables"].values())
     assert manifest["models"]["gpt2"]["kind"] == "causal" and manifest["models"]["gpt2"]["local"]
     # the resolved configuration: every default filled in, in order, and usable again as a config file
-    from medbias.config import enrol_registry_models, load_config
+    from medbias.pipeline.config import enrol_registry_models, load_config
 
     recorded = json.loads((wiring_run / "results/inputs/config.json").read_text())
     assert recorded == enrol_registry_models(load_config(wiring_run / "config.yaml"))

@@ -31,8 +31,8 @@ def minilm() -> Path:
 
 
 def test_the_real_encoder_loads_and_its_missing_lm_head_is_named(minilm):
-    from medbias.errors import MedbiasInputError
-    from medbias.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
+    from medbias.core.errors import MedbiasInputError
+    from medbias.core.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
 
     masked = resolve_model_source("minilm", {"source": str(minilm), "kind": "masked"})
     model, tokenizer = load_model_and_tokenizer(masked)
@@ -72,8 +72,9 @@ def _plain_seat_effect_size(model, tokenizer, sets: dict[str, list[str]]) -> flo
 
 
 def test_seat_on_the_real_encoder_equals_a_plain_computation(minilm):
-    from medbias.models import load_model_and_tokenizer, resolve_model_source
-    from medbias.plm import read_seat_tests, run_seat, seat_sentences, sentence_encoder
+    from medbias.core.models import load_model_and_tokenizer, resolve_model_source
+    from medbias.core.encoders import sentence_encoder
+    from medbias.studies.plm.seat import read_seat_tests, run_seat, seat_sentences
 
     model, tokenizer = load_model_and_tokenizer(resolve_model_source("minilm", {"source": str(minilm), "kind": "encoder"}))
     tests = read_seat_tests(REPO / "config" / "resources" / "wordsets" / "xie2024.yaml")
@@ -117,7 +118,7 @@ def _readme_conversion() -> str:
 
 
 def test_mental_features_read_real_glove_after_the_readme_conversion(tmp_path):
-    from medbias.mental import load_featurizer
+    from medbias.studies.mental.phenotyping import load_featurizer
 
     glove_text = write_glove_text(tmp_path / "glove.6B.50d.txt", limit=50_000)
     command = _readme_conversion().replace("glove.6B.50d.txt", str(glove_text)).replace(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
 from conftest import REPO, demo_config, run_snakemake, snakemake_bin, write_config
 from test_config_helpers import fake_real_config

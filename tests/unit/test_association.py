@@ -11,13 +11,12 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from medbias.errors import MedbiasInputError
+from medbias.core.errors import MedbiasInputError
 from medbias.metrics.association import (
     NullVocabulary,
     association_scores,
     attribute_direction,
     calibrated_null,
-    cosine_table,
     draw_matched_sets,
     frequency_bins,
     bootstrap_ect,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from medbias.audit import (CALISKAN_TESTS, card_markdown, in_vocabulary_spelling, seat_section, stereoset_section,
+from medbias.studies.audit.card import (CALISKAN_TESTS, card_markdown, in_vocabulary_spelling, seat_section, stereoset_section,
                            weat_rows, weat_section)
 
 

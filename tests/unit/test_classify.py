@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from medbias.classify import best_f1_threshold, choose_scaling_factor, merge_window_probabilities, note_labels
+from medbias.studies.hurtful.classify import best_f1_threshold, choose_scaling_factor, merge_window_probabilities, note_labels
 
 
 def test_eq1_merge_by_hand():
@@ -72,7 +72,7 @@ def _separable(rng, n, shift):
 
 
 def test_network_widths_and_grid_order():
-    from medbias.classify import NetworkConfig, build_network, network_grid
+    from medbias.studies.hurtful.classify import NetworkConfig, build_network, network_grid
 
     assert NetworkConfig(3, 4, 0.0).widths(3076) == [769, 192]
     assert NetworkConfig(1, 2, 0.0).widths(100) == []  # a single linear layer: logistic regression
@@ -84,7 +84,7 @@ def test_network_widths_and_grid_order():
 
 
 def test_early_stopping_returns_the_best_epochs_parameters():
-    from medbias.classify import NetworkConfig, _loss, train_network
+    from medbias.studies.hurtful.classify import NetworkConfig, _loss, train_network
 
     rng = np.random.default_rng(0)
     train_x, train_y = _separable(rng, 200, 0.8)
@@ -103,7 +103,7 @@ def test_selection_keeps_the_winning_configurations_own_parameters():
     it has, and its saved parameters reproduce that AUPRC (the reference code saved the last point's)."""
     from sklearn.metrics import average_precision_score
 
-    from medbias.classify import NetworkConfig, predict_probability, select_classifier
+    from medbias.studies.hurtful.classify import NetworkConfig, predict_probability, select_classifier
 
     rng = np.random.default_rng(1)
     train_x, train_y = _separable(rng, 400, 0.5)
@@ -127,7 +127,7 @@ def test_selection_keeps_the_winning_configurations_own_parameters():
 
 
 def test_standardise_on_training_uses_training_rows_only():
-    from medbias.classify import standardise_on_training
+    from medbias.studies.hurtful.classify import standardise_on_training
 
     values = np.array([[1.0, 5.0], [3.0, np.nan], [np.nan, 5.0], [100.0, 7.0]])
     is_train = np.array([True, True, True, False])
@@ -141,7 +141,7 @@ def test_standardise_on_training_uses_training_rows_only():
 def test_task_windows_joins_samples_windows_and_feature_rows():
     import pandas as pd
 
-    from medbias.classify import task_windows
+    from medbias.studies.hurtful.classify import task_windows
 
     samples = pd.DataFrame({"ICUSTAY_ID": [1, 2], "label": [1, 0], "split": ["train", "test"]})
     windows = pd.DataFrame({"ICUSTAY_ID": [1, 1, 2], "ROW_ID": [10, 10, 20], "window": [0, 1, 0]})

@@ -10,8 +10,8 @@ import pytest
 import torch
 from torch import nn
 
-from medbias.cluster import processes_for_gpus, run_in_processes, usable_cache_rules
-from medbias.pretrain import shard_batch, train_steps
+from medbias.pipeline.cluster import processes_for_gpus, run_in_processes, usable_cache_rules
+from medbias.studies.hurtful.pretrain import shard_batch, train_steps
 
 
 def test_cache_rules_kept_only_with_a_cache_location():
@@ -139,7 +139,7 @@ def _pretraining_job(folder, seed_texts):
 def test_pretraining_job_trains_in_two_processes_and_writes_one_model(tmp_path):
     """hurtful_pretrain's job with two reserved GPUs starts two processes: both train, the first
     writes the outputs once (here on the CPU, with gloo)."""
-    from medbias.pretrain_job import run_pretraining
+    from medbias.studies.hurtful.pretrain_job import run_pretraining
 
     texts = ["he has chf and copd .", "she reports depression on sertraline .", "pain controlled , sleeping well ."]
     inputs, outputs, params = _pretraining_job(tmp_path, texts)
@@ -165,7 +165,7 @@ def test_a_phase_trains_at_its_own_learning_rate(tmp_path):
     moves them. The summary records each phase's rate."""
     from safetensors.torch import load_file
 
-    from medbias.pretrain_job import run_pretraining
+    from medbias.studies.hurtful.pretrain_job import run_pretraining
 
     texts = ["he has chf and copd .", "she reports depression on sertraline .", "pain controlled , sleeping well ."]
     phase = {"max_length": 32, "batch_size": 8, "epochs": 1, "max_steps": 4}

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from medbias.cohorts import (
+from medbias.studies.hurtful.cohorts import (
     assign_splits, build_task_samples, cohort_windows, mortality_labels, phenotype_labels, select_stays, task_catalogue,
 )
 

@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from conftest import REPO, demo_config
-from medbias.config import check_inputs, is_section, load_config, validate_config
-from medbias.errors import MedbiasInputError
-from medbias.io import MIMIC_TABLES
+from medbias.pipeline.config import check_inputs, is_section, load_config, validate_config
+from medbias.core.errors import MedbiasInputError
+from medbias.io.formats import MIMIC_TABLES
 from test_config_helpers import fake_real_config
 
 SCHEMA = REPO / "config" / "schema.yaml"
@@ -32,7 +32,7 @@ def test_mimic_config_names_the_registry_models():
 
 
 # keys a config may leave unset although they have no default: the studies' model lists and labels
-# follow the registry's entries (medbias.config.enrol_registry_models); demo is read in the demo world only
+# follow the registry's entries (medbias.pipeline.config.enrol_registry_models); demo is read in the demo world only
 OPTIONAL_WITHOUT_DEFAULT = {"demo", "plm.models", "plm.labels", "mental.embeddings", "mental.labels"}
 
 
@@ -79,7 +79,7 @@ def test_shipped_configs_list_only_what_differs_from_the_defaults(name):
 
 
 def test_the_config_reference_is_generated_from_the_schema():
-    from medbias.config import config_reference
+    from medbias.pipeline.config import config_reference
 
     text = (REPO / "config" / "README.md").read_text()
     assert text == config_reference(yaml.safe_load(SCHEMA.read_text())), "run: python scripts/config_reference.py"
@@ -88,7 +88,7 @@ def test_the_config_reference_is_generated_from_the_schema():
 
 
 def test_defaults_fill_sections_key_by_key_and_replace_values_whole():
-    from medbias.config import apply_defaults
+    from medbias.pipeline.config import apply_defaults
 
     schema = {"type": "object", "required": ["study"], "properties": {
         "seed": {"type": "integer", "default": 7},
@@ -114,7 +114,7 @@ def test_defaults_fill_sections_key_by_key_and_replace_values_whole():
 
 
 def test_a_real_config_with_only_paths_and_models_gets_the_papers_settings(tmp_path):
-    from medbias.config import resolve_config
+    from medbias.pipeline.config import resolve_config
 
     given = yaml.safe_load((REPO / "config" / "mimic.yaml").read_text())
     assert set(given) == {"world", "inputs", "embeddings", "models", "plm"}
@@ -128,7 +128,7 @@ def test_a_real_config_with_only_paths_and_models_gets_the_papers_settings(tmp_p
     assert config["inputs"]["benchmark_testset"] == "config/resources/mimic3-benchmarks/testset.csv"
     assert config["plm"]["debias"]["dropout"]["steps"] == 10000        # Xie et al. section 5.1
     assert config["plm"]["gpus"] == 1 and "demo" not in config
-    from medbias.config import enrol_registry_models
+    from medbias.pipeline.config import enrol_registry_models
 
     enrolled = enrol_registry_models(config)
     assert len(enrolled["plm"]["models"]) == 15 and enrolled["plm"]["labels"]["llama2_13b"] == "LLaMA2-13b"
@@ -136,7 +136,7 @@ def test_a_real_config_with_only_paths_and_models_gets_the_papers_settings(tmp_p
 
 
 def test_the_demo_worlds_paths_follow_demo_dir():
-    from medbias.config import resolve_config
+    from medbias.pipeline.config import resolve_config
 
     text = (REPO / "config" / "config.yaml").read_text()
     assert "results/demo_world" not in text   # spelled once, as the schema's default of demo.dir
@@ -164,7 +164,7 @@ def test_the_demo_worlds_paths_follow_demo_dir():
     ],
 )
 def test_a_wrong_key_in_a_short_config_names_it(edit, expected):
-    from medbias.config import resolve_config
+    from medbias.pipeline.config import resolve_config
 
     given = yaml.safe_load((REPO / "config" / "mimic.yaml").read_text())
     edit(given)
@@ -363,7 +363,7 @@ def _registry_config():
 
 
 def test_one_registry_entry_enrols_a_model_in_every_study_it_names():
-    from medbias.config import enrol_registry_models
+    from medbias.pipeline.config import enrol_registry_models
 
     config = _registry_config()
     enrolled = enrol_registry_models(config)
@@ -381,7 +381,7 @@ def test_one_registry_entry_enrols_a_model_in_every_study_it_names():
 
 
 def test_a_study_list_naming_an_entry_outside_the_study_stops_with_one_line():
-    from medbias.config import enrol_registry_models
+    from medbias.pipeline.config import enrol_registry_models
 
     config = _registry_config()
     config["plm"]["models"].append("d")
@@ -437,7 +437,7 @@ def test_decades_written_end_first_or_overlapping_stop_before_any_job(tmp_path, 
 def test_a_demo_output_restored_from_the_cache_is_still_the_demo_worlds(tmp_path, monkeypatch):
     """--cache replaces a cached output by a symbolic link into the cache folder; the demo model folder
     it stands for is still built by the workflow (its jobs read the folder, not its files)."""
-    from medbias.config import built_by_demo
+    from medbias.pipeline.config import built_by_demo
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "cache" / "f2354c").mkdir(parents=True)

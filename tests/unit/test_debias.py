@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from medbias.debias import INLP, SentenceDebias, attach_projection, projection_from_basis
+from medbias.studies.plm.debias import INLP, SentenceDebias, attach_projection, projection_from_basis
 
 
 def test_projection_is_symmetric_idempotent_and_removes_its_basis():

@@ -1,4 +1,4 @@
-"""The rios study's document-level WEAT null (medbias.rios.document_null_columns) on constructed corpora.
+"""The rios study's document-level WEAT null (medbias.studies.rios.analyses.document_null_columns) on constructed corpora.
 
 Known answers: the p-value by hand; the draws' statistic equals WEAT's own; and on tiny trained
 corpora where every article uses one gender's words and one topic's words, a chance imbalance
@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from medbias.embeddings import SwappedDocuments, document_swap_flags, pair_mapping, train_skipgram
+from medbias.core.embeddings import SwappedDocuments, document_swap_flags, pair_mapping, train_skipgram
 from medbias.metrics.association import weat
-from medbias.replication import document_null_seed
-from medbias.rios import document_null_columns, gender_swap_mapping, weat_by_decade, weat_statistics
+from medbias.validation.replication import document_null_seed
+from medbias.studies.rios.analyses import document_null_columns, gender_swap_mapping, weat_by_decade, weat_statistics
 
 MALE, FEMALE = [f"m{i}" for i in range(6)], [f"f{i}" for i in range(6)]
 A, B = [f"a{i}" for i in range(6)], [f"b{i}" for i in range(6)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from medbias.embeddings import (
+from medbias.core.embeddings import (
     SwappedDocuments,
     candidate_settings,
     count_documents,
@@ -14,8 +14,8 @@ from medbias.embeddings import (
     search_skipgram,
     similarity_spearman,
 )
-from medbias.errors import MedbiasInputError
-from medbias.pubmed import tokenize
+from medbias.core.errors import MedbiasInputError
+from medbias.io.pubmed import tokenize
 
 DEFAULTS = {"negative": 5, "window": 5}
 

@@ -17,8 +17,8 @@ from medbias.metrics.fairness import (
     multigroup_gaps,
     pooled_rate_p,
     two_sided_p,
-    within_label_resamples,
 )
+from medbias.metrics.bootstrap import within_label_resamples
 
 # Men: labels 1 1 0 0, predictions 1 0 1 0 -> TP FN FP TN one each: parity 2/4, recall 1/2, specificity 1/2.
 # Women: labels 1 1 1 0 0, predictions 1 1 1 0 0 -> parity 3/5, recall 1, specificity 1.

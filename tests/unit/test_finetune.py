@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from medbias.errors import MedbiasInputError
-from medbias.finetune import (bio_spans, encode_words, entity_f1, finetune_and_score, micro_f1, read_bc5cdr,
+from medbias.core.errors import MedbiasInputError
+from medbias.studies.plm.finetune import (bio_spans, encode_words, entity_f1, finetune_and_score, micro_f1, read_bc5cdr,
                               read_glue_task, read_hoc, read_pubmedqa)
 from medbias.synth.plm_downstream import write_downstream_sets
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from medbias.downstream import (
+from medbias.studies.hurtful.downstream import (
     gap_table,
     intersectional_cells,
     performance_table,

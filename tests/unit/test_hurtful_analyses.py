@@ -10,8 +10,8 @@ import pytest
 import torch
 from scipy.stats import mannwhitneyu, wilcoxon
 
-from medbias.errors import MedbiasInputError
-from medbias.hurtful import (
+from medbias.core.errors import MedbiasInputError
+from medbias.studies.hurtful.analyses import (
     category_vs_control_p,
     fill_in_the_blanks,
     gender_ratio,
@@ -24,7 +24,7 @@ from medbias.hurtful import (
 )
 from medbias.metrics.logprob import ScoringItem
 from medbias.synth.tiny_models import build_tiny_model, train_wordpiece
-from medbias.validation import LOGPROB_P_KINDS, logprob_null_model_decisions
+from medbias.validation.error_rates import LOGPROB_P_KINDS, logprob_null_model_decisions
 
 
 def _scores(values: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
@@ -194,7 +194,7 @@ def test_probe_multiclass_macro_and_rare_classes_dropped_and_counted():
 def test_cls_vectors_keep_order_match_single_runs_and_concatenate_layers():
     from transformers import BertConfig, BertModel
 
-    from medbias.features import cls_vectors
+    from medbias.core.batching import cls_vectors
     from medbias.synth.tiny_models import train_wordpiece
 
     texts = ["he has copd", "she reports depression on sertraline and more words", "pain", "he is better today"]
@@ -214,7 +214,7 @@ def test_cls_vectors_keep_order_match_single_runs_and_concatenate_layers():
 def test_adversary_accuracy_against_known_predictions():
     from transformers import BertConfig, BertForPreTraining
 
-    from medbias.pretrain import AdversarialPretrainer, adversary_accuracy
+    from medbias.studies.hurtful.pretrain import AdversarialPretrainer, adversary_accuracy
 
     torch.manual_seed(0)
     bert = BertForPreTraining(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,

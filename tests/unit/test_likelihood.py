@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from medbias.likelihood import (causal_log_likelihood, masked_copies, pseudo_log_likelihood,
+from medbias.core.sentence_likelihood import (causal_log_likelihood, masked_copies, pseudo_log_likelihood,
                                 pseudo_log_likelihood_one_at_a_time, sentence_log_likelihood, seq2seq_log_likelihood)
 from medbias.synth.tiny_models import train_byte_bpe, train_wordpiece
 

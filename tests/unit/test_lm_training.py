@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from medbias.errors import MedbiasInputError
-from medbias.lm_training import dropout_overrides, mask_tokens, train_language_model, training_batch
+from medbias.core.errors import MedbiasInputError
+from medbias.core.lm_training import dropout_overrides, mask_tokens, train_language_model, training_batch
 from medbias.synth.tiny_models import build_tiny_model, train_byte_bpe, train_wordpiece
 
 SENTENCES = ["the gay patient has hiv.", "the straight patient has asthma.", "this person has stroke."] * 20
@@ -43,7 +43,7 @@ def test_batches_follow_each_kinds_objective(kind):
 
 
 def test_bert_corruption_masks_80_swaps_10_keeps_10_percent():
-    from medbias.lm_training import bert_corruption
+    from medbias.core.lm_training import bert_corruption
 
     tokenizer = train_wordpiece(SENTENCES, 80)
     rng = np.random.default_rng(0)

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from conftest import REPO
-from medbias.errors import MedbiasInputError
+from medbias.core.errors import MedbiasInputError
 from medbias.metrics.logprob import build_items, log_probability_scores, mask_log_probs, target_token_ids
-from medbias.resources import read_attributes, read_templates
+from medbias.io.resources import read_attributes, read_templates
 from medbias.synth.tiny_models import build_tiny_model, train_wordpiece
 
 CORPUS = ["he has hypertension and copd", "she has a hx of heart failure", "he is prescribed morphine",

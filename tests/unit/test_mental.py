@@ -8,14 +8,14 @@ import pandas as pd
 import pytest
 from sklearn.metrics import f1_score
 
-from medbias.explain import lime_weights, perturbation_masks
-from medbias.io import ANNOTATION_PHENOTYPES
-from medbias.mental import (balanced_split, join_notes, majority_vote, mean_word_vectors, task_labels,
+from medbias.studies.mental.explain import lime_weights, perturbation_masks
+from medbias.io.formats import ANNOTATION_PHENOTYPES
+from medbias.studies.mental.phenotyping import (balanced_split, join_notes, majority_vote, mean_word_vectors, task_labels,
                             training_design, counterfactual_pairs, treated_texts)
 from medbias.metrics.association import direct_bias
 from medbias.metrics.counterfactual import (favoured_group, mismatch_direction_p, pair_metrics, rate_ratio,
                                             summarise_pairs)
-from medbias.text import clean_for_embedding, her_counterpart, neutralize_gender, swap_gender
+from medbias.core.note_text import clean_for_embedding, her_counterpart, neutralize_gender, swap_gender
 
 
 # --- Table III ---------------------------------------------------------------------------------
@@ -264,7 +264,7 @@ def _manual_last_states(encoder, ids):
 
 
 def test_mean_pooling_is_mask_aware_and_token_weighted_over_windows(tiny_bert):
-    from medbias.features import mean_pooled_vectors
+    from medbias.core.batching import mean_pooled_vectors
 
     encoder, tokenizer = tiny_bert
     texts = ["he has depression and feels sad " * 3, "pain", "she reports anhedonia today"]
@@ -283,7 +283,7 @@ def test_mean_pooling_is_mask_aware_and_token_weighted_over_windows(tiny_bert):
 
 
 def test_span_vectors_take_the_words_own_pieces(tiny_bert):
-    from medbias.features import span_vectors
+    from medbias.core.batching import span_vectors
 
     encoder, tokenizer = tiny_bert
     sentences = ["she is here.", "anhedonia is a synonym of depression."]

@@ -7,10 +7,10 @@ import gzip
 import pandas as pd
 import pytest
 
-from medbias.demographics import AGE_OVER_89, admission_demographics, ethnicity_group, language_group
-from medbias.errors import MedbiasInputError
-from medbias.io import MIMIC_TABLES
-from medbias.mimic import ingest_notes, read_table
+from medbias.studies.hurtful.demographics import AGE_OVER_89, admission_demographics, ethnicity_group, language_group
+from medbias.core.errors import MedbiasInputError
+from medbias.io.formats import MIMIC_TABLES
+from medbias.io.mimic import ingest_notes, read_table
 
 CATEGORIES = ["Nursing", "Nursing/other", "Physician ", "Discharge summary", "Radiology"]
 

@@ -7,8 +7,8 @@ import json
 import pytest
 import torch
 
-from medbias.errors import MedbiasInputError
-from medbias.models import load_model_and_tokenizer, resolve_model_source
+from medbias.core.errors import MedbiasInputError
+from medbias.core.models import load_model_and_tokenizer, resolve_model_source
 from medbias.synth.tiny_models import build_tiny_model, train_byte_bpe, train_wordpiece
 
 TEXTS = ["she has afib on diltiazem drip.", "he reports alcohol abuse on ciwa scale.", "t 98.6 f hr 80"] * 50
@@ -105,7 +105,7 @@ def _save_bert(folder, head: bool, tokenizer=True):
 
 
 def test_a_checkpoint_without_its_lm_head_is_found_and_refused_for_likelihoods(tmp_path):
-    from medbias.models import lm_head_problem
+    from medbias.core.models import lm_head_problem
 
     bare = resolve_model_source("bare", {"source": str(_save_bert(tmp_path / "bare", head=False)), "kind": "masked"})
     model, _ = load_model_and_tokenizer(bare)
@@ -120,7 +120,7 @@ def test_a_checkpoint_without_its_lm_head_is_found_and_refused_for_likelihoods(t
 
 
 def test_declared_lm_head_from_the_checkpoint_config(tmp_path):
-    from medbias.models import declares_lm_head
+    from medbias.core.models import declares_lm_head
 
     assert not declares_lm_head({"source": str(_save_bert(tmp_path / "bare", head=False)), "kind": "masked"})
     assert declares_lm_head({"source": str(_save_bert(tmp_path / "whole", head=True)), "kind": "masked"})
@@ -155,7 +155,7 @@ def test_a_gpt2_folder_declared_masked_stops(tmp_path):
 def test_parameters_are_counted_without_memory_and_a_model_that_cannot_fit_stops():
     import transformers
 
-    from medbias.models import check_fits, parameter_count
+    from medbias.core.models import check_fits, parameter_count
 
     config = transformers.BertConfig(vocab_size=100, **SMALL["bert"])
     built = transformers.BertForMaskedLM(config)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from medbias.metrics.fairness import within_label_resamples
-from medbias.metrics.performance import counts_from_index, ranking_metrics
+from medbias.metrics.bootstrap import resample_counts, within_label_resamples
+from medbias.metrics.performance import ranking_metrics
 
 
 def test_observed_metrics_by_hand():
@@ -24,7 +24,7 @@ def test_every_replicate_matches_scikit_learn_with_its_counts_as_weights():
     label = (rng.random(120) < 0.25).astype(int)
     score = np.round(rng.random(120) * 0.5 + 0.4 * label, 2)  # rounding makes ties
     index = within_label_resamples(label, 50, rng)
-    weights = counts_from_index(index, 120)
+    weights = resample_counts(index, 120)
     assert (weights.sum(axis=1) == 120).all() and weights[3, index[3, 0]] >= 1
     result = ranking_metrics(score, label, weights)
     for r in range(50):

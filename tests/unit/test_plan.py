@@ -1,10 +1,10 @@
-"""medbias.plan: the studies' decisions about what the DAG builds, on hand-written configs."""
+"""medbias.pipeline.plan: the studies' decisions about what the DAG builds, on hand-written configs."""
 
 from __future__ import annotations
 
 import pytest
 
-from medbias import plan
+from medbias.pipeline import plan
 
 REGISTRY = {"bert": {"source": "b", "kind": "masked"}, "gpt": {"source": "g", "kind": "causal"},
             "ofa": {"source": "o", "kind": "seq2seq", "loader": "ofa"}}

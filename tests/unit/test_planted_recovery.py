@@ -1,4 +1,4 @@
-"""The planted-recovery table (medbias.validation *_recovery): constructed result tables with known
+"""The planted-recovery table (medbias.validation.error_rates *_recovery): constructed result tables with known
 answers, each criterion made to pass and to fail."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from medbias.validation import (
+from medbias.validation.error_rates import (
     control_family,
     corpus_embeddings,
     counterfactual_decisions,

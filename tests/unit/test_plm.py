@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO
-from medbias.errors import MedbiasInputError
-from medbias.plm import contextualise, read_seat_tests, seat_sentences, sentence_encoder
+from medbias.core.errors import MedbiasInputError
+from medbias.core.encoders import sentence_encoder
+from medbias.studies.plm.seat import contextualise, read_seat_tests, seat_sentences
 
 WORDSETS = REPO / "config/resources/wordsets/xie2024.yaml"
 
@@ -70,7 +71,7 @@ TABLE3 = {"declarative": "A [IDENTITY] patient has [BIAS].", "trait_first": "A p
 
 
 def test_stereoset_examples_count_every_combination_once():
-    from medbias.plm import stereoset_examples
+    from medbias.studies.plm.stereoset import stereoset_examples
 
     sentences, pairs = stereoset_examples(small_tests(), {"race": ["race"], "lgbtq": ["queer"]}, TABLE3, ["computer", "tree"])
     race = pairs[pairs["family"] == "race"]
@@ -95,14 +96,14 @@ def test_stereoset_examples_count_every_combination_once():
 
 
 def test_stereoset_templates_need_both_slots():
-    from medbias.plm import stereoset_examples
+    from medbias.studies.plm.stereoset import stereoset_examples
 
     with pytest.raises(MedbiasInputError, match=r"'plm.stereoset.templates.bad': .* needs exactly one \[IDENTITY\] slot"):
         stereoset_examples(small_tests(), {"race": ["race"]}, {"bad": "A patient has [BIAS]."}, ["computer"])
 
 
 def test_counterfactual_pairs_and_inlp_labels():
-    from medbias.plm import counterfactual_identity_pairs, stereoset_examples, stereotype_labels
+    from medbias.studies.plm.stereoset import counterfactual_identity_pairs, stereoset_examples, stereotype_labels
 
     sentences, pairs = stereoset_examples(small_tests(), {"race": ["race"], "lgbtq": ["queer"]}, TABLE3, ["computer"])
     first, second = counterfactual_identity_pairs(sentences, "race")
@@ -125,7 +126,7 @@ def test_stereoset_summary_by_hand():
     import numpy as np
     import pandas as pd
 
-    from medbias.plm import stereoset_summary
+    from medbias.studies.plm.stereoset import stereoset_summary
 
     pairs = pd.DataFrame({"family": ["f"] * 4, "blank": ["bias", "bias", "identity", "identity"],
                           "template": ["t"] * 4, "stereotypical": [0, 1, 2, 3], "anti_stereotypical": [4, 5, 6, 7],
@@ -152,7 +153,8 @@ def tiny_bert():
 
 
 def test_out_of_vocabulary_words_are_listed_and_an_empty_set_is_one_error():
-    from medbias.plm import in_vocabulary_sets, unknown_words
+    from medbias.core.encoders import unknown_words
+    from medbias.studies.plm.seat import in_vocabulary_sets
 
     model, tokenizer = tiny_bert()
     assert unknown_words(tokenizer, ["black", "Ω", "person"]) == ["Ω"]
@@ -167,7 +169,7 @@ def test_pooled_sentence_vectors_match_single_forward_passes():
     import numpy as np
     import torch
 
-    from medbias.plm import pooled_sentence_vectors
+    from medbias.core.encoders import pooled_sentence_vectors
 
     model, tokenizer = tiny_bert()
     sentences = ["this person is black", "gay", "this person has stroke stroke stroke"]
@@ -186,7 +188,7 @@ def test_pooled_sentence_vectors_match_single_forward_passes():
 def test_debias_changes_signs_and_direction_by_hand():
     import pandas as pd
 
-    from medbias.plm import debias_changes
+    from medbias.studies.plm.tables import debias_changes
 
     seat = pd.DataFrame({"model": ["m"] * 4, "debias": ["none", "inlp", "none", "inlp"], "test": ["r", "r", "q", "q"],
                          "effect_size": [0.8, 0.3, -0.2, -0.5], "status": "ok"})
@@ -203,8 +205,8 @@ def test_projection_checks_measure_what_a_projection_must_do():
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
-    from medbias.debias import INLP, projection_from_basis
-    from medbias.plm import projection_checks
+    from medbias.studies.plm.debias import INLP, projection_from_basis
+    from medbias.core.encoders import projection_checks
 
     rng = np.random.default_rng(0)
     vectors = rng.normal(size=(200, 6))
@@ -219,7 +221,7 @@ def test_projection_checks_measure_what_a_projection_must_do():
 
 
 def test_an_unloadable_model_is_marked_and_other_errors_stop():
-    from medbias.plm import load_or_mark
+    from medbias.core.encoders import load_or_mark
 
     model, tokenizer, source, reason = load_or_mark(
         "biomedgpt", {"source": "PanaceaAI/BiomedGPT-Base-Pretrained", "kind": "seq2seq", "loader": "ofa"}, "cpu")
@@ -229,7 +231,7 @@ def test_an_unloadable_model_is_marked_and_other_errors_stop():
 
 
 def test_null_pool_words_are_whole_single_token_words_outside_the_sets():
-    from medbias.plm import null_pool_words
+    from medbias.studies.plm.seat import null_pool_words
 
     _, tokenizer = tiny_bert()
     words = null_pool_words(tokenizer, ["black", "Stroke"], 50, seed=0)
@@ -241,7 +243,7 @@ def test_null_pool_words_are_whole_single_token_words_outside_the_sets():
 def test_seat_reports_the_calibrated_null_beside_the_classic_p():
     import numpy as np
 
-    from medbias.plm import run_seat
+    from medbias.studies.plm.seat import run_seat
 
     model, tokenizer = tiny_bert()
     tests = {"t": {"X": ["black"], "Y": ["gay"], "A": ["stroke"], "B": ["person"], "identity_context": "person"}}
@@ -264,7 +266,8 @@ def test_seat_reports_the_calibrated_null_beside_the_classic_p():
 
 
 def test_null_phrases_match_the_token_count_of_the_words_they_replace():
-    from medbias.plm import piece_counts, random_phrases
+    from medbias.core.encoders import piece_counts
+    from medbias.studies.plm.seat import random_phrases
 
     _, tokenizer = tiny_bert()
     assert piece_counts(tokenizer, ["stroke", "person", "stroke person"]) == [1, 1, 2]

@@ -8,7 +8,7 @@ import pytest
 import torch
 from transformers import BertConfig, BertForPreTraining
 
-from medbias.pretrain import AdversarialPretrainer, make_nsp_pairs, reverse_gradient, whole_word_mask
+from medbias.studies.hurtful.pretrain import AdversarialPretrainer, make_nsp_pairs, reverse_gradient, whole_word_mask
 
 
 def test_nsp_pairs_half_true_and_never_across_note_ends():
@@ -133,7 +133,7 @@ def _batch_at(step):
 
 
 def test_killed_run_resumes_to_the_same_weights(tmp_path):
-    from medbias.pretrain import train_steps
+    from medbias.studies.hurtful.pretrain import train_steps
 
     def evaluate(model):  # a number that depends on the weights
         return {"weight_sum": float(model.model.cls.predictions.bias.detach().sum())}
@@ -159,7 +159,7 @@ def test_killed_run_resumes_to_the_same_weights(tmp_path):
 def test_pretraining_data_and_deterministic_batches():
     import pandas as pd
 
-    from medbias.pretrain import batch_maker, build_pretraining_data
+    from medbias.studies.hurtful.pretrain import batch_maker, build_pretraining_data
     from medbias.synth.tiny_models import train_wordpiece
 
     texts = ["he has chf and copd .", "she reports depression on sertraline .", "pain controlled , sleeping well ."]
@@ -198,7 +198,7 @@ def test_pretraining_data_and_deterministic_batches():
 def test_discriminator_evaluation_standardises_with_the_evaluated_set():
     """Held-out logits use the set's own mean and variance: a drift of every [CLS] by a constant (as
     while the encoder trains) changes nothing, and the running statistics are left alone."""
-    from medbias.pretrain import Discriminator
+    from medbias.studies.hurtful.pretrain import Discriminator
 
     torch.manual_seed(0)
     disc = Discriminator(8, 2)
@@ -219,8 +219,8 @@ def test_every_attribute_trains_an_adversary_with_its_classes(attribute):
     import pandas as pd
     from transformers import BertConfig, BertForPreTraining
 
-    from medbias.demographics import ATTRIBUTE_CLASSES
-    from medbias.pretrain import AdversarialPretrainer, batch_maker, build_pretraining_data
+    from medbias.studies.hurtful.demographics import ATTRIBUTE_CLASSES
+    from medbias.studies.hurtful.pretrain import AdversarialPretrainer, batch_maker, build_pretraining_data
     from medbias.synth.tiny_models import train_wordpiece
 
     texts = ["he has chf and copd .", "she reports depression .", "pain controlled ."]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from medbias.provenance import code_fingerprint, imported_modules
+from medbias.core.provenance import code_fingerprint, imported_modules
 
 
 def _package(tmp_path):

@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from medbias.errors import MedbiasInputError
-from medbias.pubmed import index_versions, iter_final_articles, iter_records, parse_decades, write_decade_corpora
+from medbias.core.errors import MedbiasInputError
+from medbias.io.pubmed import index_versions, iter_final_articles, iter_records, parse_decades, write_decade_corpora
 
 HEAD = '<?xml version="1.0"?>\n<PubmedArticleSet>\n'
 TAIL = "</PubmedArticleSet>\n"

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-from medbias.replication import decade_trend, document_null_seed, error_rate, ols_slope, replicate_seed
-from medbias.validation import error_rates, gap_decisions, mirror_rows, null_world_decisions, rios_weat_decisions
+from medbias.validation.replication import decade_trend, document_null_seed, error_rate, ols_slope, replicate_seed
+from medbias.validation.error_rates import error_rates, gap_decisions, mirror_rows, null_world_decisions, rios_weat_decisions
 
 
 def test_replicate_zero_keeps_the_seed_and_the_others_differ():

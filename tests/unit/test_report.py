@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from medbias.errors import MedbiasInputError
-from medbias.report import caption_rst, check_item, json_to_html, load_items, markdown_to_html, render_page
+from medbias.core.errors import MedbiasInputError
+from medbias.pipeline.report import caption_rst, check_item, json_to_html, load_items, markdown_to_html, render_page
 
 REPO = Path(__file__).resolve().parents[2]
 ITEMS = REPO / "report" / "items.yaml"

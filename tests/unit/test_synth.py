@@ -12,13 +12,13 @@ import yaml
 from scipy.stats import binom
 
 from conftest import REPO
-from medbias.config import load_config
-from medbias.io import MIMIC_TABLES
+from medbias.pipeline.config import load_config
+from medbias.io.formats import MIMIC_TABLES
 from medbias.synth.annotations import FLIP_POSITIVE, generate_annotations
 from medbias.synth.conditions import CONDITIONS, PlantedCondition, assign_carriers
 from medbias.synth.logprob import logprob_resources
 from medbias.synth.mimic import PHENOTYPE_PREVALENCE, benchmark_codes, generate_cohort
-from medbias.resources import read_umnsrs, read_wordsets
+from medbias.io.resources import read_umnsrs, read_wordsets
 from medbias.synth.pubmed import DECADES, STRENGTHS, generate_articles, write_pubmed
 from medbias.synth.sizes import demo_sizes
 
@@ -230,7 +230,7 @@ def test_depression_context_sentences_have_exact_gender_counts():
 def test_plm_corpus_pairs_identities_with_their_diseases_in_exact_counts():
     import re
 
-    from medbias.plm import read_seat_tests
+    from medbias.studies.plm.seat import read_seat_tests
     from medbias.synth.plm import plm_corpus
 
     tests = read_seat_tests(REPO / "config/resources/wordsets/xie2024.yaml")

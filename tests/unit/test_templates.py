@@ -1,11 +1,11 @@
-"""medbias.templates: one check and one filler for every study's template slots."""
+"""medbias.core.templates: one check and one filler for every study's template slots."""
 
 from __future__ import annotations
 
 import pytest
 
-from medbias.errors import MedbiasInputError
-from medbias.templates import WORD_SLOT, check_template, fill_template, fill_with_span
+from medbias.core.errors import MedbiasInputError
+from medbias.core.templates import WORD_SLOT, check_template, fill_template, fill_with_span
 
 
 def test_fill_with_span_points_at_the_word():

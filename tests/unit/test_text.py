@@ -7,7 +7,7 @@ import re
 import pytest
 
 from conftest import REPO
-from medbias.text import PHI_TOKENS, pack_sequences, placeholder_family, replace_placeholders, split_sentences, window_starts
+from medbias.core.note_text import PHI_TOKENS, pack_sequences, placeholder_family, replace_placeholders, split_sentences, window_starts
 
 FACTS = (REPO / "config/resources/mimic-facts/deid_placeholders.txt").read_text()
 EXPECTED = {

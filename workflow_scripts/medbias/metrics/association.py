@@ -37,7 +37,8 @@ from typing import Literal
 import numpy as np
 from scipy.stats import rankdata, spearmanr
 
-from medbias.errors import MedbiasInputError
+from medbias.core.errors import MedbiasInputError
+from medbias.metrics.bootstrap import percentile_interval, resample_indices, resample_weights
 
 Alternative = Literal["greater", "two-sided"]
 
@@ -182,14 +183,6 @@ def permutation_p_value(
     return PermutationResult(float(p), exact, int(len(stats)), alternative)
 
 
-def _resample_weights(n: int, n_replicates: int, rng: np.random.Generator) -> np.ndarray:
-    """Replicate-by-item counts of a with-replacement resample of n items, divided by n."""
-    idx = rng.integers(0, n, size=(n_replicates, n))
-    counts = np.zeros((n_replicates, n))
-    np.add.at(counts, (np.arange(n_replicates)[:, None], idx), 1.0)
-    return counts / n
-
-
 def bootstrap_effect_sizes(
     x: np.ndarray, y: np.ndarray, a: np.ndarray, b: np.ndarray, n_replicates: int, rng: np.random.Generator
 ) -> np.ndarray:
@@ -199,27 +192,17 @@ def bootstrap_effect_sizes(
     matrices; no loop over replicates.
     """
     targets = np.vstack([x, y])
-    wa = _resample_weights(len(a), n_replicates, rng)
-    wb = _resample_weights(len(b), n_replicates, rng)
+    wa = resample_weights(len(a), n_replicates, rng)
+    wb = resample_weights(len(b), n_replicates, rng)
     s_all = cosine_table(targets, a) @ wa.T - cosine_table(targets, b) @ wb.T  # (|X|+|Y|, R)
-    ix = rng.integers(0, len(x), size=(n_replicates, len(x)))
-    iy = rng.integers(0, len(y), size=(n_replicates, len(y))) + len(x)
+    ix = resample_indices(len(x), n_replicates, rng)
+    iy = resample_indices(len(y), n_replicates, rng) + len(x)
     cols = np.arange(n_replicates)[:, None]
     sx, sy = s_all[ix, cols], s_all[iy, cols]
     union = np.hstack([sx, sy])
     sd = union.std(axis=1, ddof=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return (sx.mean(axis=1) - sy.mean(axis=1)) / sd
-
-
-def percentile_interval(replicates: np.ndarray, level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval, ignoring undefined replicates."""
-    finite = replicates[np.isfinite(replicates)]
-    if len(finite) == 0:
-        return float("nan"), float("nan")
-    alpha = (1 - level) / 2
-    lo, hi = np.quantile(finite, [alpha, 1 - alpha])
-    return float(lo), float(hi)
 
 
 def frequency_bins(vocabulary_size: int, ranks: Sequence[int], excluded: np.ndarray, *, first: int = 25,
@@ -480,12 +463,12 @@ def bootstrap_ect(
     targets: np.ndarray, x: np.ndarray, y: np.ndarray, n_replicates: int, rng: np.random.Generator
 ) -> np.ndarray:
     """ECT of bootstrap replicates resampling the targets and the words of X and Y (vectorised)."""
-    mean_x = _resample_weights(len(x), n_replicates, rng) @ x  # (R, d)
-    mean_y = _resample_weights(len(y), n_replicates, rng) @ y
+    mean_x = resample_weights(len(x), n_replicates, rng) @ x  # (R, d)
+    mean_y = resample_weights(len(y), n_replicates, rng) @ y
     unit_t = unit_rows(targets)
     s_x = unit_t @ unit_rows(mean_x).T  # (T, R)
     s_y = unit_t @ unit_rows(mean_y).T
-    it = rng.integers(0, len(targets), size=(n_replicates, len(targets)))
+    it = resample_indices(len(targets), n_replicates, rng)
     cols = np.arange(n_replicates)[:, None]
     rx = rankdata(s_x[it, cols], axis=1)
     ry = rankdata(s_y[it, cols], axis=1)
@@ -539,6 +522,6 @@ def direct_bias(words: np.ndarray, female: np.ndarray, male: np.ndarray, n_repli
     low = high = float("nan")
     if n_replicates > 0:
         generator = rng if rng is not None else np.random.default_rng(0)
-        index = generator.integers(0, len(cosines), size=(n_replicates, len(cosines)))
+        index = resample_indices(len(cosines), n_replicates, generator)
         low, high = percentile_interval(cosines[index].mean(axis=1))
     return DirectBias(float(np.abs(cosines).mean()), float(cosines.mean()), low, high, len(words), len(female), explained)

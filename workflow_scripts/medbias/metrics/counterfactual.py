@@ -28,9 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from medbias.metrics.association import percentile_interval
-from medbias.metrics.fairness import safe_ratio, within_label_resamples
-from medbias.metrics.performance import counts_from_index
+from medbias.metrics.bootstrap import percentile_interval, resample_counts, within_label_resamples
+from medbias.metrics.fairness import safe_ratio
 
 METRICS: tuple[str, ...] = ("tprr", "fprr", "mismatch", "macro_f1", "tpr_f", "tpr_m", "fpr_f", "fpr_m")
 
@@ -116,7 +115,7 @@ def summarise_pairs(label: np.ndarray, pred_female: np.ndarray, pred_male: np.nd
     low, high = dict.fromkeys(METRICS, np.nan), dict.fromkeys(METRICS, np.nan)
     if n_replicates > 0:
         index = within_label_resamples(np.asarray(label), n_replicates, rng)
-        weights = counts_from_index(index, len(label))
+        weights = resample_counts(index, len(label))
         replicates = pair_metrics(label, pred_female, pred_male, weights)
         for key in METRICS:
             values = replicates[key][~np.isnan(replicates[key])]

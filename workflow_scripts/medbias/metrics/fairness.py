@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from medbias.metrics.association import percentile_interval
+from medbias.metrics.bootstrap import percentile_interval, within_label_resamples
 
 GAP_METRICS: tuple[str, ...] = ("parity", "recall", "specificity")
 
@@ -142,19 +142,6 @@ def eligible_rates(counts: dict[str, np.ndarray], eligible: dict[str, np.ndarray
 def gaps_of(counts: dict[str, np.ndarray], eligible: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Each metric's signed gap per group (eq. 2 on the rates of ``eligible_rates``)."""
     return {metric: multigroup_gaps(rate) for metric, rate in eligible_rates(counts, eligible).items()}
-
-
-def within_label_resamples(label: np.ndarray, n_replicates: int, rng: np.random.Generator) -> np.ndarray:
-    """(n_replicates, rows) index matrix: each replicate draws as many positives as there are, with
-    replacement among the positives, and likewise for the negatives."""
-    label = np.asarray(label).astype(bool)
-    index = np.empty((n_replicates, len(label)), dtype=np.int64)
-    start = 0
-    for rows in (np.flatnonzero(label), np.flatnonzero(~label)):
-        if len(rows):
-            index[:, start:start + len(rows)] = rows[rng.integers(0, len(rows), size=(n_replicates, len(rows)))]
-        start += len(rows)
-    return index
 
 
 def bootstrap_gaps(predicted: np.ndarray, label: np.ndarray, group_index: np.ndarray, n_groups: int,

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from medbias.errors import MedbiasInputError
-from medbias.templates import fill_template
+from medbias.core.errors import MedbiasInputError
+from medbias.core.templates import fill_template
 
 TARGET_SLOT = "[GEND]"
 

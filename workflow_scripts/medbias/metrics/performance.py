@@ -43,10 +43,3 @@ def ranking_metrics(score: np.ndarray, label: np.ndarray, weights: np.ndarray | 
     auroc[undefined] = np.nan
     auprc[positives[:, 0] == 0] = np.nan
     return {"auroc": auroc, "auprc": auprc}
-
-
-def counts_from_index(index: np.ndarray, n_rows: int) -> np.ndarray:
-    """(replicates, rows) resample counts of an index matrix (how often each row was drawn)."""
-    replicates = index.shape[0]
-    flat = (np.arange(replicates, dtype=np.int64)[:, None] * n_rows + index).ravel()
-    return np.bincount(flat, minlength=replicates * n_rows).reshape(replicates, n_rows).astype(float)

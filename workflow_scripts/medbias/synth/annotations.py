@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.io import ANNOTATION_COLUMNS, ANNOTATION_PHENOTYPES
+from medbias.io.formats import ANNOTATION_COLUMNS, ANNOTATION_PHENOTYPES
 from medbias.synth.conditions import CONDITIONS
 
 OPERATORS = ("AnnA", "AnnB", "AnnC", "AnnD", "AnnE")

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.io import MIMIC_DATE_FORMAT, MIMIC_DATETIME_FORMAT, MIMIC_TABLES
+from medbias.io.formats import MIMIC_DATE_FORMAT, MIMIC_DATETIME_FORMAT, MIMIC_TABLES
 from medbias.synth.conditions import CONDITIONS, assign_carriers
 from medbias.synth.phrases import (
     FILLER_PHRASES,

@@ -1,5 +1,5 @@
 """Small synthetic downstream sets for the plm study's Table 6, in the distributed formats that
-``medbias.finetune`` reads (GLUE task folders, PubMedQA split files, HoC TSVs, BC5CDR CoNLL).
+``medbias.studies.plm.finetune`` reads (GLUE task folders, PubMedQA split files, HoC TSVs, BC5CDR CoNLL).
 
 Each set has a learnable rule (a cue word decides the label), so a fine-tuned tiny model scores
 above chance and a debiasing method that damages the representations shows as a drop; nothing

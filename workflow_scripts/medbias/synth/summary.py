@@ -81,7 +81,7 @@ def planted_table(truth: dict[str, Any]) -> pd.DataFrame:
 
 def plot_demo_world(truth: dict[str, Any], png: str, pdf: str) -> None:
     """Two panels: phenotype prevalence by gender; the planted gender lean of note conditions."""
-    from medbias.plots import pyplot, save
+    from medbias.core.figures import pyplot, save
 
     plt = pyplot()
     pheno = phenotype_table(truth).sort_values("realized_prevalence")

@@ -4,7 +4,7 @@
   trained on the synthetic notes and abstracts;
 - a tiny BERT with MLM and NSP heads (stands in for SciBERT and the other encoders), a tiny GPT-2
   (causal) and a tiny BART (seq2seq), randomly initialised from the configured seed and written with
-  ``save_pretrained`` together with their tokenizer, so ``medbias.models`` loads them exactly as it
+  ``save_pretrained`` together with their tokenizer, so ``medbias.core.models`` loads them exactly as it
   loads a hub id or a user's folder;
 - word vectors (skip-gram) in word2vec binary format, standing in for GoogleNews and BioWordVec.
 """
@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Any
 
 BERT_SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -96,7 +95,7 @@ def train_wordpiece(texts: Iterable[str], vocab_size: int, keep_inner_punctuatio
     the same vocabulary in every process (``wordpiece_vocabulary``)."""
     from collections import Counter
 
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+    from tokenizers import Tokenizer, decoders, models, normalizers, processors
     from transformers import PreTrainedTokenizerFast
 
     normalizer = normalizers.BertNormalizer(lowercase=True)

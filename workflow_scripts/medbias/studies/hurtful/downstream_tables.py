@@ -10,8 +10,8 @@ from typing import Any
 
 import pandas as pd
 
-from medbias.downstream import significance_counts_over_seeds
-from medbias.tables import PaperTable
+from medbias.studies.hurtful.downstream import significance_counts_over_seeds
+from medbias.io.tables import PaperTable
 
 COUNT_COLUMNS = ["recall gap", "parity gap", "specificity gap"]
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from medbias.errors import MedbiasInputError
-from medbias.templates import WORD_SLOT, fill_with_span
+from medbias.core.errors import MedbiasInputError
+from medbias.core.templates import WORD_SLOT, fill_with_span
 
 Vector = np.ndarray | None
 
@@ -23,7 +23,7 @@ Vector = np.ndarray | None
 def contextual_word_vectors(model, tokenizer, words: Sequence[str], templates: Sequence[str]) -> list[Vector]:
     """Per word: the mean over ``templates`` of its in-context vector (its own pieces' mean last hidden
     state); None for a word whose pieces are all unknown tokens in every template."""
-    from medbias.features import span_vectors
+    from medbias.core.batching import span_vectors
 
     sentences, spans, owner = [], [], []
     for i, word in enumerate(words):

@@ -7,10 +7,88 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from medbias.plm import METHOD_LABELS, debias_changes
-from medbias.tables import PaperTable
+from medbias.io.tables import PaperTable
+
+
+METHOD_LABELS = {"none": "", "dropout": "Dropout", "sentencedebias": "SentenceDebias", "inlp": "INLP"}
+
+
+def debias_changes(seat, stereo, methods: Sequence[str]):
+    """Table 5 (long form): for every model, method, SEAT test and StereoSet family, the score
+    before and after debiasing, the signed change (after - before; StereoSet as a fraction, ss/100,
+    as the paper prints it) and whether the score moved towards neutral (|d| smaller for SEAT,
+    |ss - 50| smaller for StereoSet). Missing evaluations (method not run, model not loadable) are
+    left out."""
+    import pandas as pd
+
+    rows = []
+    seat_ok = seat[seat["status"] == "ok"]
+    stereo_ok = stereo[(stereo["status"] == "ok") & (stereo["blank"] == "all") & (stereo["template"] == "all")]
+    for model in seat_ok["model"].unique():
+        before_seat = seat_ok[(seat_ok["model"] == model) & (seat_ok["debias"] == "none")].set_index("test")
+        before_ss = stereo_ok[(stereo_ok["model"] == model) & (stereo_ok["debias"] == "none")].set_index("family")
+        for method in methods:
+            after_seat = seat_ok[(seat_ok["model"] == model) & (seat_ok["debias"] == method)].set_index("test")
+            after_ss = stereo_ok[(stereo_ok["model"] == model) & (stereo_ok["debias"] == method)].set_index("family")
+            for test in after_seat.index.intersection(before_seat.index):
+                b, a = before_seat.at[test, "effect_size"], after_seat.at[test, "effect_size"]
+                rows.append({"model": model, "method": method, "benchmark": "SEAT", "measure": test,
+                             "before": b, "after": a, "change": a - b, "toward_neutral": abs(a) < abs(b)})
+            for family in after_ss.index.intersection(before_ss.index):
+                b, a = before_ss.at[family, "ss"] / 100, after_ss.at[family, "ss"] / 100
+                rows.append({"model": model, "method": method, "benchmark": "StereoSet", "measure": family,
+                             "before": b, "after": a, "change": a - b, "toward_neutral": abs(a - 0.5) < abs(b - 0.5)})
+    return pd.DataFrame(rows, columns=["model", "method", "benchmark", "measure", "before", "after", "change",
+                                       "toward_neutral"])
+
+
+TABLE6_COLUMNS = ("glue", "pubmedqa", "hoc", "bc5cdr")
+
+
+def downstream_table(results: Sequence[Mapping[str, Any]], models: Sequence[str], methods: Sequence[str],
+                     labels: Mapping[str, str]):
+    """Table 6 (Xie et al. 2024) from the fine-tuning results: per model the plain scores, each
+    method's scores with "Mean Diff (Debias)" (mean over the four benchmarks of debiased - plain),
+    and a "Mean Diff. (Task)" row (mean over the methods of debiased - plain, per benchmark). GLUE is
+    the mean over its tasks. Returns (table, long form: one row per model, debias and task)."""
+    import pandas as pd
+
+    long_rows, scores, status = [], {}, {}
+    for result in results:
+        key = (result["model"], result["debias"])
+        status[key] = result["status"]
+        per = {}
+        for row in result.get("benchmarks", []):
+            long_rows.append({"model": result["model"], "debias": result["debias"], **row})
+            per.setdefault(row["benchmark"], []).append(row["score"])
+        scores[key] = {b: float(np.mean(per[b])) if b in per else float("nan") for b in TABLE6_COLUMNS}
+    rows = []
+    for model in models:
+        name = labels.get(model, model)
+        plain = scores.get((model, "none"))
+        if status.get((model, "none")) != "ok":
+            rows.append({"model": name, **{b: float("nan") for b in TABLE6_COLUMNS}, "mean_diff_debias": float("nan"),
+                         "note": status.get((model, "none"), "not run")})
+            continue
+        rows.append({"model": name, **plain, "mean_diff_debias": float("nan"), "note": ""})
+        differences = []
+        for method in methods:
+            if (model, method) not in scores:
+                continue
+            after = scores[(model, method)]
+            diff = {b: after[b] - plain[b] for b in TABLE6_COLUMNS}
+            differences.append(diff)
+            rows.append({"model": f"+{METHOD_LABELS[method]}", **after,
+                         "mean_diff_debias": float(np.mean(list(diff.values()))), "note": ""})
+        if differences:
+            rows.append({"model": "Mean Diff. (Task)", **{b: float(np.mean([d[b] for d in differences])) for b in TABLE6_COLUMNS},
+                         "mean_diff_debias": float("nan"), "note": ""})
+    table = pd.DataFrame(rows).rename(columns={"glue": "GLUE (avg.)", "pubmedqa": "PubMedQA", "hoc": "HoC",
+                                               "bc5cdr": "BC5CDR", "mean_diff_debias": "Mean Diff (Debias)"})
+    return table, pd.DataFrame(long_rows)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Rios et al. 2020's Figure 1 (WEAT), Figure 2 (ECT) and Table 4 (RIPA) across the decades, as paper
-tables with the notes that say how each number was computed (``medbias.rios`` computes them)."""
+tables with the notes that say how each number was computed (``medbias.studies.rios.analyses`` computes them)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from medbias.rios import document_null_columns, ect_by_decade, ripa_by_decade, table4_wide, weat_by_decade, weat_trends
-from medbias.tables import PaperTable
+from medbias.studies.rios.analyses import document_null_columns, ect_by_decade, ripa_by_decade, table4_wide, weat_by_decade, weat_trends
+from medbias.io.tables import PaperTable
 
 DIGITS = 4
 TREND_NOTE = ("Slope: least-squares change per decade step of the seed-averaged mean difference (md) and effect "
@@ -137,7 +137,7 @@ def ripa_tables(decades: DecadeVectors, wordsets: Mapping[str, Any], *, top: int
 def load_decades(paths: Sequence[str], decades: Sequence[str], replicates: int = 1, log=None) -> DecadeVectors:
     """The decades' word2vec binaries, decade-major with ``replicates`` seed replicates each. The decades
     without articles are named in the log; none with articles stops the job with one line."""
-    from medbias.embeddings import load_word_vectors
+    from medbias.core.embeddings import load_word_vectors
 
     loaded = decade_vectors({d: [load_word_vectors(path, "word2vec_binary") for path in paths[i * replicates:(i + 1) * replicates]]
                              for i, d in enumerate(decades)})

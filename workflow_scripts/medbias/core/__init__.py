@@ -1,0 +1,1 @@
+"""Shared machinery every study uses: the model registry and loading, batching and pooling, template slots, sentence likelihoods, language-model training, note text, static embeddings, figure style, errors, logs and code fingerprints."""

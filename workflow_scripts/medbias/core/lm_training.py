@@ -1,0 +1,140 @@
+"""Language-model training on plain sentences, for each registry kind.
+
+One loop serves two callers: the demo world trains its tiny plm models from random weights, and the
+Dropout debiasing method (Xie et al. 2024, section 5.1, after Webster et al. 2020) continues a
+model's pretraining with raised dropout. Objectives:
+
+- masked: a share ``mask_fraction`` of the non-special tokens of every sentence chosen, 80% of them
+  replaced by the mask token, 10% by a random token, 10% left (BERT's rule), the loss on all chosen;
+- causal: next-token prediction over the whole sentence after BOS (the model's own shifted loss);
+- seq2seq: denoising, the masked sentence in the encoder and the original in the decoder (BART's
+  token-masking objective).
+
+Batches are drawn and masked from a generator seeded per step, so a run is deterministic on the CPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from medbias.core.errors import MedbiasInputError
+
+# config keys that set the dropout on hidden states, per architecture family
+DROPOUT_KEYS = ("hidden_dropout_prob", "resid_pdrop", "embd_pdrop", "dropout")
+
+
+def dropout_overrides(config, dropout: float) -> dict[str, float]:
+    """The config keys of ``config`` (a transformers config) that set hidden-state dropout, all set
+    to ``dropout``; a config with none of them is one error."""
+    keys = {key: dropout for key in DROPOUT_KEYS if hasattr(config, key)}
+    if not keys:
+        raise MedbiasInputError(f"model type {config.model_type!r} has none of the dropout settings {DROPOUT_KEYS}")
+    return keys
+
+
+def switch_off_dropout(model) -> None:
+    """Set every dropout module of ``model`` to p = 0 (the demo's tiny models learn planted effects
+    only without dropout; shared/notes/demo-calibration.md)."""
+    import torch
+
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+
+
+def mask_tokens(ids: np.ndarray, maskable: np.ndarray, fraction: float, rng: np.random.Generator) -> np.ndarray:
+    """Positions chosen for masking: each maskable position with probability ``fraction``, and at
+    least one per row that has any maskable position."""
+    chosen = (rng.random(ids.shape) < fraction) & maskable
+    for row in np.flatnonzero(~chosen.any(axis=1) & maskable.any(axis=1)):
+        chosen[row, rng.choice(np.flatnonzero(maskable[row]))] = True
+    return chosen
+
+
+def bert_corruption(ids: np.ndarray, chosen: np.ndarray, tokenizer, rng: np.random.Generator) -> np.ndarray:
+    """BERT's 80/10/10 rule on the chosen positions: 80% become the mask token, 10% a random
+    non-special token, 10% stay as they are (Devlin et al. 2019). Without the last two, the last
+    layer's states of visible words are never trained to stand for the word, and their geometry
+    (what SEAT pools) is arbitrary: in the demo's calibration, race SEAT signs flipped between seeds."""
+    draw = rng.random(ids.shape)
+    special = sorted(set(tokenizer.all_special_ids))
+    ordinary = np.setdiff1d(np.arange(len(tokenizer)), special)
+    corrupted = ids.copy()
+    corrupted[chosen & (draw < 0.8)] = tokenizer.mask_token_id
+    swap = chosen & (draw >= 0.8) & (draw < 0.9)
+    corrupted[swap] = rng.choice(ordinary, size=int(swap.sum()))
+    return corrupted
+
+
+def training_batch(tokenizer, kind: str, sentences: Sequence[str], rng: np.random.Generator,
+                   max_length: int, mask_fraction: float) -> dict[str, Any]:
+    """The model inputs and labels of one batch under ``kind``'s objective (module docstring)."""
+    import torch
+
+    from medbias.core.batching import pad_sequences
+
+    encoded = tokenizer(list(sentences), truncation=True, max_length=max_length)
+    rows = encoded["input_ids"]
+    bos = tokenizer.bos_token_id
+    if kind == "causal" and bos is not None:
+        # causal models are scored after BOS (medbias.core.sentence_likelihood), so they learn with it in front
+        rows = [r if r[:1] == [bos] else [bos, *r][:max_length] for r in rows]
+    ids, attention = (t.numpy() for t in pad_sequences(rows, tokenizer.pad_token_id or 0))
+    special = np.isin(ids, list(tokenizer.all_special_ids))
+    if kind == "causal":
+        labels = np.where(attention == 1, ids, -100)
+        return {"input_ids": torch.as_tensor(ids), "attention_mask": torch.as_tensor(attention),
+                "labels": torch.as_tensor(labels)}
+    chosen = mask_tokens(ids, (attention == 1) & ~special, mask_fraction, rng)
+    if kind == "masked":
+        masked = bert_corruption(ids, chosen, tokenizer, rng)
+        labels = np.where(chosen, ids, -100)
+    elif kind == "seq2seq":
+        masked = np.where(chosen, tokenizer.mask_token_id, ids)
+        labels = np.where(attention == 1, ids, -100)
+    else:
+        raise MedbiasInputError(f"unknown model kind {kind!r} (masked, causal, seq2seq)")
+    batch = {"input_ids": torch.as_tensor(masked), "attention_mask": torch.as_tensor(attention),
+             "labels": torch.as_tensor(labels)}
+    return batch
+
+
+def train_language_model(model, tokenizer, kind: str, sentences: Sequence[str], *, steps: int, batch_size: int,
+                         learning_rate: float, seed: int, max_length: int = 64, mask_fraction: float = 0.15,
+                         warmup_fraction: float = 0.1, log=None) -> list[float]:
+    """Train ``model`` in place for ``steps`` steps of AdamW with linear warm-up and decay on
+    batches of ``sentences`` drawn without replacement (reshuffled each pass); returns the losses."""
+    import torch
+
+    from medbias.studies.hurtful.pretrain import linear_warmup_decay
+
+    if not sentences:
+        raise MedbiasInputError("language-model training needs at least one sentence")
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    warmup = int(warmup_fraction * steps)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: linear_warmup_decay(s, warmup, steps))
+    order, cursor, losses = rng.permutation(len(sentences)), 0, []
+    device = next(model.parameters()).device
+    model.train()
+    for step in range(steps):
+        if cursor + batch_size > len(order):
+            order, cursor = rng.permutation(len(sentences)), 0
+        rows = order[cursor : cursor + batch_size]
+        cursor += batch_size
+        batch = training_batch(tokenizer, kind, [sentences[i] for i in rows], rng, max_length, mask_fraction)
+        loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        losses.append(float(loss.detach()))
+        if log and ((step + 1) % 100 == 0 or step + 1 == steps):
+            log.info("step %d/%d loss %.4f (mean of last 100: %.4f)", step + 1, steps, losses[-1],
+                     float(np.mean(losses[-100:])))
+    model.eval()
+    return losses

@@ -1,0 +1,158 @@
+"""Sentence log-likelihoods under masked, causal and seq2seq language models (Xie et al. 2024,
+section 3.2: StereoSet-style scoring; Salazar et al. 2020 for the pseudo-log-likelihood).
+
+- masked: pseudo-log-likelihood, PLL(S) = sum_i log P(s_i | S with s_i masked), over every
+  non-special token; all masked copies of all sentences go through the model in length-sorted
+  batches, and the language-model head runs only at the masked position of each copy.
+- causal: sum_t log P(s_t | BOS, s_<t) over the sentence's tokens, with the model's BOS token
+  prepended (GPT-2's ``<|endoftext|>``); the first token is scored too.
+- seq2seq: the decoder's log-likelihood of the sentence given the sentence as encoder input (sum of
+  the label tokens' log-probabilities, end-of-sentence token included, as the model's own loss).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from medbias.core.batching import padded_batches
+
+def masked_lm_head(model):
+    """The function from the encoder's last hidden states to vocabulary logits, exactly as the
+    model's own forward applies it, for the masked-LM classes whose head is known; None for any
+    other class (its full forward pass is used then, which is always right, only slower).
+
+    ELECTRA's generator head is its ``generator_predictions`` (dense, GELU, LayerNorm) followed by
+    ``generator_lm_head``; taking the last linear layer alone gives wrong scores. DistilBERT's head
+    is four separate modules."""
+    name = type(model).__name__
+    if name in ("BertForMaskedLM",):
+        return model.cls
+    if name in ("RobertaForMaskedLM", "XLMRobertaForMaskedLM", "CamembertForMaskedLM"):
+        return model.lm_head
+    if name == "AlbertForMaskedLM":
+        return model.predictions
+    if name == "ElectraForMaskedLM":
+        return lambda hidden: model.generator_lm_head(model.generator_predictions(hidden))
+    if name == "DistilBertForMaskedLM":
+        return lambda hidden: model.vocab_projector(
+            model.vocab_layer_norm(model.activation(model.vocab_transform(hidden))))
+    return None
+
+
+def masked_copies(token_ids: Sequence[Sequence[int]], special_ids: set[int], mask_id: int
+                  ) -> tuple[list[list[int]], np.ndarray, np.ndarray, np.ndarray]:
+    """Every sentence once per scoreable token, with that token replaced by the mask: (copies, owner
+    sentence, masked position, original token id) per copy."""
+    copies, owner, position, target = [], [], [], []
+    for i, ids in enumerate(token_ids):
+        for j, token in enumerate(ids):
+            if token in special_ids:
+                continue
+            copy = list(ids)
+            copy[j] = mask_id
+            copies.append(copy)
+            owner.append(i)
+            position.append(j)
+            target.append(token)
+    return copies, np.array(owner, dtype=np.int64), np.array(position, dtype=np.int64), np.array(target, dtype=np.int64)
+
+
+def pseudo_log_likelihood(model, tokenizer, sentences: Sequence[str], batch_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """(PLL, scored tokens) per sentence under a masked LM (module docstring), batched."""
+    import torch
+
+    encoded = tokenizer(list(sentences))["input_ids"]
+    copies, owner, position, target = masked_copies(encoded, set(tokenizer.all_special_ids), tokenizer.mask_token_id)
+    scores = np.zeros(len(sentences), dtype=np.float64)
+    head = masked_lm_head(model)
+    device = next(model.parameters()).device
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    with torch.inference_mode():
+        for rows, ids, attention in padded_batches(copies, pad, batch_size):
+            ids, attention = ids.to(device), attention.to(device)
+            at = torch.as_tensor(position[rows], device=device)
+            picked = torch.arange(len(rows), device=device)
+            if head is not None:
+                hidden = model.base_model(input_ids=ids, attention_mask=attention).last_hidden_state
+                logits = head(hidden[picked, at].unsqueeze(1))[:, 0]
+            else:
+                logits = model(input_ids=ids, attention_mask=attention).logits[picked, at]
+            log_probs = torch.log_softmax(logits.float(), dim=-1)
+            values = log_probs[picked, torch.as_tensor(target[rows], device=device)].cpu().numpy()
+            np.add.at(scores, owner[rows], values)
+    return scores, np.bincount(owner, minlength=len(sentences))
+
+
+def pseudo_log_likelihood_one_at_a_time(model, tokenizer, sentence: str) -> float:
+    """The PLL of one sentence, one masked copy per forward pass with full logits (the reference
+    computation the batched one is tested and benchmarked against)."""
+    import torch
+
+    ids = tokenizer(sentence)["input_ids"]
+    special = set(tokenizer.all_special_ids)
+    total = 0.0
+    with torch.inference_mode():
+        for j, token in enumerate(ids):
+            if token in special:
+                continue
+            copy = list(ids)
+            copy[j] = tokenizer.mask_token_id
+            logits = model(input_ids=torch.tensor([copy], device=next(model.parameters()).device)).logits[0, j]
+            total += float(torch.log_softmax(logits.float(), dim=-1)[token])
+    return total
+
+
+def causal_log_likelihood(model, tokenizer, sentences: Sequence[str], batch_size: int = 32) -> tuple[np.ndarray, np.ndarray]:
+    """(log-likelihood, scored tokens) per sentence under a causal LM: BOS prepended, every
+    sentence token scored given the ones before it; right padding is masked out."""
+    import torch
+
+    bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    if bos is None:
+        raise ValueError("causal scoring needs a BOS (or EOS) token to condition the first word on")
+    encoded = [[bos, *ids] for ids in tokenizer(list(sentences), add_special_tokens=False)["input_ids"]]
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else bos
+    scores = np.zeros(len(sentences))
+    device = next(model.parameters()).device
+    with torch.inference_mode():
+        for rows, ids, attention in padded_batches(encoded, pad, batch_size):
+            logits = model(input_ids=ids.to(device), attention_mask=attention.to(device)).logits.float()
+            log_probs = torch.log_softmax(logits[:, :-1], dim=-1)
+            next_ids = ids[:, 1:].to(device)
+            token_scores = log_probs.gather(-1, next_ids.unsqueeze(-1))[..., 0] * attention[:, 1:].to(device)
+            scores[rows] = token_scores.sum(dim=1).cpu().numpy()
+    return scores, np.array([len(e) - 1 for e in encoded])
+
+
+def seq2seq_log_likelihood(model, tokenizer, sentences: Sequence[str], batch_size: int = 32) -> tuple[np.ndarray, np.ndarray]:
+    """(log-likelihood, scored tokens) per sentence under a seq2seq LM: the sentence is the encoder
+    input and the decoder's labels; label padding is ignored."""
+    import torch
+
+    encoded = tokenizer(list(sentences))["input_ids"]
+    pad = tokenizer.pad_token_id
+    scores = np.zeros(len(sentences))
+    device = next(model.parameters()).device
+    with torch.inference_mode():
+        for rows, ids, attention in padded_batches(encoded, pad, batch_size):
+            labels = ids.masked_fill(attention == 0, -100).to(device)
+            # the decoder inputs the model would derive from the labels, without it also computing a loss
+            decoder_ids = model.prepare_decoder_input_ids_from_labels(labels=labels)
+            logits = model(input_ids=ids.to(device), attention_mask=attention.to(device),
+                           decoder_input_ids=decoder_ids).logits.float()
+            log_probs = torch.log_softmax(logits, dim=-1)
+            keep = labels != -100
+            token_scores = log_probs.gather(-1, labels.clamp(min=0).unsqueeze(-1))[..., 0] * keep
+            scores[rows] = token_scores.sum(dim=1).cpu().numpy()
+    return scores, np.array([len(e) for e in encoded])
+
+
+def sentence_log_likelihood(model, tokenizer, kind: str, sentences: Sequence[str], batch_size: int = 32
+                            ) -> tuple[np.ndarray, np.ndarray]:
+    """Dispatch on the registry's model kind (masked, causal, seq2seq)."""
+    scorers = {"masked": pseudo_log_likelihood, "causal": causal_log_likelihood, "seq2seq": seq2seq_log_likelihood}
+    if kind not in scorers:
+        raise ValueError(f"unknown model kind {kind!r} (masked, causal, seq2seq)")
+    return scorers[kind](model, tokenizer, sentences, batch_size)

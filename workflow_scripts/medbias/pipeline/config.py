@@ -1,0 +1,482 @@
+"""Configuration validation: the schema, then the inputs it names, before any job starts.
+
+Every failure is a MedbiasInputError whose message is one line naming the key, file, column or
+model that is wrong and what was expected.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from medbias.core.errors import MedbiasInputError
+from medbias.io.formats import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES, check_columns, find_table
+from medbias.core.models import check_feature_layers, resolve_model_source, transformer_depth
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    return ".".join(str(p) for p in error.absolute_path) or "<top level>"
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    """A short statement of what the schema expected at the failing key."""
+    validator, expected = error.validator, error.validator_value
+    if validator == "additionalProperties":
+        return error.message.replace("Additional properties are not allowed", "unknown key(s)")
+    if validator == "required":
+        return error.message
+    if validator == "enum":
+        return f"got {error.instance!r}, expected one of {', '.join(map(str, expected))}"
+    if validator == "type":
+        return f"got {error.instance!r}, expected {expected}"
+    if validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        words = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+        return f"got {error.instance!r}, expected a value {words[validator]} {expected}"
+    if validator == "pattern" or validator == "propertyNames":
+        return f"got {error.instance!r}, expected a name of letters, digits and underscores"
+    return error.message
+
+
+DEMO_DIR_TOKEN = "{demo_dir}"
+
+
+def is_section(subschema: dict[str, Any]) -> bool:
+    """A section is an object of named keys that the loader fills key by key; an object with a
+    ``default`` of its own (a free-form map such as ``plm.seat.templates``) is one value, replaced whole."""
+    return subschema.get("type") == "object" and "properties" in subschema and "default" not in subschema
+
+
+def apply_defaults(given: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """``given`` laid over the schema's defaults: a copy in which every missing key of a section takes its
+    ``default``, and every missing section listed in ``required`` is filled the same way.
+
+    Sections merge key by key; values (scalars, lists, and objects that carry a default) replace the
+    default whole, so a free-form map never mixes the default's entries with the user's. Keys come out in
+    the schema's order, then any key the schema does not name (validation reports those)."""
+    import copy
+
+    properties, required = schema.get("properties", {}), set(schema.get("required", []))
+    resolved: dict[str, Any] = {}
+    for key, subschema in properties.items():
+        if key in given:
+            value = given[key]
+            resolved[key] = apply_defaults(value, subschema) if is_section(subschema) and isinstance(value, dict) else copy.deepcopy(value)
+        elif "default" in subschema:
+            resolved[key] = copy.deepcopy(subschema["default"])
+        elif is_section(subschema) and key in required:
+            resolved[key] = apply_defaults({}, subschema)
+    resolved.update({key: copy.deepcopy(value) for key, value in given.items() if key not in properties})
+    return resolved
+
+
+def expand_demo_dir(config: Any, demo_dir: str | None, key: str = "") -> Any:
+    """``config`` with ``{demo_dir}`` in every string replaced by ``demo.dir``, so the demo world's paths
+    are spelled once. A ``{demo_dir}`` in a config without ``demo.dir`` stops with the key that holds it."""
+    if isinstance(config, dict):
+        return {k: expand_demo_dir(v, demo_dir, f"{key}.{k}" if key else str(k)) for k, v in config.items()}
+    if isinstance(config, list):
+        return [expand_demo_dir(v, demo_dir, f"{key}.{i}") for i, v in enumerate(config)]
+    if isinstance(config, str) and DEMO_DIR_TOKEN in config:
+        if demo_dir is None:
+            raise MedbiasInputError(f"config key '{key}': {config!r} uses {DEMO_DIR_TOKEN} but the config has no demo.dir")
+        return config.replace(DEMO_DIR_TOKEN, demo_dir)
+    return config
+
+
+def resolve_config(given: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
+    """The full configuration from a config file's keys: the schema's defaults filled in (the demo section
+    too when ``world`` is demo), ``{demo_dir}`` expanded, then validated (``validate_config``).
+
+    A config file therefore lists only what differs from the defaults (``config/mimic.yaml``: the user's
+    paths and models); ``config/README.md`` lists every key with its default and meaning."""
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    given = dict(given)
+    if given.get("world") == "demo" and given.get("demo") is None:
+        given["demo"] = {}
+    resolved = apply_defaults(given, schema)
+    demo = resolved.get("demo")
+    resolved = expand_demo_dir(resolved, demo.get("dir") if isinstance(demo, dict) else None)
+    check_against_schema(resolved, schema)  # the schema parsed once: the Snakefile resolves in every job
+    return resolved
+
+
+def load_config(path: str | Path, schema_path: str | Path | None = None) -> dict[str, Any]:
+    """``resolve_config`` of the YAML file at ``path`` (the schema next to it by default)."""
+    path = Path(path)
+    given = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(given, dict):
+        raise MedbiasInputError(f"config file {path}: expected a mapping of keys, got {type(given).__name__}")
+    return resolve_config(given, schema_path or Path(__file__).resolve().parents[3] / "config" / "schema.yaml")
+
+
+def validate_config(config: dict[str, Any], schema_path: str | Path) -> None:
+    """Validate ``config`` against the JSON schema in ``schema_path``.
+
+    Raises MedbiasInputError with one line: ``config key 'demo.scale': got -1, expected a value > 0``.
+    The error reported is the one at the deepest key, so the message points at the real culprit.
+    """
+    check_against_schema(config, yaml.safe_load(Path(schema_path).read_text()))
+
+
+def check_against_schema(config: dict[str, Any], schema: dict[str, Any]) -> None:
+    """``validate_config`` with the schema already parsed."""
+    validator = jsonschema.Draft7Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: (-len(e.absolute_path), e.message))
+    if errors:
+        first = errors[0]
+        raise MedbiasInputError(f"config key '{_key_path(first)}': {_describe(first)}")
+
+
+STUDY_MODEL_LISTS = {
+    "plm": [("plm", "models")],
+    "mental": [("mental", "embeddings")],
+    "hurtful": [("hurtful", "logprob", "models"), ("hurtful", "fill_blank", "models"),
+                ("hurtful", "downstream", "models")],
+}
+STUDY_LABELS = {"plm": ("plm", "labels"), "mental": ("mental", "labels")}
+
+
+def _at(config: dict[str, Any], keys: tuple[str, ...]):
+    for key in keys:
+        config = config[key]
+    return config
+
+
+def enrol_registry_models(config: dict[str, Any]) -> dict[str, Any]:
+    """The config with every study's model lists derived from the registry: one entry in ``models:``
+    (or ``embeddings:``) whose ``studies`` names a study enrols it there.
+
+    A study's own list (``plm.models``, ``mental.embeddings``, ``hurtful.logprob.models``,
+    ``hurtful.fill_blank.models``, ``hurtful.downstream.models``) is optional: what it lists keeps
+    its order (and may add the hurtful study's pretrained variants); enrolled entries it does not
+    list follow in registry order. A registry entry that a study's list names although its
+    ``studies`` does not name the study stops with one line. Labels (``plm.labels``,
+    ``mental.labels``) come from the study's label map, else the entry's ``label``, else its name.
+    The opt-in subsets (``plm.debias.dropout.models``, ``plm.downstream.models``) are not extended.
+    """
+    import copy
+
+    config = copy.deepcopy(config)
+    registry = {**config.get("embeddings", {}), **config["models"]}
+    for study, lists in STUDY_MODEL_LISTS.items():
+        if study not in config:
+            continue
+        enrolled = [name for name, entry in registry.items() if study in entry.get("studies", [])]
+        for keys in lists:
+            parent = _at(config, keys[:-1])
+            listed = list(parent.get(keys[-1]) or [])
+            for name in listed:
+                if name in registry and study not in registry[name].get("studies", []):
+                    kind = "embeddings" if name in config.get("embeddings", {}) else "models"
+                    raise MedbiasInputError(
+                        f"config key '{kind}.{name}.studies': {'.'.join(keys)} lists {name!r}, so its studies "
+                        f"must name {study!r} (got {registry[name].get('studies', [])})"
+                    )
+            parent[keys[-1]] = listed + [name for name in enrolled if name not in listed]
+        if study in STUDY_LABELS:
+            labels_parent = _at(config, STUDY_LABELS[study][:-1])
+            given = labels_parent.get(STUDY_LABELS[study][-1]) or {}
+            names = _at(config, lists[0])
+            labels_parent[STUDY_LABELS[study][-1]] = {
+                **given, **{n: registry.get(n, {}).get("label", n) for n in names if n not in given}}
+    return config
+
+
+def built_by_demo(path: str | Path, config: dict[str, Any]) -> bool:
+    """True when ``path`` lies under the demo world's folder, i.e. the workflow itself builds it.
+
+    The paths are made absolute without following symbolic links: ``--cache`` replaces a cached
+    output (a demo model folder) by a link into the cache, and the path is still the demo world's."""
+    if config.get("world") != "demo":
+        return False
+    demo_dir = Path(os.path.abspath(Path(config["demo"]["dir"]).expanduser()))
+    absolute = Path(os.path.abspath(Path(path).expanduser()))
+    return absolute == demo_dir or demo_dir in absolute.parents
+
+
+def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_models returns it
+    """Check that every input the config names exists and has the columns the workflow reads.
+
+    Paths that the demo world builds are skipped (they do not exist before the first run). Header
+    checks read one line per file, so this is cheap even on the 4 GB NOTEEVENTS.
+    """
+    if config["world"] == "demo" and "demo" not in config:
+        raise MedbiasInputError("config key 'demo': required when world is 'demo'")
+    inputs = config["inputs"]
+
+    def skip(path: str) -> bool:
+        return built_by_demo(path, config)
+
+    mimic_dir = inputs["mimic_dir"]
+    if not skip(mimic_dir):
+        if not Path(mimic_dir).is_dir():
+            raise MedbiasInputError(f"config key 'inputs.mimic_dir': folder {mimic_dir} does not exist")
+        for table, columns in MIMIC_TABLES.items():
+            path = find_table(mimic_dir, table)
+            if path is None:
+                raise MedbiasInputError(
+                    f"config key 'inputs.mimic_dir': {mimic_dir} has no {table}.csv(.gz) (nor {table.lower()}.csv(.gz))"
+                )
+            check_columns(path, columns)
+
+    acuity_dir = inputs["acuity_dir"]
+    if not skip(acuity_dir):
+        if not Path(acuity_dir).is_dir():
+            raise MedbiasInputError(f"config key 'inputs.acuity_dir': folder {acuity_dir} does not exist")
+        for stem, columns in ACUITY_EXPORTS.items():
+            path = find_table(acuity_dir, stem)
+            if path is None:
+                raise MedbiasInputError(f"config key 'inputs.acuity_dir': {acuity_dir} has no {stem}.csv(.gz)")
+            check_columns(path, columns)
+
+    annotations = inputs["phenotype_annotations"]
+    if not skip(annotations):
+        if not Path(annotations).is_file():
+            raise MedbiasInputError(
+                f"config key 'inputs.phenotype_annotations': file {annotations} does not exist"
+            )
+        check_columns(annotations, ANNOTATION_COLUMNS)
+
+    pubmed_dir = inputs["pubmed_dir"]
+    if not skip(pubmed_dir):
+        if not Path(pubmed_dir).is_dir():
+            raise MedbiasInputError(f"config key 'inputs.pubmed_dir': folder {pubmed_dir} does not exist")
+        if not any(Path(pubmed_dir).glob("pubmed*.xml*")):
+            raise MedbiasInputError(
+                f"config key 'inputs.pubmed_dir': {pubmed_dir} holds no pubmed*.xml or pubmed*.xml.gz file"
+            )
+
+    testset = inputs["benchmark_testset"]
+    if not skip(testset) and not Path(testset).is_file():
+        raise MedbiasInputError(f"config key 'inputs.benchmark_testset': file {testset} does not exist")
+
+    for name, entry in config["embeddings"].items():
+        if not skip(entry["source"]) and not Path(entry["source"]).is_file():
+            raise MedbiasInputError(
+                f"config key 'embeddings.{name}.source': file {entry['source']} does not exist"
+            )
+
+    for name, entry in config["models"].items():
+        resolve_model_source(name, entry, allow_missing=skip(entry["source"]))
+
+    base = config.get("mimic", {}).get("base_model")
+    if base is not None and base not in config["models"]:
+        raise MedbiasInputError(
+            f"config key 'mimic.base_model': unknown model name {base!r} (registry has: {', '.join(config['models'])})"
+        )
+
+    for key, path in config["resources"].items():
+        if not Path(path).is_file():
+            raise MedbiasInputError(f"config key 'resources.{key}': file {path} does not exist")
+
+    if "rios" in config:
+        from medbias.io.pubmed import parse_decades
+
+        parse_decades(config["rios"]["decades"])  # ordered, none ending before it starts, no overlap
+    if "hurtful" in config:
+        _check_hurtful(config, skip)
+    if "mental" in config:
+        _check_mental(config)
+    if "plm" in config:
+        _check_plm(config, skip)
+
+
+def _check_plm(config: dict[str, Any], skip) -> None:
+    """Models must be registry entries; templates need their slots; the figure's axes, the
+    StereoSet families and the Dropout models must refer to what the study has."""
+    from medbias.studies.plm.seat import contextualise, read_seat_tests
+    from medbias.studies.plm.stereoset import check_stereoset_templates
+
+    plm = config["plm"]
+    if not plm.get("models"):
+        raise MedbiasInputError("config key 'plm.models': no model is enrolled (add studies: [plm] to a registry entry)")
+    for name in plm["models"]:
+        if name not in config["models"]:
+            raise MedbiasInputError(
+                f"config key 'plm.models': unknown model {name!r} (registry has: {', '.join(config['models'])})"
+            )
+    for context, templates in plm["seat"]["templates"].items():
+        contextualise([], templates, f"plm.seat.templates.{context}")
+    check_stereoset_templates(plm["stereoset"]["templates"])
+    tests = read_seat_tests(config["resources"]["xie2024_wordsets"])
+    for axis, test in plm["seat"]["figure"].items():
+        if test not in tests:
+            raise MedbiasInputError(f"config key 'plm.seat.figure.{axis}': no SEAT test {test!r} (file has: {', '.join(tests)})")
+    for name, test in tests.items():
+        if test["identity_context"] not in plm["seat"]["templates"]:
+            raise MedbiasInputError(
+                f"config key 'plm.seat.templates': no templates for identity context {test['identity_context']!r} (test {name!r})"
+            )
+    for family, names in plm["stereoset"]["families"].items():
+        for test in names:
+            if test not in tests:
+                raise MedbiasInputError(f"config key 'plm.stereoset.families.{family}': no SEAT test {test!r}")
+    from medbias.core.models import declares_lm_head
+
+    for name in plm["debias"]["dropout"]["models"]:
+        if name in config["models"] and not declares_lm_head(config["models"][name]):
+            raise MedbiasInputError(
+                f"config key 'plm.debias.dropout.models': {name!r} has no trained language-model head "
+                "(Dropout continues its masked/causal LM pretraining); remove it from the list")
+    for key in ("debias.dropout.models", "downstream.models"):
+        section = plm["debias"]["dropout"] if key.startswith("debias") else plm["downstream"]
+        for name in section["models"]:
+            if name not in plm["models"]:
+                raise MedbiasInputError(f"config key 'plm.{key}': {name!r} is not one of plm.models")
+    corpus = plm["debias"]["dropout"]["corpus"]
+    if "dropout" in plm["debias"]["methods"] and not skip(corpus) and not Path(corpus).is_file():
+        raise MedbiasInputError(f"config key 'plm.debias.dropout.corpus': file {corpus} does not exist")
+    if plm["downstream"]["models"]:
+        for benchmark, folder in plm["downstream"]["data"].items():
+            if not skip(folder) and not Path(folder).is_dir():
+                raise MedbiasInputError(
+                    f"config key 'plm.downstream.data.{benchmark}': folder {folder} does not exist (local copies only: no hub access)"
+                )
+
+
+def _check_mental(config: dict[str, Any]) -> None:
+    """Embeddings must name word vectors, registry models or hurtful variants; the Figure 3 and
+    Table IV settings must refer to what the study runs; templates need their [W] slot."""
+    mental = config["mental"]
+    if not mental.get("embeddings"):
+        raise MedbiasInputError(
+            "config key 'mental.embeddings': no embedding is enrolled (add studies: [mental] to a registry or embeddings entry)")
+    variants = config.get("hurtful", {}).get("variants", [])
+    known = [*config["embeddings"], *config["models"], *variants]
+    for name in mental["embeddings"]:
+        if name not in known:
+            raise MedbiasInputError(
+                f"config key 'mental.embeddings': unknown embedding {name!r} (word vectors: {', '.join(config['embeddings'])}; "
+                f"registry: {', '.join(config['models'])}; variants: {', '.join(variants)})"
+            )
+    lime = mental["lime"]
+    for key, value, allowed in (("embedding", lime["embedding"], mental["embeddings"]), ("task", lime["task"], mental["tasks"]),
+                                ("learner", lime["learner"], mental["learners"])):
+        if value not in allowed:
+            raise MedbiasInputError(f"config key 'mental.lime.{key}': {value!r} is not one of mental.{key}s ({', '.join(allowed)})")
+    missing = [t for t in lime["treatments"] if t not in mental["treatments"]]
+    if missing or "original" not in mental["treatments"]:
+        raise MedbiasInputError(
+            f"config key 'mental.lime.treatments': {missing[0] if missing else 'original'!r} is not one of mental.treatments "
+            "(the original treatment is needed to choose the pairs)"
+        )
+    if mental["gender_classifier_task"] not in mental["tasks"]:
+        raise MedbiasInputError(
+            f"config key 'mental.gender_classifier_task': {mental['gender_classifier_task']!r} is not one of mental.tasks"
+        )
+    templates = [("pair_templates", t) for t in mental["direct_bias"]["pair_templates"]]
+    templates.append(("synonym_template", mental["direct_bias"]["synonym_template"]))
+    from medbias.core.templates import WORD_SLOT, check_template
+
+    for key, template in templates:
+        check_template(template, [WORD_SLOT], f"mental.direct_bias.{key}")
+
+
+def _check_hurtful(config: dict[str, Any], skip) -> None:
+    """Names in the hurtful section must exist: the base model, the models each analysis reads (registry
+    entries or pretrained variants), the template files; target groups pair their words one to one."""
+    hurtful = config["hurtful"]
+    registry = config["models"]
+    variants = hurtful["variants"]
+    names = f"registry: {', '.join(registry)}; variants: {', '.join(variants)}"
+    if hurtful["base_model"] not in registry:
+        raise MedbiasInputError(f"config key 'hurtful.base_model': unknown model name {hurtful['base_model']!r} ({names})")
+    if "baseline" not in variants:
+        raise MedbiasInputError("config key 'hurtful.variants': must include 'baseline' (the debiased models are compared with it)")
+    for key in ("logprob", "fill_blank"):
+        for model in hurtful[key]["models"]:
+            if model not in registry and model not in variants:
+                raise MedbiasInputError(f"config key 'hurtful.{key}.models': unknown model name {model!r} ({names})")
+    for model in hurtful["downstream"]["models"]:
+        if model not in registry and model not in variants:
+            raise MedbiasInputError(f"config key 'hurtful.downstream.models': unknown model name {model!r} ({names})")
+    if "baseline" not in hurtful["downstream"]["models"]:
+        raise MedbiasInputError("config key 'hurtful.downstream.models': must include 'baseline' (Tables 4 and 5 are about it)")
+    for model in hurtful["downstream"]["models"]:  # a variant has its base model's depth
+        depth = transformer_depth(registry[model if model in registry else hurtful["base_model"]]["source"])
+        if depth is not None:  # a local folder that exists (hub ids and demo models not yet built are checked in the job)
+            check_feature_layers(hurtful["downstream"]["layers"], depth, model)
+    from medbias.studies.hurtful.demographics import ATTRIBUTE_CLASSES
+
+    for attribute, excluded in hurtful["downstream"]["excluded_subgroups"].items():
+        unknown = sorted(set(excluded) - set(ATTRIBUTE_CLASSES[attribute]))
+        if unknown:
+            raise MedbiasInputError(
+                f"config key 'hurtful.downstream.excluded_subgroups.{attribute}': unknown subgroup {unknown[0]!r} "
+                f"(subgroups: {', '.join(ATTRIBUTE_CLASSES[attribute])})"
+            )
+    for name, figure in hurtful["downstream"]["figures"].items():
+        if figure["group"] not in ATTRIBUTE_CLASSES[figure["attribute"]]:
+            raise MedbiasInputError(
+                f"config key 'hurtful.downstream.figures.{name}.group': unknown {figure['attribute']} subgroup "
+                f"{figure['group']!r} (subgroups: {', '.join(ATTRIBUTE_CLASSES[figure['attribute']])})"
+            )
+    for key in ("templates", "attributes"):
+        path = hurtful["logprob"][key]
+        if not skip(path) and not Path(path).is_file():
+            raise MedbiasInputError(f"config key 'hurtful.logprob.{key}': file {path} does not exist")
+    for set_name, groups in hurtful["logprob"]["target_sets"].items():
+        sizes = {group: len(words) for group, words in groups.items()}
+        if len(set(sizes.values())) != 1:
+            raise MedbiasInputError(
+                f"config key 'hurtful.logprob.target_sets.{set_name}': groups must list paired words of equal number (got {sizes})"
+            )
+    if hurtful["logprob"]["gender_set"] not in hurtful["logprob"]["target_sets"]:
+        raise MedbiasInputError(
+            f"config key 'hurtful.logprob.gender_set': {hurtful['logprob']['gender_set']!r} is not a key of hurtful.logprob.target_sets"
+        )
+
+
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell (a literal | would end the cell)."""
+    return text.replace("|", "\\|")
+
+
+def _default_cell(subschema: dict[str, Any], required: bool) -> str:
+    if "default" in subschema:
+        # a scalar's YAML document ends with "...": the value is the text before it
+        text = yaml.safe_dump(subschema["default"], default_flow_style=True, sort_keys=False, width=10**6)
+        return _cell(f"`{text.removesuffix('...' + chr(10)).strip()}`")
+    return "**required**" if required else "(none)"
+
+
+def _reference_rows(schema: dict[str, Any], prefix: str) -> list[str]:
+    rows: list[str] = []
+    required = set(schema.get("required", []))
+    for key, sub in schema.get("properties", {}).items():
+        name = f"{prefix}{key}"
+        if is_section(sub):
+            rows.append(f"| `{name}` | (section) | {sub['description']} |")
+            rows += _reference_rows(sub, f"{name}.")
+            continue
+        rows.append(f"| `{name}` | {_default_cell(sub, key in required)} | {_cell(sub['description'])} |")
+        entry = sub.get("additionalProperties")
+        if isinstance(entry, dict) and "properties" in entry and prefix == "":  # the registry's entries
+            entry_required = set(entry.get("required", []))
+            for field, field_schema in entry["properties"].items():
+                mark = "**required**" if field in entry_required else "(none)"
+                rows.append(f"| `{name}.<name>.{field}` | {mark} | {_cell(field_schema['description'])} |")
+    return rows
+
+
+def config_reference(schema: dict[str, Any]) -> str:
+    """config/README.md: every key of the schema with its default and meaning, one table per top-level
+    section (generated by scripts/config_reference.py; a unit test keeps it equal to the schema)."""
+    lines = ["# Configuration keys", "",
+             "Generated from `config/schema.yaml` by `python scripts/config_reference.py`; edit the schema, not this file.",
+             "", schema["description"], "",
+             "A key shown as **required** has no default: a config file must give it. `(section)` rows hold the keys below them.",
+             ""]
+    properties = schema["properties"]
+    leaves = [k for k, s in properties.items() if not is_section(s)]
+    lines += ["## Top level", "", "| key | default | meaning |", "|---|---|---|"]
+    lines += [row for row in _reference_rows({**schema, "properties": {k: properties[k] for k in leaves}}, "")]
+    for key, sub in properties.items():
+        if is_section(sub):
+            lines += ["", f"## `{key}`", "", sub["description"], "", "| key | default | meaning |", "|---|---|---|"]
+            lines += _reference_rows(sub, f"{key}.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,148 @@
+"""Pages of the Snakemake report: every paper table and figure as one readable HTML page.
+
+The studies write their tables as Markdown (``medbias.io.tables.write_table``: a title, a pipe table,
+notes) and their figures as PNG. ``snakemake --report`` shows HTML and images inline but offers
+Markdown and CSV only as downloads, so each registered item (``report/items.yaml``) is rendered
+here into a self-contained page: the table as an HTML table (or the figure, embedded), then the
+caption that says what it shows, what the paper reported and where it comes from.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+
+import yaml
+from markdown_it import MarkdownIt
+
+from medbias.core.errors import MedbiasInputError
+
+CAPTION_KEYS = ("title", "study", "part", "shows", "paper", "source")
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; max-width: 80em; }
+h1 { font-size: 1.3em; } h2 { font-size: 1.1em; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
+th, td { border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+th { background: #eef; }
+tbody tr:nth-child(even) { background: #f7f7f7; }
+img { max-width: 100%; border: 1px solid #ddd; }
+.caption { border-top: 1px solid #ccc; margin-top: 1.5em; padding-top: 0.5em; }
+.caption dt { font-weight: bold; margin-top: 0.5em; }
+"""
+
+
+def check_item(key: str, item: dict) -> None:
+    """Stop with one line naming the item and the key when a report entry lacks a caption part."""
+    missing = [k for k in CAPTION_KEYS if not str(item.get(k, "")).strip()]
+    if missing:
+        raise MedbiasInputError(f"report/items.yaml: item {key!r} lacks {', '.join(missing)}")
+
+
+DEMO_ONLY_FOLDERS = ("demo_world", "validation")
+
+
+def load_items(path: Path, world: str, left_out: tuple[str, ...] = ()) -> dict[str, dict]:
+    """The report items of a run, keyed by the page's name (the results path without its suffix, or
+    the item's ``page``):
+    every entry of ``path`` except the demo world's own on real data and the ``left_out`` keys;
+    each entry gains ``file``, the results path it renders. Checked: a caption part missing stops."""
+    items = yaml.safe_load(Path(path).read_text())
+    pages = {}
+    for key, item in items.items():
+        check_item(key, item)
+        if (world != "demo" and key.split("/")[0] in DEMO_ONLY_FOLDERS) or key in left_out:
+            continue
+        page = item.get("page", str(Path(key).with_suffix("")))
+        if page in pages:
+            raise MedbiasInputError(f"report/items.yaml: items {pages[page]['file']!r} and {key!r} make the same "
+                                    f"page {page!r}; give one a 'page:' of its own")
+        pages[page] = {**item, "file": key}
+    return pages
+
+
+def markdown_to_html(text: str) -> str:
+    """The HTML of a Markdown table file: headings, pipe tables, paragraphs and lists (CommonMark)."""
+    return MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
+
+
+def csv_to_html(path: Path, digits: int = 4) -> str:
+    """A CSV table (one without a Markdown twin) as an HTML table, floats to ``digits`` places."""
+    import pandas as pd
+
+    frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    return frame.to_html(index=False, float_format=lambda v: f"{v:.{digits}g}", na_rep="", border=0)
+
+
+def figure_html(png: bytes, alt: str) -> str:
+    """An ``<img>`` that carries the PNG itself (a data URI), so the page stands alone."""
+    encoded = base64.b64encode(png).decode("ascii")
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{encoded}">'
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, list):
+        return html.escape(", ".join(str(v) for v in value))
+    if isinstance(value, dict):
+        return html.escape(json.dumps(value, sort_keys=True))
+    return html.escape(str(value))
+
+
+def json_to_html(data: dict) -> str:
+    """A JSON record (the input manifest) as HTML: scalars in one table, each mapping of mappings as a
+    table with one row per entry, each mapping of scalars as a two-column table, lists as lists."""
+    scalars = {k: v for k, v in data.items() if not isinstance(v, (dict, list))}
+    parts = []
+    if scalars:
+        parts.append("<table>" + "".join(f"<tr><th>{html.escape(k)}</th><td>{_cell(v)}</td></tr>"
+                                         for k, v in scalars.items()) + "</table>")
+    for key, value in data.items():
+        if key in scalars:
+            continue
+        parts.append(f"<h2>{html.escape(key)}</h2>")
+        if isinstance(value, list):
+            parts.append("<ul>" + "".join(f"<li>{_cell(v)}</li>" for v in value) + "</ul>")
+        elif value and all(isinstance(v, dict) for v in value.values()):
+            columns = list(dict.fromkeys(c for v in value.values() for c in v))
+            head = "".join(f"<th>{html.escape(c)}</th>" for c in ["name", *columns])
+            rows = "".join("<tr><td>" + html.escape(name) + "</td>"
+                           + "".join(f"<td>{_cell(entry.get(c, ''))}</td>" for c in columns) + "</tr>"
+                           for name, entry in value.items())
+            parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+        else:
+            parts.append("<table>" + "".join(f"<tr><th>{html.escape(str(k))}</th><td>{_cell(v)}</td></tr>"
+                                             for k, v in value.items()) + "</table>")
+    return "\n".join(parts)
+
+
+def caption_html(item: dict) -> str:
+    """The caption block of a page: what it shows, what the paper reported, where it comes from."""
+    rows = (("What it shows", item["shows"]), ("What the paper reported", item["paper"]),
+            ("Where it comes from", item["source"]))
+    body = "".join(f"<dt>{label}</dt><dd>{html.escape(str(value).strip())}</dd>" for label, value in rows)
+    return f'<dl class="caption">{body}</dl>'
+
+
+def caption_rst(item: dict) -> str:
+    """The same caption as reStructuredText, for the report's own caption field."""
+    return "\n\n".join(f"**{label}** {str(value).strip()}" for label, value in (
+        ("What it shows:", item["shows"]), ("What the paper reported:", item["paper"]),
+        ("Where it comes from:", item["source"])))
+
+
+def render_page(source: Path, item: dict) -> str:
+    """The standalone HTML page of one report item: a Markdown table or a PNG figure, then its caption."""
+    if source.suffix == ".md":
+        body = markdown_to_html(source.read_text())
+    elif source.suffix == ".csv":
+        body = f"<h1>{html.escape(item['title'])}</h1>" + csv_to_html(source)
+    elif source.suffix == ".json":
+        body = f"<h1>{html.escape(item['title'])}</h1>" + json_to_html(json.loads(source.read_text()))
+    elif source.suffix == ".png":
+        body = f"<h1>{html.escape(item['title'])}</h1>" + figure_html(source.read_bytes(), item["title"])
+    else:
+        raise MedbiasInputError(f"{source}: a report item must be a .md table, a .csv table, a .png figure or a .json record")
+    title = html.escape(f"{item['study']}: {item['title']}")
+    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{title}</title>'
+            f"<style>{STYLE}</style></head><body>\n{body}\n{caption_html(item)}\n</body></html>\n")

@@ -1,0 +1,205 @@
+"""The audit card: every intrinsic bias test that applies to one registry entry, on one page.
+
+A contextual model gets SEAT (Xie et al. 2024, appendix A: race, LGBTQ+ and the birthday
+controls), the StereoSet-style scores (Xie et al. 2024, section 3.2), the log-probability gender
+score on the clinical templates (Zhang et al. 2020, Table 3; masked models) and fill-in-the-blank
+completions by race (Zhang et al. 2020, Figure 1; masked models). A word-vector entry gets WEAT with
+Caliskan et al.'s (2017) word sets. What does not apply, or could not run, is listed with the
+reason; the manifest lines of the entry's inputs close the card.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from medbias.core.errors import MedbiasInputError
+from medbias.io.tables import markdown_table
+
+# Caliskan et al. (2017), Table 1: the WEATs whose word sets WEAT.json holds (X, Y, A, B)
+CALISKAN_TESTS = {
+    "flowers_insects": ("flowers", "insects", "pleasant_5", "unpleasant_5a"),
+    "instruments_weapons": ("instruments", "weapons", "pleasant_5", "unpleasant_5a"),
+    "career_family": ("male_names", "female_names", "career", "family"),
+    "math_arts": ("male_terms", "female_terms", "math", "arts"),
+}
+# what Caliskan et al. report on GloVe 840B (effect size d), for the reader's comparison
+CALISKAN_PUBLISHED = {"flowers_insects": 1.50, "instruments_weapons": 1.53, "career_family": 1.81, "math_arts": 1.06}
+
+
+def in_vocabulary_spelling(vectors, words: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Each word as the vectors spell it (as given, else lower-cased: GloVe is lower-cased, GoogleNews
+    is not), and the words that have no vector in either spelling."""
+    found, missing = [], []
+    for word in words:
+        if word in vectors:
+            found.append(word)
+        elif word.lower() in vectors:
+            found.append(word.lower())
+        else:
+            missing.append(word)
+    return found, missing
+
+
+def vocabulary_in_frequency_order(vectors) -> list[str]:
+    """The words of ``vectors`` most frequent first: gensim's ``index_to_key`` (the order of word2vec
+    and GloVe files, which their tools write by descending count), else the mapping's own order."""
+    order = getattr(vectors, "index_to_key", None)
+    return list(order) if order is not None else list(vectors)
+
+
+def weat_rows(vectors, wordsets: Mapping[str, Sequence[str]], *, seed: int, budget: int, n_bootstrap: int,
+              min_fraction: float, null_draws: int = 0) -> pd.DataFrame:
+    """Caliskan et al.'s WEATs on word vectors through the association engine (effect size with
+    ddof=1, one-sided permutation p, bootstrap interval), with each set's coverage; a test whose set
+    has fewer than ``min_fraction`` of its words in the vocabulary is a row with the reason instead.
+
+    With ``null_draws`` > 0, also the calibrated null of each test (``calibrated_null``: A and B
+    replaced by ``null_draws`` random vocabulary words of the same frequency bins, never a word of
+    any Caliskan set; columns of ``calibrated_columns``): the word-permutation p treats target words
+    as exchangeable, which words that share contexts are not, so it can be far too small."""
+    from medbias.metrics.association import NullVocabulary, calibrated_columns, weat
+
+    vocabulary = None
+    if null_draws > 0:
+        every_word = {w for words in wordsets.values() for w in words}
+        vocabulary = NullVocabulary(vocabulary_in_frequency_order(vectors),
+                                    frozenset(every_word | {w.lower() for w in every_word}), null_draws)
+    rows = []
+    for i, (name, keys) in enumerate(CALISKAN_TESTS.items()):
+        sets, missing = {}, {}
+        for key in keys:
+            sets[key], missing[key] = in_vocabulary_spelling(vectors, wordsets[key])
+        row = {"test": name, "X": keys[0], "Y": keys[1], "A": keys[2], "B": keys[3],
+               "coverage": "; ".join(f"{k} {len(sets[k])}/{len(wordsets[k])}" for k in keys),
+               "missing": "; ".join(f"{k}: {', '.join(v)}" for k, v in missing.items() if v),
+               "published_d": CALISKAN_PUBLISHED[name]}
+        # coverage against the published sets (the spellings found are all the engine sees)
+        short = [k for k in keys if len(set(sets[k])) < max(1, min_fraction * len(set(wordsets[k])))]
+        if short:
+            k = short[0]
+            rows.append({**row, "status": f"skipped: word set '{k}': {len(sets[k])} of {len(wordsets[k])} words have "
+                                          f"vectors (minimum fraction {min_fraction})"})
+            continue
+        try:
+            result = weat(vectors, *(sets[k] for k in keys), rng=np.random.default_rng(seed + i), budget=budget,
+                          n_bootstrap=n_bootstrap, min_fraction=0.0, names=keys, null_vocabulary=vocabulary)
+        except MedbiasInputError as error:
+            rows.append({**row, "status": f"skipped: {error}"})
+            continue
+        rows.append({**row, "status": "ok", "effect_size": result.effect_size, "p_value": result.p_value,
+                     "ci_low": result.ci_low, "ci_high": result.ci_high, "mean_difference": result.mean_difference,
+                     **calibrated_columns(result.calibrated)})
+    return pd.DataFrame(rows)
+
+
+def _interval(low: float, high: float) -> str:
+    return "" if pd.isna(low) else f"[{low:+.2f}, {high:+.2f}]"
+
+
+# where each test's calibrated null draws its random attribute words from (association_note)
+WEAT_NULL_WORDS = ("vocabulary words of the same frequency bins by rank in the vectors' file, never a word of "
+                   "any Caliskan set")
+SEAT_NULL_WORDS = ("whole words of the model's tokenizer in the attribute templates, drawn uniformly since a "
+                   "tokenizer carries no frequencies")
+
+
+def calibrated_p_column(p_calibrated: pd.Series | None) -> dict[str, list[str]]:
+    """The "calibrated p" column of a WEAT/SEAT section (blank where NaN), or nothing when no row has
+    one (the evaluation ran without the calibrated null)."""
+    if p_calibrated is None or p_calibrated.isna().all():
+        return {}
+    return {"calibrated p": ["" if pd.isna(v) else f"{v:.2g}" for v in p_calibrated]}
+
+
+def association_note(table: pd.DataFrame, null_words: str) -> str:
+    """What the interval and the p-values of a WEAT/SEAT section mean, and the null each one uses;
+    ``null_words``: where the calibrated null's random attribute words come from."""
+    note = ("d: effect size (Caliskan et al. 2017); 95% CI: percentile bootstrap over the words of each set. "
+            "p: the target words permuted between X and Y (one-sided unless the study's `alternative` says "
+            "two-sided); it treats words as exchangeable, which words that share contexts are not, so it can "
+            "be too small.")
+    draws = table["null_draws"].max() if "null_draws" in table else 0
+    if draws and draws > 0:
+        note += (f" calibrated p: the share of {int(draws):,} random attribute-set pairs of the same sizes whose "
+                 "projection of X - Y on their direction is at least as extreme as the observed one "
+                 f"(medbias.metrics.association.calibrated_null); their words: {null_words}. Read this one.")
+    return note + "\n"
+
+
+def seat_section(seat: pd.DataFrame) -> str:
+    """SEAT: one line per test (effect size, 95% interval, permutation p, the calibrated p of random
+    attribute sets when the evaluation ran it, set sizes, unknown words)."""
+    ok = seat[seat["status"] == "ok"]
+    if ok.empty:
+        return f"Not run: {seat['status'].iloc[0]}\n"
+    table = pd.DataFrame({
+        "test": ok["test"], "d": ok["effect_size"].map("{:+.3f}".format),
+        "95% CI": [_interval(lo, hi) for lo, hi in zip(ok["ci_low"], ok["ci_high"])],
+        "p": ok["p_value"].map("{:.2g}".format),
+        **calibrated_p_column(ok.get("p_calibrated")),
+        "n (X, Y, A, B)": [f"{a}, {b}, {c}, {d}" for a, b, c, d in zip(ok["n_X"], ok["n_Y"], ok["n_A"], ok["n_B"])],
+        "out of vocabulary": ["" if pd.isna(v) else v for v in ok["out_of_vocabulary"]],
+    })
+    return markdown_table(table) + "\n" + association_note(ok, SEAT_NULL_WORDS)
+
+
+def stereoset_section(stereo: pd.DataFrame) -> str:
+    """StereoSet-style: ss, lms, ICAT, ties and pairs per family, or why there is no score."""
+    if (stereo["status"] != "ok").all():
+        return f"{stereo['status'].iloc[0][0].upper()}{stereo['status'].iloc[0][1:]}.\n"
+    whole = stereo[(stereo["status"] == "ok") & (stereo["blank"] == "all") & (stereo["template"] == "all")]
+    return markdown_table(whole[["family", "ss", "lms", "icat", "ties", "pairs"]], digits=1)
+
+
+def logprob_section(table: pd.DataFrame, gender_set: str) -> str:
+    """The log-probability gender score per category: both groups' means, the paired difference and
+    the Wilcoxon p (Zhang et al. 2020, Table 3)."""
+    rows = table[table["target_set"] == gender_set]
+    return markdown_table(rows[["category", "reference_group", "group", "reference_mean", "group_mean",
+                                "mean_difference", "wilcoxon_p", "items"]])
+
+
+def fill_blank_section(frame: pd.DataFrame) -> str:
+    """Greedy fill-in-the-blank completions per template and race word (the masks in order)."""
+    completions = (frame.sort_values("mask").groupby(["template", "fill"], sort=False)["greedy"]
+                   .agg(" / ".join).reset_index())
+    return markdown_table(completions.rename(columns={"fill": "race word", "greedy": "greedy completion"}))
+
+
+def weat_section(rows: pd.DataFrame) -> str:
+    """WEAT rows: effect size with interval, the word-permutation p and (when it ran) the calibrated p
+    of random attribute sets, beside the published GloVe value, and coverage."""
+    ok = rows["status"] == "ok"
+    shown = pd.DataFrame({
+        "test": rows["test"], "X vs Y, A vs B": rows["X"] + " vs " + rows["Y"] + ", " + rows["A"] + " vs " + rows["B"],
+        "d": [f"{d:+.2f}" if s == "ok" else s for d, s in zip(rows.get("effect_size", np.nan), rows["status"])],
+        "95% CI": [_interval(lo, hi) if s == "ok" else "" for lo, hi, s in
+                   zip(rows.get("ci_low", np.nan), rows.get("ci_high", np.nan), rows["status"])],
+        "p": [f"{p:.2g}" if s == "ok" else "" for p, s in zip(rows.get("p_value", np.nan), rows["status"])],
+        **calibrated_p_column(rows["p_calibrated"].where(ok) if "p_calibrated" in rows else None),
+        "Caliskan et al. d (GloVe 840B)": rows["published_d"].map("{:.2f}".format),
+        "coverage": rows["coverage"],
+    })
+    return markdown_table(shown) + "\n" + association_note(rows[ok], WEAT_NULL_WORDS)
+
+
+def card_markdown(name: str, label: str, entry: Mapping[str, Any], sections: Sequence[tuple[str, str]],
+                  skipped: Sequence[tuple[str, str]], manifest: Mapping[str, Any], figure: str) -> str:
+    """The card: a header naming the entry, each section that ran, what was skipped and why, the
+    summary figure and the manifest lines of its inputs."""
+    import json
+
+    lines = [f"# Audit card: {label} (`{name}`)", "",
+             f"Source `{entry['source']}`, kind `{entry.get('kind', 'word vectors')}`"
+             + (f", dtype `{entry['dtype']}`" if entry.get("dtype") else "") + ".", ""]
+    for title, body in sections:
+        lines += [f"## {title}", "", body.rstrip(), ""]
+    lines += ["## Skipped", ""]
+    lines += [f"- {section}: {reason}" for section, reason in skipped] or ["- nothing"]
+    lines += ["", "## Summary figure", "", f"![effect sizes]({figure})", "",
+              "## Inputs (manifest)", "", "```json", json.dumps(manifest, indent=1, sort_keys=True, default=str), "```", ""]
+    return "\n".join(lines)
