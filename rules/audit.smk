@@ -66,7 +66,7 @@ rule audit_card:
     params:
         code=library_code("audit_card.py"),
         model=lambda wc: wc.model,
-        entry=lambda wc: audit_entry(wc.model),
+        entry=lambda wc: model_entry(wc.model),
         label=lambda wc: audit_label(wc.model),
         skipped=lambda wc: audit_skipped(wc.model),
         target_sets=LOGPROB["target_sets"],

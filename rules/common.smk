@@ -2,13 +2,10 @@ import re
 
 # Paths, wildcard constraints and helpers shared by every rule file. No rule logic here.
 
-from medbias.pipeline.config import built_by_demo
-from medbias.core.models import model_folder_files
-from medbias.pipeline import plan
 from medbias.core.provenance import code_fingerprint
-from medbias.pipeline.report import caption_rst, load_items
 from medbias.io.formats import ACUITY_EXPORTS, MIMIC_TABLES, find_table
-from medbias.synth.mental import DEPRESSION_MALE_SHARE
+from medbias.pipeline import plan
+from medbias.pipeline.report import caption_rst, load_items
 from medbias.synth.sizes import demo_sizes
 
 RESULTS = config["results"]
@@ -128,14 +125,14 @@ def acuity_files():
     return [str(find_table(INPUTS["acuity_dir"], a)) for a in ACUITY_EXPORTS]
 
 
+def model_entry(name):
+    """What a job loads for a registry model, word-vector entry or pretrained variant (medbias.pipeline.plan)."""
+    return plan.model_entry(config, name, f"{HURTFUL}/models")
+
+
 def model_inputs(name):
-    """What a registry model's jobs wait for: the folder the demo world builds, or every file of a
-    local save_pretrained folder (so a model re-saved in place makes its jobs stale); nothing for
-    hub ids."""
-    source = config["models"][name]["source"]
-    if config["world"] == "demo" and built_by_demo(source, config):
-        return [source]
-    return model_folder_files(source)
+    """The files a job that loads ``name`` waits for (medbias.pipeline.plan.model_input_files)."""
+    return plan.model_input_files(config, name, f"{HURTFUL}/models")
 
 
 DEBIASED_ATTRIBUTES = plan.debiased_attributes(VARIANTS)
@@ -146,18 +143,6 @@ REPORT_ITEMS = load_items(
     config["world"],
     left_out=() if DEBIASED_ATTRIBUTES else ("hurtful/tableD4_probe.md",),
 )
-
-
-def hurtful_model_input(model):
-    """A pretrained variant's folder, or a registry model's folder when the demo world builds it."""
-    return [f"{HURTFUL}/models/{model}"] if model in VARIANTS else model_inputs(model)
-
-
-def hurtful_model_entry(model):
-    """Registry entry of a model the hurtful analyses read: a pretrained variant is a local masked LM."""
-    if model in VARIANTS:
-        return {"source": f"{HURTFUL}/models/{model}", "kind": "masked"}
-    return config["models"][model]
 
 
 def downstream_debiased_tables():
@@ -201,21 +186,6 @@ def hurtful_targets():
 
 # study "mental": embeddings are word vectors (`embeddings:`), registry models or hurtful variants
 MENTAL_CONFIG = config["mental"]
-
-
-def mental_embedding_entry(name):
-    """What the mental study reads for an embedding: word vectors (source, format) or a contextual
-    model (a registry entry, or a pretrained hurtful variant's folder)."""
-    if name in config["embeddings"]:
-        return {"type": "word_vectors", **config["embeddings"][name]}
-    return {"type": "contextual", **hurtful_model_entry(name)}
-
-
-def mental_embedding_input(name):
-    """The files an embedding's rules wait for: the word-vector file or the model folder."""
-    if name in config["embeddings"]:
-        return [config["embeddings"][name]["source"]]
-    return hurtful_model_input(name)
 
 
 def mental_embedding_gpus(name):
@@ -264,10 +234,10 @@ def plm_downstream_inputs():
 
 
 def plm_model_entry(model, debias):
-    """The registry entry a plm evaluation loads: the Dropout folder for debias == dropout."""
+    """The entry a plm evaluation loads: the Dropout folder for debias == dropout."""
     if debias == "dropout":
-        return {**config["models"][model], "source": f"{PLM}/dropout_models/{model}"}
-    return config["models"][model]
+        return {**model_entry(model), "source": f"{PLM}/dropout_models/{model}"}
+    return model_entry(model)
 
 
 def plm_evaluation_inputs(wildcards):
@@ -298,26 +268,20 @@ def audit_entries():
     return [*config["models"], *config["embeddings"]]
 
 
-def audit_entry(name):
-    if name in config["embeddings"]:
-        return {"type": "word_vectors", **config["embeddings"][name]}
-    return {"type": "contextual", **config["models"][name]}
-
-
 def audit_label(name):
     return {**config["embeddings"], **config["models"]}[name].get("label", name)
 
 
 def audit_skipped(name):
     """(section, reason) of the tests the entry's type or kind rules out before anything runs."""
-    entry = audit_entry(name)
+    entry = model_entry(name)
     return plan.audit_skipped(entry["type"], entry.get("kind"))
 
 
 def audit_inputs(wildcards):
     """The evaluations a card gathers, by the entry's kind (its manifest lines are read directly)."""
     name = wildcards.model
-    entry = audit_entry(name)
+    entry = model_entry(name)
     files = {
         "weat": f"{AUDIT}/{name}/weat.csv",
         "seat": f"{PLM}/scores/{name}/none/seat.csv",

@@ -5,7 +5,7 @@
 
 rule hurtful_features:
     input:
-        model=lambda wc: hurtful_model_input(wc.model),
+        model=lambda wc: model_inputs(wc.model),
         sequences=f"{TEXT_DIR}/mimic/sequences.parquet",
         windows=f"{MIMIC}/cohort_windows.parquet",
         tokenizer=f"{MIMIC}/tokenizer",
@@ -25,7 +25,7 @@ rule hurtful_features:
     params:
         code=library_code("hurtful_features.py"),
         model=lambda wc: wc.model,
-        entry=lambda wc: hurtful_model_entry(wc.model),
+        entry=lambda wc: model_entry(wc.model),
         layers=DOWNSTREAM["layers"],
         batch_size=DOWNSTREAM["feature_batch_size"],
         window=config["mimic"]["window"],

@@ -4,7 +4,7 @@
 
 rule hurtful_logprob:
     input:
-        model=lambda wc: hurtful_model_input(wc.model),
+        model=lambda wc: model_inputs(wc.model),
         templates=LOGPROB["templates"],
         attributes=LOGPROB["attributes"],
     output:
@@ -20,7 +20,7 @@ rule hurtful_logprob:
     params:
         code=library_code("hurtful_logprob.py"),
         model=lambda wc: wc.model,
-        entry=lambda wc: hurtful_model_entry(wc.model),
+        entry=lambda wc: model_entry(wc.model),
         target_sets=LOGPROB["target_sets"],
         batch_size=LOGPROB["batch_size"],
     script:
@@ -57,7 +57,7 @@ rule hurtful_table3:
 
 rule hurtful_fill_blank:
     input:
-        models=[hurtful_model_input(m) for m in FILL_BLANK["models"]],
+        models=[model_inputs(m) for m in FILL_BLANK["models"]],
     output:
         csv=f"{HURTFUL}/fig1_fill_in_the_blank.csv",
         md=f"{HURTFUL}/fig1_fill_in_the_blank.md",
@@ -71,7 +71,7 @@ rule hurtful_fill_blank:
     params:
         code=library_code("hurtful_fill_blank.py"),
         models=FILL_BLANK["models"],
-        entries=[hurtful_model_entry(m) for m in FILL_BLANK["models"]],
+        entries=[model_entry(m) for m in FILL_BLANK["models"]],
         templates=FILL_BLANK["templates"],
         fills=FILL_BLANK["race_words"],
         top_k=FILL_BLANK["top_k"],

@@ -32,7 +32,7 @@ rule mental_data:
 
 rule mental_features:
     input:
-        embedding=lambda wc: mental_embedding_input(wc.embedding),
+        embedding=lambda wc: model_inputs(wc.embedding),
         texts=f"{TEXT_DIR}/mental/texts.parquet",
     output:
         features=f"{MENTAL}/features/{{embedding}}.npy",
@@ -50,7 +50,7 @@ rule mental_features:
     params:
         code=library_code("mental_features.py"),
         name=lambda wc: wc.embedding,
-        entry=lambda wc: mental_embedding_entry(wc.embedding),
+        entry=lambda wc: model_entry(wc.embedding),
         contextual=MENTAL_CONFIG["contextual"],
         seed=config["seed"] + 710,
     script:
@@ -126,9 +126,7 @@ rule mental_tables:
 rule mental_direct_bias:
     input:
         embeddings=[
-            path
-            for name in MENTAL_CONFIG["embeddings"]
-            for path in mental_embedding_input(name)
+            path for name in MENTAL_CONFIG["embeddings"] for path in model_inputs(name)
         ],
         pairs=config["resources"]["gender_pairs"],
         synonyms=config["resources"]["depression_synonyms"],
@@ -144,7 +142,7 @@ rule mental_direct_bias:
     params:
         code=library_code("mental_direct_bias.py"),
         embeddings=MENTAL_CONFIG["embeddings"],
-        entries={n: mental_embedding_entry(n) for n in MENTAL_CONFIG["embeddings"]},
+        entries={n: model_entry(n) for n in MENTAL_CONFIG["embeddings"]},
         labels=MENTAL_CONFIG["labels"],
         pair_templates=MENTAL_CONFIG["direct_bias"]["pair_templates"],
         synonym_template=MENTAL_CONFIG["direct_bias"]["synonym_template"],
@@ -157,7 +155,7 @@ rule mental_direct_bias:
 
 rule mental_lime:
     input:
-        embedding=mental_embedding_input(MENTAL_CONFIG["lime"]["embedding"]),
+        embedding=model_inputs(MENTAL_CONFIG["lime"]["embedding"]),
         texts=f"{TEXT_DIR}/mental/texts.parquet",
         predictions=f"{MENTAL}/classify/{MENTAL_CONFIG['lime']['embedding']}/predictions.parquet",
         models=f"{MENTAL}/classify/{MENTAL_CONFIG['lime']['embedding']}/classifiers.joblib",
@@ -175,7 +173,7 @@ rule mental_lime:
         label=MENTAL_CONFIG["labels"].get(
             MENTAL_CONFIG["lime"]["embedding"], MENTAL_CONFIG["lime"]["embedding"]
         ),
-        entry=mental_embedding_entry(MENTAL_CONFIG["lime"]["embedding"]),
+        entry=model_entry(MENTAL_CONFIG["lime"]["embedding"]),
         lime=MENTAL_CONFIG["lime"],
         contextual=MENTAL_CONFIG["contextual"],
         seed=config["seed"] + 750,

@@ -200,7 +200,6 @@ rule synth_word_vectors:
         code=library_code("synth_word_vectors.py"),
         sources=lambda wc: WORD_VECTOR_SOURCES[wc.corpus],
         w2v=config["demo"]["word_vectors"],
-        depression_male_share=lambda wc: DEPRESSION_MALE_SHARE[wc.corpus],
         seed=lambda wc: SEED + 30 + WORD_VECTOR_CORPORA.index(wc.corpus),
     script:
         f"{SCRIPTS}/synth_word_vectors.py"

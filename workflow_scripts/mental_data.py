@@ -7,7 +7,7 @@ import pandas as pd
 from medbias.io.formats import ANNOTATION_COLUMNS, check_columns
 from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
-from medbias.studies.mental.phenotyping import TASK_COLUMNS, TASK_TITLES, balanced_split, join_notes, majority_vote, split_table, task_labels, treated_texts
+from medbias.studies.mental.phenotyping import join_notes, majority_vote, split_table, task_splits, treated_text_rows
 from medbias.studies.mental.figures import plot_annotated_counts
 from medbias.io.tables import write_table
 
@@ -27,26 +27,11 @@ joined, report = join_notes(votes, notes, patients)
 log.info("joined %d of %d annotated notes; no note: %d, other SUBJECT_ID: %d, no M/F gender: %d", report.joined,
          report.annotated_notes, len(report.missing_note), len(report.subject_mismatch), len(report.missing_gender))
 
-assignments, counts = [], []
-for number, task in enumerate(p.tasks):
-    labels = task_labels(joined, task)
-    frame = pd.DataFrame({"label": labels, "gender": joined.loc[labels.index, "gender"]})
-    train = balanced_split(frame, p.train_fraction, p.per_cell.get(task), p.seed + number)
-    frame["split"] = train.map({True: "train", False: "test"})
-    frame.insert(0, "task", task)
-    assignments.append(frame.rename_axis("ROW_ID").reset_index())
-    log.info("%s: %d notes (%d positive), %d train, %d test", task, len(frame), int(frame["label"].sum()),
-             int(train.sum()), int((~train).sum()))
-    counts.append({"task": TASK_TITLES[task], "column": TASK_COLUMNS[task], "positive": int(joined[TASK_COLUMNS[task]].sum()),
-                   "none": int(joined["none"].sum()), "notes_in_task": len(frame)})
-assignments = pd.concat(assignments, ignore_index=True)
-
+assignments, counts = task_splits(joined, p.tasks, train_fraction=p.train_fraction, per_cell=p.per_cell, seed=p.seed,
+                                  log=log)
 used = sorted(assignments["ROW_ID"].unique())
-texts = []
-for row_id in used:
-    for version, text in treated_texts(joined.at[row_id, "TEXT"]).items():
-        texts.append({"ROW_ID": int(row_id), "version": version, "text": text})
-pd.DataFrame(texts).to_parquet(out.texts, index=False)
+texts = treated_text_rows(joined, used)
+texts.to_parquet(out.texts, index=False)
 assignments.to_parquet(out.labels, index=False)
 log.info("wrote %d treated texts of %d notes (intermediate; never under results/)", len(texts), len(used))
 

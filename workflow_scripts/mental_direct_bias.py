@@ -6,7 +6,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from medbias.core.embeddings import load_word_vectors, term_vector
+from medbias.core.embeddings import term_vector
+from medbias.io.word_vectors import load_word_vectors
 from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
 from medbias.studies.mental.phenotyping import word_vector

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.io.jsonio import write_json
-from medbias.core.logs import setup_rule_logging
+from medbias.core.logs import progress_logger, setup_rule_logging
 from medbias.studies.mental.phenotyping import load_featurizer
 
 snakemake = globals()["snakemake"]
@@ -24,16 +24,7 @@ if entry["type"] != "word_vectors":
     torch.manual_seed(p.seed)
     device = "cuda" if torch.cuda.is_available() else "cpu"
 featurizer = load_featurizer(p.name, entry, p.contextual, device)
-done = {"last": 0}
-
-
-def progress(finished, total):
-    if finished - done["last"] >= 200 or finished == total:
-        done["last"] = finished
-        log.info("%s: %d of %d windows", p.name, finished, total)
-
-
-features, counts = featurizer.features(texts["text"].tolist(), progress)
+features, counts = featurizer.features(texts["text"].tolist(), progress_logger(log, p.name, "windows"))
 index = texts[["ROW_ID", "version"]].assign(**counts)
 if featurizer.kind == "word_vectors":
     tokens, found = counts["tokens"], counts["in_vocabulary"]

@@ -2,7 +2,7 @@
 
 from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
-from medbias.studies.plm.seat import read_seat_tests
+from medbias.io.resources import read_seat_tests
 from medbias.studies.plm.stereoset import stereoset_examples
 
 snakemake = globals()["snakemake"]

@@ -4,7 +4,7 @@ import gzip
 
 from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
-from medbias.studies.plm.seat import read_seat_tests
+from medbias.io.resources import read_seat_tests
 from medbias.synth.plm import plm_corpus, plm_truth
 
 snakemake = globals()["snakemake"]

@@ -10,12 +10,13 @@ import json
 import pandas as pd
 
 from medbias.core.logs import setup_rule_logging
-from medbias.synth.mental import DEPRESSION_SENTENCES, depression_context_sentences
+from medbias.synth.mental import DEPRESSION_MALE_SHARE, DEPRESSION_SENTENCES, depression_context_sentences
 from medbias.synth.tiny_models import simple_tokens, train_word_vectors
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p = snakemake.params
+male_share = DEPRESSION_MALE_SHARE[snakemake.wildcards.corpus]
 texts = []
 if "notes" in p.sources:
     texts += pd.read_csv(snakemake.input.notes, usecols=["TEXT"])["TEXT"].tolist()
@@ -25,8 +26,8 @@ if "abstracts" in p.sources:
 if "depression" in p.sources:
     pairs = json.loads(open(snakemake.input.pairs, encoding="utf-8").read())
     synonyms = json.loads(open(snakemake.input.synonyms, encoding="utf-8").read())["depression"]
-    texts += depression_context_sentences(pairs, synonyms, p.depression_male_share, DEPRESSION_SENTENCES, p.seed)
-    log.info("added %d depression-context sentences (male share %.2f)", DEPRESSION_SENTENCES, p.depression_male_share)
+    texts += depression_context_sentences(pairs, synonyms, male_share, DEPRESSION_SENTENCES, p.seed)
+    log.info("added %d depression-context sentences (male share %.2f)", DEPRESSION_SENTENCES, male_share)
 sentences = list(simple_tokens(texts))
 log.info("training word2vec on %d texts from %s", len(sentences), ", ".join(p.sources))
 vectors = train_word_vectors(sentences, dict(p.w2v), p.seed)

@@ -11,15 +11,8 @@ from medbias.validation.figures import plot_error_rates
 from medbias.io.resources import read_attributes, read_templates
 from medbias.io.tables import write_table
 from medbias.validation.error_rates import (
-    combine,
-    counterfactual_decisions,
-    error_rates,
-    gap_decisions,
-    logprob_decisions,
-    logprob_model_roles,
-    logprob_null_model_decisions,
-    null_world_decisions,
-    rios_weat_decisions,
+    ERROR_RATES_NOTES, ERROR_RATES_TITLE, combine, counterfactual_decisions, error_rates, gap_decisions,
+    logprob_decisions, logprob_model_roles, logprob_null_model_decisions, null_world_decisions, rios_weat_decisions,
     seat_decisions,
 )
 
@@ -53,23 +46,7 @@ decisions = combine([
 ])
 table = error_rates(decisions)
 decisions.to_csv(out.decisions, index=False)
-write_table(table, out.csv, out.md, "Measured error rates of the bias tests (demo world)", (
-    "false-positive rate: share of controls (nothing planted) flagged at the level; power: share of planted "
-    "effects flagged. ci: Clopper-Pearson 95% interval over the decisions counted. holds_level: the interval "
-    "reaches the nominal level (the rate is not shown to exceed it); rate_over_level: how many times the level "
-    "the observed rate is (an anti-conservative test shows > 1). For BH rows the rate is per gap, and BH "
-    "controls the share of false discoveries, not each gap's chance of a flag: whether a BH family of controls "
-    "flags more often than 5% is planted_recovery.md's family count.",
-    "WEAT and SEAT: classic = permutation test of the target words; calibrated = random attribute sets "
-    "(medbias.metrics.association.calibrated_null). Fairness: BH across tasks per model, attribute and group over "
-    "the score-test p (what Table C3 uses) or over the counted bootstrap p; the uncorrected interval is shown "
-    "for reference. Counterfactual mismatch: McNemar's exact test of the mismatch's direction (Table V's mismatch_p) "
-    "for the models trained on original notes, on the planted task and the control tasks. Log-probability score: "
-    "Table 3's Mann-Whitney p of each leaning category against the control category, one value per attribute; the "
-    "untrained base model's categories are its controls. Constructed null models: copies of the base model with "
-    "fresh random weights (nothing learned), where the same test is run with the attribute as unit and, for "
-    "comparison, with every template item as an independent unit. Every decision, with its unit and p: decisions.csv.",
-), digits=3)
+write_table(table, out.csv, out.md, ERROR_RATES_TITLE, ERROR_RATES_NOTES, digits=3)
 plot_error_rates(table, out.png, out.pdf)
 for row in table.itertuples(index=False):
     log.info("%s | %s | %s | %s: %d / %d = %.3f", row.test, row.source, row.p_kind, row.measures, row.flagged,

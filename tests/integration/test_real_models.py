@@ -74,7 +74,8 @@ def _plain_seat_effect_size(model, tokenizer, sets: dict[str, list[str]]) -> flo
 def test_seat_on_the_real_encoder_equals_a_plain_computation(minilm):
     from medbias.core.models import load_model_and_tokenizer, resolve_model_source
     from medbias.core.encoders import sentence_encoder
-    from medbias.studies.plm.seat import read_seat_tests, run_seat, seat_sentences
+    from medbias.studies.plm.seat import run_seat, seat_sentences
+    from medbias.io.resources import read_seat_tests
 
     model, tokenizer = load_model_and_tokenizer(resolve_model_source("minilm", {"source": str(minilm), "kind": "encoder"}))
     tests = read_seat_tests(REPO / "config" / "resources" / "wordsets" / "xie2024.yaml")

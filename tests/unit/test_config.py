@@ -394,6 +394,23 @@ def test_a_study_list_naming_an_entry_outside_the_study_stops_with_one_line():
         enrol_registry_models(config)
 
 
+@pytest.mark.parametrize(("section", "name", "keys"), [
+    ("embeddings", "b", "'embeddings' and 'models'"),
+    ("hurtful_variants", "c", "'models' and 'hurtful.variants'"),
+])
+def test_a_name_given_twice_across_the_registry_stops_with_one_line(section, name, keys):
+    from medbias.pipeline.config import enrol_registry_models
+
+    config = _registry_config()
+    if section == "embeddings":
+        config["embeddings"][name] = {"source": "x.bin", "format": "word2vec_binary", "studies": []}
+    else:
+        config["hurtful"]["variants"] = ["baseline", name]
+    with pytest.raises(MedbiasInputError, match=rf"^config keys {keys} both name '{name}': rename one"):
+        enrol_registry_models(config)
+    enrol_registry_models(_registry_config())  # the control: distinct names pass
+
+
 def _local_bert(folder: Path, layers: int) -> str:
     """A save_pretrained-shaped folder (config, an empty weights file, a vocabulary) of ``layers`` layers."""
     import json

@@ -70,3 +70,39 @@ def test_audit_sections_and_skips_follow_the_entry_kind():
     assert [s for s, _ in causal] == ["WEAT", "log-probability gender score", "fill-in-the-blank"]
     assert "this entry's kind is causal" in causal[1][1]
     assert plan.audit_skipped("word_vectors")[0][0].startswith("SEAT")
+
+
+def _resolver_config(tmp_path, world="real"):
+    local = tmp_path / "local-bert"
+    (local / "sub").mkdir(parents=True, exist_ok=True)
+    (local / "config.json").write_text("{}")
+    (local / "sub" / "vocab.txt").write_text("[PAD]\n")
+    return {"world": world, "demo": {"dir": str(tmp_path / "demo")},
+            "embeddings": {"news": {"source": "vectors/news.bin", "format": "word2vec_binary"}},
+            "models": {"hub": {"source": "org/some-bert", "kind": "masked"},
+                       "local": {"source": str(local), "kind": "masked"},
+                       "built": {"source": str(tmp_path / "demo" / "models" / "tiny-bert"), "kind": "masked"}},
+            "hurtful": {"variants": ["baseline", "adv_gender"]}}
+
+
+def test_one_resolver_gives_every_study_the_same_entry_for_a_name(tmp_path):
+    config = _resolver_config(tmp_path)
+    assert plan.model_entry(config, "news", "out/models") == {"type": "word_vectors", "source": "vectors/news.bin",
+                                                               "format": "word2vec_binary"}
+    assert plan.model_entry(config, "adv_gender", "out/models") == {"type": "contextual", "source": "out/models/adv_gender",
+                                                                     "kind": "masked"}
+    assert plan.model_entry(config, "hub", "out/models") == {"type": "contextual", "source": "org/some-bert", "kind": "masked"}
+    with pytest.raises(KeyError):
+        plan.model_entry(config, "nowhere", "out/models")
+
+
+def test_model_input_files_are_what_a_job_waits_for(tmp_path):
+    config = _resolver_config(tmp_path)
+    assert plan.model_input_files(config, "news", "out/models") == ["vectors/news.bin"]
+    assert plan.model_input_files(config, "baseline", "out/models") == ["out/models/baseline"]  # a pretraining output
+    assert plan.model_input_files(config, "hub", "out/models") == []  # a hub id: nothing local to wait for
+    local = str(tmp_path / "local-bert")
+    assert plan.model_input_files(config, "local", "out/models") == [f"{local}/config.json", f"{local}/sub/vocab.txt"]
+    built = str(tmp_path / "demo" / "models" / "tiny-bert")
+    assert plan.model_input_files(config, "built", "out/models") == []  # real world: a missing folder is not ours to build
+    assert plan.model_input_files(_resolver_config(tmp_path, "demo"), "built", "out/models") == [built]  # the demo builds it

@@ -8,7 +8,8 @@ import pytest
 from conftest import REPO
 from medbias.core.errors import MedbiasInputError
 from medbias.core.encoders import sentence_encoder
-from medbias.studies.plm.seat import contextualise, read_seat_tests, seat_sentences
+from medbias.studies.plm.seat import contextualise, seat_sentences
+from medbias.io.resources import read_seat_tests
 
 WORDSETS = REPO / "config/resources/wordsets/xie2024.yaml"
 

@@ -230,7 +230,7 @@ def test_depression_context_sentences_have_exact_gender_counts():
 def test_plm_corpus_pairs_identities_with_their_diseases_in_exact_counts():
     import re
 
-    from medbias.studies.plm.seat import read_seat_tests
+    from medbias.io.resources import read_seat_tests
     from medbias.synth.plm import plm_corpus
 
     tests = read_seat_tests(REPO / "config/resources/wordsets/xie2024.yaml")

@@ -1,9 +1,17 @@
-"""Frozen [CLS] features from a BERT encoder (Zhang et al. 2020, section 4.1).
+"""Batched inference over token-id sequences, one loop for every model and study: sequences sorted
+by length, right-padded per batch with an attention mask (``pad_sequences``, ``device_batches``), run
+under ``torch.inference_mode``, rows returned in input order. On top of it the frozen features:
 
-Each text goes in the sequence-A position with B left empty ([CLS] A [SEP]); the vector is the
-concatenation of the [CLS] states of the requested layers (the downstream tasks use the last four;
-the post-hoc attribute probe of Table D4 the last one). Texts are sorted by length and batched under
-``torch.inference_mode``, so padding is short; rows come back in input order.
+- [CLS] features of a BERT encoder (Zhang et al. 2020, section 4.1): each text in the sequence-A
+  position with B left empty ([CLS] A [SEP]); the vector is the concatenation of the [CLS] states of
+  the requested layers (the downstream tasks use the last four; the attribute probe of Table D4 the
+  last one);
+- the attention-mask-aware mean of the last hidden states over a whole note's windows (Sogancioglu
+  et al. 2023), with ``masked_token_sums`` the one home of mask-aware pooling;
+- the mean state of one word's pieces in a template sentence (``span_vectors``).
+
+``sentence_likelihood``, ``encoders`` and the fine-tuning of Table 6 batch through ``device_batches``
+too.
 """
 
 from __future__ import annotations
@@ -92,17 +100,32 @@ def padded_batches(sequences: Sequence[Sequence[int]], pad_id: int, batch_size: 
         yield (rows, *pad_sequences([sequences[i] for i in rows], pad_id))
 
 
+def device_batches(model, sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int):
+    """``padded_batches`` with the input ids and attention mask on ``model``'s device. Callers run it
+    under ``torch.inference_mode``."""
+    device = next(model.parameters()).device
+    for rows, ids, attention in padded_batches(sequences, pad_id, batch_size):
+        yield rows, ids.to(device), attention.to(device)
+
+
+def masked_token_sums(states, attention):
+    """(sum of the states of the unmasked tokens, number of unmasked tokens) per row: states (batch,
+    tokens, hidden), attention (batch, tokens) with 1 for real tokens. Their ratio is the
+    attention-mask-aware mean pooling."""
+    mask = attention.unsqueeze(-1).float()
+    return (states * mask).sum(dim=1), mask.sum(dim=1)
+
+
 def _run_padded(encoder, sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int, handle, progress=None) -> None:
-    """``padded_batches`` through ``encoder`` under inference mode; ``handle(rows, hidden_states,
-    attention_mask)`` receives every batch (the model's tuple of per-layer states, on its device; the
-    mask on the CPU)."""
+    """``device_batches`` through ``encoder`` under inference mode; ``handle(rows, hidden_states,
+    attention_mask)`` receives every batch (the model's tuple of per-layer states and the mask, on its
+    device)."""
     import torch
 
-    device = next(encoder.parameters()).device
     done = 0
     with torch.inference_mode():
-        for rows, ids, attention in padded_batches(sequences, pad_id, batch_size):
-            output = encoder(input_ids=ids.to(device), attention_mask=attention.to(device), output_hidden_states=True)
+        for rows, ids, attention in device_batches(encoder, sequences, pad_id, batch_size):
+            output = encoder(input_ids=ids, attention_mask=attention, output_hidden_states=True)
             handle(rows, output.hidden_states, attention)
             done += len(rows)
             if progress is not None:
@@ -133,10 +156,9 @@ def mean_pooled_vectors(encoder, tokenizer, texts: Sequence[str], max_length: in
     counts = np.zeros(len(texts), dtype=np.float64)
 
     def accumulate(rows, states, attention):
-        last = states[-1].float().cpu()
-        mask = attention.unsqueeze(-1).float()
-        np.add.at(sums, owner[rows], (last * mask).sum(dim=1).numpy())
-        np.add.at(counts, owner[rows], attention.sum(dim=1).numpy())
+        token_sums, token_counts = masked_token_sums(states[-1].float().cpu(), attention.cpu())
+        np.add.at(sums, owner[rows], token_sums.numpy())
+        np.add.at(counts, owner[rows], token_counts[:, 0].numpy())
 
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     _run_padded(encoder, sequences, pad, batch_size, accumulate, progress)

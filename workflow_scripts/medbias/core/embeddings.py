@@ -170,21 +170,3 @@ def search_skipgram(
         if best_vectors is None or rho > best_rho:
             best_vectors, best_rho, best_index = vectors, rho, i
     return best_vectors, scores, best_index
-
-
-def load_word_vectors(path: str | Path, fmt: str):
-    """Load a word-vector file as gensim KeyedVectors: word2vec binary or text, fastText .bin, or a
-    gensim KeyedVectors file."""
-    from gensim.models import KeyedVectors
-
-    if fmt == "word2vec_binary":
-        return KeyedVectors.load_word2vec_format(str(path), binary=True)
-    if fmt == "word2vec_text":
-        return KeyedVectors.load_word2vec_format(str(path), binary=False)
-    if fmt == "fasttext_bin":
-        from gensim.models.fasttext import load_facebook_vectors
-
-        return load_facebook_vectors(str(path))
-    if fmt == "keyedvectors":
-        return KeyedVectors.load(str(path))
-    raise ValueError(f"unknown word-vector format {fmt!r}")

@@ -66,7 +66,7 @@ def pooled_sentence_vectors(encoder, tokenizer, sentences: Sequence[str], poolin
     none): the attention-mask-aware mean, the first or the last real token."""
     import torch
 
-    from medbias.core.batching import padded_batches
+    from medbias.core.batching import device_batches, masked_token_sums
 
     if pooling not in POOLINGS:
         raise MedbiasInputError(f"config key 'plm.seat.pooling': {pooling!r} is not one of {POOLINGS}")
@@ -76,13 +76,13 @@ def pooled_sentence_vectors(encoder, tokenizer, sentences: Sequence[str], poolin
         ids = [s if s[:1] == [bos] else [bos, *s] for s in ids]
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     out = np.zeros((len(sentences), encoder.config.hidden_size), dtype=np.float32)
-    device = next(encoder.parameters()).device
     with torch.inference_mode():
-        for rows, batch, attention in padded_batches(ids, pad, batch_size):
-            states = encoder(input_ids=batch.to(device), attention_mask=attention.to(device)).last_hidden_state.float().cpu()
+        for rows, batch, attention in device_batches(encoder, ids, pad, batch_size):
+            states = encoder(input_ids=batch, attention_mask=attention).last_hidden_state.float().cpu()
+            attention = attention.cpu()
             if pooling == "mean":
-                mask = attention.unsqueeze(-1).float()
-                vectors = (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
+                token_sums, token_counts = masked_token_sums(states, attention)
+                vectors = token_sums / token_counts.clamp(min=1)
             elif pooling == "first":
                 vectors = states[:, 0]
             else:

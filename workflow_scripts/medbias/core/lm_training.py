@@ -54,17 +54,32 @@ def mask_tokens(ids: np.ndarray, maskable: np.ndarray, fraction: float, rng: np.
     return chosen
 
 
+def linear_warmup_decay(step: int, warmup: int, total: int) -> float:
+    """Learning-rate factor: linear warm-up to 1 over ``warmup`` steps, then linear decay to 0."""
+    if step < warmup:
+        return (step + 1) / max(1, warmup)
+    return max(0.0, (total - step) / max(1, total - warmup))
+
+
+def bert_corruption_choice(draw):
+    """BERT's 80/10/10 rule (Devlin et al. 2019) for uniform draws in [0, 1), one per chosen token (or
+    word, under whole-word masking): (becomes the mask token, becomes a random token); the rest stay
+    as they are. Works on a float or an array of draws. The one home of the rule: the clinical BERT's
+    whole-word masking (``studies.hurtful.pretrain``) and ``bert_corruption`` both use it."""
+    return draw < 0.8, (draw >= 0.8) & (draw < 0.9)
+
+
 def bert_corruption(ids: np.ndarray, chosen: np.ndarray, tokenizer, rng: np.random.Generator) -> np.ndarray:
-    """BERT's 80/10/10 rule on the chosen positions: 80% become the mask token, 10% a random
-    non-special token, 10% stay as they are (Devlin et al. 2019). Without the last two, the last
-    layer's states of visible words are never trained to stand for the word, and their geometry
-    (what SEAT pools) is arbitrary: in the demo's calibration, race SEAT signs flipped between seeds."""
-    draw = rng.random(ids.shape)
+    """BERT's 80/10/10 rule (``bert_corruption_choice``) on the chosen positions, the random tokens
+    drawn among the non-special ones. Without the random and kept tokens, the last layer's states
+    of visible words are never trained to stand for the word, and their geometry (what SEAT pools)
+    is arbitrary: in the demo's calibration, race SEAT signs flipped between seeds."""
+    to_mask, to_random = bert_corruption_choice(rng.random(ids.shape))
     special = sorted(set(tokenizer.all_special_ids))
     ordinary = np.setdiff1d(np.arange(len(tokenizer)), special)
     corrupted = ids.copy()
-    corrupted[chosen & (draw < 0.8)] = tokenizer.mask_token_id
-    swap = chosen & (draw >= 0.8) & (draw < 0.9)
+    corrupted[chosen & to_mask] = tokenizer.mask_token_id
+    swap = chosen & to_random
     corrupted[swap] = rng.choice(ordinary, size=int(swap.sum()))
     return corrupted
 
@@ -109,7 +124,6 @@ def train_language_model(model, tokenizer, kind: str, sentences: Sequence[str], 
     batches of ``sentences`` drawn without replacement (reshuffled each pass); returns the losses."""
     import torch
 
-    from medbias.studies.hurtful.pretrain import linear_warmup_decay
 
     if not sentences:
         raise MedbiasInputError("language-model training needs at least one sentence")

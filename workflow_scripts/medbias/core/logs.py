@@ -17,3 +17,19 @@ def setup_rule_logging(log_path: str | Path, name: str = "medbias") -> logging.L
         stream=handle, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True
     )
     return logging.getLogger(name)
+
+
+def progress_logger(log: logging.Logger, label: str, unit: str, every_seconds: float = 30.0):
+    """A ``progress(done, total)`` callback for long loops: logs ``label: done/total unit (rate/s)`` at
+    most every ``every_seconds`` and once at the end."""
+    import time
+
+    started, last = time.time(), [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.time()
+        if now - last[0] > every_seconds or done == total:
+            last[0] = now
+            log.info("%s: %d/%d %s (%.1f %s/s)", label, done, total, unit, done / max(1e-9, now - started), unit)
+
+    return progress

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from medbias.core.batching import padded_batches
+from medbias.core.batching import device_batches
 
 def masked_lm_head(model):
     """The function from the encoder's last hidden states to vocabulary logits, exactly as the
@@ -70,8 +70,7 @@ def pseudo_log_likelihood(model, tokenizer, sentences: Sequence[str], batch_size
     device = next(model.parameters()).device
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     with torch.inference_mode():
-        for rows, ids, attention in padded_batches(copies, pad, batch_size):
-            ids, attention = ids.to(device), attention.to(device)
+        for rows, ids, attention in device_batches(model, copies, pad, batch_size):
             at = torch.as_tensor(position[rows], device=device)
             picked = torch.arange(len(rows), device=device)
             if head is not None:
@@ -115,13 +114,11 @@ def causal_log_likelihood(model, tokenizer, sentences: Sequence[str], batch_size
     encoded = [[bos, *ids] for ids in tokenizer(list(sentences), add_special_tokens=False)["input_ids"]]
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else bos
     scores = np.zeros(len(sentences))
-    device = next(model.parameters()).device
     with torch.inference_mode():
-        for rows, ids, attention in padded_batches(encoded, pad, batch_size):
-            logits = model(input_ids=ids.to(device), attention_mask=attention.to(device)).logits.float()
+        for rows, ids, attention in device_batches(model, encoded, pad, batch_size):
+            logits = model(input_ids=ids, attention_mask=attention).logits.float()
             log_probs = torch.log_softmax(logits[:, :-1], dim=-1)
-            next_ids = ids[:, 1:].to(device)
-            token_scores = log_probs.gather(-1, next_ids.unsqueeze(-1))[..., 0] * attention[:, 1:].to(device)
+            token_scores = log_probs.gather(-1, ids[:, 1:].unsqueeze(-1))[..., 0] * attention[:, 1:]
             scores[rows] = token_scores.sum(dim=1).cpu().numpy()
     return scores, np.array([len(e) - 1 for e in encoded])
 
@@ -134,14 +131,12 @@ def seq2seq_log_likelihood(model, tokenizer, sentences: Sequence[str], batch_siz
     encoded = tokenizer(list(sentences))["input_ids"]
     pad = tokenizer.pad_token_id
     scores = np.zeros(len(sentences))
-    device = next(model.parameters()).device
     with torch.inference_mode():
-        for rows, ids, attention in padded_batches(encoded, pad, batch_size):
-            labels = ids.masked_fill(attention == 0, -100).to(device)
+        for rows, ids, attention in device_batches(model, encoded, pad, batch_size):
+            labels = ids.masked_fill(attention == 0, -100)
             # the decoder inputs the model would derive from the labels, without it also computing a loss
             decoder_ids = model.prepare_decoder_input_ids_from_labels(labels=labels)
-            logits = model(input_ids=ids.to(device), attention_mask=attention.to(device),
-                           decoder_input_ids=decoder_ids).logits.float()
+            logits = model(input_ids=ids, attention_mask=attention, decoder_input_ids=decoder_ids).logits.float()
             log_probs = torch.log_softmax(logits, dim=-1)
             keep = labels != -100
             token_scores = log_probs.gather(-1, labels.clamp(min=0).unsqueeze(-1))[..., 0] * keep

@@ -1,4 +1,5 @@
-"""Readers for the reference data in config/resources/ (word sets, UMNSRS)."""
+"""Readers for the reference data in config/resources/: the one home of word-set files (the YAML
+sets of Rios et al. and Xie et al., Caliskan et al.'s WEAT.json), UMNSRS, templates and attributes."""
 
 from __future__ import annotations
 
@@ -8,10 +9,42 @@ from typing import Any
 
 import yaml
 
+from medbias.core.errors import MedbiasInputError
+
+SEAT_SETS = ("X", "Y", "A", "B")
+
 
 def read_wordsets(path: str | Path) -> dict[str, Any]:
     """A word-set file (YAML): attributes, WEAT tests, RIPA pairs, ECT sets."""
     return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+
+
+def read_seat_tests(path: str | Path) -> dict[str, dict[str, Any]]:
+    """The SEAT tests of a word-set file in Xie et al. 2024's form (``tests: {name: {X, Y, A, B,
+    identity_context}}``); a missing or empty set, or a word listed twice in one set, is one error
+    naming the file, test and set."""
+    data = read_wordsets(path) or {}
+    tests = data.get("tests")
+    if not isinstance(tests, dict) or not tests:
+        raise MedbiasInputError(f"{path}: no 'tests' mapping of SEAT tests")
+    for name, test in tests.items():
+        for key in (*SEAT_SETS, "identity_context"):
+            if not test.get(key):
+                raise MedbiasInputError(f"{path}: test '{name}' has no (or an empty) '{key}'")
+        for key in SEAT_SETS:
+            words = [str(w) for w in test[key]]
+            repeated = sorted({w for w in words if words.count(w) > 1})
+            if repeated:
+                raise MedbiasInputError(f"{path}: test '{name}' set {key} lists {repeated[0]!r} more than once")
+            test[key] = words
+    return tests
+
+
+def read_caliskan_wordsets(path: str | Path) -> dict[str, list[str]]:
+    """Caliskan et al. (2017)'s word sets (WEAT.json): set name -> words."""
+    import json
+
+    return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
 def read_umnsrs(path: str | Path) -> list[tuple[str, str, float]]:

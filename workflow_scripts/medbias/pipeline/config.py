@@ -146,6 +146,20 @@ def _at(config: dict[str, Any], keys: tuple[str, ...]):
     return config
 
 
+def check_unique_model_names(config: dict[str, Any]) -> None:
+    """A name means one thing in every study (``medbias.pipeline.plan.model_entry`` resolves it):
+    a name given to more than one of a word-vector entry, a registry model and a pretrained variant
+    of the hurtful study stops with one line naming both keys."""
+    places = [("embeddings", list(config.get("embeddings", {}))), ("models", list(config.get("models", {}))),
+              ("hurtful.variants", list(config.get("hurtful", {}).get("variants", [])))]
+    for i, (first, first_names) in enumerate(places):
+        for second, second_names in places[i + 1:]:
+            shared = [name for name in first_names if name in second_names]
+            if shared:
+                raise MedbiasInputError(f"config keys '{first}' and '{second}' both name {shared[0]!r}: "
+                                        "rename one, a model name must mean one thing in every study")
+
+
 def enrol_registry_models(config: dict[str, Any]) -> dict[str, Any]:
     """The config with every study's model lists derived from the registry: one entry in ``models:``
     (or ``embeddings:``) whose ``studies`` names a study enrols it there.
@@ -161,6 +175,7 @@ def enrol_registry_models(config: dict[str, Any]) -> dict[str, Any]:
     import copy
 
     config = copy.deepcopy(config)
+    check_unique_model_names(config)
     registry = {**config.get("embeddings", {}), **config["models"]}
     for study, lists in STUDY_MODEL_LISTS.items():
         if study not in config:
@@ -288,7 +303,8 @@ def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_mo
 def _check_plm(config: dict[str, Any], skip) -> None:
     """Models must be registry entries; templates need their slots; the figure's axes, the
     StereoSet families and the Dropout models must refer to what the study has."""
-    from medbias.studies.plm.seat import contextualise, read_seat_tests
+    from medbias.studies.plm.seat import contextualise
+    from medbias.io.resources import read_seat_tests
     from medbias.studies.plm.stereoset import check_stereoset_templates
 
     plm = config["plm"]

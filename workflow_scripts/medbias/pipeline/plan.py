@@ -109,3 +109,29 @@ def audit_sections(entry_type: str, kind: str | None = None) -> list[str]:
     if entry_type == "word_vectors":
         return ["weat"]
     return ["seat", "stereoset", "summary", *(["logprob", "logprob_words", "fill_blank"] if kind == "masked" else [])]
+
+
+def model_entry(config: Mapping[str, Any], name: str, variants_dir: str) -> dict[str, Any]:
+    """What a job loads for ``name``, the one resolver of every study: word vectors (``embeddings:``,
+    type ``word_vectors``), a pretrained variant of the hurtful study (a local masked LM in
+    ``variants_dir``), or a registry model (both of type ``contextual``)."""
+    if name in config["embeddings"]:
+        return {"type": "word_vectors", **config["embeddings"][name]}
+    if name in config["hurtful"]["variants"]:
+        return {"type": "contextual", "source": f"{variants_dir}/{name}", "kind": "masked"}
+    return {"type": "contextual", **config["models"][name]}
+
+
+def model_input_files(config: Mapping[str, Any], name: str, variants_dir: str) -> list[str]:
+    """The files a job that loads ``name`` waits for: the word-vector file, the variant's folder (a
+    pretraining output), the folder the demo world builds, or every file of a local save_pretrained
+    folder (so a model re-saved in place makes its jobs stale); nothing for a hub id."""
+    from medbias.core.models import model_folder_files
+    from medbias.pipeline.config import built_by_demo
+
+    entry = model_entry(config, name, variants_dir)
+    if entry["type"] == "word_vectors":
+        return [entry["source"]]
+    if name in config["hurtful"]["variants"] or built_by_demo(entry["source"], config):
+        return [entry["source"]]
+    return model_folder_files(entry["source"])

@@ -203,3 +203,56 @@ def card_markdown(name: str, label: str, entry: Mapping[str, Any], sections: Seq
     lines += ["", "## Summary figure", "", f"![effect sizes]({figure})", "",
               "## Inputs (manifest)", "", "```json", json.dumps(manifest, indent=1, sort_keys=True, default=str), "```", ""]
     return "\n".join(lines)
+
+
+def card_sections(inputs: Mapping[str, str], skipped: Sequence[tuple[str, str]], *, target_sets: Mapping[str, Any],
+                  control_category: str, gender_set: str
+                  ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, float, float, float]]]:
+    """The card's (title, Markdown) sections from the evaluation files in ``inputs`` (the sections
+    ``medbias.pipeline.plan.audit_sections`` chose for the entry's kind), the (section, reason) of
+    every test skipped (those ruled out before anything ran, then those whose evaluation marked
+    itself), and the (test, d, low, high) effect sizes of the summary figure."""
+    from medbias.io.jsonio import read_json
+    from medbias.studies.hurtful.analyses import logprob_table
+
+    sections, skipped, effects = [], list(skipped), []
+    if "weat" in inputs:
+        weat = pd.read_csv(inputs["weat"])
+        sections.append(("WEAT (Caliskan et al. 2017)", weat_section(weat)))
+        skipped += [(f"WEAT {r.test}", r.status) for r in weat.itertuples() if r.status != "ok"]
+        effects = [(r.test, r.effect_size, r.ci_low, r.ci_high) for r in weat.itertuples() if r.status == "ok"]
+        return sections, skipped, effects
+    seat = pd.read_csv(inputs["seat"])
+    sections.append(("SEAT (Xie et al. 2024, appendix A)", seat_section(seat)))
+    effects = [(r.test, r.effect_size, r.ci_low, r.ci_high) for r in seat.itertuples() if r.status == "ok"]
+    stereo = pd.read_csv(inputs["stereoset"])
+    sections.append(("StereoSet-style scores (Xie et al. 2024, section 3.2)", stereoset_section(stereo)))
+    if (stereo["status"] != "ok").all():
+        skipped.append(("StereoSet-style scores", stereo["status"].iloc[0]))
+    if "logprob" in inputs:
+        words = read_json(inputs["logprob_words"])
+        if words.get("status", "ok") != "ok":
+            skipped.append(("log-probability gender score", words["status"]))
+        else:
+            table = logprob_table(pd.read_parquet(inputs["logprob"]), target_sets, control_category)
+            sections.append(("Log-probability gender score (Zhang et al. 2020, Table 3)", logprob_section(table, gender_set)))
+        fill = pd.read_csv(inputs["fill_blank"])
+        if (fill["status"] != "ok").all():
+            skipped.append(("fill-in-the-blank", fill["status"].iloc[0]))
+        else:
+            sections.append(("Fill-in-the-blank by race (Zhang et al. 2020, Figure 1)", fill_blank_section(fill)))
+    return sections, skipped, effects
+
+
+def card_manifest_lines(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The entry's manifest lines (as ``input_manifest`` writes them) and its local files with sizes."""
+    from pathlib import Path
+
+    from medbias.core.models import model_folder_files
+    from medbias.io.manifest import embedding_manifest_entry, model_manifest_entry
+
+    registry_fields = {k: v for k, v in entry.items() if k != "type"}
+    entry_lines = (embedding_manifest_entry(registry_fields) if entry["type"] == "word_vectors"
+                   else model_manifest_entry(name, registry_fields))
+    return {"entry": entry_lines,
+            "files": [{"path": f, "bytes": Path(f).stat().st_size} for f in model_folder_files(entry["source"])]}

@@ -260,3 +260,59 @@ def design_matrix(rows, features: np.ndarray, is_train: np.ndarray) -> np.ndarra
     cls = features[rows["feature_row"].to_numpy()]
     acuity = rows[list(ACUITY_FEATURES)].to_numpy(dtype=np.float64)
     return np.hstack([standardise_on_training(cls, is_train), standardise_on_training(acuity, is_train)])
+
+
+@dataclass
+class TaskClassifiers:
+    """Every task's classifier of one model (``train_task_classifiers``)."""
+
+    predictions: pd.DataFrame      # task, ICUSTAY_ID, SUBJECT_ID, probability, label, prediction, attributes
+    selections: pd.DataFrame       # the selected configuration, c, threshold and sizes per task
+    grids: pd.DataFrame            # every configuration's validation record per task
+    classifiers: dict[str, dict]   # per task: configuration, c, threshold and the network's own parameters
+
+
+def train_task_classifiers(features: np.ndarray, feature_index: pd.DataFrame, samples: pd.DataFrame,
+                           windows: pd.DataFrame, tasks: pd.DataFrame, grid, c_grid, *, seed: int,
+                           training: dict, log) -> TaskClassifiers:
+    """One classifier per downstream task on one model's frozen window features (section 4.1): the
+    grid of ``network_grid`` with early stopping, eq. 1's merge of window probabilities per sample
+    with c tuned on validation, the configuration with the best validation AUPRC kept with its own
+    parameters, the threshold at the best validation F1; then the test samples' predictions with
+    their protected attributes. Task k trains under ``seed + k``."""
+    import time
+
+    predictions, selections, grids, classifiers = [], [], [], {}
+    started = time.time()
+    for k, task in enumerate(tasks.itertuples(index=False)):
+        rows = task_windows(samples[samples["task"] == task.task], windows[windows["cohort"] == task.cohort], feature_index)
+        split = rows["split"].to_numpy()
+        is_train, is_val, is_test = split == "train", split == "val", split == "test"
+        x = design_matrix(rows, features, is_train)
+        y = rows["label"].to_numpy()
+        selected = select_classifier(x[is_train], y[is_train], x[is_val], y[is_val],
+                                     rows.loc[is_val, "ICUSTAY_ID"].to_numpy(), grid, c_grid, seed=seed + k, **training)
+        network = selected.trained.network(x.shape[1])
+        probability = merge_window_probabilities(predict_probability(network, x[is_test]),
+                                                 rows.loc[is_test, "ICUSTAY_ID"].to_numpy(), selected.c)
+        test = rows[is_test].drop_duplicates("ICUSTAY_ID").set_index("ICUSTAY_ID").loc[probability.index]
+        predictions.append(pd.DataFrame({
+            "task": task.task, "ICUSTAY_ID": probability.index, "SUBJECT_ID": test["SUBJECT_ID"].to_numpy(),
+            "probability": probability.to_numpy(), "label": test["label"].to_numpy(),
+            "prediction": (probability.to_numpy() >= selected.threshold).astype(int),
+            **{a: test[a].to_numpy() for a in ("gender", "language", "ethnicity", "insurance")},
+        }))
+        config = selected.trained.config
+        selections.append({"task": task.task, "layers": config.layers, "width_ratio": config.ratio,
+                           "dropout": config.dropout, "c": selected.c, "validation_auprc": selected.validation_auprc,
+                           "threshold": selected.threshold, "validation_f1": selected.validation_f1,
+                           "epochs": selected.trained.epochs, "train_windows": int(is_train.sum()),
+                           "validation_windows": int(is_val.sum()), "test_samples": len(probability)})
+        grids += [{"task": task.task, **record} for record in selected.grid]
+        classifiers[task.task] = {"config": config.__dict__, "in_features": x.shape[1], "c": selected.c,
+                                  "threshold": selected.threshold, "state": selected.trained.state}
+        log.info("[%d/%d] %s: layers %d ratio %d dropout %.1f c %g, validation AUPRC %.3f, %d test samples (%.0f s)",
+                 k + 1, len(tasks), task.task, config.layers, config.ratio, config.dropout, selected.c,
+                 selected.validation_auprc, len(probability), time.time() - started)
+    return TaskClassifiers(pd.concat(predictions, ignore_index=True), pd.DataFrame(selections), pd.DataFrame(grids),
+                           classifiers)

@@ -23,6 +23,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from medbias.core.batching import pad_sequences
+from medbias.core.lm_training import bert_corruption_choice, linear_warmup_decay
 from medbias.studies.hurtful.demographics import ATTRIBUTE_CLASSES
 
 
@@ -74,12 +76,12 @@ def whole_word_mask(
     chosen = {words[i] for i in order.tolist()}
     for word in chosen:
         positions = [i for i, w in enumerate(word_ids) if w == word]
-        roll = torch.rand(1, generator=generator).item()
+        to_mask, to_random = bert_corruption_choice(torch.rand(1, generator=generator).item())
         for i in positions:
             labels[i] = input_ids[i]
-            if roll < 0.8:
+            if to_mask:
                 masked[i] = mask_token_id
-            elif roll < 0.9:
+            elif to_random:
                 masked[i] = int(torch.randint(vocab_size, (1,), generator=generator))
     return masked, labels
 
@@ -174,13 +176,6 @@ class AdversarialPretrainer(nn.Module):
                 loss = loss + adv
                 losses[f"adversary_{k}"] = adv.detach()
         return loss, losses
-
-
-def linear_warmup_decay(step: int, warmup: int, total: int) -> float:
-    """Learning-rate factor: linear warm-up to 1 over ``warmup`` steps, then linear decay to 0."""
-    if step < warmup:
-        return (step + 1) / max(1, warmup)
-    return max(0.0, (total - step) / max(1, total - warmup))
 
 
 def shard_batch(batch: dict[str, torch.Tensor], rank: int, world_size: int) -> dict[str, torch.Tensor]:
@@ -321,13 +316,8 @@ class PretrainingData:
 
 def _padded(data: PretrainingData, rows, pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Input ids, token types and attention mask of pairs ``rows``, right-padded to the longest."""
-    length = max(len(data.input_ids[i]) for i in rows)
-    ids = torch.full((len(rows), length), pad_id)
-    types = torch.zeros((len(rows), length), dtype=torch.long)
-    attention = torch.zeros((len(rows), length), dtype=torch.long)
-    for r, i in enumerate(rows):
-        m = len(data.input_ids[i])
-        ids[r, :m], types[r, :m], attention[r, :m] = torch.tensor(data.input_ids[i]), torch.tensor(data.token_type_ids[i]), 1
+    ids, attention = pad_sequences([data.input_ids[i] for i in rows], pad_id)
+    types, _ = pad_sequences([data.token_type_ids[i] for i in rows], 0)
     return ids, types, attention
 
 

@@ -210,7 +210,7 @@ def load_featurizer(name: str, entry: Mapping[str, Any], contextual: Mapping[str
     """The ``Featurizer`` of an embedding entry (``type`` word_vectors: source and format; contextual:
     a registry-style model entry)."""
     if entry["type"] == "word_vectors":
-        from medbias.core.embeddings import load_word_vectors
+        from medbias.io.word_vectors import load_word_vectors
 
         return Featurizer(name, "word_vectors", vectors=load_word_vectors(entry["source"], entry["format"]))
     from medbias.core.models import load_model_and_tokenizer, resolve_model_source
@@ -340,4 +340,31 @@ def paper_layout(long: pd.DataFrame, learner: str, embeddings: Sequence[str], tr
                     row[f"{title} {name}"] = "" if pd.isna(value) else f"{value:.2f} {cell[f'{metric}_group']}".strip()
                 row[f"{title} F1"] = f"{cell['macro_f1']:.2f}"
             rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def task_splits(joined: pd.DataFrame, tasks: Sequence[str], *, train_fraction: float,
+                per_cell: Mapping[str, int], seed: int, log) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """Every task's labelled notes with their balanced train/test split (``balanced_split``, task k
+    under ``seed + k``), long (task, ROW_ID, label, gender, split), and Figure 1's counts per task."""
+    assignments, counts = [], []
+    for number, task in enumerate(tasks):
+        labels = task_labels(joined, task)
+        frame = pd.DataFrame({"label": labels, "gender": joined.loc[labels.index, "gender"]})
+        train = balanced_split(frame, train_fraction, per_cell.get(task), seed + number)
+        frame["split"] = train.map({True: "train", False: "test"})
+        frame.insert(0, "task", task)
+        assignments.append(frame.rename_axis("ROW_ID").reset_index())
+        log.info("%s: %d notes (%d positive), %d train, %d test", task, len(frame), int(frame["label"].sum()),
+                 int(train.sum()), int((~train).sum()))
+        counts.append({"task": TASK_TITLES[task], "column": TASK_COLUMNS[task],
+                       "positive": int(joined[TASK_COLUMNS[task]].sum()), "none": int(joined["none"].sum()),
+                       "notes_in_task": len(frame)})
+    return pd.concat(assignments, ignore_index=True), counts
+
+
+def treated_text_rows(joined: pd.DataFrame, row_ids: Sequence[int]) -> pd.DataFrame:
+    """ROW_ID, version, text: every treated version (``treated_texts``) of the notes ``row_ids``."""
+    rows = [{"ROW_ID": int(row_id), "version": version, "text": text}
+            for row_id in row_ids for version, text in treated_texts(joined.at[row_id, "TEXT"]).items()]
     return pd.DataFrame(rows)

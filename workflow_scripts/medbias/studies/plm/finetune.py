@@ -251,7 +251,7 @@ def finetune_and_score(encoder, tokenizer, task: Task, *, learning_rate: float, 
                        max_length: int, seed: int, leading_space: bool, log=None) -> dict:
     """Fine-tune ``encoder`` (all weights) with a fresh head on ``task.train`` and score ``task.test``
     with the task's metric (module docstring). Batches are drawn in a seeded order."""
-    from medbias.core.batching import pad_sequences, padded_batches
+    from medbias.core.batching import device_batches, pad_sequences
 
     device = next(encoder.parameters()).device
     model = TaskModel(encoder, len(task.label_names), task.kind, seed).to(device)
@@ -300,8 +300,8 @@ def finetune_and_score(encoder, tokenizer, task: Task, *, learning_rate: float, 
     test_ids, test_firsts = _encode_split(tokenizer, task, task.test, max_length, leading_space)
     predictions: list = [None] * len(test_ids)
     with torch.inference_mode():
-        for rows, ids, attention in padded_batches(test_ids, pad, 64):
-            logits = model(ids.to(device), attention.to(device)).float().cpu()
+        for rows, ids, attention in device_batches(model, test_ids, pad, 64):
+            logits = model(ids, attention).float().cpu()
             for r, i in enumerate(rows):
                 if task.kind == "single":
                     predictions[i] = int(logits[r].argmax())

@@ -9,39 +9,15 @@ Sentence vectors come from ``medbias.core.encoders.pooled_sentence_vectors``."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from medbias.core.errors import MedbiasInputError
 from medbias.core.templates import WORD_SLOT, check_template, fill_template
 
+from medbias.io.resources import SEAT_SETS
 from medbias.core.encoders import piece_counts, pooled_sentence_vectors, unknown_words
-
-
-SEAT_SETS = ("X", "Y", "A", "B")
-
-
-def read_seat_tests(path: str | Path) -> dict[str, dict[str, Any]]:
-    """The SEAT tests of a word-set file (``tests: {name: {X, Y, A, B, identity_context}}``); a missing
-    or empty set, or a word listed twice in one set, is one error naming the file, test and set."""
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    tests = data.get("tests")
-    if not isinstance(tests, dict) or not tests:
-        raise MedbiasInputError(f"{path}: no 'tests' mapping of SEAT tests")
-    for name, test in tests.items():
-        for key in (*SEAT_SETS, "identity_context"):
-            if not test.get(key):
-                raise MedbiasInputError(f"{path}: test '{name}' has no (or an empty) '{key}'")
-        for key in SEAT_SETS:
-            words = [str(w) for w in test[key]]
-            repeated = sorted({w for w in words if words.count(w) > 1})
-            if repeated:
-                raise MedbiasInputError(f"{path}: test '{name}' set {key} lists {repeated[0]!r} more than once")
-            test[key] = words
-    return tests
 
 
 def contextualise(words: Sequence[str], templates: Sequence[str], where: str) -> list[tuple[str, str]]:
@@ -150,7 +126,7 @@ def run_seat(encoder, tokenizer, tests: Mapping[str, Mapping[str, Any]], templat
         result = weat(lookup, *[[s for _, s in sets[k]] for k in SEAT_SETS], rng=rng,
                       budget=budget, alternative=alternative, n_bootstrap=n_bootstrap, min_fraction=0.0)
         calibrated = {}
-        n_a, n_b = len(kept["A"]), len(kept["B"])
+        n_a = len(kept["A"])
         lengths = piece_counts(tokenizer, [*kept["A"], *kept["B"]]) if null_draws else []
         for k in sorted(set(lengths) - set(null_phrases)):
             null_phrases[k] = random_phrases(pool_words, k, null_pool, seed + k)

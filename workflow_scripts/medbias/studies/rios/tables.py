@@ -137,7 +137,7 @@ def ripa_tables(decades: DecadeVectors, wordsets: Mapping[str, Any], *, top: int
 def load_decades(paths: Sequence[str], decades: Sequence[str], replicates: int = 1, log=None) -> DecadeVectors:
     """The decades' word2vec binaries, decade-major with ``replicates`` seed replicates each. The decades
     without articles are named in the log; none with articles stops the job with one line."""
-    from medbias.core.embeddings import load_word_vectors
+    from medbias.io.word_vectors import load_word_vectors
 
     loaded = decade_vectors({d: [load_word_vectors(path, "word2vec_binary") for path in paths[i * replicates:(i + 1) * replicates]]
                              for i, d in enumerate(decades)})
