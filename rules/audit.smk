@@ -41,7 +41,7 @@ rule audit_weat:
         bootstrap=config["rios"]["bootstrap"],
         min_fraction=config["rios"]["min_set_fraction"],
         null_draws=config["rios"]["calibrated_null_draws"],
-        seed=config["seed"] + 900,
+        seed=seed_for("audit_weat"),
     script:
         f"{SCRIPTS}/audit_weat.py"
 

@@ -6,6 +6,7 @@ from medbias.core.provenance import code_fingerprint
 from medbias.io.formats import ACUITY_EXPORTS, MIMIC_TABLES, find_table
 from medbias.pipeline import plan
 from medbias.pipeline.report import caption_rst, load_items
+from medbias.pipeline.seeds import rule_seed
 from medbias.synth.sizes import demo_sizes
 
 RESULTS = config["results"]
@@ -56,7 +57,6 @@ FILL_BLANK = config["hurtful"]["fill_blank"]
 if config["world"] == "demo":
     DEMO = config["demo"]["dir"]
     SIZES = demo_sizes(config["demo"])
-    SEED = config["seed"]
     PUBMED_FILES = [
         f"{INPUTS['pubmed_dir']}/pubmed26n{i:04d}.xml.gz"
         for i in range(1, SIZES.pubmed_files + 2)
@@ -319,6 +319,11 @@ def rios_targets():
 def manifest_inputs(wildcards):
     """In the demo world the manifest waits for the world to be built; real inputs already exist."""
     return demo_world_targets() if config["world"] == "demo" else []
+
+
+def seed_for(rule):
+    """The seed of a rule's jobs: the config's one seed and the rule's name (medbias.pipeline.seeds)."""
+    return rule_seed(config["seed"], rule)
 
 
 def library_code(script):

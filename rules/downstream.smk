@@ -65,7 +65,7 @@ rule hurtful_classify:
         patience=DOWNSTREAM["patience"],
         batch_size=DOWNSTREAM["batch_size"],
         learning_rate=DOWNSTREAM["learning_rate"],
-        seed=config["seed"] + 600,
+        seed=seed_for("hurtful_classify"),
         replicate=0,
     script:
         f"{SCRIPTS}/hurtful_classify.py"
@@ -109,7 +109,7 @@ rule hurtful_gaps:
         alpha=DOWNSTREAM["alpha"],
         intersectional=DOWNSTREAM["intersectional"],
         minimum=DOWNSTREAM["min_group"],
-        seed=config["seed"] + 700,
+        seed=seed_for("hurtful_gaps"),
     script:
         f"{SCRIPTS}/hurtful_gaps.py"
 

@@ -102,7 +102,7 @@ rule hurtful_probe:
         test_fraction=config["hurtful"]["probe"]["test_fraction"],
         hidden=config["hurtful"]["probe"]["hidden"],
         max_length=config["hurtful"]["probe"]["max_length"],
-        seed=config["seed"] + 510,
+        seed=seed_for("hurtful_probe"),
     script:
         f"{SCRIPTS}/hurtful_probe.py"
 

@@ -25,7 +25,7 @@ rule mental_data:
         tasks=MENTAL_CONFIG["tasks"],
         train_fraction=MENTAL_CONFIG["split"]["train_fraction"],
         per_cell=MENTAL_CONFIG["split"]["per_cell"],
-        seed=config["seed"] + 700,
+        seed=seed_for("mental_data"),
     script:
         f"{SCRIPTS}/mental_data.py"
 
@@ -52,7 +52,7 @@ rule mental_features:
         name=lambda wc: wc.embedding,
         entry=lambda wc: model_entry(wc.embedding),
         contextual=MENTAL_CONFIG["contextual"],
-        seed=config["seed"] + 710,
+        seed=seed_for("mental_features"),
     script:
         f"{SCRIPTS}/mental_features.py"
 
@@ -84,7 +84,7 @@ rule mental_classify:
         rf=MENTAL_CONFIG["rf"],
         mlp=MENTAL_CONFIG["mlp"],
         gender_task=MENTAL_CONFIG["gender_classifier_task"],
-        seed=config["seed"] + 720,
+        seed=seed_for("mental_classify"),
     script:
         f"{SCRIPTS}/mental_classify.py"
 
@@ -118,7 +118,7 @@ rule mental_tables:
         treatments=MENTAL_CONFIG["treatments"],
         learners=MENTAL_CONFIG["learners"],
         bootstrap=MENTAL_CONFIG["bootstrap"],
-        seed=config["seed"] + 730,
+        seed=seed_for("mental_tables"),
     script:
         f"{SCRIPTS}/mental_tables.py"
 
@@ -148,7 +148,7 @@ rule mental_direct_bias:
         synonym_template=MENTAL_CONFIG["direct_bias"]["synonym_template"],
         min_pairs=MENTAL_CONFIG["direct_bias"]["min_pairs"],
         bootstrap=MENTAL_CONFIG["direct_bias"]["bootstrap"],
-        seed=config["seed"] + 740,
+        seed=seed_for("mental_direct_bias"),
     script:
         f"{SCRIPTS}/mental_direct_bias.py"
 
@@ -176,7 +176,7 @@ rule mental_lime:
         entry=model_entry(MENTAL_CONFIG["lime"]["embedding"]),
         lime=MENTAL_CONFIG["lime"],
         contextual=MENTAL_CONFIG["contextual"],
-        seed=config["seed"] + 750,
+        seed=seed_for("mental_lime"),
     script:
         f"{SCRIPTS}/mental_lime.py"
 

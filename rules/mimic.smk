@@ -107,7 +107,7 @@ rule mimic_cohorts:
         first_hours=config["mimic"]["first_hours"],
         max_windows_per_stay=config["mimic"]["max_windows_per_stay"],
         validation_fraction=config["mimic"]["validation_fraction"],
-        seed=config["seed"],
+        seed=seed_for("mimic_cohorts"),
     script:
         f"{SCRIPTS}/mimic_cohorts.py"
 

@@ -42,7 +42,7 @@ rule plm_dropout:
         model=lambda wc: wc.model,
         entry=lambda wc: config["models"][wc.model],
         settings=PLM_DROPOUT_TRAINING,
-        seed=config["seed"] + 800,
+        seed=seed_for("plm_dropout"),
     script:
         f"{SCRIPTS}/plm_dropout.py"
 
@@ -75,7 +75,7 @@ rule plm_projection:
         pooling=PLM_CONFIG["seat"]["pooling"],
         batch_size=PLM_CONFIG["batch_size"],
         max_length=PLM_CONFIG["max_length"],
-        seed=config["seed"] + 810,
+        seed=seed_for("plm_projection"),
     script:
         f"{SCRIPTS}/plm_projection.py"
 
@@ -111,7 +111,7 @@ rule plm_evaluate:
         ties_as_half=PLM_CONFIG["stereoset"]["ties_as_half"],
         batch_size=PLM_CONFIG["batch_size"],
         max_length=PLM_CONFIG["max_length"],
-        seed=config["seed"] + 820,
+        seed=seed_for("plm_evaluate"),
     script:
         f"{SCRIPTS}/plm_evaluate.py"
 
@@ -177,7 +177,7 @@ rule plm_finetune:
         glue_tasks=PLM_CONFIG["downstream"]["glue_tasks"],
         settings=PLM_CONFIG["downstream"]["settings"],
         max_length=PLM_CONFIG["downstream"]["max_length"],
-        seed=config["seed"] + 830,
+        seed=seed_for("plm_finetune"),
     script:
         f"{SCRIPTS}/plm_finetune.py"
 

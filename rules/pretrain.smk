@@ -30,6 +30,6 @@ rule hurtful_pretrain:
         base_name=config["hurtful"]["base_model"],
         base_entry=config["models"][config["hurtful"]["base_model"]],
         checkpoints=lambda wc: f"{HURTFUL}/checkpoints/{wc.variant}",
-        seed=config["seed"] + 500,
+        seed=seed_for("hurtful_pretrain"),
     script:
         f"{SCRIPTS}/hurtful_pretrain.py"

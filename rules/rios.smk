@@ -45,7 +45,7 @@ rule rios_word2vec:
         grid=config["rios"]["word2vec"]["grid"],
         strategy=config["rios"]["word2vec"]["search"],
         epochs=config["rios"]["word2vec"]["epochs"],
-        seed=config["seed"],
+        seed=seed_for("rios_word2vec"),
         replicate=lambda wc: int(wc.replicate),
     script:
         f"{SCRIPTS}/rios_word2vec.py"
@@ -73,7 +73,7 @@ rule rios_document_null:
         draws=config["rios"]["document_null_draws"],
         defaults=config["rios"]["word2vec"]["defaults"],
         epochs=config["rios"]["word2vec"]["epochs"],
-        seed=config["seed"],
+        seed=seed_for("rios_document_null"),
         min_fraction=config["rios"]["min_set_fraction"],
     script:
         f"{SCRIPTS}/rios_document_null.py"
@@ -127,7 +127,7 @@ rule rios_weat:
     params:
         code=library_code("rios_weat.py"),
         decades=RIOS_DECADES,
-        seed=config["seed"],
+        seed=seed_for("rios_weat"),
         budget=config["rios"]["permutation_budget"],
         alternative=config["rios"]["alternative"],
         bootstrap=config["rios"]["bootstrap"],
@@ -159,7 +159,7 @@ rule rios_ect:
     params:
         code=library_code("rios_ect.py"),
         decades=RIOS_DECADES,
-        seed=config["seed"],
+        seed=seed_for("rios_ect"),
         bootstrap=config["rios"]["bootstrap"],
         min_fraction=config["rios"]["min_set_fraction"],
     script:

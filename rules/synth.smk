@@ -24,7 +24,7 @@ rule synth_mimic:
         patients=SIZES.patients,
         annotated_notes=SIZES.annotated_notes,
         annotators_per_note=config["demo"]["annotators_per_note"],
-        seed=SEED,
+        seed=seed_for("synth_mimic"),
     script:
         f"{SCRIPTS}/synth_mimic.py"
 
@@ -47,7 +47,7 @@ rule synth_pubmed:
         code=library_code("synth_pubmed.py"),
         articles_per_decade=SIZES.pubmed_articles_per_decade,
         n_files=SIZES.pubmed_files,
-        seed=SEED + 10,
+        seed=seed_for("synth_pubmed"),
     script:
         f"{SCRIPTS}/synth_pubmed.py"
 
@@ -94,7 +94,7 @@ rule synth_plm_corpus:
         code=library_code("synth_plm_corpus.py"),
         mentions_per_group=config["demo"]["plm"]["mentions_per_group"],
         trained_models=PLM_TRAINED_MODELS,
-        seed=SEED + 40,
+        seed=seed_for("synth_plm_corpus"),
     script:
         f"{SCRIPTS}/synth_plm_corpus.py"
 
@@ -118,7 +118,7 @@ rule synth_plm_model:
         vocab_size=lambda wc: TINY_TOKENIZER_VOCAB[wc.plm_arch],
         model_params=lambda wc: config["demo"][wc.plm_arch],
         training=config["demo"]["plm"],
-        seed=SEED + 50,
+        seed=seed_for("synth_plm_model"),
     script:
         f"{SCRIPTS}/synth_plm_model.py"
 
@@ -132,7 +132,7 @@ rule synth_plm_downstream:
         "../envs/cpu.yaml"
     params:
         code=library_code("synth_plm_downstream.py"),
-        seed=SEED + 60,
+        seed=seed_for("synth_plm_downstream"),
     script:
         f"{SCRIPTS}/synth_plm_downstream.py"
 
@@ -152,7 +152,7 @@ rule synth_truth:
         "../envs/cpu.yaml"
     params:
         code=library_code("synth_truth.py"),
-        seed=SEED,
+        seed=seed_for("synth_truth"),
         scale=config["demo"]["scale"],
     script:
         f"{SCRIPTS}/synth_truth.py"
@@ -177,7 +177,7 @@ rule synth_tiny_model:
         arch=lambda wc: wc.arch,
         vocab_size=lambda wc: TINY_TOKENIZER_VOCAB[wc.arch],
         model_params=lambda wc: config["demo"][wc.arch],
-        seed=SEED + 20,
+        seed=seed_for("synth_tiny_model"),
     script:
         f"{SCRIPTS}/synth_tiny_model.py"
 
@@ -200,7 +200,7 @@ rule synth_word_vectors:
         code=library_code("synth_word_vectors.py"),
         sources=lambda wc: WORD_VECTOR_SOURCES[wc.corpus],
         w2v=config["demo"]["word_vectors"],
-        seed=lambda wc: SEED + 30 + WORD_VECTOR_CORPORA.index(wc.corpus),
+        seed=lambda wc: seed_for("synth_word_vectors") + WORD_VECTOR_CORPORA.index(wc.corpus),
     script:
         f"{SCRIPTS}/synth_word_vectors.py"
 

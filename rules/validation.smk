@@ -42,7 +42,7 @@ rule validation_error_rates:
         base_model_entry=config["models"][config["hurtful"]["base_model"]],
         target_sets=LOGPROB["target_sets"],
         gender_set=LOGPROB["gender_set"],
-        seed=config["seed"],
+        seed=seed_for("validation_error_rates"),
     script:
         f"{SCRIPTS}/validation_error_rates.py"
 

@@ -1,0 +1,38 @@
+"""Every rule's random seed, from the config's one ``seed`` and the rule's name: ``rule_seed(seed,
+rule) = seed + RULE_SEED_OFFSETS[rule]``. The rules call it through ``seed_for("<rule>")``
+(rules/common.smk), so a seed is never a number written in a rule file, and a unit test checks that
+each rule asks for its own name.
+
+The offsets are the ones the demo world was calibrated with (shared/notes/demo-calibration.md: which
+seeds' tiny models learn the planted effects). A hash of the rule name would derive them with no
+table, but it would move every number of the demo and the planted tier's calibration with them, so
+the table keeps them. Rules that share an offset draw for unrelated purposes (a permutation test and
+a data split do not interact); replicates derive their own seeds from the rule's
+(``medbias.validation.replication.replicate_seed``)."""
+
+from __future__ import annotations
+
+RULE_SEED_OFFSETS = {
+    # the demo world
+    "synth_mimic": 0, "synth_truth": 0, "synth_pubmed": 10, "synth_tiny_model": 20, "synth_word_vectors": 30,
+    "synth_plm_corpus": 40, "synth_plm_model": 50, "synth_plm_downstream": 60,
+    # rios
+    "rios_word2vec": 0, "rios_document_null": 0, "rios_weat": 0, "rios_ect": 0,
+    # mimic and hurtful
+    "mimic_cohorts": 0, "hurtful_pretrain": 500, "hurtful_probe": 510, "hurtful_classify": 600, "hurtful_gaps": 700,
+    # mental
+    "mental_data": 700, "mental_features": 710, "mental_classify": 720, "mental_tables": 730,
+    "mental_direct_bias": 740, "mental_lime": 750,
+    # plm
+    "plm_dropout": 800, "plm_projection": 810, "plm_evaluate": 820, "plm_finetune": 830,
+    # audit and validation
+    "audit_weat": 900, "validation_error_rates": 0,
+}
+
+
+def rule_seed(seed: int, rule: str) -> int:
+    """The seed of ``rule``'s job under the config's ``seed``; a rule without an entry is an error
+    (a new rule that draws random numbers gets its own line above)."""
+    if rule not in RULE_SEED_OFFSETS:
+        raise KeyError(f"rule {rule!r} has no seed offset in medbias.pipeline.seeds.RULE_SEED_OFFSETS")
+    return seed + RULE_SEED_OFFSETS[rule]
