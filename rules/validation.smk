@@ -1,5 +1,5 @@
 # Demo world only: measured error rates of the bias tests against the truth file (issue 17).
-# Rules only; the logic lives in medbias.validation.error_rates and medbias.validation.replication.
+# Rules only; the logic lives in medbias.validation.error_rates and medbias.metrics.replication.
 
 
 rule validation_error_rates:

@@ -1,7 +1,7 @@
 """Rule script (hurtful): one classifier per downstream task on one model's frozen window features
 (``medbias.studies.hurtful.classify.train_task_classifiers``, section 4.1), and the test predictions
 with the protected attributes for the fairness analysis. Replicate r > 0 repeats all of it under a
-derived seed (``medbias.validation.replication.replicate_seed``)."""
+derived seed (``medbias.metrics.replication.replicate_seed``)."""
 
 import numpy as np
 import pandas as pd
@@ -9,7 +9,7 @@ import torch
 
 from medbias.core.logs import setup_rule_logging
 from medbias.studies.hurtful.classify import network_grid, train_task_classifiers
-from medbias.validation.replication import replicate_seed
+from medbias.metrics.replication import replicate_seed
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

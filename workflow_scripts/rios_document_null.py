@@ -17,7 +17,7 @@ from medbias.core.embeddings import (
     train_skipgram,
 )
 from medbias.core.logs import setup_rule_logging
-from medbias.validation.replication import document_null_seed
+from medbias.metrics.replication import document_null_seed
 from medbias.io.resources import read_wordsets
 from medbias.studies.rios.analyses import gender_swap_mapping, weat_statistics
 

@@ -5,7 +5,7 @@ from medbias.core.embeddings import ParquetSentences, search_skipgram
 from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
 from medbias.io.pubmed import tokenize
-from medbias.validation.replication import replicate_seed
+from medbias.metrics.replication import replicate_seed
 from medbias.io.resources import read_umnsrs
 
 snakemake = globals()["snakemake"]

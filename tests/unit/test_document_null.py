@@ -14,7 +14,7 @@ import pytest
 
 from medbias.core.embeddings import SwappedDocuments, document_swap_flags, pair_mapping, train_skipgram
 from medbias.metrics.association import weat
-from medbias.validation.replication import document_null_seed
+from medbias.metrics.replication import document_null_seed
 from medbias.studies.rios.analyses import document_null_columns, gender_swap_mapping, weat_by_decade, weat_statistics
 
 MALE, FEMALE = [f"m{i}" for i in range(6)], [f"f{i}" for i in range(6)]

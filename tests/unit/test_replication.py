@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-from medbias.validation.replication import decade_trend, document_null_seed, error_rate, ols_slope, replicate_seed
+from medbias.metrics.replication import decade_trend, document_null_seed, error_rate, ols_slope, replicate_seed
 from medbias.validation.error_rates import error_rates, gap_decisions, mirror_rows, null_world_decisions, rios_weat_decisions
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from medbias.core.errors import MedbiasInputError
 
 WORD_SLOT = "[W]"
+IDENTITY_SLOT, BIAS_SLOT = "[IDENTITY]", "[BIAS]"
 
 
 def check_template(template: str, slots: Iterable[str], where: str) -> None:
@@ -20,6 +21,17 @@ def check_template(template: str, slots: Iterable[str], where: str) -> None:
     for slot in slots:
         if template.count(slot) != 1:
             raise MedbiasInputError(f"config key '{where}': template {template!r} needs exactly one {slot} slot")
+
+
+def check_templates(templates: Iterable[str] | Mapping[str, str], slots: Iterable[str], where: str) -> None:
+    """``check_template`` of every template of a list (key ``where``) or a named map (key
+    ``where.<name>``); an empty list or map is one error too."""
+    slots = list(slots)
+    if not templates:
+        raise MedbiasInputError(f"config key '{where}': no templates")
+    named = templates.items() if isinstance(templates, Mapping) else ((None, t) for t in templates)
+    for name, template in named:
+        check_template(template, slots, where if name is None else f"{where}.{name}")
 
 
 def fill_template(template: str, values: Mapping[str, str]) -> str:

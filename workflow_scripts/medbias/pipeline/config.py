@@ -303,9 +303,8 @@ def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_mo
 def _check_plm(config: dict[str, Any], skip) -> None:
     """Models must be registry entries; templates need their slots; the figure's axes, the
     StereoSet families and the Dropout models must refer to what the study has."""
-    from medbias.studies.plm.seat import contextualise
+    from medbias.core.templates import BIAS_SLOT, IDENTITY_SLOT, WORD_SLOT, check_templates
     from medbias.io.resources import read_seat_tests
-    from medbias.studies.plm.stereoset import check_stereoset_templates
 
     plm = config["plm"]
     if not plm.get("models"):
@@ -316,8 +315,8 @@ def _check_plm(config: dict[str, Any], skip) -> None:
                 f"config key 'plm.models': unknown model {name!r} (registry has: {', '.join(config['models'])})"
             )
     for context, templates in plm["seat"]["templates"].items():
-        contextualise([], templates, f"plm.seat.templates.{context}")
-    check_stereoset_templates(plm["stereoset"]["templates"])
+        check_templates(templates, [WORD_SLOT], f"plm.seat.templates.{context}")
+    check_templates(plm["stereoset"]["templates"], (IDENTITY_SLOT, BIAS_SLOT), "plm.stereoset.templates")
     tests = read_seat_tests(config["resources"]["xie2024_wordsets"])
     for axis, test in plm["seat"]["figure"].items():
         if test not in tests:

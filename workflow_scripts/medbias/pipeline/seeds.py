@@ -8,7 +8,7 @@ seeds' tiny models learn the planted effects). A hash of the rule name would der
 table, but it would move every number of the demo and the planted tier's calibration with them, so
 the table keeps them. Rules that share an offset draw for unrelated purposes (a permutation test and
 a data split do not interact); replicates derive their own seeds from the rule's
-(``medbias.validation.replication.replicate_seed``)."""
+(``medbias.metrics.replication.replicate_seed``)."""
 
 from __future__ import annotations
 

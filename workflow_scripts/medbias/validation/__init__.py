@@ -1,1 +1,4 @@
-"""The demo world's checks on the tests themselves: measured error rates, planted-effect recovery and replication over training seeds."""
+"""The demo world's checks on the tests themselves: measured error rates of every bias test on
+constructed null worlds and planted effects (``error_rates``) and their figure. The statistics they
+use (trends across conditions, Clopper-Pearson intervals, replicate seeds) are in
+``medbias.metrics.replication``."""

@@ -33,7 +33,7 @@ from medbias.studies.hurtful.downstream import GAP_KEYS
 from medbias.studies.hurtful.analyses import PAIR_UNITS, category_vs_control_p, paired_differences
 from medbias.metrics.association import NullVocabulary, weat
 from medbias.metrics.fairness import benjamini_hochberg_by
-from medbias.validation.replication import error_rate
+from medbias.metrics.replication import error_rate
 
 DECISION_COLUMNS = ["test", "source", "unit", "truth", "p_kind", "p", "flagged", "level"]
 

@@ -10,18 +10,9 @@ from typing import Any
 import numpy as np
 
 from medbias.core.errors import MedbiasInputError
-from medbias.core.templates import check_template, fill_template
+from medbias.core.templates import BIAS_SLOT, IDENTITY_SLOT, check_templates, fill_template
 
 
-IDENTITY_SLOT, BIAS_SLOT = "[IDENTITY]", "[BIAS]"
-
-
-def check_stereoset_templates(templates: Mapping[str, str], where: str = "plm.stereoset.templates") -> None:
-    """Every template holds [IDENTITY] and [BIAS] exactly once; otherwise one error naming it."""
-    if not templates:
-        raise MedbiasInputError(f"config key '{where}': no templates")
-    for name, template in templates.items():
-        check_template(template, (IDENTITY_SLOT, BIAS_SLOT), f"{where}.{name}")
 
 
 def stereoset_examples(tests: Mapping[str, Mapping[str, Any]], families: Mapping[str, Sequence[str]],
@@ -40,7 +31,7 @@ def stereoset_examples(tests: Mapping[str, Mapping[str, Any]], families: Mapping
     """
     import pandas as pd
 
-    check_stereoset_templates(templates)
+    check_templates(templates, (IDENTITY_SLOT, BIAS_SLOT), "plm.stereoset.templates")
     if not unrelated:
         raise MedbiasInputError("config key 'plm.stereoset.unrelated': no unrelated words")
     index: dict[str, int] = {}

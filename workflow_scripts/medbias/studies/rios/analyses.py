@@ -31,7 +31,7 @@ from medbias.metrics.association import (
     weat,
 )
 from medbias.metrics.bootstrap import percentile_interval
-from medbias.validation.replication import decade_trend
+from medbias.metrics.replication import decade_trend
 
 
 def _lower(words) -> list[str]:

@@ -1,0 +1,64 @@
+"""The house rules of the code's layout (README, Layout): thin rule scripts, a rule layer that
+imports no study, and library layers that import only the layers below them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "workflow_scripts" / "medbias"
+IMPORT = re.compile(r"^\s*(?:from|import)\s+medbias\.(\w+)", re.M)
+
+# what each layer may import (its own modules included)
+ALLOWED = {
+    "core": {"core"},
+    "io": {"core", "io"},
+    "metrics": {"core", "io", "metrics"},
+    "studies": {"core", "io", "metrics", "studies"},
+    "synth": {"core", "io", "metrics", "studies", "synth"},
+    "validation": {"core", "io", "metrics", "studies", "synth", "validation"},
+    "pipeline": {"core", "io", "metrics", "studies", "synth", "validation", "pipeline"},
+}
+
+
+def test_rule_scripts_are_thin():
+    long = {p.name: n for p in sorted((ROOT / "workflow_scripts").glob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 60}
+    assert long == {}
+
+
+def test_the_rule_files_import_no_study():
+    imported = set()
+    for path in [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk"))]:
+        imported |= set(re.findall(r"^\s*(?:from|import)\s+(medbias[\w.]*)", path.read_text(encoding="utf-8"), re.M))
+    assert imported and not {m for m in imported if m.startswith(("medbias.studies", "medbias.validation"))}
+    assert {m for m in imported if m.startswith("medbias.synth")} <= {"medbias.synth.sizes"}
+
+
+def layer_imports(package: Path, layer: str) -> set[tuple[str, str]]:
+    """(module, imported layer) for every medbias import under ``package/layer``."""
+    return {(path.relative_to(package).as_posix(), target)
+            for path in (package / layer).rglob("*.py")
+            for target in IMPORT.findall(path.read_text(encoding="utf-8"))}
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_each_library_layer_imports_only_the_layers_below_it(layer):
+    found = layer_imports(PACKAGE, layer)
+    assert found, f"no medbias import found under {layer}/: the check would pass vacuously"
+    assert {(path, target) for path, target in found if target not in ALLOWED[layer]} == set()
+
+
+def test_the_layer_check_sees_an_import_upwards(tmp_path):
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "models.py").write_text("from medbias.core.errors import X\n    from medbias.studies.plm.seat import Y\n")
+    found = layer_imports(tmp_path, "core")
+    assert {(path, target) for path, target in found if target not in ALLOWED["core"]} == {("core/models.py", "studies")}
+
+
+def test_no_module_is_left_at_the_package_top():
+    assert sorted(p.name for p in PACKAGE.glob("*.py")) == ["__init__.py"]
+    assert sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__") == sorted(ALLOWED)
