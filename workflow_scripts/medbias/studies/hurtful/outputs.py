@@ -1,0 +1,60 @@
+"""What the hurtful study builds for a configuration (Zhang et al. 2020): the attribute of each
+adversarial variant, the debiased tables (Table 5, D5-D7) and Figure A1's model, and every file the
+downstream tables job writes. Pure; the rule files reach it through ``medbias.pipeline.plan``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+# Zhang et al. 2020: the downstream table of each adversarially debiased model (Table 5 for gender,
+# Tables D5-D7 in the appendix for the other attributes)
+DEBIASED_TABLE_NAMES = {
+    "gender": "table5_debiased_gender",
+    "language": "tableD5_debiased_language",
+    "ethnicity": "tableD6_debiased_ethnicity",
+    "insurance": "tableD7_debiased_insurance",
+}
+
+
+def variant_attribute(variant: str) -> str | None:
+    """The protected attribute of an adversarial variant (adv_gender -> gender); None for the baseline."""
+    return variant[len("adv_"):] if variant.startswith("adv_") else None
+
+
+def debiased_attributes(variants: Sequence[str]) -> list[str]:
+    """The attributes of the pretrained adversarial variants, in the config's order (Table D4's rows)."""
+    return [a for a in map(variant_attribute, variants) if a]
+
+
+def debiased_tables(downstream_models: Sequence[str]) -> dict[str, str]:
+    """Table 5 / D5-D7 name -> attribute, for each attribute whose debiased model the downstream
+    analysis reads, in the paper's order."""
+    return {name: attribute for attribute, name in DEBIASED_TABLE_NAMES.items()
+            if f"adv_{attribute}" in downstream_models}
+
+
+def figure_a1_model(downstream_models: Sequence[str]) -> str | None:
+    """The debiased model Figure A1 compares with the baseline: the gender-debiased one when analysed
+    (the paper's), else the first debiased model listed, else None (no Figure A1)."""
+    debiased = [m for m in downstream_models if m.startswith("adv_")]
+    if "adv_gender" in debiased:
+        return "adv_gender"
+    return debiased[0] if debiased else None
+
+
+def downstream_table_names(downstream: Mapping[str, Any]) -> list[str]:
+    """Every file (relative to the downstream folder) that the downstream tables job writes for the
+    ``hurtful.downstream`` section: Tables 4, C3, A2, the debiased tables, the gap figures, Figure A1
+    when a debiased model is analysed, and the intersectional table."""
+    names = ["table4_gaps", "tableC3_gaps_fdr", "tableA2_performance", *debiased_tables(downstream["models"])]
+    files = [f"{n}.{ext}" for n in names for ext in ("csv", "md")]
+    files += ["tableA2_performance_long.csv", "gap_seeds.csv"]
+    for name, figure in downstream["figures"].items():
+        files += [f"{name}_gaps_{figure['attribute']}.{ext}" for ext in ("png", "pdf")]
+    if figure_a1_model(downstream["models"]):
+        files += [f"figA1_auprc.{ext}" for ext in ("png", "pdf")]
+    files += [f"intersectional_gaps.{ext}" for ext in ("csv", "md")]
+    files.append("intersectional_skipped.csv")
+    return files

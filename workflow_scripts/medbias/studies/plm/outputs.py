@@ -1,0 +1,31 @@
+"""What the plm study builds for a configuration (Xie et al. 2024): which (model, debias)
+evaluations exist and which are fine-tuned for Table 6. Pure; the rule files reach it through
+``medbias.pipeline.plan``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def is_loadable(entry: Mapping[str, Any]) -> bool:
+    """Whether transformers can load a registry entry (a ``loader: ofa`` entry keeps marked rows instead)."""
+    return entry.get("loader", "auto") == "auto"
+
+
+def plm_evaluations(plm: Mapping[str, Any], registry: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(model, debias) pairs the plm tables need, model-major in ``plm.models`` order: ``none`` for every
+    model; each configured method for the loadable models, Dropout only for the models it lists."""
+    pairs = []
+    for model in plm["models"]:
+        pairs.append((model, "none"))
+        if not is_loadable(registry[model]):
+            continue
+        pairs += [(model, method) for method in plm["debias"]["methods"]
+                  if method != "dropout" or model in plm["debias"]["dropout"]["models"]]
+    return pairs
+
+
+def plm_finetunes(plm: Mapping[str, Any], registry: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(model, debias) pairs fine-tuned for Table 6: the evaluations of the downstream models."""
+    return [(m, d) for m, d in plm_evaluations(plm, registry) if m in plm["downstream"]["models"]]
