@@ -214,6 +214,12 @@ def test_missing_table_names_folder_and_table(tmp_path):
     (Path(config["inputs"]["mimic_dir"]) / "NOTEEVENTS.csv").unlink()
     with pytest.raises(MedbiasInputError, match=r"inputs.mimic_dir': .*mimic has no NOTEEVENTS.csv\(.gz\)"):
         check_inputs(config)
+    config = fake_real_config(tmp_path / "acuity")
+    acuity = Path(config["inputs"]["acuity_dir"])
+    first = sorted(acuity.iterdir())[0]
+    first.unlink()
+    with pytest.raises(MedbiasInputError, match=rf"^config key 'inputs.acuity_dir': {acuity} has no {first.stem}.csv\(.gz\)$"):
+        check_inputs(config)
 
 
 def test_missing_column_names_file_and_column(tmp_path):

@@ -213,6 +213,18 @@ def built_by_demo(path: str | Path, config: dict[str, Any]) -> bool:
     return absolute == demo_dir or demo_dir in absolute.parents
 
 
+def _check_table_folder(key: str, folder: str, tables: dict[str, Any], lower_case_too: bool) -> None:
+    """The folder exists and holds every table (``find_table``) with its columns; else one line."""
+    if not Path(folder).is_dir():
+        raise MedbiasInputError(f"config key '{key}': folder {folder} does not exist")
+    for table, columns in tables.items():
+        path = find_table(folder, table)
+        if path is None:
+            also = f" (nor {table.lower()}.csv(.gz))" if lower_case_too else ""
+            raise MedbiasInputError(f"config key '{key}': {folder} has no {table}.csv(.gz){also}")
+        check_columns(path, columns)
+
+
 def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_models returns it
     """Check that every input the config names exists and has the columns the workflow reads.
 
@@ -228,25 +240,10 @@ def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_mo
 
     mimic_dir = inputs["mimic_dir"]
     if not skip(mimic_dir):
-        if not Path(mimic_dir).is_dir():
-            raise MedbiasInputError(f"config key 'inputs.mimic_dir': folder {mimic_dir} does not exist")
-        for table, columns in MIMIC_TABLES.items():
-            path = find_table(mimic_dir, table)
-            if path is None:
-                raise MedbiasInputError(
-                    f"config key 'inputs.mimic_dir': {mimic_dir} has no {table}.csv(.gz) (nor {table.lower()}.csv(.gz))"
-                )
-            check_columns(path, columns)
-
+        _check_table_folder("inputs.mimic_dir", mimic_dir, MIMIC_TABLES, lower_case_too=True)
     acuity_dir = inputs["acuity_dir"]
     if not skip(acuity_dir):
-        if not Path(acuity_dir).is_dir():
-            raise MedbiasInputError(f"config key 'inputs.acuity_dir': folder {acuity_dir} does not exist")
-        for stem, columns in ACUITY_EXPORTS.items():
-            path = find_table(acuity_dir, stem)
-            if path is None:
-                raise MedbiasInputError(f"config key 'inputs.acuity_dir': {acuity_dir} has no {stem}.csv(.gz)")
-            check_columns(path, columns)
+        _check_table_folder("inputs.acuity_dir", acuity_dir, ACUITY_EXPORTS, lower_case_too=False)
 
     annotations = inputs["phenotype_annotations"]
     if not skip(annotations):
