@@ -197,7 +197,9 @@ def mental_embedding_gpus(name):
 
 def mental_targets():
     return [
+        f"{MENTAL}/table1_phenotypes.md",
         f"{MENTAL}/table2_split.md",
+        f"{MENTAL}/table3_gender_terms.md",
         f"{MENTAL}/fig1_annotated_counts.png",
         f"{MENTAL}/table4_gender_uar.md",
         f"{MENTAL}/table5_fairness.md",

@@ -30,6 +30,23 @@ rule mental_data:
         f"{SCRIPTS}/mental_data.py"
 
 
+rule mental_reference_tables:
+    output:
+        table1_csv=f"{MENTAL}/table1_phenotypes.csv",
+        table1_md=f"{MENTAL}/table1_phenotypes.md",
+        table3_csv=f"{MENTAL}/table3_gender_terms.csv",
+        table3_md=f"{MENTAL}/table3_gender_terms.md",
+    log:
+        f"{LOGS}/mental/reference_tables.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("mental_reference_tables.py"),
+        tasks=MENTAL_CONFIG["tasks"],
+    script:
+        f"{SCRIPTS}/mental_reference_tables.py"
+
+
 rule mental_features:
     input:
         embedding=lambda wc: model_inputs(wc.embedding),

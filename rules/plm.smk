@@ -145,6 +145,7 @@ rule plm_tables:
         methods=PLM_CONFIG["debias"]["methods"],
         families=list(PLM_CONFIG["stereoset"]["families"]),
         figure=PLM_CONFIG["seat"]["figure"],
+        averages=PLM_CONFIG["seat"]["averages"],
         pooling=PLM_CONFIG["seat"]["pooling"],
         alternative=PLM_CONFIG["seat"]["alternative"],
         alpha=PLM_CONFIG["seat"]["alpha"],

@@ -5,7 +5,7 @@ import pandas as pd
 
 from medbias.io.jsonio import read_json
 from medbias.core.logs import setup_rule_logging
-from medbias.studies.plm.figures import plot_seat_positions
+from medbias.studies.plm.figures import plot_seat_positions, seat_axis_label
 from medbias.studies.plm.tables import plm_tables, stamp_evaluations
 from medbias.io.tables import write_paper_table
 
@@ -18,7 +18,7 @@ stereo = stamp_evaluations([pd.read_csv(path) for path in inp.stereoset], p.eval
 summaries = {(s["model"], s["debias"]): s for s in map(read_json, inp.summary)}
 tables = plm_tables(seat, stereo, summaries, models=p.models, labels=p.labels, methods=p.methods,
                     families=list(p.families), figure=p.figure, pooling=p.pooling, alpha=p.alpha,
-                    alternative=p.alternative)
+                    alternative=p.alternative, averages=p.averages)
 
 seat.to_csv(out.seat_long, index=False)
 stereo.to_csv(out.stereoset_long, index=False)
@@ -26,5 +26,6 @@ tables.changes.to_csv(out.table5_long, index=False)
 write_paper_table(tables.table2, out.table2_csv, out.table2_md)
 write_paper_table(tables.table4, out.table4_csv, out.table4_md)
 write_paper_table(tables.table5, out.table5_csv, out.table5_md)
-plot_seat_positions(tables.figure2, p.figure["x"], p.figure["y"], out.fig2_png, out.fig2_pdf)
+plot_seat_positions(tables.figure2, seat_axis_label(p.figure["x"], p.averages), seat_axis_label(p.figure["y"], p.averages),
+                    out.fig2_png, out.fig2_pdf)
 log.info("plm tables written for %d models and %d evaluations", len(p.models), len(p.evaluations))

@@ -33,7 +33,8 @@ def fairness(mental):
 def test_every_output_exists_with_the_papers_layout(wiring_run):
     mental = wiring_run / "results" / "mental"
     config = json.loads(json.dumps(__import__("yaml").safe_load((wiring_run / "config.yaml").read_text())))["mental"]
-    for name in ("table2_split.md", "table4_gender_uar.md", "table5_fairness.md", "table5_fairness_all_learners.md",
+    for name in ("table1_phenotypes.md", "table2_split.md", "table3_gender_terms.md", "table4_gender_uar.md",
+                 "table5_fairness.md", "table5_fairness_all_learners.md",
                  "fig1_annotated_counts.png", "fig1_annotated_counts.pdf", "fig2_direct_bias.png", "fig2_direct_bias.pdf",
                  "fig3_lime.png", "fig3_lime.pdf", "data.json"):
         assert (mental / name).stat().st_size > 0, name
@@ -43,6 +44,10 @@ def test_every_output_exists_with_the_papers_layout(wiring_run):
                                                           for l in ("positive", "negative") for g in ("F", "M")]
     table5 = pd.read_csv(mental / "table5_fairness.csv")
     assert len(table5) == len(config["embeddings"]) * len(config["treatments"])
+    figure2 = pd.read_csv(mental / "fig2_direct_bias.csv")  # Direct Bias with its interval, the paper's quantity
+    assert len(figure2) == len(config["embeddings"])
+    assert (figure2["direct_bias_low"] <= figure2["direct_bias"]).all() and (figure2["direct_bias"] <= figure2["direct_bias_high"]).all()
+    assert (figure2["signed_low"] <= figure2["signed_mean_cos"]).all() and (figure2["signed_mean_cos"] <= figure2["signed_high"]).all()
     assert table5["treatment"].tolist()[:4] == ["original", "swapped", "neutralized", "augmented"]
     for task in table2["task"]:
         assert {f"{task} TPRR", f"{task} FPRR", f"{task} mismatch", f"{task} F1"} <= set(table5.columns)

@@ -216,6 +216,27 @@ def test_direct_bias_on_constructed_vectors():
     mixed = np.array([[1.0, 1, 0, 0], [-1.0, 0, 1, 0]])
     assert direct_bias(mixed, female, male).signed == pytest.approx(0, abs=1e-12)
     assert direct_bias(mixed, female, male).direct_bias == pytest.approx(1 / np.sqrt(2))
+    # the mixed words: |cos| is 1/sqrt(2) for both, so every resample's Direct Bias is that value, while
+    # the signed mean of a resample is -1/sqrt(2), 0 or +1/sqrt(2)
+    result = direct_bias(mixed, female, male, n_replicates=400, rng=np.random.default_rng(2))
+    assert result.direct_bias_low == pytest.approx(1 / np.sqrt(2)) and result.direct_bias_high == pytest.approx(1 / np.sqrt(2))
+    assert result.signed_low == pytest.approx(-1 / np.sqrt(2)) and result.signed_high == pytest.approx(1 / np.sqrt(2))
+
+
+def test_direct_bias_interval_is_the_percentile_interval_of_the_resampled_mean_abs_cosine():
+    rng = np.random.default_rng(3)
+    female, male = rng.normal(size=(6, 8)), rng.normal(size=(6, 8))
+    words = rng.normal(size=(30, 8))
+    result = direct_bias(words, female, male, n_replicates=500, rng=np.random.default_rng(11))
+    from medbias.metrics.association import relation_vector, unit_rows
+    from medbias.metrics.bootstrap import percentile_interval, resample_indices
+
+    cosines = unit_rows(words) @ relation_vector(female, male)
+    resampled = cosines[resample_indices(30, 500, np.random.default_rng(11))]  # the same draws
+    assert (result.direct_bias_low, result.direct_bias_high) == percentile_interval(np.abs(resampled).mean(axis=1))
+    assert (result.signed_low, result.signed_high) == percentile_interval(resampled.mean(axis=1))
+    assert result.direct_bias_low <= result.direct_bias <= result.direct_bias_high
+    assert direct_bias(words, female, male).direct_bias_low != direct_bias(words, female, male).direct_bias_low  # NaN without replicates
 
 
 # --- LIME ----------------------------------------------------------------------------------------
@@ -295,3 +316,26 @@ def test_span_vectors_take_the_words_own_pieces(tiny_bert):
         np.testing.assert_allclose(vectors[i], _manual_last_states(encoder, encoded["input_ids"])[rows].mean(axis=0),
                                    atol=1e-5)
     assert not unknown.any()
+
+
+# --- Tables I and III ------------------------------------------------------------------------------
+
+def test_table3_is_the_papers_list_of_gender_terms():
+    """Sogancioglu et al. 2023, Table III, transcribed: male, female and neutralized terms."""
+    from medbias.studies.mental.reference_tables import table3_gender_terms
+
+    paper = [("he", "she", "patient"), ("man", "woman", "patient"), ("his", "her", "its"), ("him", "her", "its"),
+             ("male", "female", "(removed)"), ("Sex: M", "Sex: F", "Sex: (removed)")]
+    table = table3_gender_terms()
+    assert [tuple(r) for r in table.frame.itertuples(index=False)] == paper
+    assert "'her' swaps to 'him' when it is an object" in table.notes[0]
+
+
+def test_table1_defines_each_configured_phenotype():
+    from medbias.studies.mental.reference_tables import table1_phenotypes
+
+    table = table1_phenotypes(["depression", "substance_abuse"])
+    assert table.frame["Phenotype"].tolist() == ["Depression", "Substance abuse"]
+    assert table.frame["Definition"].iloc[1].startswith("Include any intravenous drug abuse (IVDU)")
+    with pytest.raises(KeyError):
+        table1_phenotypes(["anxiety"])

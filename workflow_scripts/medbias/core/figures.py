@@ -3,6 +3,9 @@ for byte-stable output), and the error-bar helper every study's figures use."""
 
 from __future__ import annotations
 
+# one colour per group that means the same thing in every study
+FEMALE, MALE = "#c44e52", "#4c72b0"
+
 
 def pyplot():
     import matplotlib
@@ -17,6 +20,14 @@ def save(fig, png: str, pdf: str) -> None:
     fig.savefig(png, dpi=150)
     fig.savefig(pdf, metadata={"CreationDate": None})
     pyplot().close(fig)
+
+
+def wrapped_title(title: str, figure_width: float, fontsize: float = 10) -> str:
+    """``title`` broken into lines that fit a figure ``figure_width`` inches wide (about 0.55 x the
+    font size in points per character), so no title runs past the figure's edge."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(title, max(20, int(figure_width * 72 / (0.55 * fontsize)) - 4)))
 
 
 def error_bars(value, low, high):

@@ -506,6 +506,8 @@ class DirectBias:
     words: int
     pairs: int
     explained_variance: float     # share of the pair differences' variance along g
+    direct_bias_low: float = float("nan")   # 95% interval of Direct Bias, from the same resamples as the signed mean's
+    direct_bias_high: float = float("nan")
 
 
 def direct_bias(words: np.ndarray, female: np.ndarray, male: np.ndarray, n_replicates: int = 0,
@@ -513,15 +515,17 @@ def direct_bias(words: np.ndarray, female: np.ndarray, male: np.ndarray, n_repli
     """Direct Bias of ``words`` (rows) against the gender direction g of the definitional pairs
     (``female[i]``, ``male[i]``): g = ``relation_vector`` (the first principal component of the pair
     differences, uncentred, signed towards the female words). The signed mean says which side the
-    words lean to; its 95% interval comes from resampling the words."""
+    words lean to. The 95% intervals of both come from the same resamples of the words."""
     g = relation_vector(female, male)
     diffs = female - male
     total = float((diffs**2).sum())
     explained = float(((diffs @ g) ** 2).sum() / total) if total > 0 else float("nan")
     cosines = unit_rows(words) @ g
-    low = high = float("nan")
+    low = high = db_low = db_high = float("nan")
     if n_replicates > 0:
         generator = rng if rng is not None else np.random.default_rng(0)
-        index = resample_indices(len(cosines), n_replicates, generator)
-        low, high = percentile_interval(cosines[index].mean(axis=1))
-    return DirectBias(float(np.abs(cosines).mean()), float(cosines.mean()), low, high, len(words), len(female), explained)
+        resampled = cosines[resample_indices(len(cosines), n_replicates, generator)]
+        low, high = percentile_interval(resampled.mean(axis=1))
+        db_low, db_high = percentile_interval(np.abs(resampled).mean(axis=1))
+    return DirectBias(float(np.abs(cosines).mean()), float(cosines.mean()), low, high, len(words), len(female), explained,
+                      db_low, db_high)

@@ -315,9 +315,18 @@ def _check_plm(config: dict[str, Any], skip) -> None:
         check_templates(templates, [WORD_SLOT], f"plm.seat.templates.{context}")
     check_templates(plm["stereoset"]["templates"], (IDENTITY_SLOT, BIAS_SLOT), "plm.stereoset.templates")
     tests = read_seat_tests(config["resources"]["xie2024_wordsets"])
+    averages = plm["seat"]["averages"]
+    for name, members in averages.items():
+        if name in tests:
+            raise MedbiasInputError(f"config key 'plm.seat.averages.{name}': the name of a SEAT test; an average needs its own")
+        for test in members:
+            if test not in tests:
+                raise MedbiasInputError(
+                    f"config key 'plm.seat.averages.{name}': no SEAT test {test!r} (file has: {', '.join(tests)})")
     for axis, test in plm["seat"]["figure"].items():
-        if test not in tests:
-            raise MedbiasInputError(f"config key 'plm.seat.figure.{axis}': no SEAT test {test!r} (file has: {', '.join(tests)})")
+        if test not in tests and test not in averages:
+            raise MedbiasInputError(f"config key 'plm.seat.figure.{axis}': no SEAT test or average {test!r} "
+                                    f"(file has: {', '.join(tests)}; averages: {', '.join(averages) or 'none'})")
     for name, test in tests.items():
         if test["identity_context"] not in plm["seat"]["templates"]:
             raise MedbiasInputError(

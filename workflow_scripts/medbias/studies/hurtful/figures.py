@@ -5,27 +5,45 @@ from __future__ import annotations
 import pandas as pd
 
 
-from medbias.core.figures import error_bars, pyplot, save
+from medbias.core.figures import error_bars, pyplot, save, wrapped_title
+
+
+def fill_in_the_blank_lines(table: pd.DataFrame, width: int = 110) -> list[tuple[str, str]]:
+    """Figure 1's text, as the paper lays it out: for each model and template a header, then one line
+    per race word, the template with the race word in its slot and each [MASK] replaced by the
+    model's greedy completion in brackets (wrapped at ``width`` characters). (text, kind) pairs, kind
+    'header', 'line' or 'gap'."""
+    import textwrap
+
+    greedy = table.sort_values("mask", kind="stable").groupby(["model", "template", "fill"], sort=False)["greedy"]
+    greedy = greedy.apply(list).reset_index()
+    lines: list[tuple[str, str]] = []
+    for model, template in dict.fromkeys(zip(greedy["model"], greedy["template"])):
+        lines += [(part, "header") for part in textwrap.wrap(f"{model}: {template}", width)]
+        block = greedy[(greedy["model"] == model) & (greedy["template"] == template)]
+        for row in block.itertuples():
+            sentence = template.replace("[RACE]", row.fill)
+            for token in row.greedy:
+                sentence = sentence.replace("[MASK]", f"[{token}]", 1)
+            lines += [(part, "line") for part in textwrap.wrap(sentence, width, initial_indent="  ",
+                                                               subsequent_indent="      ")]
+        lines.append(("", "gap"))
+    return lines[:-1]
 
 
 def plot_fill_in_the_blanks(table: pd.DataFrame, png: str, pdf: str) -> None:
-    """Zhang et al. Figure 1: for each model and template (rows) and race word (columns), the greedy
-    completion of the template's masks, as a grid of text."""
+    """Zhang et al. Figure 1: for each model and template, the template completed for every race word
+    (``fill_in_the_blank_lines``), in a fixed-width font so the completions line up."""
     plt = pyplot()
-    greedy = table.groupby(["model", "template", "fill"], sort=False)["greedy"].apply(" / ".join).reset_index()
-    fills = list(dict.fromkeys(greedy["fill"]))
-    rows = list(dict.fromkeys(zip(greedy["model"], greedy["template"])))
-    cells = [[greedy[(greedy["model"] == m) & (greedy["template"] == t) & (greedy["fill"] == f)]["greedy"].iloc[0]
-              for f in fills] for m, t in rows]
-    labels = [f"{m}:\n{t if len(t) <= 48 else t[:45] + '...'}" for m, t in rows]
-    fig, ax = plt.subplots(figsize=(2.0 + 1.9 * len(fills), 0.9 + 0.62 * len(rows)))
-    ax.axis("off")
-    grid = ax.table(cellText=cells, rowLabels=labels, colLabels=fills, loc="center", cellLoc="center")
-    grid.auto_set_font_size(False)
-    grid.set_fontsize(8)
-    grid.scale(1, 2.4)
-    ax.set_title("Fill-in-the-blank: greedy completions of [MASK] by race word", fontsize=10)
-    fig.tight_layout()
+    lines = fill_in_the_blank_lines(table)
+    line_height, top = 0.19, 0.55
+    height = top + line_height * len(lines) + 0.2
+    fig = plt.figure(figsize=(10.5, height))
+    fig.text(0.02, 1 - 0.3 / height, "Fill-in-the-blank: greedy completions of [MASK] by race word (Zhang et al. 2020, Figure 1)",
+             fontsize=10, va="center")
+    for k, (text, kind) in enumerate(lines):
+        fig.text(0.02, 1 - (top + line_height * (k + 0.5)) / height, text, family="monospace", fontsize=8, va="center",
+                 weight="bold" if kind == "header" else "normal")
     save(fig, png, pdf)
 
 
@@ -48,11 +66,13 @@ def plot_gaps_with_significant_recall(gaps: pd.DataFrame, shorthand: dict[str, s
     ax.axhline(0, color="black", lw=0.8)
     ax.set_xticks(range(len(tasks)), [shorthand.get(t, t) for t in tasks], rotation=45, ha="right", fontsize=8)
     ax.set_ylabel(f"gap (+: better for {group})")
-    if not tasks:
-        ax.text(0.5, 0.5, f"no task with a significant recall gap for {group}", ha="center", va="center",
-                transform=ax.transAxes)
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8)
+    if tasks:
+        ax.legend(fontsize=8)
+    else:
+        ax.set_yticks([])
+        ax.text(0.5, 0.7, f"no task with a significant recall gap for {group}", ha="center", va="center",
+                transform=ax.transAxes, bbox={"facecolor": "white", "edgecolor": "grey"})
+    ax.set_title(wrapped_title(title, fig.get_figwidth()), fontsize=10)
     fig.tight_layout()
     save(fig, png, pdf)
 

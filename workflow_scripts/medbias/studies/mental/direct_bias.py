@@ -45,8 +45,8 @@ def direct_bias_row(name: str, entry: Mapping[str, Any], label: str, pairs: Sequ
                     pair_vectors: Sequence[tuple[Vector, Vector]], synonyms: Sequence[str],
                     synonym_vectors: Sequence[Vector], *, min_pairs: int, bootstrap: int,
                     rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Figure 2's row of one embedding (Direct Bias, the signed mean cosine with its interval and the
-    lean it implies) and its coverage (the definitional pairs and synonyms with and without vectors).
+    """Figure 2's row of one embedding (Direct Bias and the signed mean cosine, each with its 95%
+    interval, and the lean the signed interval implies) and its coverage (the definitional pairs and synonyms with and without vectors).
 
     Fewer than ``min_pairs`` pairs with vectors, or no synonym with one, stops with one line naming the
     embedding and what is missing."""
@@ -67,7 +67,8 @@ def direct_bias_row(name: str, entry: Mapping[str, Any], label: str, pairs: Sequ
                          np.stack([m for _, m in used]).astype(float), bootstrap, rng)
     lean = "female" if result.signed_low > 0 else "male" if result.signed_high < 0 else "none (interval holds 0)"
     row = {"embedding": name, "label": label, "type": entry["type"],
-           "direct_bias": result.direct_bias, "signed_mean_cos": result.signed, "signed_low": result.signed_low,
+           "direct_bias": result.direct_bias, "direct_bias_low": result.direct_bias_low,
+           "direct_bias_high": result.direct_bias_high, "signed_mean_cos": result.signed, "signed_low": result.signed_low,
            "signed_high": result.signed_high, "lean": lean, "synonyms": result.words, "pairs": result.pairs,
            "gender_direction_variance": result.explained_variance}
     return row, coverage

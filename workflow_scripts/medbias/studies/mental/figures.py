@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 
-from medbias.core.figures import error_bars, pyplot, save
+from medbias.core.figures import FEMALE, MALE, error_bars, pyplot, save
 
 
 def plot_annotated_counts(counts: pd.DataFrame, png: str, pdf: str) -> None:
@@ -25,23 +25,27 @@ def plot_annotated_counts(counts: pd.DataFrame, png: str, pdf: str) -> None:
 
 
 def plot_direct_bias(table: pd.DataFrame, png: str, pdf: str) -> None:
-    """Sogancioglu et al. Figure 2: per embedding, the mean cosine of the depression synonyms with
-    the gender direction (positive: closer to the female words, negative: male) with its 95%
-    interval; the Direct Bias (mean |cos|, eq. 1) is printed on each bar."""
+    """Sogancioglu et al. Figure 2, two panels per embedding: Direct Bias (eq. 1, c = 1: the mean
+    |cos| of the depression synonyms with the gender direction; the paper's quantity) with its 95%
+    interval, and the signed mean cosine with its interval, which says which side the synonyms lean
+    to (> 0: the female words, < 0: the male words). Values are on the axes, not printed on the bars."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    x = range(len(table))
-    colors = ["#c44e52" if v > 0 else "#4c72b0" for v in table["signed_mean_cos"]]
-    ax.bar(x, table["signed_mean_cos"], color=colors,
-           yerr=error_bars(table["signed_mean_cos"], table["signed_low"], table["signed_high"]), capsize=4)
-    for i, row in enumerate(table.itertuples()):
-        ax.annotate(f"DB {row.direct_bias:.3f}", (i, row.signed_mean_cos), ha="center",
-                    va="bottom" if row.signed_mean_cos >= 0 else "top", fontsize=8,
-                    xytext=(0, 4 if row.signed_mean_cos >= 0 else -4), textcoords="offset points")
-    ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_xticks(list(x), table["label"])
-    ax.set_ylabel("mean cos(synonym, gender direction)\n< 0 male    > 0 female")
-    ax.set_title("Direct Bias of depression synonyms")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 4.0), sharey=False)
+    x = list(range(len(table)))
+    left.bar(x, table["direct_bias"], color="#8c8c8c",
+             yerr=error_bars(table["direct_bias"], table["direct_bias_low"], table["direct_bias_high"]), capsize=4)
+    left.set_ylabel("Direct Bias (mean |cos|)")
+    left.set_title("Direct Bias (eq. 1) with 95% interval", fontsize=10)
+    left.set_ylim(0, max(float(table["direct_bias_high"].max()), float(table["direct_bias"].max())) * 1.15)
+    colors = [FEMALE if v > 0 else MALE for v in table["signed_mean_cos"]]
+    right.bar(x, table["signed_mean_cos"], color=colors,
+              yerr=error_bars(table["signed_mean_cos"], table["signed_low"], table["signed_high"]), capsize=4)
+    right.axhline(0, color="black", linewidth=0.8)
+    right.set_ylabel("mean cos (< 0 male, > 0 female)")
+    right.set_title("Which side the synonyms lean to", fontsize=10)
+    for ax in (left, right):
+        ax.set_xticks(x, table["label"], rotation=20, ha="right")
+    fig.suptitle("Gender bias of depression synonyms (Sogancioglu et al. 2023, Figure 2)")
     fig.tight_layout()
     save(fig, png, pdf)
 

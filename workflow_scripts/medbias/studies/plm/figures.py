@@ -8,35 +8,45 @@ import pandas as pd
 from medbias.core.figures import pyplot, save
 
 
+def seat_axis_label(name: str, averages) -> str:
+    """An axis label for a SEAT test, or for an average with the tests it averages."""
+    return f"{name} (mean of {', '.join(averages[name])})" if name in averages else name
+
+
 def plot_seat_positions(points: pd.DataFrame, x_label: str, y_label: str, png: str, pdf: str) -> None:
     """Xie et al. Figure 2: one point per model at (race SEAT effect size, LGBTQ+ SEAT effect size)
-    before debiasing, with an arrow to each debiased position (one colour per method); the origin
-    is no bias. ``points``: label, method ('none' for the plain model), x, y."""
+    before debiasing, with an arrow to each debiased position (one colour and marker per method); the
+    origin is no bias. ``points``: label, method ('none' for the plain model), x, y. Model labels sit
+    on the side of their point that faces the middle of the plot, so none runs over an axis."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 5.2))
-    colors = {"dropout": "#55a868", "sentencedebias": "#c44e52", "inlp": "#8172b2"}
+    fig, ax = plt.subplots(figsize=(7.0, 5.6))
+    styles = {"dropout": ("#55a868", "s"), "sentencedebias": ("#c44e52", "^"), "inlp": ("#8172b2", "v")}
     plain = points[points["method"] == "none"].set_index("label")
-    ax.scatter(plain["x"], plain["y"], color="black", zorder=3)
-    for i, (label, row) in enumerate(plain.sort_values("y").iterrows()):
-        # alternate below/above so that models at nearly the same position stay readable
-        ax.annotate(label, (row["x"], row["y"]), fontsize=8, xytext=(-30, -22 if i % 2 == 0 else 14),
-                    textcoords="offset points", ha="right", va="center",
-                    arrowprops={"arrowstyle": "-", "color": "grey", "linewidth": 0.6})
-    for method, color in colors.items():
+    for method, (color, marker) in styles.items():
         moved = points[points["method"] == method]
         for row in moved.itertuples():
             if row.label in plain.index:
                 start = plain.loc[row.label]
                 ax.annotate("", (row.x, row.y), (start["x"], start["y"]),
-                            arrowprops={"arrowstyle": "->", "color": color, "linewidth": 1.2})
+                            arrowprops={"arrowstyle": "->", "color": color, "linewidth": 1.2, "shrinkA": 4, "shrinkB": 4})
         if len(moved):
-            ax.scatter(moved["x"], moved["y"], color=color, s=14, label=method, zorder=2)
+            ax.scatter(moved["x"], moved["y"], color=color, marker=marker, s=28, label=method, zorder=2,
+                       edgecolors="white", linewidths=0.5)
+    ax.scatter(plain["x"], plain["y"], color="black", s=36, zorder=3, edgecolors="white", linewidths=0.8,
+               label="plain model")
+    ax.margins(x=0.25, y=0.15)
+    middle = (min(points["x"].min(), 0) + max(points["x"].max(), 0)) / 2
+    for i, (label, row) in enumerate(plain.sort_values("y").iterrows()):
+        right = row["x"] <= middle  # write towards the middle of the plot
+        ax.annotate(label, (row["x"], row["y"]), fontsize=8, xytext=(14 if right else -14, -16 if i % 2 == 0 else 14),
+                    textcoords="offset points", ha="left" if right else "right", va="center",
+                    arrowprops={"arrowstyle": "-", "color": "grey", "linewidth": 0.6},
+                    bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.axvline(0, color="grey", linewidth=0.8)
     ax.set_xlabel(f"{x_label} effect size (> 0: stereotypical association)")
     ax.set_ylabel(f"{y_label} effect size")
     ax.set_title("SEAT effect sizes before and after debiasing")
-    if len(points[points["method"] != "none"]):
-        ax.legend(title="debiased by", fontsize=8)
+    ax.legend(title="points", fontsize=8, title_fontsize=8, loc="best")
     fig.tight_layout()
     save(fig, png, pdf)

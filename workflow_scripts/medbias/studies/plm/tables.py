@@ -100,6 +100,24 @@ class PlmTables:
     figure2: pd.DataFrame     # label, method, x, y: Figure 2's points
 
 
+def with_seat_averages(seat: pd.DataFrame, averages: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """``seat`` with one more row per (model, debias) and average: the mean effect size of the tests
+    it names (Xie et al. 2024, appendix A: the paper's "Race SEAT" is the average effect size of its
+    two race tests). An average whose tests did not all run is marked with the first status that is
+    not ok; it has no p-value (the average is not a test of its own)."""
+    rows = []
+    for (model, debias), runs in seat.groupby(["model", "debias"], sort=False):
+        by_test = runs.set_index("test")
+        for name, tests in averages.items():
+            members = [by_test.loc[t] for t in tests if t in by_test.index]
+            statuses = [m["status"] for m in members if m["status"] != "ok"]
+            status = statuses[0] if statuses else ("ok" if len(members) == len(tests) else "not run")
+            effect = float(np.mean([m["effect_size"] for m in members])) if status == "ok" else float("nan")
+            rows.append({"status": status, "test": name, "effect_size": effect, "significant": False,
+                         "model": model, "debias": debias, "average_of": " + ".join(tests)})
+    return pd.concat([seat, pd.DataFrame(rows)], ignore_index=True) if rows else seat
+
+
 def stamp_evaluations(frames: Sequence[pd.DataFrame], evaluations: Sequence[tuple[str, str]]) -> pd.DataFrame:
     """One frame of every evaluation's rows with its ``model`` and ``debias`` columns added."""
     return pd.concat([frame.assign(model=model, debias=debias) for (model, debias), frame in zip(evaluations, frames)],
@@ -117,7 +135,10 @@ def seat_table(seat: pd.DataFrame, models: Sequence[str], label: Mapping[str, st
     """Table 2: each plain model's SEAT effect size per test, * where the calibrated p < alpha; a test
     that did not run shows its status."""
     plain = seat[seat["debias"] == "none"]
-    tests = list(dict.fromkeys(seat["test"]))
+    averages = {} if "average_of" not in seat else dict(seat.dropna(subset=["average_of"])[["test", "average_of"]].values)
+    tests = [t for t in dict.fromkeys(seat["test"]) if t not in averages]
+    for name, members in averages.items():  # each average right after its last test
+        tests.insert(max(tests.index(t) for t in members.split(" + ") if t in tests) + 1, name)
     rows = []
     for model in models:
         row = {"model": label[model]}
@@ -134,6 +155,8 @@ def seat_table(seat: pd.DataFrame, models: Sequence[str], label: Mapping[str, st
         f"the sentences of one identity as independent and is anti-conservative); classic p (p_value), both intervals and "
         f"the null's size: seat_long.csv. > 0: the minority identities sit closer to their stereotypical diseases.",
         "control_1 and control_2 are the birthday controls (no association expected). p-values, intervals and out-of-vocabulary words: seat_long.csv.",
+        *[f"{name}: the mean effect size of {members} (the paper's average, appendix A); not a test of its own, so no "
+          "p-value and no star" for name, members in averages.items()],
         *unloadable)
     return PaperTable(pd.DataFrame(rows), "Table 2: SEAT effect sizes (Xie et al. 2024)", notes)
 
@@ -200,9 +223,13 @@ def figure2_points(seat: pd.DataFrame, label: Mapping[str, str], x: str, y: str)
 
 def plm_tables(seat: pd.DataFrame, stereo: pd.DataFrame, summaries: Mapping[tuple[str, str], Mapping[str, Any]], *,
                models: Sequence[str], labels: Mapping[str, str], methods: Sequence[str], families: Sequence[str],
-               figure: Mapping[str, str], pooling: str, alpha: float, alternative: str) -> PlmTables:
-    """Every table and figure of the plm study from the stamped evaluations (``stamp_evaluations``)."""
+               figure: Mapping[str, str], pooling: str, alpha: float, alternative: str,
+               averages: Mapping[str, Sequence[str]]) -> PlmTables:
+    """Every table and figure of the plm study from the stamped evaluations (``stamp_evaluations``);
+    the SEAT ``averages`` (``with_seat_averages``) stand beside the tests in Tables 2 and 5 and may be
+    Figure 2's axes."""
     label = {m: labels.get(m, m) for m in models}
+    seat = with_seat_averages(seat, averages)
     unloadable = unloadable_notes(summaries, models, label)
     changes = debias_changes(seat, stereo, methods)
     measures = [("SEAT", figure["x"]), ("SEAT", figure["y"]), *[("StereoSet", f) for f in families]]
