@@ -3,8 +3,8 @@ for byte-stable output), and the error-bar helper every study's figures use."""
 
 from __future__ import annotations
 
-# one colour per group that means the same thing in every study
-FEMALE, MALE = "#c44e52", "#4c72b0"
+# one colour per group that means the same thing in every study; NEUTRAL for bars that stand for no group
+FEMALE, MALE, NEUTRAL = "#c44e52", "#4c72b0", "#6a8a82"
 
 
 def pyplot():

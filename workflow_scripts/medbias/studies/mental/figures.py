@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 
-from medbias.core.figures import FEMALE, MALE, error_bars, pyplot, save
+from medbias.core.figures import FEMALE, MALE, NEUTRAL, error_bars, pyplot, save
 
 
 def plot_annotated_counts(counts: pd.DataFrame, png: str, pdf: str) -> None:
@@ -15,8 +15,9 @@ def plot_annotated_counts(counts: pd.DataFrame, png: str, pdf: str) -> None:
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     labels = [*counts["task"], "None"]
     values = [*counts["positive"], int(counts["none"].iloc[0])]
-    bars = ax.bar(labels, values, color=["#4c72b0"] * len(counts) + ["#999999"])
+    bars = ax.bar(labels, values, color=[NEUTRAL] * len(counts) + ["#999999"])  # not a gender: not FEMALE/MALE's colours
     ax.bar_label(bars)
+    ax.margins(y=0.12)  # room for the count above the tallest bar
     ax.set_ylabel("annotated notes (majority vote)")
     ax.set_title("Annotated phenotypes in the labelled set")
     ax.tick_params(axis="x", labelrotation=20)
