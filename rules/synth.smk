@@ -200,7 +200,8 @@ rule synth_word_vectors:
         code=library_code("synth_word_vectors.py"),
         sources=lambda wc: WORD_VECTOR_SOURCES[wc.corpus],
         w2v=config["demo"]["word_vectors"],
-        seed=lambda wc: seed_for("synth_word_vectors") + WORD_VECTOR_CORPORA.index(wc.corpus),
+        seed=lambda wc: seed_for("synth_word_vectors")
+        + WORD_VECTOR_CORPORA.index(wc.corpus),
     script:
         f"{SCRIPTS}/synth_word_vectors.py"
 
