@@ -5,6 +5,7 @@ import re
 from medbias.core.provenance import code_fingerprint
 from medbias.io.formats import ACUITY_EXPORTS, MIMIC_TABLES, find_table
 from medbias.pipeline import plan
+from medbias.pipeline.hyperparameters import load_schema, settings_notes
 from medbias.pipeline.report import caption_rst, load_items
 from medbias.pipeline.seeds import rule_seed
 from medbias.synth.sizes import demo_sizes
@@ -333,6 +334,14 @@ def library_code(script):
     stale and changes the between-workflow cache hash; Snakemake itself tracks only the script.
     """
     return code_fingerprint(f"{SCRIPTS}/{script}", f"{SCRIPTS}/medbias")
+
+
+SCHEMA = load_schema(Path(workflow.basedir) / "config" / "schema.yaml")
+
+
+def hyperparameter_notes(*prefixes):
+    """The lines under a table that list the settings under these config keys: value and source."""
+    return settings_notes(SCHEMA, config, prefixes)
 
 
 def all_targets():

@@ -150,6 +150,7 @@ rule hurtful_downstream_tables:
         "../envs/cpu.yaml"
     params:
         code=library_code("hurtful_downstream_tables.py"),
+        settings=hyperparameter_notes("mimic", "hurtful.pretrain", "hurtful.downstream"),
         models=DOWNSTREAM["models"],
         attributes=DOWNSTREAM["attributes"],
         excluded=DOWNSTREAM["excluded_subgroups"],

@@ -46,6 +46,7 @@ rule hurtful_table3:
         "../envs/cpu.yaml"
     params:
         code=library_code("hurtful_table3.py"),
+        settings=hyperparameter_notes("hurtful.pretrain", "hurtful.logprob"),
         models=LOGPROB["models"],
         target_sets=LOGPROB["target_sets"],
         gender_set=LOGPROB["gender_set"],
@@ -70,6 +71,7 @@ rule hurtful_fill_blank:
     threads: 2
     params:
         code=library_code("hurtful_fill_blank.py"),
+        settings=hyperparameter_notes("hurtful.pretrain", "hurtful.fill_blank"),
         models=FILL_BLANK["models"],
         entries=[model_entry(m) for m in FILL_BLANK["models"]],
         templates=FILL_BLANK["templates"],
@@ -96,6 +98,7 @@ rule hurtful_probe:
     threads: 2
     params:
         code=library_code("hurtful_probe.py"),
+        settings=hyperparameter_notes("hurtful.pretrain", "hurtful.probe"),
         variants=VARIANTS,
         attributes=DEBIASED_ATTRIBUTES,
         max_sequences=config["hurtful"]["probe"]["max_sequences"],

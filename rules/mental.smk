@@ -129,6 +129,18 @@ rule mental_tables:
         "../envs/cpu.yaml"
     params:
         code=library_code("mental_tables.py"),
+        settings=hyperparameter_notes(
+            "mental.tasks",
+            "mental.treatments",
+            "mental.learners",
+            "mental.split",
+            "mental.svm",
+            "mental.rf",
+            "mental.mlp",
+            "mental.contextual",
+            "mental.bootstrap",
+            "mental.gender_classifier_task",
+        ),
         embeddings=MENTAL_CONFIG["embeddings"],
         labels=MENTAL_CONFIG["labels"],
         tasks=MENTAL_CONFIG["tasks"],

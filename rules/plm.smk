@@ -139,6 +139,9 @@ rule plm_tables:
         "../envs/cpu.yaml"
     params:
         code=library_code("plm_tables.py"),
+        settings=hyperparameter_notes(
+            "plm.max_length", "plm.seat", "plm.stereoset", "plm.debias"
+        ),
         evaluations=plm_evaluations(),
         models=PLM_CONFIG["models"],
         labels=PLM_CONFIG["labels"],
@@ -196,6 +199,7 @@ rule plm_table6:
         "../envs/cpu.yaml"
     params:
         code=library_code("plm_table6.py"),
+        settings=hyperparameter_notes("plm.debias", "plm.downstream"),
         models=PLM_CONFIG["downstream"]["models"],
         labels=PLM_CONFIG["labels"],
         methods=PLM_CONFIG["debias"]["methods"],

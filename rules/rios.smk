@@ -91,6 +91,7 @@ rule rios_table3:
         "../envs/cpu.yaml"
     params:
         code=library_code("rios_table3.py"),
+        settings=hyperparameter_notes("rios.word2vec"),
     script:
         f"{SCRIPTS}/rios_table3.py"
 
@@ -126,6 +127,7 @@ rule rios_weat:
         "../envs/cpu.yaml"
     params:
         code=library_code("rios_weat.py"),
+        settings=hyperparameter_notes("rios"),
         decades=RIOS_DECADES,
         seed=seed_for("rios_weat"),
         budget=config["rios"]["permutation_budget"],
@@ -158,6 +160,7 @@ rule rios_ect:
         "../envs/cpu.yaml"
     params:
         code=library_code("rios_ect.py"),
+        settings=hyperparameter_notes("rios"),
         decades=RIOS_DECADES,
         seed=seed_for("rios_ect"),
         bootstrap=config["rios"]["bootstrap"],
@@ -186,6 +189,7 @@ rule rios_ripa:
         "../envs/cpu.yaml"
     params:
         code=library_code("rios_ripa.py"),
+        settings=hyperparameter_notes("rios"),
         decades=RIOS_DECADES,
         top=config["rios"]["ripa_top"],
         min_fraction=config["rios"]["min_set_fraction"],

@@ -12,6 +12,7 @@ from medbias.studies.hurtful.figures import plot_auprc_debiased_vs_baseline, plo
 from medbias.studies.hurtful.downstream_tables import (cells_note, count_tables, intersectional_table,
                                                        performance_table, replicate_paths)
 from medbias.io.tables import write_paper_table
+from medbias.pipeline.hyperparameters import with_settings
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -38,7 +39,7 @@ cells = pd.read_csv(inp.cells[p.models.index("baseline")])
 tables["intersectional_gaps"], skipped = intersectional_table(replicates, list(gaps["model"].unique()),
                                                               p.intersectional, cells, note)
 for stem, table in tables.items():
-    write_paper_table(table, str(out / f"{stem}.csv"), str(out / f"{stem}.md"))
+    write_paper_table(with_settings(table, p.settings), str(out / f"{stem}.csv"), str(out / f"{stem}.md"))
 performance.to_csv(out / "tableA2_performance_long.csv", index=False)
 skipped.to_csv(out / "intersectional_skipped.csv", index=False)
 

@@ -33,5 +33,5 @@ if not frames:
 table = pd.concat(frames, ignore_index=True)
 write_table(table, snakemake.output.csv, snakemake.output.md, title="Figure 1: fill-in-the-blank completions by race",
             notes=("greedy: masks filled left to right, each completion fed back; top_k: all masks open at once, "
-                   "with probabilities.", *not_applicable))
+                   "with probabilities.", *not_applicable, *p.settings))
 plot_fill_in_the_blanks(table, snakemake.output.png, snakemake.output.pdf)

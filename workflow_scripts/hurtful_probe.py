@@ -56,4 +56,4 @@ write_table(wide, snakemake.output.csv, snakemake.output.md, digits=4,
             title="Table D4: predicting the protected attribute from baseline vs debiased [CLS] vectors",
             notes=("Post-hoc MLP on standardised final-layer [CLS] vectors of held-out test subjects' sequences, "
                    "split by subject. Gender: F is the positive class; attributes with more classes: macro "
-                   "one-vs-rest averages. Sizes and majority rates in tableD4_probe_long.csv.",))
+                   "one-vs-rest averages. Sizes and majority rates in tableD4_probe_long.csv.", *p.settings))

@@ -8,6 +8,7 @@ from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import read_json
 from medbias.io.resources import read_attributes, read_templates
 from medbias.io.tables import write_paper_table
+from medbias.pipeline.hyperparameters import with_settings
 from medbias.studies.hurtful.analyses import discharge_summaries, gender_ratio
 from medbias.studies.hurtful.table3 import logprob_long, table3, template_fixes_markdown
 
@@ -25,7 +26,7 @@ notes = pd.read_parquet(inp.notes, columns=["SUBJECT_ID", "CATEGORY", "TEXT"])
 genders = pd.read_parquet(inp.patients, columns=["SUBJECT_ID", "GENDER"]).set_index("SUBJECT_ID")["GENDER"]
 ratio = gender_ratio(notes, genders, attributes)
 log.info("gender ratio from %d discharge notes", len(discharge_summaries(notes)))
-write_paper_table(table3(long, ratio, templates, p.models, not_applicable, gender_set=p.gender_set,
-                         target_sets=p.target_sets, alpha=p.alpha), out.csv, out.md)
+write_paper_table(with_settings(table3(long, ratio, templates, p.models, not_applicable, gender_set=p.gender_set,
+                         target_sets=p.target_sets, alpha=p.alpha), p.settings), out.csv, out.md)
 with open(out.fixes, "w", encoding="utf-8") as handle:
     handle.write(template_fixes_markdown(inp.templates, fixes))

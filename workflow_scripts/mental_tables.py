@@ -30,7 +30,7 @@ for learner in p.learners:
     wide = paper_layout(long, learner, p.embeddings, p.treatments, p.tasks, p.labels)
     if learner == "svm":
         write_table(wide, out.table5_csv, out.table5_md, "Table V: fairness and performance of the SVM classifiers",
-                    notes=(explanation,))
+                    notes=(explanation, *p.settings))
     sections.append(f"## {learner.upper()}\n\n{markdown_table(wide)}")
 with open(out.table5_learners_md, "w", encoding="utf-8") as handle:
     handle.write("# Table V for every learner (the paper's robustness check with RF and MLP)\n\n"
@@ -45,4 +45,4 @@ table4 = table4.rename(columns={"embedding": "method", "uar": "gender_uar"})[
 write_table(table4, out.table4_csv, out.table4_md,
             "Table IV: unweighted average recall of gender classifiers (SVM) trained on original vs neutralized notes",
             notes=("Tested on the original test notes of the task; the baseline predicts the training set's majority "
-                   "gender for every note (UAR 0.5 by construction, computed).",))
+                   "gender for every note (UAR 0.5 by construction, computed).", *p.settings))

@@ -15,5 +15,5 @@ write_table(table, snakemake.output.csv, snakemake.output.md, "Table 6: downstre
     "GLUE: mean accuracy over the configured GLUE tasks; PubMedQA: accuracy; HoC: micro-F1; BC5CDR: exact-span entity F1 "
     "(all x100). Mean Diff (Debias): mean over the four of debiased - plain; Mean Diff. (Task): mean over the methods.",
     "The projection stays in the model during fine-tuning. Per task, epochs, steps and losses: table6_downstream_long.csv.",
-), digits=2)
+    *p.settings), digits=2)
 log.info("Table 6 from %d fine-tuning results", len(results))

@@ -21,4 +21,5 @@ for path in snakemake.input:
                  **{k: best[k] for k in ("negative", "sample", "min_count", "alpha", "vector_size", "window")}})
 table = pd.DataFrame(rows)
 write_table(table, snakemake.output.csv, snakemake.output.md,
-            "Table 3: embedding quality per decade (Spearman rho on UMNSRS similarity)", digits=4)
+            "Table 3: embedding quality per decade (Spearman rho on UMNSRS similarity)",
+            tuple(snakemake.params.settings), digits=4)

@@ -54,7 +54,7 @@ def tables(world):
 def test_tables_read_back_with_real_columns_and_types(tables):
     for name, frame in tables.items():
         assert tuple(frame.columns) == MIMIC_TABLES[name]
-    patients, adm, icu, notes = tables["PATIENTS"], tables["ADMISSIONS"], tables["ICUSTAYS"], tables["NOTEEVENTS"]
+    patients, adm, icu = tables["PATIENTS"], tables["ADMISSIONS"], tables["ICUSTAYS"]
     assert set(patients["GENDER"]) == {"M", "F"}
     for frame, columns in ((patients, ["DOB"]), (adm, ["ADMITTIME", "DISCHTIME"]), (icu, ["INTIME", "OUTTIME"])):
         for column in columns:

@@ -40,8 +40,8 @@ def test_every_output_exists_with_the_papers_layout(wiring_run):
         assert (mental / name).stat().st_size > 0, name
     table2 = pd.read_csv(mental / "table2_split.csv")
     assert table2["task"].tolist() == ["Depression", "Psychiatric disorders", "Alcohol abuse", "Substance abuse"]
-    assert [c for c in table2.columns if c != "task"] == [f"{s}_{l}_{g}" for s in ("train", "test")
-                                                          for l in ("positive", "negative") for g in ("F", "M")]
+    assert [c for c in table2.columns if c != "task"] == [f"{s}_{label}_{g}" for s in ("train", "test")
+                                                          for label in ("positive", "negative") for g in ("F", "M")]
     table5 = pd.read_csv(mental / "table5_fairness.csv")
     assert len(table5) == len(config["embeddings"]) * len(config["treatments"])
     figure2 = pd.read_csv(mental / "fig2_direct_bias.csv")  # Direct Bias with its interval, the paper's quantity
