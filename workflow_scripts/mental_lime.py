@@ -21,5 +21,5 @@ log.info("explaining %d pairs of %s (%d mismatched under the original model)", l
 table = explain_pairs(chosen, reason, texts, joblib.load(snakemake.input.models),
                       lambda batch: featurizer.features(batch)[0], lime=lime, seed=p.seed, log=log)
 table.to_csv(snakemake.output.csv, index=False)
-plot_lime(table, f"{p.label} + {lime['learner'].upper()}, {lime['task'].replace('_', ' ')}", snakemake.output.png,
+plot_lime(table, f"Figure 3: LIME's top words, {p.label} + {lime['learner'].upper()}, {lime['task'].replace('_', ' ')}", snakemake.output.png,
           snakemake.output.pdf)

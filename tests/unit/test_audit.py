@@ -113,6 +113,20 @@ def test_a_set_mostly_out_of_vocabulary_is_skipped_with_the_reason():
     assert in_vocabulary_spelling({"rose": 1, "john": 2}, ["rose", "John", "Zed"]) == (["rose", "john"], ["Zed"])
 
 
+def test_a_card_whose_every_weat_test_is_skipped_lists_the_reasons():
+    """Vectors that miss most of Caliskan et al.'s words (a small domain vocabulary) skip every test:
+    the rows then carry no result columns, and the section still lists each test with its reason."""
+    wordsets = _wordsets()
+    vectors = {word: vector for word, vector in _planted_vectors(wordsets, 1.0).items()
+               if word in set(wordsets["pleasant_5"])}  # no target word of any test has a vector
+    rows = weat_rows(vectors, wordsets, seed=1, budget=500, n_bootstrap=0, min_fraction=0.5)
+    assert (rows["status"] != "ok").all() and "effect_size" not in rows
+    rows = rows.assign(published_d=1.5)  # as audit_weat.py adds it
+    section = weat_section(rows)
+    assert "| flowers_insects |" in section and "skipped: word set 'flowers': 0 of 25 words have vectors" in section
+    assert section.count("skipped: word set") == len(rows)
+
+
 def test_card_sections_and_layout():
     seat = pd.DataFrame({"status": ["ok"], "test": ["race_seat_2"], "effect_size": [0.5], "ci_low": [0.1],
                          "ci_high": [0.9], "p_value": [0.003], "n_X": [4], "n_Y": [4], "n_A": [6], "n_B": [6],

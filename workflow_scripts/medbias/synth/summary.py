@@ -81,7 +81,7 @@ def planted_table(truth: dict[str, Any]) -> pd.DataFrame:
 
 def plot_demo_world(truth: dict[str, Any], png: str, pdf: str) -> None:
     """Two panels: phenotype prevalence by gender; the planted gender lean of note conditions."""
-    from medbias.core.figures import pyplot, save
+    from medbias.core.figures import FEMALE, MALE, pyplot, save
 
     plt = pyplot()
     pheno = phenotype_table(truth).sort_values("realized_prevalence")
@@ -89,18 +89,22 @@ def plot_demo_world(truth: dict[str, Any], png: str, pdf: str) -> None:
     conditions["observed_male_share"] = conditions["male_carriers"] / conditions["carriers"]
     fig, axes = plt.subplots(1, 2, figsize=(13, 7), gridspec_kw={"width_ratios": [3, 2]})
     y = range(len(pheno))
-    axes[0].barh([i - 0.2 for i in y], pheno["prevalence_male"], height=0.4, label="male", color="#4477aa")
-    axes[0].barh([i + 0.2 for i in y], pheno["prevalence_female"], height=0.4, label="female", color="#ee6677")
+    axes[0].barh([i - 0.2 for i in y], pheno["prevalence_male"], height=0.4, label="male", color=MALE)
+    axes[0].barh([i + 0.2 for i in y], pheno["prevalence_female"], height=0.4, label="female", color=FEMALE)
     axes[0].set_yticks(list(y), [p if len(p) <= 45 else p[:44] + "…" for p in pheno["phenotype"]], fontsize=8)
     axes[0].set_xlabel("admissions with the phenotype (fraction)")
     axes[0].set_title("A. Benchmark phenotypes by gender")
     axes[0].legend(loc="lower right")
-    colors = conditions["lean"].map({"male": "#4477aa", "female": "#ee6677", "none": "#999999"})
-    axes[1].barh(conditions["name"], conditions["observed_male_share"], color=colors)
+    colors = conditions["lean"].map({"male": MALE, "female": FEMALE, "none": "#999999"})
+    # bars start at parity (0.5), so a condition carried only by women (share 0) is a full bar, not none
+    axes[1].barh(conditions["name"], conditions["observed_male_share"].fillna(0.5) - 0.5, left=0.5, color=colors)
+    for k, carriers in enumerate(conditions["carriers"]):
+        if carriers == 0:  # a share of nothing: say so rather than draw an empty row
+            axes[1].text(0.01, k, "no carriers at this scale", va="center", fontsize=8, color="#555555")
     axes[1].axvline(0.5, color="black", lw=0.8, ls="--")
     axes[1].set_xlim(0, 1)
-    axes[1].set_xlabel("share of carriers who are male")
-    axes[1].set_title("B. Planted note conditions (grey: controls)")
+    axes[1].set_xlabel("share of carriers who are male (bars from parity, 0.5)")
+    axes[1].set_title("B. Planted note conditions\n(colour: planted lean; grey: controls)")
     fig.suptitle(f"Demo world: {truth['mimic']['patients']} patients, {truth['mimic']['notes']} notes")
     fig.tight_layout()
     save(fig, png, pdf)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 
-from medbias.core.figures import pyplot, save
+from medbias.core.figures import SERIES, pyplot, save
 
 
 def plot_error_rates(table: pd.DataFrame, png: str, pdf: str) -> None:
@@ -21,7 +21,7 @@ def plot_error_rates(table: pd.DataFrame, png: str, pdf: str) -> None:
         part = table[table["measures"] == measure].reset_index(drop=True)
         y = list(range(len(part)))[::-1]
         ax.errorbar(part["rate"], y, xerr=[part["rate"] - part["ci_low"], part["ci_high"] - part["rate"]], fmt="o",
-                    color="#4477aa", ecolor="#99aacc", capsize=3)
+                    color=SERIES, ecolor="#aaaaaa", capsize=3)
         labels = ["\n".join(textwrap.wrap(f"{r.test} ({r.source if r.source.startswith('constructed') else r.source.split(' (')[0]}), "
                                          f"{r.p_kind}: {r.flagged}/{r.decisions}", 60)) for r in part.itertuples()]
         ax.set_yticks(y, labels, fontsize=7)  # wrapped, so tight_layout keeps every label inside the figure

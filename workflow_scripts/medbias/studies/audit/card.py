@@ -174,12 +174,16 @@ def weat_section(rows: pd.DataFrame) -> str:
     """WEAT rows: effect size with interval, the word-permutation p and (when it ran) the calibrated p
     of random attribute sets, beside the published GloVe value, and coverage."""
     ok = rows["status"] == "ok"
+
+    def column(name: str) -> pd.Series:  # absent when every test was skipped (no result columns were written)
+        return rows[name] if name in rows else pd.Series(np.nan, index=rows.index)
+
     shown = pd.DataFrame({
         "test": rows["test"], "X vs Y, A vs B": rows["X"] + " vs " + rows["Y"] + ", " + rows["A"] + " vs " + rows["B"],
-        "d": [f"{d:+.2f}" if s == "ok" else s for d, s in zip(rows.get("effect_size", np.nan), rows["status"])],
+        "d": [f"{d:+.2f}" if s == "ok" else s for d, s in zip(column("effect_size"), rows["status"])],
         "95% CI": [_interval(lo, hi) if s == "ok" else "" for lo, hi, s in
-                   zip(rows.get("ci_low", np.nan), rows.get("ci_high", np.nan), rows["status"])],
-        "p": [f"{p:.2g}" if s == "ok" else "" for p, s in zip(rows.get("p_value", np.nan), rows["status"])],
+                   zip(column("ci_low"), column("ci_high"), rows["status"])],
+        "p": [f"{p:.2g}" if s == "ok" else "" for p, s in zip(column("p_value"), rows["status"])],
         **calibrated_p_column(rows["p_calibrated"].where(ok) if "p_calibrated" in rows else None),
         "Caliskan et al. d (GloVe 840B)": rows["published_d"].map("{:.2f}".format),
         "coverage": rows["coverage"],
@@ -235,7 +239,15 @@ def card_sections(inputs: Mapping[str, str], skipped: Sequence[tuple[str, str]],
             skipped.append(("log-probability gender score", words["status"]))
         else:
             table = logprob_table(pd.read_parquet(inputs["logprob"]), target_sets, control_category)
-            sections.append(("Log-probability gender score (Zhang et al. 2020, Table 3)", logprob_section(table, gender_set)))
+            if table.empty or not (table["target_set"] == gender_set).any():
+                # e.g. a vocabulary in which only the male words are single tokens: no pair to compare
+                skipped.append(("log-probability gender score",
+                                f"no scored pair of the {gender_set!r} words (scored: "
+                                f"{', '.join(words.get('scored_words', [])) or 'none'}; not single tokens: "
+                                f"{', '.join(words.get('rejected_words', [])) or 'none'})"))
+            else:
+                sections.append(("Log-probability gender score (Zhang et al. 2020, Table 3)",
+                                 logprob_section(table, gender_set)))
         fill = pd.read_csv(inputs["fill_blank"])
         if (fill["status"] != "ok").all():
             skipped.append(("fill-in-the-blank", fill["status"].iloc[0]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 
-from medbias.core.figures import pyplot, save
+from medbias.core.figures import NEUTRAL, pyplot, save
 
 
 def plot_audit_effect_sizes(effects: pd.DataFrame, title: str, png: str, pdf: str) -> None:
@@ -17,12 +17,12 @@ def plot_audit_effect_sizes(effects: pd.DataFrame, title: str, png: str, pdf: st
         y = range(len(effects))
         low = (effects["effect_size"] - effects["ci_low"]).clip(lower=0).fillna(0)
         high = (effects["ci_high"] - effects["effect_size"]).clip(lower=0).fillna(0)
-        ax.barh(list(y), effects["effect_size"], xerr=[low, high], color="#4c72b0", capsize=3)
+        ax.barh(list(y), effects["effect_size"], xerr=[low, high], color=NEUTRAL, capsize=3)
         ax.set_yticks(list(y), effects["test"])
         ax.invert_yaxis()
     else:
         ax.text(0.5, 0.5, "no effect size: every test was skipped (see the card)", ha="center", va="center",
-                transform=ax.transAxes)
+                transform=ax.transAxes, zorder=3, bbox={"facecolor": "white", "edgecolor": "grey"})
         ax.set_yticks([])
     ax.axvline(0, color="grey", linewidth=0.8)
     ax.set_xlim(-2, 2)  # Caliskan's d lies in [-2, 2]

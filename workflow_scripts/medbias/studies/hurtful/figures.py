@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 
-from medbias.core.figures import error_bars, pyplot, save, wrapped_title
+from medbias.core.figures import MEASURES, SERIES, error_bars, pyplot, save, wrapped_title
 
 
 def fill_in_the_blank_lines(table: pd.DataFrame, width: int = 110) -> list[tuple[str, str]]:
@@ -55,7 +55,8 @@ def plot_gaps_with_significant_recall(gaps: pd.DataFrame, shorthand: dict[str, s
     plt = pyplot()
     part = gaps[(gaps["attribute"] == attribute) & (gaps["group"] == group)]
     tasks = part.loc[(part["metric"] == "recall") & part["significant"], "task"].tolist()
-    metrics = [("recall", "#cc3311"), ("parity", "#4477aa"), ("specificity", "#228833")]
+    # measure colours, not group colours: a red or blue bar here would read as female or male
+    metrics = list(zip(("recall", "parity", "specificity"), MEASURES))
     fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(tasks) + 2.5), 4.6))
     width = 0.26
     for k, (metric, colour) in enumerate(metrics):
@@ -87,7 +88,7 @@ def plot_auprc_debiased_vs_baseline(table: pd.DataFrame, debiased: str, png: str
     ax.errorbar(base["auprc"], other["auprc"],
                 xerr=error_bars(base["auprc"], base["auprc_low"], base["auprc_high"]),
                 yerr=error_bars(other["auprc"], other["auprc_low"], other["auprc_high"]),
-                fmt="o", ms=3, alpha=0.7, elinewidth=0.6, color="#4477aa")
+                fmt="o", ms=3, alpha=0.7, elinewidth=0.6, color=SERIES)
     ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
     r = float(base["auprc"].corr(other["auprc"]))
     ax.set_xlim(0, 1.02)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import pandas as pd
 
 
-from medbias.core.figures import pyplot, save
+from medbias.core.figures import MEASURES, pyplot, save
 
 
 def seat_axis_label(name: str, averages) -> str:
     """An axis label for a SEAT test, or for an average with the tests it averages."""
     return f"{name} (mean of {', '.join(averages[name])})" if name in averages else name
+
+
+METHOD_NAMES = {"dropout": "Dropout", "sentencedebias": "SentenceDebias", "inlp": "INLP"}  # the paper's names
 
 
 def plot_seat_positions(points: pd.DataFrame, x_label: str, y_label: str, png: str, pdf: str) -> None:
@@ -20,7 +23,7 @@ def plot_seat_positions(points: pd.DataFrame, x_label: str, y_label: str, png: s
     on the side of their point that faces the middle of the plot, so none runs over an axis."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.0, 5.6))
-    styles = {"dropout": ("#55a868", "s"), "sentencedebias": ("#c44e52", "^"), "inlp": ("#8172b2", "v")}
+    styles = {"dropout": (MEASURES[0], "s"), "sentencedebias": (MEASURES[4], "^"), "inlp": (MEASURES[1], "v")}
     plain = points[points["method"] == "none"].set_index("label")
     for method, (color, marker) in styles.items():
         moved = points[points["method"] == method]
@@ -30,10 +33,10 @@ def plot_seat_positions(points: pd.DataFrame, x_label: str, y_label: str, png: s
                 ax.annotate("", (row.x, row.y), (start["x"], start["y"]),
                             arrowprops={"arrowstyle": "->", "color": color, "linewidth": 1.2, "shrinkA": 4, "shrinkB": 4})
         if len(moved):
-            ax.scatter(moved["x"], moved["y"], color=color, marker=marker, s=28, label=method, zorder=2,
+            ax.scatter(moved["x"], moved["y"], color=color, marker=marker, s=28, label=f"after {METHOD_NAMES[method]}", zorder=2,
                        edgecolors="white", linewidths=0.5)
     ax.scatter(plain["x"], plain["y"], color="black", s=36, zorder=3, edgecolors="white", linewidths=0.8,
-               label="plain model")
+               label="before debiasing")
     ax.margins(x=0.25, y=0.15)
     middle = (min(points["x"].min(), 0) + max(points["x"].max(), 0)) / 2
     for i, (label, row) in enumerate(plain.sort_values("y").iterrows()):
@@ -47,6 +50,6 @@ def plot_seat_positions(points: pd.DataFrame, x_label: str, y_label: str, png: s
     ax.set_xlabel(f"{x_label} effect size (> 0: stereotypical association)")
     ax.set_ylabel(f"{y_label} effect size")
     ax.set_title("SEAT effect sizes before and after debiasing")
-    ax.legend(title="points", fontsize=8, title_fontsize=8, loc="best")
+    ax.legend(loc="best")
     fig.tight_layout()
     save(fig, png, pdf)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 
-from medbias.core.figures import pyplot, save
+from medbias.core.figures import MEASURES, SERIES, pyplot, save
 
 
 def plot_weat_by_decade(table: pd.DataFrame, seeds: pd.DataFrame, png: str, pdf: str) -> None:
@@ -23,7 +23,7 @@ def plot_weat_by_decade(table: pd.DataFrame, seeds: pd.DataFrame, png: str, pdf:
         others = seeds[(seeds["test"] == test) & (seeds["replicate"] > 0)]
         position = {d: i for i, d in enumerate(part["decade"])}
         x = list(range(len(part)))
-        panels = ((0, "mean_difference", "md_ci_low", "md_ci_high", "#228833"), (1, "effect_size", "ci_low", "ci_high", "#4477aa"))
+        panels = ((0, "mean_difference", "md_ci_low", "md_ci_high", MEASURES[0]), (1, "effect_size", "ci_low", "ci_high", MEASURES[1]))
         for row, column, low, high, colour in panels:
             ax = axes[row, j]
             if row == 1 or calibrated:
@@ -57,8 +57,8 @@ def plot_ect_by_decade(table: pd.DataFrame, png: str, pdf: str) -> None:
         part = table[table["word_set"] == name]
         x = range(len(part))
         ax = axes[0, j]
-        ax.fill_between(x, part["ci_low"], part["ci_high"], alpha=0.25, color="#aa3377")
-        ax.plot(x, part["ect"], marker="o", color="#aa3377")
+        ax.fill_between(x, part["ci_low"], part["ci_high"], alpha=0.25, color=SERIES)
+        ax.plot(x, part["ect"], marker="o", color=SERIES)
         ax.set_xticks(list(x), [d[:4] + "s" for d in part["decade"]])
         ax.set_ylim(min(0.0, float(part["ci_low"].min()) - 0.05), 1.02)
         ax.set_title(f"({'ab'[j]}) {name.replace('_', ' ')} (n={int(part['n_targets'].max())})")
