@@ -1,3 +1,4 @@
+import functools
 import re
 
 # Paths, wildcard constraints and helpers shared by every rule file. No rule logic here.
@@ -42,6 +43,7 @@ wildcard_constraints:
     debias="none|dropout|sentencedebias|inlp",
     method="sentencedebias|inlp",
     plm_arch="bert|gpt2|bart",
+    pubmed_file=r"pubmed[^/.]+",
 
 
 # study "hurtful": pretrained variants and the analyses' settings
@@ -106,11 +108,28 @@ if config["world"] == "demo":
         ]
 
 
-def pubmed_files():
-    """The PubMed files: the demo world's (built by synth_pubmed) or the real folder's, in name order."""
+@functools.cache
+def pubmed_files_by_stem():
+    """The PubMed files, the demo world's (built by synth_pubmed) or the real folder's, in name order,
+    keyed by the name without .xml(.gz): the wildcard of each file's parse job (rios_parse). Read once:
+    the folder holds about 1,300 files."""
     if config["world"] == "demo":
-        return PUBMED_FILES
-    return sorted(str(p) for p in Path(INPUTS["pubmed_dir"]).glob("pubmed*.xml*"))
+        files = PUBMED_FILES
+    else:
+        files = sorted(str(p) for p in Path(INPUTS["pubmed_dir"]).glob("pubmed*.xml*"))
+    return {Path(path).name.split(".xml")[0]: path for path in files}
+
+
+def pubmed_files():
+    return list(pubmed_files_by_stem().values())
+
+
+def pubmed_file_stems():
+    return list(pubmed_files_by_stem())
+
+
+def pubmed_file(stem):
+    return pubmed_files_by_stem()[stem]
 
 
 def mimic_table_files():

@@ -2,9 +2,28 @@
 # Rules only; the logic lives in medbias.io.pubmed, medbias.core.embeddings, medbias.studies.rios.analyses and medbias.metrics.
 
 
+rule rios_parse:
+    input:
+        xml=lambda wc: pubmed_file(wc.pubmed_file),
+    output:
+        parsed=f"{RIOS}/parsed/{{pubmed_file}}.parquet",
+    log:
+        f"{LOGS}/rios/parse_{{pubmed_file}}.log",
+    benchmark:
+        f"{BENCHMARKS}/rios/parse_{{pubmed_file}}.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("rios_parse.py"),
+    script:
+        f"{SCRIPTS}/rios_parse.py"
+
+
 rule rios_ingest:
     input:
-        files=pubmed_files(),
+        parsed=expand(
+            f"{RIOS}/parsed/{{pubmed_file}}.parquet", pubmed_file=pubmed_file_stems()
+        ),
     output:
         corpora=expand(f"{RIOS}/corpus/{{decade}}.parquet", decade=RIOS_DECADES),
         summary=f"{RIOS}/ingest_summary.json",

@@ -1,4 +1,5 @@
-"""Rule script (rios): PubMed XML -> per-decade token corpora (Parquet) and Table 1."""
+"""Rule script (rios): the reduce step of the PubMed ingest, the parsed files -> per-decade token corpora
+(Parquet) and Table 1."""
 
 import pandas as pd
 
@@ -11,8 +12,8 @@ snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 decades = parse_decades(snakemake.params.decades)
 outputs = dict(zip([d.label for d in decades], snakemake.output.corpora))
-log.info("ingesting %d PubMed files into %d decades", len(snakemake.input.files), len(decades))
-summary = write_decade_corpora(list(snakemake.input.files), decades, outputs)
+log.info("resolving %d parsed PubMed files into %d decades", len(snakemake.input.parsed), len(decades))
+summary = write_decade_corpora(list(snakemake.input.parsed), decades, outputs)
 write_json(snakemake.output.summary, summary)
 table = pd.DataFrame(summary["decades"]).rename(columns={"decade": "Year", "articles": "# Articles", "tokens": "# Tokens"})
 total = {"Year": "Total", "# Articles": table["# Articles"].sum(), "# Tokens": table["# Tokens"].sum()}

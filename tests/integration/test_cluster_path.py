@@ -116,8 +116,9 @@ def test_profile_plans_every_job_without_a_cache_variable(fake_real, tmp_path, p
     # 169 before rios.replicates, + 12 more skip-gram jobs (3 seeds x 6 decades), + 24 classifier seed
     # jobs (hurtful.downstream.replicates: 2 more seeds x classify and gaps x 6 models), + 38 report pages
     # (report/items.yaml without the demo world's own), + 6 document-level null jobs (one per decade), + the
-    # mental study's Tables I and III (1 job, 2 report pages)
-    assert total == 212 + 40, total
+    # mental study's Tables I and III (1 job, 2 report pages), + the PubMed map step's one parse job per
+    # file (the fake tree has one file)
+    assert total == 212 + 40 + 1, total
     print(f"--profile {profile}: {total} jobs planned in {seconds:.1f} s")
 
 
@@ -263,4 +264,4 @@ def test_one_registry_line_adds_the_models_jobs_in_every_study_it_names(tmp_path
     # 17 new jobs: plm 3 evaluations (none, sentencedebias, inlp) + 2 projections; mental features and
     # classifiers of the model and of the vectors (4); hurtful log-probability, features, classifiers, gaps (4)
     # and 2 more classifier seeds' classifiers and gaps (4)
-    assert total == 212 + 40 + 17, total
+    assert total == 212 + 40 + 1 + 17, total

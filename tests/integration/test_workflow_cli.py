@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,52 @@ def test_missing_mimic_column_stops_before_any_job(tmp_path):
     assert result.returncode != 0
     assert "medbias: " in result.stderr and "NOTEEVENTS.csv: missing column 'TEXT'" in result.stderr
     assert not (tmp_path / "results").exists()
+
+
+def _ingest_jobs(output: str) -> dict[str, int]:
+    """Job counts of the PubMed map and reduce rules in a dry run's job table."""
+    return {rule: int(count) for rule, count in re.findall(r"^(rios_parse|rios_ingest)\s+(\d+)$", output, re.M)}
+
+
+def test_a_changed_or_added_pubmed_file_reruns_its_own_parse_job_and_the_reduce_only(tmp_path):
+    """PubMed as map and reduce (issue 21): one parse job per file, one reduce. After a full ingest, a
+    changed update file reruns its parse job and the reduce, not the other files' jobs; so does a new
+    update file; and the new file's deletion reaches an article that another file's job parsed."""
+    import gzip
+
+    import pandas as pd
+
+    from pubmed_helpers import article, write
+
+    config = fake_real_config(tmp_path)
+    folder = Path(config["inputs"]["pubmed_dir"])
+    (folder / "pubmed26n0001.xml.gz").unlink()
+    for number, pmid in ((1, 100), (2, 200), (3, 300)):
+        write(folder / f"pubmed26n000{number}.xml.gz", article(pmid, "<Year>1985</Year>", f"article {pmid}")
+              + article(pmid + 1, "<Year>1986</Year>", f"article {pmid + 1}"))
+    configfile = write_config(tmp_path / "mimic.yaml", config)
+    until = ["--configfile", str(configfile), "--until", "rios_ingest", "--cores", "2"]
+    first = run_snakemake(until, tmp_path)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert _ingest_jobs(first.stdout + first.stderr) == {"rios_parse": 3, "rios_ingest": 1}
+    corpus = tmp_path / "results" / "rios" / "corpus" / "1980-1989.parquet"
+    assert pd.read_parquet(corpus)["pmid"].tolist() == [100, 101, 200, 201, 300, 301]
+
+    # an unchanged file whose time stamp moved reruns nothing (Snakemake compares checksums)
+    (folder / "pubmed26n0002.xml.gz").touch()
+    assert _ingest_jobs(run_snakemake(["-n", *until], tmp_path).stdout) == {}
+
+    # a changed file: its own parse job and the reduce
+    write(folder / "pubmed26n0002.xml.gz", article(200, "<Year>1985</Year>", "article 200 revised"))
+    dry = run_snakemake(["-n", *until], tmp_path)
+    assert _ingest_jobs(dry.stdout + dry.stderr) == {"rios_parse": 1, "rios_ingest": 1}, dry.stdout[-3000:]
+    assert "pubmed_file=pubmed26n0002" in dry.stdout
+
+    # a new update file that deletes a baseline article: its parse job and the reduce
+    (folder / "pubmed26n1400.xml.gz").write_bytes(gzip.compress(
+        b'<?xml version="1.0"?>\n<PubmedArticleSet><DeleteCitation><PMID Version="1">101</PMID>'
+        b"</DeleteCitation></PubmedArticleSet>\n"))
+    dry = run_snakemake(["-n", *until], tmp_path)
+    assert _ingest_jobs(dry.stdout + dry.stderr) == {"rios_parse": 2, "rios_ingest": 1}  # 0002's still pending
+    assert run_snakemake(until, tmp_path).returncode == 0
+    assert pd.read_parquet(corpus)["pmid"].tolist() == [100, 200, 300, 301]  # 101 deleted, 201 gone with its file

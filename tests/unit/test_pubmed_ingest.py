@@ -9,24 +9,22 @@ import pandas as pd
 import pytest
 
 from medbias.core.errors import MedbiasInputError
-from medbias.io.pubmed import index_versions, iter_final_articles, iter_records, parse_decades, write_decade_corpora
-
-HEAD = '<?xml version="1.0"?>\n<PubmedArticleSet>\n'
-TAIL = "</PubmedArticleSet>\n"
-
-
-def article(pmid: int, date: str, title: str, abstracts: tuple[str, ...] = ()) -> str:
-    abstract = "".join(f'<AbstractText Label="L{i}">{a}</AbstractText>' for i, a in enumerate(abstracts))
-    return (f'<PubmedArticle><MedlineCitation><PMID Version="1">{pmid}</PMID><Article><Journal><JournalIssue>'
-            f"<PubDate>{date}</PubDate></JournalIssue></Journal><ArticleTitle>{title}</ArticleTitle>"
-            f"<Abstract>{abstract}</Abstract></Article></MedlineCitation></PubmedArticle>\n")
-
-
-def write(path: Path, body: str, gz: bool = True) -> Path:
-    data = (HEAD + body + TAIL).encode()
-    path.write_bytes(gzip.compress(data) if gz else data)
-    return path
-
+from pubmed_helpers import HEAD, TAIL, article, write
+from medbias.io.pubmed import (
+    ARTICLE,
+    BOOK,
+    DELETE,
+    index_versions,
+    ingest_files,
+    iter_final_articles,
+    iter_records,
+    parse_decades,
+    parse_file,
+    parsed_file_records,
+    parsed_source,
+    write_decade_corpora,
+    xml_file_records,
+)
 
 @pytest.fixture
 def files(tmp_path):
@@ -54,14 +52,57 @@ def test_records_text_and_years(files):
     assert ("book", 9) in records
 
 
-def test_versions_deletions_and_reissue(files):
+def parsed(files, folder: Path) -> list[Path]:
+    """The map step of each file, as the workflow's one job per file runs it."""
+    outputs = []
+    for path in files:
+        outputs.append(folder / f"{path.name}.parquet")
+        parse_file(path, outputs[-1])
+    return outputs
+
+
+def test_versions_deletions_and_reissue(files, tmp_path):
     index = index_versions(files)
     assert index.keep[0].tolist() == [False, True, True, True, False, False]  # 1 replaced, 5 and 6 deleted
     assert index.keep[1].tolist() == [True, True]  # revised 1, re-issued 6
     assert (index.deleted, index.unknown_deletions, index.replaced, index.book_articles) == (1, 1, 2, 1)
-    final = {a.pmid: a for a in iter_final_articles(files, index)}
-    assert final[1].tokens == ["career", "revised", "corrigendum"] and final[6].year == 2014
+    final = {a.pmid: a for a in iter_final_articles(parsed(files, tmp_path), index)}
+    assert final[1].tokens == "career revised corrigendum" and final[1].n_tokens == 3 and final[6].year == 2014
     assert 5 not in final
+
+
+def test_a_parsed_file_keeps_every_record_in_file_order(files, tmp_path):
+    """The map step's table: one row per article, deleted PMID and book article, in file order."""
+    first, second = parsed(files, tmp_path)
+    rows = pd.read_parquet(second)
+    assert rows["event"].tolist() == [ARTICLE, DELETE, DELETE, DELETE, ARTICLE]
+    assert rows["pmid"].tolist() == [1, 5, 6, 777, 6]
+    assert rows["tokens"].tolist()[0] == "career revised corrigendum" and pd.isna(rows["tokens"].iloc[1])
+    first_rows = pd.read_parquet(first)
+    assert (first_rows["event"] == BOOK).sum() == 1 and pd.isna(first_rows.loc[2, "year"])  # the undated article
+    assert parsed_source(second) == "pubmed26n0002.xml"
+    # the index read back from the parsed tables equals the one streamed from the XML (peer computation)
+    for xml, table in zip(files, (first, second)):
+        from_xml, from_table = xml_file_records(xml), parsed_file_records(table)
+        assert from_table.article_pmids.tolist() == from_xml.article_pmids.tolist()
+        assert (from_table.deletions, from_table.book_articles) == (from_xml.deletions, from_xml.book_articles)
+
+
+def test_an_update_file_deletes_a_record_that_an_earlier_files_job_parsed(tmp_path):
+    """Each file is parsed by its own job, which knows nothing of the others: the deletion in the
+    update file reaches the baseline's record only in the reduce, and the reduce takes the files in
+    their name order whatever order its inputs come in."""
+    baseline = write(tmp_path / "pubmed26n0001.xml.gz", article(21, "<Year>1981</Year>", "Kept")
+                     + article(22, "<Year>1982</Year>", "Withdrawn later"))
+    update = write(tmp_path / "pubmed26n1400.xml.gz",
+                   '<DeleteCitation><PMID Version="1">22</PMID></DeleteCitation>')
+    parsed_baseline, parsed_update = parsed([baseline, update], tmp_path)
+    assert pd.read_parquet(parsed_baseline)["pmid"].tolist() == [21, 22]  # the baseline's job kept 22
+    decades = parse_decades([[1980, 1989]])
+    outputs = {"1980-1989": tmp_path / "1980s.parquet"}
+    summary = write_decade_corpora([parsed_update, parsed_baseline], decades, outputs)
+    assert pd.read_parquet(outputs["1980-1989"])["pmid"].tolist() == [21]
+    assert summary["deleted"] == 1 and summary["files"] == ["pubmed26n0001.xml.gz", "pubmed26n1400.xml.gz"]
 
 
 def test_deleting_the_first_article_of_the_first_file(tmp_path):
@@ -74,13 +115,13 @@ def test_deleting_the_first_article_of_the_first_file(tmp_path):
     index = index_versions([first, later])
     assert index.keep[0].tolist() == [False, True] and index.keep[1].tolist() == [True]
     assert (index.deleted, index.unknown_deletions, index.replaced) == (1, 0, 0)
-    assert sorted(a.pmid for a in iter_final_articles([first, later], index)) == [12, 13]
+    assert sorted(a.pmid for a in iter_final_articles(parsed([first, later], tmp_path), index)) == [12, 13]
 
 
 def test_decade_corpora_and_counts(files, tmp_path):
     decades = parse_decades([[1960, 1969], [1990, 1999], [2010, 2020], [2030, 2039]])
     outputs = {d.label: tmp_path / f"{d.label}.parquet" for d in decades}
-    summary = write_decade_corpora(files, decades, outputs)
+    summary = ingest_files(files, decades, outputs, tmp_path)
     counts = {d["decade"]: d["articles"] for d in summary["decades"]}
     assert counts == {"1960-1969": 1, "1990-1999": 1, "2010-2020": 1, "2030-2039": 0}  # empty decade reported
     assert (summary["undated"], summary["outside_decades"], summary["deleted"], summary["book_articles"]) == (1, 1, 1, 1)
