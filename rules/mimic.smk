@@ -19,6 +19,7 @@ rule mimic_ingest:
         f"{LOGS}/mimic/ingest.log",
     benchmark:
         f"{BENCHMARKS}/mimic/ingest.tsv"
+    priority: CRITICAL_PATH_PRIORITY
     conda:
         "../envs/cpu.yaml"
     resources:
@@ -38,6 +39,7 @@ rule mimic_tokenizer:
         directory(f"{MIMIC}/tokenizer"),
     log:
         f"{LOGS}/mimic/tokenizer.log",
+    priority: CRITICAL_PATH_PRIORITY
     conda:
         "../envs/cpu.yaml"
     params:
@@ -60,6 +62,7 @@ rule mimic_notes:
         f"{LOGS}/mimic/notes.log",
     benchmark:
         f"{BENCHMARKS}/mimic/notes.tsv"
+    priority: CRITICAL_PATH_PRIORITY
     conda:
         "../envs/cpu.yaml"
     threads: config["mimic"]["threads"]
@@ -98,6 +101,7 @@ rule mimic_cohorts:
         counts=f"{MIMIC}/cohort_counts.json",
     log:
         f"{LOGS}/mimic/cohorts.log",
+    priority: CRITICAL_PATH_PRIORITY
     conda:
         "../envs/cpu.yaml"
     params:

@@ -16,6 +16,7 @@ rule hurtful_pretrain:
     log:
         f"{LOGS}/hurtful/pretrain_{{variant}}.log",
     cache: "omit-software"
+    priority: CRITICAL_PATH_PRIORITY
     conda:
         "../envs/gpu.yaml"
     threads: config["hurtful"]["pretrain"]["threads"]

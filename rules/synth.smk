@@ -17,6 +17,7 @@ rule synth_mimic:
         f"{LOGS}/synth/mimic.log",
     benchmark:
         f"{BENCHMARKS}/synth/mimic.tsv"
+    priority: CRITICAL_PATH_PRIORITY
     conda:
         "../envs/cpu.yaml"
     params:
@@ -167,6 +168,7 @@ rule synth_tiny_model:
     log:
         f"{LOGS}/synth/tiny_model_{{arch}}.log",
     cache: "omit-software"
+    priority: CRITICAL_PATH_PRIORITY
     conda:
         "../envs/cpu.yaml"
     threads: 2
