@@ -30,7 +30,7 @@ RIOS_REPLICATES = list(range(config["rios"]["replicates"]))
 # the chain to the clinical BERT pretraining (the demo's MIMIC tables and tiny BERT, the note pipeline,
 # the cohorts, the pretraining itself) is the longest in the DAG: its jobs go first whenever they are
 # ready. Left to Snakemake's default order, a fresh 2-core demo ran the other studies first: the note
-# pipeline started 43 minutes in, and the two pretrainings ran last, one after the other (README, Set up).
+# pipeline started 41 minutes into the run, and the two pretrainings ran last, one after the other (README, Set up).
 CRITICAL_PATH_PRIORITY = 10
 TINY_ARCHS = ["bert", "gpt2", "bart"]
 PLM_ARCHS = ["bert", "gpt2"]  # tiny models trained on the plm corpus (demo world)
