@@ -457,11 +457,16 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def flow_yaml(value: Any) -> str:
+    """``value`` as one line of flow-style YAML, as a config file would write it."""
+    # a scalar's YAML document ends with "...": the value is the text before it
+    text = yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=10**6)
+    return text.removesuffix("...\n").strip()
+
+
 def _default_cell(subschema: dict[str, Any], required: bool) -> str:
     if "default" in subschema:
-        # a scalar's YAML document ends with "...": the value is the text before it
-        text = yaml.safe_dump(subschema["default"], default_flow_style=True, sort_keys=False, width=10**6)
-        return _cell(f"`{text.removesuffix('...' + chr(10)).strip()}`")
+        return _cell(f"`{flow_yaml(subschema['default'])}`")
     return "**required**" if required else "(none)"
 
 

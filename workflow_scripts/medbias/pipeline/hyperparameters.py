@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from medbias.io.tables import PaperTable
-from medbias.pipeline.config import is_section
+from medbias.pipeline.config import flow_yaml, is_section
 
 SOURCE_KINDS = ("paper", "reference code", "cited default", "our choice", "run setting")
 STUDY_SECTIONS = ("mimic", "rios", "hurtful", "mental", "plm")
@@ -65,11 +65,6 @@ def _value(config: Mapping[str, Any], key: str) -> Any:
     return value
 
 
-def _flow(value: Any) -> str:
-    text = yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=10**6)
-    return text.removesuffix("...\n").strip()
-
-
 def settings_notes(schema: Mapping[str, Any], config: Mapping[str, Any], prefixes: Sequence[str]) -> list[str]:
     """The notes printed under a table: every setting under the config keys ``prefixes`` that can change
     its numbers (run settings such as threads, GPUs and paths are left out), with the value this run used
@@ -89,10 +84,10 @@ def settings_notes(schema: Mapping[str, Any], config: Mapping[str, Any], prefixe
             continue
         value = _value(config, key)
         if "default" in sub and value != sub["default"]:
-            lines.append(f"- `{key}` = `{_flow(value)}` (set in this run's config; default `{_flow(sub['default'])}`): "
+            lines.append(f"- `{key}` = `{flow_yaml(value)}` (set in this run's config; default `{flow_yaml(sub['default'])}`): "
                          f"{source}")
         else:
-            lines.append(f"- `{key}` = `{_flow(value)}`: {source}")
+            lines.append(f"- `{key}` = `{flow_yaml(value)}`: {source}")
     if not lines:
         return []
     # the heading opens with a newline: write_table drops empty notes, and the blank line ends the
