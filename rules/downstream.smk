@@ -56,6 +56,7 @@ rule hurtful_classify:
     threads: 2
     resources:
         mem_mb=16000,
+        gpu=DOWNSTREAM["classify_gpus"],
     params:
         code=library_code("hurtful_classify.py"),
         model=lambda wc: wc.model,

@@ -77,7 +77,11 @@ def test_network_widths_and_grid_order():
     assert NetworkConfig(3, 4, 0.0).widths(3076) == [769, 192]
     assert NetworkConfig(1, 2, 0.0).widths(100) == []  # a single linear layer: logistic regression
     grid = network_grid([1, 2], [2, 4], [0.0, 0.2])
-    assert len(grid) == 8 and grid[0] == NetworkConfig(1, 2, 0.0) and grid[-1] == NetworkConfig(2, 4, 0.2)
+    # one 1-layer net (ratio and dropout shape no hidden layer), then 2 x 2 two-layer nets
+    assert grid == [NetworkConfig(1, 2, 0.0), NetworkConfig(2, 2, 0.0), NetworkConfig(2, 2, 0.2),
+                    NetworkConfig(2, 4, 0.0), NetworkConfig(2, 4, 0.2)]
+    # the default grid is the reference code's 19 networks: 2-4 layers x 3 ratios x 2 dropouts, plus one
+    assert len(network_grid([1, 2, 3, 4], [2, 4, 6], [0.0, 0.2])) == 19
     net = build_network(16, NetworkConfig(3, 2, 0.2))
     assert [type(m).__name__ for m in net][:4] == ["Linear", "BatchNorm1d", "ReLU", "Dropout"]
     assert net[-1].out_features == 1

@@ -8,6 +8,7 @@ pretraining, and per-note piece and window counts (numbers only) for the cohorts
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from multiprocessing import Pool
 from pathlib import Path
@@ -25,6 +26,10 @@ def extend_tokenizer(tokenizer):
 
 def _init_worker(tokenizer_dir: str) -> None:
     global _TOKENIZER
+    # One core per worker: a fast tokenizer otherwise spreads each batch over every core of the
+    # machine, and ``threads`` workers doing so oversubscribe it (measured: 2 workers on 2 cores took
+    # 16.6 s with it, 13.6 s without; tests/benchmarks/bench_note_lengths.py).
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
     from transformers import AutoTokenizer
 
     _TOKENIZER = AutoTokenizer.from_pretrained(tokenizer_dir)

@@ -95,8 +95,15 @@ class NetworkConfig:
 
 
 def network_grid(layers: Sequence[int], ratios: Sequence[int], dropouts: Sequence[float]) -> list[NetworkConfig]:
-    """Every combination, in a fixed order (layers, then ratio, then dropout)."""
-    return [NetworkConfig(n, r, d) for n in layers for r in ratios for d in dropouts]
+    """Every distinct network, in a fixed order (layers, then ratio, then dropout). A one-layer net has
+    no hidden layer, so its ratio and dropout change nothing: it is trained once, with the first ratio
+    and dropout (the reference code's grid: 2-4 layers x ratios x dropouts plus one 1-layer net). The
+    copies it replaces were identical fits (same seed), so the selection is the same without them."""
+    grid = []
+    for n in layers:
+        grid += [NetworkConfig(n, ratios[0], dropouts[0])] if n == 1 else \
+            [NetworkConfig(n, r, d) for r in ratios for d in dropouts]
+    return grid
 
 
 def build_network(in_features: int, config: NetworkConfig):
@@ -113,15 +120,16 @@ def build_network(in_features: int, config: NetworkConfig):
 
 
 def predict_probability(network, features: np.ndarray, batch_size: int = 4096) -> np.ndarray:
-    """Sigmoid outputs of ``network`` in evaluation mode."""
+    """Sigmoid outputs of ``network`` in evaluation mode (on the device its parameters are on)."""
     import torch
 
     network.eval()
+    device = next(network.parameters()).device
     out = []
     with torch.inference_mode():
         for start in range(0, len(features), batch_size):
-            x = torch.as_tensor(features[start:start + batch_size], dtype=torch.float32)
-            out.append(torch.sigmoid(network(x)[:, 0]).numpy())
+            x = torch.as_tensor(features[start:start + batch_size], dtype=torch.float32, device=device)
+            out.append(torch.sigmoid(network(x)[:, 0]).float().cpu().numpy())
     return np.concatenate(out) if out else np.zeros(0)
 
 
@@ -148,24 +156,25 @@ class TrainedNetwork:
 
 def train_network(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray,
                   config: NetworkConfig, seed: int, max_epochs: int = 50, patience: int = 5,
-                  batch_size: int = 256, learning_rate: float = 1e-3) -> TrainedNetwork:
+                  batch_size: int = 256, learning_rate: float = 1e-3, device: str = "cpu") -> TrainedNetwork:
     """Adam on binary cross-entropy, shuffled mini-batches (seeded), early stopping when the
-    validation loss has not improved for ``patience`` epochs; returns the best epoch's parameters."""
-    import copy
-
+    validation loss has not improved for ``patience`` epochs; returns the best epoch's parameters (on
+    the CPU). ``device="cuda"`` trains on the GPU: the same initial weights and batch order (both drawn
+    on the CPU), float32 throughout; the sums then run in another order, so results agree with the
+    CPU's to rounding, not bit for bit (tests/benchmarks/bench_scale_plan.py measures the agreement)."""
     import torch
 
     torch.manual_seed(seed)
-    network = build_network(train_x.shape[1], config)
+    network = build_network(train_x.shape[1], config).to(device)
     optimizer = torch.optim.Adam(network.parameters(), lr=learning_rate)
     loss_fn = torch.nn.BCEWithLogitsLoss()
-    x = torch.as_tensor(train_x, dtype=torch.float32)
-    y = torch.as_tensor(train_y, dtype=torch.float32)
+    x = torch.as_tensor(train_x, dtype=torch.float32, device=device)
+    y = torch.as_tensor(train_y, dtype=torch.float32, device=device)
     generator = torch.Generator().manual_seed(seed)
-    best_loss, best_state, since_best, epoch = np.inf, copy.deepcopy(network.state_dict()), 0, 0
+    best_loss, best_state, since_best, epoch = np.inf, _cpu_state(network), 0, 0
     for epoch in range(1, max_epochs + 1):
         network.train()
-        order = torch.randperm(len(x), generator=generator)
+        order = torch.randperm(len(x), generator=generator).to(device)
         for start in range(0, len(x), batch_size):
             rows = order[start:start + batch_size]
             if len(rows) < 2:  # batch norm needs two rows
@@ -175,12 +184,17 @@ def train_network(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, v
             optimizer.step()
         validation = _loss(network, val_x, val_y)
         if validation < best_loss:
-            best_loss, best_state, since_best = validation, copy.deepcopy(network.state_dict()), 0
+            best_loss, best_state, since_best = validation, _cpu_state(network), 0
         else:
             since_best += 1
             if since_best >= patience:
                 break
     return TrainedNetwork(config, best_state, float(best_loss), epoch)
+
+
+def _cpu_state(network) -> dict:
+    """A copy of the network's parameters and buffers on the CPU."""
+    return {key: value.detach().to("cpu", copy=True) for key, value in network.state_dict().items()}
 
 
 @dataclass
@@ -206,7 +220,7 @@ def select_classifier(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarra
     records = []
     for config in configs:
         trained = train_network(train_x, train_y, val_x, val_y, config, seed, **training)
-        probability = predict_probability(trained.network(train_x.shape[1]), val_x)
+        probability = predict_probability(trained.network(train_x.shape[1]).to(training.get("device", "cpu")), val_x)
         c, auprc = choose_scaling_factor(probability, val_y, val_note, c_grid)
         records.append({"layers": config.layers, "ratio": config.ratio, "dropout": config.dropout, "c": c,
                         "validation_auprc": auprc, "validation_loss": trained.validation_loss, "epochs": trained.epochs})
@@ -292,7 +306,7 @@ def train_task_classifiers(features: np.ndarray, feature_index: pd.DataFrame, sa
         y = rows["label"].to_numpy()
         selected = select_classifier(x[is_train], y[is_train], x[is_val], y[is_val],
                                      rows.loc[is_val, "ICUSTAY_ID"].to_numpy(), grid, c_grid, seed=seed + k, **training)
-        network = selected.trained.network(x.shape[1])
+        network = selected.trained.network(x.shape[1]).to(training.get("device", "cpu"))
         probability = merge_window_probabilities(predict_probability(network, x[is_test]),
                                                  rows.loc[is_test, "ICUSTAY_ID"].to_numpy(), selected.c)
         test = rows[is_test].drop_duplicates("ICUSTAY_ID").set_index("ICUSTAY_ID").loc[probability.index]
