@@ -66,6 +66,7 @@ rule hurtful_classify:
         patience=DOWNSTREAM["patience"],
         batch_size=DOWNSTREAM["batch_size"],
         learning_rate=DOWNSTREAM["learning_rate"],
+        workers=DOWNSTREAM["classify_workers"],
         seed=seed_for("hurtful_classify"),
         replicate=0,
     script:

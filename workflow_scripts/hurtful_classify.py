@@ -16,16 +16,17 @@ log = setup_rule_logging(snakemake.log[0])
 p, inp, out = snakemake.params, snakemake.input, snakemake.output
 torch.set_num_threads(snakemake.threads)
 device = "cuda" if torch.cuda.is_available() else "cpu"
-features, tasks = np.load(inp.features), pd.read_csv(inp.tasks)
+features, tasks = np.load(inp.features, mmap_mode="r"), pd.read_csv(inp.tasks)  # workers open the map themselves
 grid = network_grid(p.grid["layers"], p.grid["width_ratio"], p.grid["dropout"])
 seed = replicate_seed(p.seed, p.replicate)  # replicate 0 keeps the configured seed
-log.info("%s, classifier seed replicate %d (seed %d): %d tasks, %d windows x %d features, grid of %d, on %s", p.model,
-         p.replicate, seed, len(tasks), *features.shape, len(grid), device)
+log.info("%s, classifier seed replicate %d (seed %d): %d tasks, %d windows x %d features, grid of %d, on %s, "
+         "%d task(s) at once", p.model, p.replicate, seed, len(tasks), *features.shape, len(grid), device, p.workers)
 result = train_task_classifiers(
     features, pd.read_parquet(inp.index), pd.read_parquet(inp.samples), pd.read_parquet(inp.windows), tasks, grid,
     p.c_grid, seed=seed, log=log,
     training={"max_epochs": p.max_epochs, "patience": p.patience, "batch_size": p.batch_size,
-              "learning_rate": p.learning_rate, "device": device})
+              "learning_rate": p.learning_rate, "device": device},
+    workers=p.workers, threads=snakemake.threads)
 result.predictions.to_parquet(out.predictions, index=False)
 result.selections.to_csv(out.selection, index=False)
 result.grids.to_csv(out.grid, index=False)

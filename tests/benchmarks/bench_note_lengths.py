@@ -141,6 +141,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--lengths", type=Path, default=DEFAULT_LENGTHS)
     parser.add_argument("--measure-lengths", type=Path, metavar="MIMIC_FOLDER")
+    parser.add_argument("--no-sweep", action="store_true", help="leave out part 2 (cost against note length)")
     args = parser.parse_args()
     from medbias.synth.note_lengths import note_length_table, sample_notes
 
@@ -180,11 +181,12 @@ def main() -> None:
             print(f"    {category.strip():<18} {row['notes']:6,.0f} notes  mean {row['mean_chars']:7,.0f} chars  "
                   f"{row['notes'] / row['seconds']:8,.0f} notes/s  {row['mb'] / row['seconds']:5.2f} MB/s")
 
-        print("\n2. Cost against note length (one worker; 1.0 = linear)")
-        sweep = length_sweep(tokenizer)
-        for (style, stage), frame in sweep.groupby(["style", "stage"], sort=False):
-            rates = "  ".join(f"{c:>6,}: {r:5.2f}" for c, r in zip(frame["chars"], frame["mb_per_s"]))
-            print(f"  {style:<9} {stage:<13} slope {slope(frame):.2f}   MB/s at  {rates}")
+        if not args.no_sweep:
+            print("\n2. Cost against note length (one worker; 1.0 = linear)")
+            sweep = length_sweep(tokenizer)
+            for (style, stage), frame in sweep.groupby(["style", "stage"], sort=False):
+                rates = "  ".join(f"{c:>6,}: {r:5.2f}" for c, r in zip(frame["chars"], frame["mb_per_s"]))
+                print(f"  {style:<9} {stage:<13} slope {slope(frame):.2f}   MB/s at  {rates}")
 
         print(f"\n3. The rule's path (process_notes, fresh processes), then the real NOTEEVENTS ({real_chars / 1e9:.2f} GB of text)")
         runs = {}

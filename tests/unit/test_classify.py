@@ -156,3 +156,81 @@ def test_task_windows_joins_samples_windows_and_feature_rows():
         task_windows(pd.concat([samples, pd.DataFrame({"ICUSTAY_ID": [3], "label": [0], "split": ["val"]})]), windows, index)
     with pytest.raises(ValueError, match="missing from the feature file \\(first ROW_ID 20\\)"):
         task_windows(samples, windows, index.iloc[:2])
+
+
+def test_the_design_matrix_by_blocks_equals_standardising_all_columns_at_once():
+    """Peer computation: the former one-shot standardisation of every [CLS] column in float64, exactly."""
+    import pandas as pd
+
+    from medbias.studies.hurtful.classify import ACUITY_FEATURES, design_matrix, standardise_on_training
+
+    rng = np.random.default_rng(4)
+    features = rng.normal(3, 2, size=(50, 70)).astype(np.float32)
+    rows = pd.DataFrame({"feature_row": rng.integers(0, 50, 40), **{a: rng.normal(size=40) for a in ACUITY_FEATURES}})
+    rows.loc[3, "oasis"] = np.nan
+    is_train = rng.random(40) < 0.6
+    expected = np.hstack([standardise_on_training(features[rows["feature_row"].to_numpy()], is_train),
+                          standardise_on_training(rows[list(ACUITY_FEATURES)].to_numpy(), is_train)])
+    got = design_matrix(rows, features, is_train, block=16)
+    assert got.dtype == np.float32 and np.array_equal(got, expected)
+
+
+def _task_world(tmp_path):
+    """Two cohorts, three tasks, 150 stays of 1-3 windows; feature 0 carries label "a"."""
+    import pandas as pd
+
+    rng = np.random.default_rng(7)
+    stays = np.arange(1, 151)
+    n_windows = rng.integers(1, 4, size=len(stays))
+    windows = pd.DataFrame({"ICUSTAY_ID": np.repeat(stays, n_windows), "ROW_ID": np.repeat(stays * 10, n_windows),
+                            "window": np.concatenate([np.arange(n) for n in n_windows])})
+    index = windows[["ROW_ID", "window"]].sample(frac=1, random_state=1).reset_index(drop=True)
+    label = {"a": rng.random(len(stays)) < 0.4, "b": rng.random(len(stays)) < 0.5}
+    features = rng.normal(size=(len(index), 12)).astype(np.float32)
+    stay_of_row = dict(zip(windows["ROW_ID"], windows["ICUSTAY_ID"]))
+    features[:, 0] += 3.0 * label["a"][np.array([stay_of_row[r] for r in index["ROW_ID"]]) - 1]
+    split = np.where(stays % 5 == 0, "test", np.where(stays % 5 == 1, "val", "train"))
+    n = len(stays)
+    base = pd.DataFrame({"ICUSTAY_ID": stays, "SUBJECT_ID": stays + 1000, "split": split, "age": rng.normal(60, 10, n),
+                         "oasis": rng.normal(size=n), "sapsii": rng.normal(size=n), "sofa": rng.normal(size=n),
+                         "gender": rng.choice(["M", "F"], n), "language": "ENGL", "ethnicity": "WHITE", "insurance": "Medicare"})
+    samples = pd.concat([base.assign(task=task, cohort=cohort, label=label[source].astype(int))
+                         for task, cohort, source in (("t1", "c1", "a"), ("t2", "c1", "b"), ("t3", "c2", "a"))])
+    all_windows = pd.concat([windows.assign(cohort="c1"), windows.assign(cohort="c2")])
+    np.save(tmp_path / "features.npy", features)
+    tasks = pd.DataFrame({"task": ["t1", "t2", "t3"], "cohort": ["c1", "c1", "c2"]})
+    return tmp_path / "features.npy", index, samples, all_windows, tasks
+
+
+def test_tasks_in_worker_processes_give_the_serial_results(tmp_path):
+    """Two worker processes (each opening the memory-mapped features) give exactly the one-process
+    result with as many threads per process: every task keeps its seed; the outputs come in task order."""
+    import logging
+
+    import torch
+
+    from medbias.studies.hurtful.classify import NetworkConfig, train_task_classifiers
+
+    path, index, samples, windows, tasks = _task_world(tmp_path)
+    grid = [NetworkConfig(1, 2, 0.0), NetworkConfig(2, 2, 0.0)]
+    run = dict(seed=3, training={"max_epochs": 8, "patience": 2, "batch_size": 32, "learning_rate": 0.05},
+               log=logging.getLogger("test"))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as each of the two workers of 2 threads: float sums in the same order
+    try:
+        serial = train_task_classifiers(np.load(path), index, samples, windows, tasks, grid, [0.5, 2.0], **run)
+    finally:
+        torch.set_num_threads(threads)
+    parallel = train_task_classifiers(np.load(path, mmap_mode="r"), index, samples, windows, tasks, grid, [0.5, 2.0],
+                                      workers=2, threads=2, **run)
+    assert serial.selections["task"].tolist() == ["t1", "t2", "t3"]
+    assert serial.predictions.equals(parallel.predictions)
+    assert serial.selections.equals(parallel.selections) and serial.grids.equals(parallel.grids)
+    for task in ("t1", "t2", "t3"):
+        for key, value in serial.classifiers[task]["state"].items():
+            assert np.array_equal(value.numpy(), parallel.classifiers[task]["state"][key].numpy())
+    # the tasks whose label feature 0 carries are learnt (validation AUPRC), the random one is not
+    auprc = serial.selections.set_index("task")["validation_auprc"]
+    assert auprc["t1"] > 0.9 and auprc["t3"] > 0.9 and auprc["t2"] < 0.8
+    with pytest.raises(ValueError, match="memory map"):
+        train_task_classifiers(np.load(path), index, samples, windows, tasks, grid, [0.5], workers=2, **run)

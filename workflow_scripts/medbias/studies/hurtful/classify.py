@@ -13,10 +13,13 @@ predictions is the one with the best F1 on the validation set.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+
+from medbias.core.processes import spawned_map
 
 
 def merge_window_probabilities(probability: np.ndarray, note_id: np.ndarray, c: float) -> pd.Series:
@@ -268,12 +271,76 @@ def task_windows(samples, windows, feature_index):
     return rows.astype({"feature_row": "int64"}).sort_values(["ICUSTAY_ID", "ROW_ID", "window"]).reset_index(drop=True)
 
 
-def design_matrix(rows, features: np.ndarray, is_train: np.ndarray) -> np.ndarray:
+def design_matrix(rows, features: np.ndarray, is_train: np.ndarray, block: int = 256) -> np.ndarray:
     """[CLS] features of each window and the sample's age and acuity scores, every column
-    standardised on the training windows (``standardise_on_training``)."""
-    cls = features[rows["feature_row"].to_numpy()]
-    acuity = rows[list(ACUITY_FEATURES)].to_numpy(dtype=np.float64)
-    return np.hstack([standardise_on_training(cls, is_train), standardise_on_training(acuity, is_train)])
+    standardised on the training windows (``standardise_on_training``). Built a block of columns at a
+    time into one float32 array (``features`` may be a memory map): at the real scale a task has up to
+    ~850,000 windows of 3,076 columns, and standardising them at once in float64 took three times the
+    output's memory. Each column's values are the same as standardising all of them at once."""
+    index = rows["feature_row"].to_numpy()
+    width = features.shape[1]
+    out = np.empty((len(rows), width + len(ACUITY_FEATURES)), dtype=np.float32)
+    for start in range(0, width, block):
+        stop = min(start + block, width)
+        out[:, start:stop] = standardise_on_training(features[index, start:stop], is_train)
+    out[:, width:] = standardise_on_training(rows[list(ACUITY_FEATURES)].to_numpy(dtype=np.float64), is_train)
+    return out
+
+
+SPLIT_ORDER = ("train", "val", "test")
+
+
+def classify_task(k: int, task: dict, features: np.ndarray, feature_index: pd.DataFrame, samples: pd.DataFrame,
+                  windows: pd.DataFrame, grid, c_grid, seed: int, training: dict) -> dict:
+    """Task ``k`` of ``train_task_classifiers`` (``task``: its ``task`` and ``cohort``), under ``seed + k``.
+
+    The task's windows are ordered train, validation, test (stably: within a split the order is
+    ``task_windows``'), so each split is a slice of the design matrix, not a copy."""
+    rows = task_windows(samples[samples["task"] == task["task"]], windows[windows["cohort"] == task["cohort"]], feature_index)
+    rows = rows.sort_values("split", key=lambda split: split.map({s: i for i, s in enumerate(SPLIT_ORDER)}),
+                            kind="stable").reset_index(drop=True)
+    split = rows["split"].to_numpy()
+    n_train, n_val = int((split == "train").sum()), int((split == "val").sum())
+    train, val, test = slice(0, n_train), slice(n_train, n_train + n_val), slice(n_train + n_val, None)
+    x = design_matrix(rows, features, split == "train")
+    y = rows["label"].to_numpy()
+    selected = select_classifier(x[train], y[train], x[val], y[val], rows["ICUSTAY_ID"].to_numpy()[val], grid, c_grid,
+                                 seed=seed + k, **training)
+    network = selected.trained.network(x.shape[1]).to(training.get("device", "cpu"))
+    probability = merge_window_probabilities(predict_probability(network, x[test]), rows["ICUSTAY_ID"].to_numpy()[test],
+                                             selected.c)
+    tested = rows.iloc[test].drop_duplicates("ICUSTAY_ID").set_index("ICUSTAY_ID").loc[probability.index]
+    config = selected.trained.config
+    return {
+        "predictions": pd.DataFrame({
+            "task": task["task"], "ICUSTAY_ID": probability.index, "SUBJECT_ID": tested["SUBJECT_ID"].to_numpy(),
+            "probability": probability.to_numpy(), "label": tested["label"].to_numpy(),
+            "prediction": (probability.to_numpy() >= selected.threshold).astype(int),
+            **{a: tested[a].to_numpy() for a in ("gender", "language", "ethnicity", "insurance")},
+        }),
+        "selection": {"task": task["task"], "layers": config.layers, "width_ratio": config.ratio,
+                      "dropout": config.dropout, "c": selected.c, "validation_auprc": selected.validation_auprc,
+                      "threshold": selected.threshold, "validation_f1": selected.validation_f1,
+                      "epochs": selected.trained.epochs, "train_windows": n_train, "validation_windows": n_val,
+                      "test_samples": len(probability)},
+        "grid": [{"task": task["task"], **record} for record in selected.grid],
+        "classifier": {"config": config.__dict__, "in_features": x.shape[1], "c": selected.c,
+                       "threshold": selected.threshold, "state": selected.trained.state},
+    }
+
+
+_WORKER: dict = {}
+
+
+def _start_task_worker(features_path: str, shared: dict, threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+    _WORKER.update(shared, features=np.load(features_path, mmap_mode="r"))
+
+
+def _task_in_worker(job: tuple[int, dict]) -> dict:
+    return classify_task(job[0], job[1], **_WORKER)
 
 
 @dataclass
@@ -288,45 +355,43 @@ class TaskClassifiers:
 
 def train_task_classifiers(features: np.ndarray, feature_index: pd.DataFrame, samples: pd.DataFrame,
                            windows: pd.DataFrame, tasks: pd.DataFrame, grid, c_grid, *, seed: int,
-                           training: dict, log) -> TaskClassifiers:
+                           training: dict, log, workers: int = 1, threads: int = 1) -> TaskClassifiers:
     """One classifier per downstream task on one model's frozen window features (section 4.1): the
     grid of ``network_grid`` with early stopping, eq. 1's merge of window probabilities per sample
     with c tuned on validation, the configuration with the best validation AUPRC kept with its own
     parameters, the threshold at the best validation F1; then the test samples' predictions with
-    their protected attributes. Task k trains under ``seed + k``."""
+    their protected attributes. Task k trains under ``seed + k``.
+
+    ``workers`` > 1 trains that many tasks at once in worker processes (``threads`` CPUs shared
+    among them; on a GPU they share it: one grid of small networks leaves it idle between kernel
+    launches, and 8 processes train 5 times as fast as one, bench_scale_plan.py). ``features`` must
+    then be a memory map (``np.load(path, mmap_mode="r")``), which each worker opens itself. Each task
+    has its own seed, whichever process runs it, so the results are those of one process with as many
+    threads as each worker has (another thread count sums in another order: rounding differences)."""
     import time
 
-    predictions, selections, grids, classifiers = [], [], [], {}
+    jobs = [(k, {"task": t.task, "cohort": t.cohort}) for k, t in enumerate(tasks.itertuples(index=False))]
+    shared = {"feature_index": feature_index, "samples": samples, "windows": windows, "grid": grid, "c_grid": c_grid,
+              "seed": seed, "training": training}
     started = time.time()
-    for k, task in enumerate(tasks.itertuples(index=False)):
-        rows = task_windows(samples[samples["task"] == task.task], windows[windows["cohort"] == task.cohort], feature_index)
-        split = rows["split"].to_numpy()
-        is_train, is_val, is_test = split == "train", split == "val", split == "test"
-        x = design_matrix(rows, features, is_train)
-        y = rows["label"].to_numpy()
-        selected = select_classifier(x[is_train], y[is_train], x[is_val], y[is_val],
-                                     rows.loc[is_val, "ICUSTAY_ID"].to_numpy(), grid, c_grid, seed=seed + k, **training)
-        network = selected.trained.network(x.shape[1]).to(training.get("device", "cpu"))
-        probability = merge_window_probabilities(predict_probability(network, x[is_test]),
-                                                 rows.loc[is_test, "ICUSTAY_ID"].to_numpy(), selected.c)
-        test = rows[is_test].drop_duplicates("ICUSTAY_ID").set_index("ICUSTAY_ID").loc[probability.index]
-        predictions.append(pd.DataFrame({
-            "task": task.task, "ICUSTAY_ID": probability.index, "SUBJECT_ID": test["SUBJECT_ID"].to_numpy(),
-            "probability": probability.to_numpy(), "label": test["label"].to_numpy(),
-            "prediction": (probability.to_numpy() >= selected.threshold).astype(int),
-            **{a: test[a].to_numpy() for a in ("gender", "language", "ethnicity", "insurance")},
-        }))
-        config = selected.trained.config
-        selections.append({"task": task.task, "layers": config.layers, "width_ratio": config.ratio,
-                           "dropout": config.dropout, "c": selected.c, "validation_auprc": selected.validation_auprc,
-                           "threshold": selected.threshold, "validation_f1": selected.validation_f1,
-                           "epochs": selected.trained.epochs, "train_windows": int(is_train.sum()),
-                           "validation_windows": int(is_val.sum()), "test_samples": len(probability)})
-        grids += [{"task": task.task, **record} for record in selected.grid]
-        classifiers[task.task] = {"config": config.__dict__, "in_features": x.shape[1], "c": selected.c,
-                                  "threshold": selected.threshold, "state": selected.trained.state}
-        log.info("[%d/%d] %s: layers %d ratio %d dropout %.1f c %g, validation AUPRC %.3f, %d test samples (%.0f s)",
-                 k + 1, len(tasks), task.task, config.layers, config.ratio, config.dropout, selected.c,
-                 selected.validation_auprc, len(probability), time.time() - started)
-    return TaskClassifiers(pd.concat(predictions, ignore_index=True), pd.DataFrame(selections), pd.DataFrame(grids),
-                           classifiers)
+    if workers > 1:
+        path = getattr(features, "filename", None)
+        if path is None:
+            raise ValueError("training tasks in worker processes needs the features as a memory map "
+                             "(np.load(path, mmap_mode='r')), which each worker opens itself")
+        context = spawned_map(_task_in_worker, jobs, workers, _start_task_worker,
+                              (str(path), shared, max(1, threads // workers)))
+    else:
+        context = nullcontext(classify_task(k, task, features, **shared) for k, task in jobs)
+    done = []
+    with context as results:
+        for (k, task), result in zip(jobs, results):
+            done.append(result)
+            selection = result["selection"]
+            log.info("[%d/%d] %s: layers %d ratio %d dropout %.1f c %g, validation AUPRC %.3f, %d test samples (%.0f s)",
+                     k + 1, len(jobs), task["task"], selection["layers"], selection["width_ratio"], selection["dropout"],
+                     selection["c"], selection["validation_auprc"], selection["test_samples"], time.time() - started)
+    return TaskClassifiers(pd.concat([r["predictions"] for r in done], ignore_index=True),
+                           pd.DataFrame([r["selection"] for r in done]),
+                           pd.DataFrame([record for r in done for record in r["grid"]]),
+                           {r["selection"]["task"]: r["classifier"] for r in done})

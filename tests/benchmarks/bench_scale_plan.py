@@ -1,0 +1,568 @@
+"""Benchmark: a measured plan for the full real run (all of MIMIC-III, the PubMed baseline, the 15 PLMs).
+
+    .venv/bin/python tests/benchmarks/bench_scale_plan.py [--gpu-costs FILE.json] [--markdown OUT.md]
+    .venv/bin/python tests/benchmarks/bench_scale_plan.py --measure-gpu OUT.json     # on a machine with CUDA
+
+Measures the cost of one unit of every heavy rule on this machine, at the real model sizes (BERT-base
+for frozen features, PLL, SEAT and the probe; the real classifier grid on 3,076 features; the real
+skip-gram search; the real bootstrap), multiplies by the real counts (``scale_plan.yaml`` and the
+repository's own config), and prints one table: rule, jobs, units, cost per unit and where it was
+measured, core-hours, GPU-hours, and the projected wall time on one 16-core, 4-GPU SLURM node given
+each job's threads and GPUs (a greedy list schedule; rule-level order, so a little pessimistic).
+
+GPU costs come from ``--gpu-costs`` (a JSON written by ``--measure-gpu`` on a GPU machine; the
+README's table used one measured on an H200), else they are derived from FLOPs at an assumed 40% of an
+A100's bf16 peak and marked "not measured". Costs of PLMs other than BERT-base are the BERT-base cost
+scaled by compute-equivalent parameters (``scale_plan.yaml``), and marked so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "workflow_scripts"))
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests/benchmarks"))
+
+A100_BF16_PEAK = 312e12   # NVIDIA A100 datasheet, dense bf16 tensor FLOP/s
+H100_BF16_PEAK = 989e12   # NVIDIA H100/H200 SXM datasheet, dense bf16 tensor FLOP/s
+ASSUMED_MFU = 0.40
+BERT_BASE_PARAMS = 86e6   # transformer-layer weights of BERT-base (FLOPs per token: 2x forward, 6x training)
+
+
+# --- measurements ----------------------------------------------------------------------------------
+
+def _timed(function, *args, **kwargs) -> float:
+    start = time.perf_counter()
+    function(*args, **kwargs)
+    return time.perf_counter() - start
+
+
+def bert_base(kind: str = "encoder"):
+    """A randomly initialised BERT-base (12 x 768, vocabulary 30,522): the cost of a forward pass does
+    not depend on the weights."""
+    import torch
+    from transformers import BertConfig, BertForMaskedLM, BertModel
+
+    torch.manual_seed(0)
+    model = BertModel(BertConfig(), add_pooling_layer=False) if kind == "encoder" else BertForMaskedLM(BertConfig())
+    return model.eval()
+
+
+def measure_notes(n_notes: int) -> dict[str, float]:
+    """Seconds per MB of note text: the NOTEEVENTS ingest (CSV.gz to Parquet) and the note processing
+    of one worker (split, tokenize, pack, count windows) on real-length notes; word pieces per character."""
+    from bench_note_lengths import DEFAULT_LENGTHS, noteevents_frame, real_tokenizer, stage_seconds
+    from medbias.io.mimic import ingest_notes
+    from medbias.synth.note_lengths import note_length_table, sample_notes
+
+    table = note_length_table(DEFAULT_LENGTHS)
+    notes = sample_notes(table, n_notes, seed=5)
+    mb = notes["TEXT"].str.len().sum() / 1e6
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "mimic"
+        folder.mkdir()
+        noteevents_frame(notes).to_csv(folder / "NOTEEVENTS.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
+        ingest = _timed(ingest_notes, folder, Path(tmp) / "notes.parquet", table["category"], 50_000)
+        tokenizer = real_tokenizer(Path(tmp) / "tok")
+    cost = stage_seconds(notes["TEXT"].tolist(), tokenizer)
+    pieces = sum(len(ids) for text in notes["TEXT"].head(500) for ids in tokenizer([text], add_special_tokens=False)["input_ids"])
+    return {"note_ingest_s_per_mb": ingest / mb, "note_processing_core_s_per_mb": float(sum(cost.values()).sum()) / mb,
+            "pieces_per_char": pieces / notes["TEXT"].head(500).str.len().sum()}
+
+
+def measure_pubmed() -> dict[str, float]:
+    """Seconds per MB of XML: one parse job (the map) and the reduce, on synthetic baseline files."""
+    from medbias.io.pubmed import parse_decades, parse_file, write_decade_corpora
+    from medbias.io.resources import read_umnsrs, read_wordsets
+    from medbias.synth.pubmed import write_pubmed
+
+    wordsets = read_wordsets(REPO / "config/resources/wordsets/rios2020.yaml")
+    umnsrs = read_umnsrs(REPO / "config/resources/umnsrs/UMNSRS_similarity.csv")
+    with tempfile.TemporaryDirectory() as tmp:
+        paths, _, _ = write_pubmed(Path(tmp) / "pm", 1500, 2, 1, wordsets, umnsrs)
+        mb = sum(Path(p).stat().st_size for p in paths) / 1e6
+        parsed = [Path(tmp) / f"{k}.parquet" for k in range(len(paths))]
+        parse = sum(_timed(parse_file, p, out) for p, out in zip(paths, parsed))
+        decades = parse_decades([[1960, 1969], [1970, 1979], [1980, 1989], [1990, 1999], [2000, 2009], [2010, 2020]])
+        outputs = {d.label: Path(tmp) / f"{d.label}.parquet" for d in decades}
+        reduce = _timed(write_decade_corpora, parsed, decades, outputs)
+    return {"pubmed_parse_core_s_per_mb": parse / mb, "pubmed_reduce_s_per_mb": reduce / mb}
+
+
+def zipf_sentences(n_tokens: int, vocabulary: int = 50_000, seed: int = 0) -> list[list[str]]:
+    """Sentences of 200 words drawn from a Zipf(1) vocabulary: word frequencies like real text's, which
+    is what sets the cost of down-sampling and min_count."""
+    rng = np.random.default_rng(seed)
+    p = 1 / np.arange(1, vocabulary + 1)
+    tokens = rng.choice(vocabulary, size=n_tokens, p=p / p.sum())
+    words = np.array([f"w{i}" for i in range(vocabulary)])
+    return [list(words[tokens[i:i + 200]]) for i in range(0, n_tokens, 200)]
+
+
+def measure_word2vec(n_tokens: int) -> dict[str, float]:
+    """Core-seconds per million token-epochs of every setting of the real search (config defaults and
+    grid, Chiu et al.'s one-at-a-time), one gensim worker each; the sum over the search and the
+    defaults' own cost (the replicates and the document null retrain one setting)."""
+    from medbias.core.embeddings import candidate_settings, train_skipgram
+    from medbias.pipeline.config import load_config
+
+    w2v = load_config(REPO / "config/mimic.yaml", REPO / "config/schema.yaml")["rios"]["word2vec"]
+    sentences = zipf_sentences(n_tokens)
+    settings = candidate_settings(w2v["defaults"], w2v["grid"], w2v["search"])
+    costs = [_timed(train_skipgram, sentences, setting, 1, 1, 1) / (n_tokens / 1e6) for setting in settings]
+    return {"w2v_search_core_s_per_mtoken_epoch": float(sum(costs)), "w2v_default_core_s_per_mtoken_epoch": costs[0],
+            "w2v_candidates": float(len(settings))}
+
+
+def measure_bert_cpu(threads: int) -> dict[str, float]:
+    """Core-seconds (wall x threads) of BERT-base on the CPU: one 512-piece window's last-four-layer
+    [CLS] features; one probe sequence of 40 pieces; one SEAT sentence encoding; one StereoSet-style
+    sentence's pseudo-log-likelihood (one masked copy per token)."""
+    import torch
+
+    from medbias.core.batching import cls_vectors_of_ids
+    from medbias.core.sentence_likelihood import pseudo_log_likelihood
+    from real_models import minilm_folder
+    from transformers import AutoTokenizer
+
+    torch.set_num_threads(threads)
+    encoder = bert_base()
+    rng = np.random.default_rng(0)
+    windows = [[101, *rng.integers(1000, 30000, 510).tolist(), 102] for _ in range(8)]
+    short = [[101, *rng.integers(1000, 30000, 40).tolist(), 102] for _ in range(64)]
+    sentence = [[101, *rng.integers(1000, 30000, 12).tolist(), 102] for _ in range(64)]
+    cls_vectors_of_ids(encoder, windows[:2], 0, (-4, -3, -2, -1), 2)  # warm-up
+    window_s = _timed(cls_vectors_of_ids, encoder, windows, 0, (-4, -3, -2, -1), 8) / len(windows)
+    probe_s = _timed(cls_vectors_of_ids, encoder, short, 0, (-1,), 64) / len(short)
+    seat_s = _timed(cls_vectors_of_ids, encoder, sentence, 0, (-1,), 64) / len(sentence)
+    tokenizer = AutoTokenizer.from_pretrained(minilm_folder())
+    words = ["the", "patient", "has", "asthma", "and", "black", "white", "gay", "often", "diabetes", "a", "person"]
+    texts = [" ".join(rng.choice(words, 12)) for _ in range(64)]
+    mlm = bert_base("mlm")
+    pll_s = _timed(pseudo_log_likelihood, mlm, tokenizer, texts, 64) / len(texts)
+    return {name: value * threads for name, value in (("window_core_s", window_s), ("probe_sequence_core_s", probe_s),
+                                                      ("seat_sentence_core_s", seat_s), ("pll_sentence_core_s", pll_s))}
+
+
+def grid_for_plan():
+    """The default classifier grid (read from the schema with plain YAML: the GPU machine has no
+    jsonschema)."""
+    import yaml
+
+    from medbias.studies.hurtful.classify import network_grid
+
+    schema = yaml.safe_load((REPO / "config/schema.yaml").read_text())
+    grid = schema["properties"]["hurtful"]["properties"]["downstream"]["properties"]["grid"]["properties"]
+    return network_grid(grid["layers"]["default"], grid["width_ratio"]["default"], grid["dropout"]["default"])
+
+
+def _grid_worker(rows: int) -> float:
+    import torch
+
+    torch.set_num_threads(1)
+    return measure_mlp_grid(rows, "cuda")
+
+
+def concurrent_grid(processes: int, rows: int) -> float:
+    """Seconds per 1,000 row-epochs of the grid when ``processes`` processes train grids on one GPU at
+    once (aggregate throughput): small networks at batch 256 leave a GPU idle between kernel launches."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
+        list(pool.map(_grid_worker, [2000] * processes))  # start-up and warm-up
+        start = time.perf_counter()
+        list(pool.map(_grid_worker, [rows] * processes))
+        return (time.perf_counter() - start) / (processes * rows / 1000)
+
+
+def measure_mlp_grid(rows: int, device: str) -> float:
+    """Seconds per 1,000 training-row epochs of the whole default grid (19 networks) on 3,076 features
+    (four [CLS] layers and the acuity scores), batch 256, one epoch each with its validation pass."""
+    from medbias.studies.hurtful.classify import train_network
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(rows, 3076)).astype(np.float32)
+    y = (x[:, 0] + rng.normal(size=rows) > 1).astype(np.float32)
+    val = rows // 4
+    train_network(x[:512], y[:512], x[:128], y[:128], grid_for_plan()[-1], 0, max_epochs=1, device=device)  # warm-up
+    seconds = sum(_timed(train_network, x, y, x[:val], y[:val], config, 0, max_epochs=1, device=device)
+                  for config in grid_for_plan())
+    return seconds / (rows / 1000)
+
+
+def measure_bootstrap(test_rows: int) -> float:
+    """Seconds of the fairness bootstrap of one task (1,000 replicates, the four attributes)."""
+    from medbias.metrics.fairness import fairness_gaps
+
+    rng = np.random.default_rng(0)
+    label = (rng.random(test_rows) < 0.2).astype(int)
+    predicted = np.where(rng.random(test_rows) < 0.8, label, 1 - label)
+    groups = {"gender": ["M", "F"], "language": ["English", "Other"], "ethnicity": ["WHITE", "BLACK", "HISPANIC", "ASIAN", "OTHER"],
+              "insurance": ["Medicare", "Private", "Medicaid"]}
+    return sum(_timed(fairness_gaps, predicted, label, rng.choice(order, test_rows), order, 1000, np.random.default_rng(1))
+               for order in groups.values())
+
+
+def measure_gpu(out: Path) -> None:
+    """The GPU costs, on the first CUDA device: BERT-base window features and PLL sentences in float32
+    and bf16; SciBERT-size pretraining steps in bf16 autocast at 128 and 512 pieces (tokens/s and model
+    FLOP utilisation against the card's bf16 peak); the classifier grid; CPU-vs-GPU agreement of one
+    grid selection."""
+    import torch
+    from transformers import AutoTokenizer
+
+    from medbias.core.batching import cls_vectors_of_ids
+    from medbias.core.sentence_likelihood import pseudo_log_likelihood
+    from real_models import minilm_folder
+
+    name = torch.cuda.get_device_name(0)
+    result: dict[str, object] = {"device": name, "torch": torch.__version__}
+    rng = np.random.default_rng(0)
+
+    def synced(function, *args, **kwargs) -> float:
+        torch.cuda.synchronize()
+        seconds = _timed(function, *args, **kwargs)
+        torch.cuda.synchronize()
+        return seconds
+
+    windows = [[101, *rng.integers(1000, 30000, 510).tolist(), 102] for _ in range(2048)]
+    for dtype, label in ((torch.float32, "fp32"), (torch.bfloat16, "bf16")):
+        encoder = bert_base().to("cuda", dtype)
+        cls_vectors_of_ids(encoder, windows[:128], 0, (-4, -3, -2, -1), 64)
+        result[f"window_gpu_s_{label}"] = synced(cls_vectors_of_ids, encoder, windows, 0, (-4, -3, -2, -1), 64) / len(windows)
+        probes = [[101, *rng.integers(1000, 30000, 40).tolist(), 102] for _ in range(4096)]
+        result[f"probe_sequence_gpu_s_{label}"] = synced(cls_vectors_of_ids, encoder, probes, 0, (-1,), 128) / len(probes)
+        tokenizer = AutoTokenizer.from_pretrained(minilm_folder())
+        words = ["the", "patient", "has", "asthma", "and", "black", "white", "gay", "often", "diabetes", "a", "person"]
+        texts = [" ".join(rng.choice(words, 12)) for _ in range(2048)]
+        mlm = bert_base("mlm").to("cuda", dtype)
+        pseudo_log_likelihood(mlm, tokenizer, texts[:64], 64)
+        result[f"pll_sentence_gpu_s_{label}"] = synced(pseudo_log_likelihood, mlm, tokenizer, texts, 64) / len(texts)
+        del encoder, mlm
+        torch.cuda.empty_cache()
+
+    for length, batch in ((128, 128), (512, 32)):
+        tokens_per_s, params = pretrain_throughput(length, batch, synced)
+        result[f"pretrain_tokens_per_s_{length}"] = tokens_per_s
+        result[f"pretrain_mfu_{length}"] = 6 * params * tokens_per_s / H100_BF16_PEAK
+        result["pretrain_params"] = params
+        torch.cuda.empty_cache()
+
+    result["mlp_grid_gpu_s_per_1k_rows"] = measure_mlp_grid(60_000, "cuda")
+    for processes in (1, 2, 4, 8):
+        result[f"mlp_grid_gpu_s_per_1k_rows_{processes}proc"] = concurrent_grid(processes, 20_000)
+        print(processes, result[f"mlp_grid_gpu_s_per_1k_rows_{processes}proc"], flush=True)
+    result["agreement"] = grid_agreement()
+    out.write_text(json.dumps(result, indent=1))
+    print(json.dumps(result, indent=1))
+
+
+def pretrain_throughput(length: int, batch: int, synced) -> tuple[float, int]:
+    """Tokens per second of SciBERT-size pretraining steps (MLM + NSP + the adversary, AdamW) in bf16
+    autocast on the GPU, and the model's parameter count."""
+    import torch
+    from transformers import BertConfig, BertForPreTraining
+
+    from medbias.studies.hurtful.pretrain import AdversarialPretrainer
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=31090)
+    model = AdversarialPretrainer(BertForPreTraining(config), n_classes=2).to("cuda")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    ids = torch.randint(5, config.vocab_size, (batch, length), device="cuda")
+    inputs = dict(input_ids=ids, attention_mask=torch.ones_like(ids), token_type_ids=torch.zeros_like(ids),
+                  mlm_labels=torch.where(torch.rand(batch, length, device="cuda") < 0.15, ids, -100),
+                  nsp_labels=torch.zeros(batch, dtype=torch.long, device="cuda"),
+                  attribute=torch.zeros(batch, dtype=torch.long, device="cuda"))
+
+    def steps(n: int) -> None:
+        for _ in range(n):
+            with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+                loss, _ = model(**inputs)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+
+    steps(3)
+    seconds = synced(steps, 20)
+    return 20 * batch * length / seconds, sum(p.numel() for p in model.parameters())
+
+
+def grid_agreement() -> dict[str, object]:
+    """One task's grid on the CPU and on the GPU: the selected network, c and validation AUPRC of each."""
+    from medbias.studies.hurtful.classify import NetworkConfig, select_classifier
+
+    rng = np.random.default_rng(3)
+    n, d = 6000, 256
+    note = np.arange(n) // 3                       # three windows per note, one label per note
+    label = (rng.random(n // 3) < 0.3).astype(np.float32)
+    y = label[note]
+    x = (rng.normal(size=(n, d)) + 0.4 * y[:, None] * (np.arange(d) < 8)).astype(np.float32)
+    train, val = slice(0, 4500), slice(4500, n)
+    grid = [NetworkConfig(1, 2, 0.0), NetworkConfig(2, 2, 0.0), NetworkConfig(2, 4, 0.2), NetworkConfig(3, 2, 0.2)]
+    out = {}
+    for device in ("cpu", "cuda"):
+        chosen = select_classifier(x[train], y[train], x[val], y[val], note[val], grid, [0.5, 1, 2], seed=0,
+                                   max_epochs=30, patience=3, device=device)
+        out[device] = {"config": chosen.trained.config.__dict__, "c": chosen.c, "auprc": chosen.validation_auprc,
+                       "grid_auprc": [r["validation_auprc"] for r in chosen.grid]}
+    out["max_auprc_difference"] = float(np.max(np.abs(np.subtract(out["cpu"]["grid_auprc"], out["cuda"]["grid_auprc"]))))
+    return out
+
+
+def derived_gpu_costs() -> dict[str, float]:
+    """GPU costs from FLOPs at ASSUMED_MFU of an A100's bf16 peak (not measured)."""
+    flops = ASSUMED_MFU * A100_BF16_PEAK
+    return {"window_gpu_s_bf16": 2 * BERT_BASE_PARAMS * 512 / flops, "probe_sequence_gpu_s_bf16": 2 * BERT_BASE_PARAMS * 42 / flops,
+            "pll_sentence_gpu_s_fp32": 12 * 2 * BERT_BASE_PARAMS * 14 / (flops / 8),
+            "pretrain_tokens_per_s_128": flops / (6 * 110e6), "pretrain_tokens_per_s_512": flops / (6 * 110e6) * 0.8,
+            "mlp_grid_gpu_s_per_1k_rows": float("nan")}
+
+
+# --- the plan --------------------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    """One heavy rule at the real scale: ``jobs`` jobs of ``threads`` CPUs and ``gpus`` GPUs, each
+    taking ``job_hours`` of wall time; ``core_hours``/``gpu_hours`` the totals; ``after`` the rules it
+    waits for."""
+
+    rule: str
+    jobs: int
+    units: str
+    cost: str
+    where: str
+    core_hours: float
+    gpu_hours: float
+    threads: int
+    gpus: int
+    job_hours: float
+    after: tuple[str, ...] = ()
+    pretraining: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def cpu_row(rule, jobs, units, cost, where, core_seconds_total, threads, after=(), **extra) -> Row:
+    hours = core_seconds_total / 3600
+    return Row(rule, jobs, units, cost, where, hours, 0.0, threads, 0, hours / jobs / threads, tuple(after), **extra)
+
+
+def gpu_row(rule, jobs, units, cost, where, gpu_seconds_total, threads, after=(), **extra) -> Row:
+    hours = gpu_seconds_total / 3600
+    return Row(rule, jobs, units, cost, where, 0.0, hours, threads, 1, hours / jobs, tuple(after), **extra)
+
+
+def build_plan(counts: dict, cpu: dict[str, float], gpu: dict[str, float], gpu_where: str, cpu_where: str) -> list[Row]:
+    import pandas as pd
+
+    from medbias.pipeline.config import enrol_registry_models, load_config
+    from medbias.studies.plm.outputs import plm_evaluations, plm_finetunes
+
+    config = enrol_registry_models(load_config(REPO / "config/mimic.yaml", REPO / "config/schema.yaml"))
+    profile = __import__("yaml").safe_load((REPO / "cluster/slurm/config.yaml").read_text())
+    threads = {**profile.get("set-threads", {}), "mimic_notes": config["mimic"]["threads"],
+               "rios_word2vec": config["rios"]["word2vec"]["threads"], "rios_document_null": config["rios"]["word2vec"]["threads"],
+               "hurtful_pretrain": config["hurtful"]["pretrain"]["threads"]}
+    lengths = pd.read_csv(REPO / "config/resources/mimic-facts/note_lengths.tsv", sep="\t", comment="#", keep_default_na=False)
+    text_mb = float((lengths["notes"] * lengths["mean_chars"]).sum()) / 1e6
+    m, pm, pl = counts["mimic"], counts["pubmed"], counts["plm"]
+    down = config["hurtful"]["downstream"]
+    models, replicates = len(down["models"]), down["replicates"]
+    variants = len(config["hurtful"]["variants"])
+    windows = sum(m["stays"][c] * m["windows_per_stay"][c] for c in m["stays"])
+    train_rows = sum(m["tasks"][c] * m["stays"][c] * m["windows_per_stay"][c] * m["train_share"] for c in m["tasks"])
+    tasks = sum(m["tasks"].values())
+    rows: list[Row] = []
+
+    rows.append(cpu_row("mimic_ingest", 1, f"{text_mb:,.0f} MB of note text", f"{cpu['note_ingest_s_per_mb']:.3f} s/MB",
+                        cpu_where, text_mb * cpu["note_ingest_s_per_mb"], 1))
+    rows.append(cpu_row("mimic_notes", 1, f"{text_mb:,.0f} MB of note text", f"{cpu['note_processing_core_s_per_mb']:.2f} core-s/MB",
+                        cpu_where, text_mb * cpu["note_processing_core_s_per_mb"], threads["mimic_notes"], ["mimic_ingest"]))
+    pretrain_tokens = sum(int(length) * n for length, n in m["pretrain_sequences"].items())
+    pretrain_s = sum(int(length) * n / gpu[f"pretrain_tokens_per_s_{length}"] for length, n in m["pretrain_sequences"].items())
+    rows.append(gpu_row("hurtful_pretrain", variants, f"{variants} x {pretrain_tokens / 1e9:.2f} G tokens",
+                        f"{gpu['pretrain_tokens_per_s_128']:,.0f} / {gpu['pretrain_tokens_per_s_512']:,.0f} tokens/s (128 / 512)",
+                        gpu_where, variants * pretrain_s, threads["hurtful_pretrain"], ["mimic_notes"], pretraining=True))
+    rows.append(gpu_row("hurtful_features", models, f"{models} x {windows / 1e6:.2f} M windows", f"{gpu['window_gpu_s_bf16'] * 1e3:.2f} ms/window (bf16)",
+                        gpu_where, models * windows * gpu["window_gpu_s_bf16"], threads["hurtful_features"], ["hurtful_pretrain", "mimic_notes"]))
+    grid_size = len(grid_for_plan())
+    row_epochs = train_rows * m["epochs_per_fit"]
+    classify_jobs = models * replicates
+    rows.append(gpu_row("hurtful_classify (+ replicates)", classify_jobs,
+                        f"{classify_jobs} x {row_epochs / 1e6:.0f} M row-epochs x {grid_size} networks",
+                        f"{gpu['mlp_grid_gpu_s_per_1k_rows']:.3f} s per 1k row-epochs of the grid", gpu_where,
+                        classify_jobs * row_epochs / 1000 * gpu["mlp_grid_gpu_s_per_1k_rows"], threads["hurtful_classify"],
+                        ["hurtful_features"],
+                        notes=[f"on the CPU instead: {cpu['mlp_grid_core_s_per_1k_rows']:.2f} core-s per 1k row-epochs = "
+                               f"{classify_jobs * row_epochs / 1000 * cpu['mlp_grid_core_s_per_1k_rows'] / 3600:,.0f} core-hours"]))
+    test_rows = int(m["stays"]["pa"] * m["test_share"])
+    rows.append(cpu_row("hurtful_gaps (+ replicates)", classify_jobs, f"{classify_jobs} x {tasks} tasks",
+                        f"{cpu['bootstrap_s_per_task']:.2f} s/task ({test_rows:,} test stays, 4 attributes, 1,000 replicates)",
+                        cpu_where, classify_jobs * tasks * cpu["bootstrap_s_per_task"], 1, ["hurtful_classify (+ replicates)"]))
+    probe_units = config["hurtful"]["probe"]["max_sequences"] * variants
+    rows.append(cpu_row("hurtful_probe", 1, f"{probe_units / 1e3:,.0f} k sequences of ~{m['probe_tokens_per_sequence']} pieces",
+                        f"{cpu['probe_sequence_core_s'] * 1e3:.0f} core-ms/sequence", cpu_where,
+                        probe_units * cpu["probe_sequence_core_s"], threads["hurtful_probe"], ["hurtful_pretrain"]))
+
+    rows.append(cpu_row("rios_parse", pm["files"], f"{pm['xml_mb'] / 1e3:,.0f} GB of XML", f"{cpu['pubmed_parse_core_s_per_mb']:.2f} core-s/MB",
+                        cpu_where, pm["xml_mb"] * cpu["pubmed_parse_core_s_per_mb"], 1))
+    rows.append(cpu_row("rios_ingest", 1, f"{pm['xml_mb'] / 1e3:,.0f} GB of XML", f"{cpu['pubmed_reduce_s_per_mb']:.3f} s/MB",
+                        cpu_where, pm["xml_mb"] * cpu["pubmed_reduce_s_per_mb"], 1, ["rios_parse"]))
+    w2v = config["rios"]["word2vec"]
+    mtokens = sum(pm["articles"][d] * pm["tokens_per_article"][d] for d in pm["articles"]) / 1e6
+    decades, rios_replicates = len(config["rios"]["decades"]), config["rios"]["replicates"]
+    search_s = rios_replicates * mtokens * w2v["epochs"] * cpu["w2v_search_core_s_per_mtoken_epoch"]
+    rows.append(cpu_row("rios_word2vec", decades * rios_replicates,
+                        f"{rios_replicates} searches of {cpu['w2v_candidates']:.0f} settings over {mtokens / 1e3:.1f} G tokens x {w2v['epochs']} epochs",
+                        f"{cpu['w2v_search_core_s_per_mtoken_epoch']:.0f} core-s per M token-epochs (all settings)", cpu_where,
+                        search_s, threads["rios_word2vec"], ["rios_ingest"]))
+    draws = config["rios"]["document_null_draws"]
+    rows.append(cpu_row("rios_document_null", decades, f"{draws} trainings over {mtokens / 1e3:.1f} G tokens x {w2v['epochs']} epochs",
+                        f"{cpu['w2v_default_core_s_per_mtoken_epoch']:.1f} core-s per M token-epochs (default setting)", cpu_where,
+                        draws * mtokens * w2v["epochs"] * cpu["w2v_default_core_s_per_mtoken_epoch"], threads["rios_document_null"],
+                        ["rios_word2vec"]))
+
+    mn = counts["mental"]
+    contextual = sum(1 for name in config["mental"].get("embeddings") or [] if name in config["models"]) or 2
+    mental_windows = contextual * mn["notes"] * mn["windows_per_note"] * mn["treatments"]
+    rows.append(gpu_row("mental_features", contextual, f"{mental_windows / 1e3:,.0f} k windows",
+                        f"{gpu['window_gpu_s_bf16'] * 1e3:.2f} ms/window (bf16)", gpu_where, mental_windows * gpu["window_gpu_s_bf16"], 2))
+
+    evaluations = plm_evaluations(config["plm"], config["models"])
+    size = {name: pl["params_m"][name] / pl["reference_params_m"] for name in pl["params_m"]}
+    sentence_s = 0.0
+    for model, _ in evaluations:
+        kind = config["models"][model]["kind"]
+        per_sentence = gpu["pll_sentence_gpu_s_fp32"] * (1 if kind == "masked" else 1 / pl["tokens_per_sentence"])
+        sentence_s += size[model] * (pl["pll_sentences"] * per_sentence + pl["seat_sentences"] * gpu["window_gpu_s_bf16"] * 16 / 512)
+    rows.append(gpu_row("plm_evaluate", len(evaluations), f"{len(evaluations)} x ({pl['pll_sentences']:,} likelihood + ~{pl['seat_sentences']:,} SEAT sentences)",
+                        f"{gpu['pll_sentence_gpu_s_fp32'] * 1e3:.2f} ms/PLL sentence at BERT-base, scaled by parameters", gpu_where,
+                        sentence_s, threads["plm_evaluate"], ["plm_dropout"]))
+    dropout = config["plm"]["debias"]["dropout"]
+    dropout_tokens = dropout["steps"] * dropout["batch_size"] * dropout["max_length"]
+    dropout_s = sum(size[name] * dropout_tokens / gpu["pretrain_tokens_per_s_128"] for name in dropout["models"])
+    rows.append(gpu_row("plm_dropout", len(dropout["models"]), f"{len(dropout['models'])} x {dropout_tokens / 1e6:.0f} M tokens",
+                        "pretraining tokens/s at 128, scaled by parameters", gpu_where, dropout_s, threads["plm_dropout"],
+                        pretraining=True))
+    finetunes = plm_finetunes(config["plm"], config["models"])
+    ft_tokens = pl["finetune_examples"] * pl["finetune_tokens_per_example"] * pl["finetune_epochs"]
+    ft_s = sum(size[model] * ft_tokens / gpu["pretrain_tokens_per_s_128"] for model, _ in finetunes)
+    rows.append(gpu_row("plm_finetune", len(finetunes), f"{len(finetunes)} x {ft_tokens / 1e9:.2f} G tokens",
+                        "pretraining tokens/s at 128, scaled by parameters", gpu_where, ft_s, threads["plm_finetune"], ["plm_dropout"]))
+    return rows
+
+
+def schedule(rows: list[Row], cores: int, gpus: int, include_pretraining: bool) -> tuple[float, dict[str, float]]:
+    """Wall hours of a greedy list schedule on one node: a job starts when every job of the rules it
+    waits for has finished and its threads (at most ``cores``) and GPU are free; longest jobs first.
+    Rules left out (pretraining) count as done. Returns the makespan and each rule's finishing hour."""
+    rows = [r for r in rows if include_pretraining or not r.pretraining]
+    present = {r.rule for r in rows}
+    pending = [(r.rule, min(r.threads, cores), r.gpus, r.job_hours) for r in rows for _ in range(r.jobs)]
+    remaining = {r.rule: r.jobs for r in rows}
+    after = {r.rule: [a for a in r.after if a in present] for r in rows}
+    running: list[tuple[float, str, int, int]] = []
+    now, free_cores, free_gpus, finished = 0.0, cores, gpus, {}
+    while pending or running:
+        pending.sort(key=lambda job: -job[3])
+        started = True
+        while started:
+            started = False
+            for job in pending:
+                rule, need_cores, need_gpus, hours = job
+                if all(remaining[a] == 0 for a in after[rule]) and need_cores <= free_cores and need_gpus <= free_gpus:
+                    pending.remove(job)
+                    running.append((now + hours, rule, need_cores, need_gpus))
+                    free_cores -= need_cores
+                    free_gpus -= need_gpus
+                    started = True
+                    break
+        running.sort()
+        end, rule, used_cores, used_gpus = running.pop(0)
+        now, free_cores, free_gpus = end, free_cores + used_cores, free_gpus + used_gpus
+        remaining[rule] -= 1
+        if remaining[rule] == 0:
+            finished[rule] = now
+    return now, finished
+
+
+def markdown(rows: list[Row], cores: int, gpus: int, sources: str) -> str:
+    lines = ["| rule | jobs | units | cost per unit | measured | core-hours | GPU-hours | per job | hours per job |",
+             "|---|---:|---|---|---|---:|---:|---|---:|"]
+    for r in rows:
+        flag = " (pretraining)" if r.pretraining else ""
+        lines.append(f"| `{r.rule}`{flag} | {r.jobs:,} | {r.units} | {r.cost} | {r.where} | {r.core_hours:,.1f} | "
+                     f"{r.gpu_hours:,.1f} | {r.threads} CPU{', 1 GPU' if r.gpus else ''} | {r.job_hours:,.2f} |")
+    lines.append(f"| **total** | {sum(r.jobs for r in rows):,} | | | | {sum(r.core_hours for r in rows):,.0f} | "
+                 f"{sum(r.gpu_hours for r in rows):,.0f} | | |")
+    lines.append("")
+    for label, include in (("pretraining excluded", False), ("with pretraining", True)):
+        hours, finished = schedule(rows, cores, gpus, include)
+        last = sorted(finished.items(), key=lambda item: -item[1])[:3]
+        lines.append(f"- Projected wall time on one {cores}-core, {gpus}-GPU node, {label}: **{hours:,.1f} h** "
+                     f"({hours / 24:.1f} days); last to finish: " + ", ".join(f"`{rule}` at {h:,.1f} h" for rule, h in last))
+    for r in rows:
+        lines += [f"- `{r.rule}`: {note}" for note in r.notes]
+    lines.append(f"- {sources}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--gpu-costs", type=Path, help="JSON written by --measure-gpu on a GPU machine")
+    parser.add_argument("--measure-gpu", type=Path, metavar="OUT.json", help="measure the GPU costs here and stop")
+    parser.add_argument("--markdown", type=Path, help="also write the table here")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads of the CPU measurements")
+    parser.add_argument("--notes", type=int, default=3000, help="real-length notes of the note measurement")
+    parser.add_argument("--w2v-tokens", type=int, default=300_000, help="tokens of each skip-gram measurement")
+    args = parser.parse_args()
+    if args.measure_gpu:
+        measure_gpu(args.measure_gpu)
+        return
+    import platform
+
+    import yaml
+
+    counts = yaml.safe_load((REPO / "tests/benchmarks/scale_plan.yaml").read_text())
+    started = time.perf_counter()
+    cpu: dict[str, float] = {}
+    for label, step in (("note ingest and processing", lambda: measure_notes(args.notes)), ("PubMed map and reduce", measure_pubmed),
+                        ("skip-gram search settings", lambda: measure_word2vec(args.w2v_tokens)),
+                        ("BERT-base forward passes", lambda: measure_bert_cpu(args.threads)),
+                        ("classifier grid (CPU)", lambda: {"mlp_grid_core_s_per_1k_rows": measure_mlp_grid(4000, "cpu") * args.threads}),
+                        ("fairness bootstrap", lambda: {"bootstrap_s_per_task": measure_bootstrap(int(counts["mimic"]["stays"]["pa"] * counts["mimic"]["test_share"]))})):
+        t0 = time.perf_counter()
+        cpu.update(step())
+        print(f"measured {label} in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    cpu_where = f"here: {os.cpu_count()}-core {platform.processor() or platform.machine()}"
+    if args.gpu_costs:
+        gpu = json.loads(args.gpu_costs.read_text())
+        gpu_where = f"on {gpu['device']} ({args.gpu_costs.name})"
+    else:
+        gpu, gpu_where = derived_gpu_costs(), f"not measured: FLOPs at {ASSUMED_MFU:.0%} of an A100's bf16 peak"
+    rows = build_plan(counts, cpu, gpu, gpu_where, cpu_where)
+    sources = (f"Counts: tests/benchmarks/scale_plan.yaml (sources there), config/mimic.yaml, config/schema.yaml, "
+               f"cluster/slurm/config.yaml. CPU costs measured in {time.perf_counter() - started:.0f} s; "
+               f"a CPU job's hours assume its threads scale linearly.")
+    table = markdown(rows, counts["node"]["cores"], counts["node"]["gpus"], sources)
+    print(json.dumps({k: round(v, 6) for k, v in cpu.items()}), file=sys.stderr)
+    print(table)
+    if args.markdown:
+        args.markdown.write_text(table + "\n")
+
+
+if __name__ == "__main__":
+    main()
