@@ -36,6 +36,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "tests/benchmarks"))
 
 A100_BF16_PEAK = 312e12   # NVIDIA A100 datasheet, dense bf16 tensor FLOP/s
+A100_FP32_PEAK = 19.5e12  # NVIDIA A100 datasheet, float32 (no tensor cores) FLOP/s
 H100_BF16_PEAK = 989e12   # NVIDIA H100/H200 SXM datasheet, dense bf16 tensor FLOP/s
 ASSUMED_MFU = 0.40
 BERT_BASE_PARAMS = 86e6   # transformer-layer weights of BERT-base (FLOPs per token: 2x forward, 6x training)
@@ -111,17 +112,22 @@ def zipf_sentences(n_tokens: int, vocabulary: int = 50_000, seed: int = 0) -> li
     return [list(words[tokens[i:i + 200]]) for i in range(0, n_tokens, 200)]
 
 
-def measure_word2vec(n_tokens: int) -> dict[str, float]:
+def measure_word2vec(config: dict, n_tokens: int, corpus_tokens: float) -> dict[str, float]:
     """Core-seconds per million token-epochs of every setting of the real search (config defaults and
     grid, Chiu et al.'s one-at-a-time), one gensim worker each; the sum over the search and the
-    defaults' own cost (the replicates and the document null retrain one setting)."""
+    defaults' own cost (the replicates and the document null retrain one setting). ``min_count`` is
+    scaled from a decade of ``corpus_tokens`` to the sample, so that it drops the same share of the
+    Zipf text as it would of the decade (down-sampling is a relative frequency already)."""
     from medbias.core.embeddings import candidate_settings, train_skipgram
-    from medbias.pipeline.config import load_config
 
-    w2v = load_config(REPO / "config/mimic.yaml", REPO / "config/schema.yaml")["rios"]["word2vec"]
+    w2v = config["rios"]["word2vec"]
     sentences = zipf_sentences(n_tokens)
     settings = candidate_settings(w2v["defaults"], w2v["grid"], w2v["search"])
-    costs = [_timed(train_skipgram, sentences, setting, 1, 1, 1) / (n_tokens / 1e6) for setting in settings]
+
+    def scaled(setting: dict) -> dict:
+        return {**setting, "min_count": max(1, round(setting["min_count"] * n_tokens / corpus_tokens))}
+
+    costs = [_timed(train_skipgram, sentences, scaled(setting), 1, 1, 1) / (n_tokens / 1e6) for setting in settings]
     return {"w2v_search_core_s_per_mtoken_epoch": float(sum(costs)), "w2v_default_core_s_per_mtoken_epoch": costs[0],
             "w2v_candidates": float(len(settings))}
 
@@ -329,7 +335,17 @@ def derived_gpu_costs() -> dict[str, float]:
     return {"window_gpu_s_bf16": 2 * BERT_BASE_PARAMS * 512 / flops, "probe_sequence_gpu_s_bf16": 2 * BERT_BASE_PARAMS * 42 / flops,
             "pll_sentence_gpu_s_fp32": 12 * 2 * BERT_BASE_PARAMS * 14 / (flops / 8),
             "pretrain_tokens_per_s_128": flops / (6 * 110e6), "pretrain_tokens_per_s_512": flops / (6 * 110e6) * 0.8,
-            "mlp_grid_gpu_s_per_1k_rows": float("nan")}
+            "mlp_grid_gpu_s_per_1k_rows": grid_flops_per_row_epoch() * 1000 / (0.05 * A100_FP32_PEAK)}
+
+
+def grid_flops_per_row_epoch() -> float:
+    """FLOPs of one training row through every network of the grid (forward and backward, 6 per weight)
+    plus its share of the validation pass (a quarter as many rows, forward only)."""
+    weights = 0
+    for config in grid_for_plan():
+        widths = [3076, *config.widths(3076), 1]
+        weights += sum(a * b for a, b in zip(widths, widths[1:]))
+    return weights * (6 + 2 * 0.25)
 
 
 # --- the plan --------------------------------------------------------------------------------------
@@ -365,13 +381,30 @@ def gpu_row(rule, jobs, units, cost, where, gpu_seconds_total, threads, after=()
     return Row(rule, jobs, units, cost, where, 0.0, hours, threads, 1, hours / jobs, tuple(after), **extra)
 
 
-def build_plan(counts: dict, cpu: dict[str, float], gpu: dict[str, float], gpu_where: str, cpu_where: str) -> list[Row]:
+def real_config(path: Path) -> dict:
+    """The resolved real-world config (defaults from the schema, registry models enrolled)."""
+    from medbias.pipeline.config import enrol_registry_models, load_config
+
+    return enrol_registry_models(load_config(path, REPO / "config/schema.yaml"))
+
+
+def grid_cost_with_workers(gpu: dict, workers: int) -> tuple[float, str]:
+    """GPU seconds per 1,000 row-epochs of the grid with ``workers`` tasks at once on the GPU: the
+    measured figure for the largest measured process count not above ``workers``."""
+    by_processes = {int(k): v for k, v in gpu.get("mlp_grid_gpu_s_per_1k_rows_by_processes", {}).items()}
+    usable = [n for n in by_processes if n <= workers]
+    if not usable:
+        return gpu["mlp_grid_gpu_s_per_1k_rows"], "one process"
+    n = max(usable)
+    return by_processes[n], f"{n} processes"
+
+
+def build_plan(config: dict, counts: dict, cpu: dict[str, float], gpu: dict[str, float], gpu_where: str,
+               cpu_where: str) -> list[Row]:
     import pandas as pd
 
-    from medbias.pipeline.config import enrol_registry_models, load_config
     from medbias.studies.plm.outputs import plm_evaluations, plm_finetunes
 
-    config = enrol_registry_models(load_config(REPO / "config/mimic.yaml", REPO / "config/schema.yaml"))
     profile = __import__("yaml").safe_load((REPO / "cluster/slurm/config.yaml").read_text())
     threads = {**profile.get("set-threads", {}), "mimic_notes": config["mimic"]["threads"],
                "rios_word2vec": config["rios"]["word2vec"]["threads"], "rios_document_null": config["rios"]["word2vec"]["threads"],
@@ -401,10 +434,11 @@ def build_plan(counts: dict, cpu: dict[str, float], gpu: dict[str, float], gpu_w
     grid_size = len(grid_for_plan())
     row_epochs = train_rows * m["epochs_per_fit"]
     classify_jobs = models * replicates
+    grid_s, how = grid_cost_with_workers(gpu, down["classify_workers"])
     rows.append(gpu_row("hurtful_classify (+ replicates)", classify_jobs,
                         f"{classify_jobs} x {row_epochs / 1e6:.0f} M row-epochs x {grid_size} networks",
-                        f"{gpu['mlp_grid_gpu_s_per_1k_rows']:.3f} s per 1k row-epochs of the grid", gpu_where,
-                        classify_jobs * row_epochs / 1000 * gpu["mlp_grid_gpu_s_per_1k_rows"], threads["hurtful_classify"],
+                        f"{grid_s:.3f} s per 1k row-epochs of the grid ({down['classify_workers']} tasks at once; measured with {how})",
+                        gpu_where, classify_jobs * row_epochs / 1000 * grid_s, threads["hurtful_classify"],
                         ["hurtful_features"],
                         notes=[f"on the CPU instead: {cpu['mlp_grid_core_s_per_1k_rows']:.2f} core-s per 1k row-epochs = "
                                f"{classify_jobs * row_epochs / 1000 * cpu['mlp_grid_core_s_per_1k_rows'] / 3600:,.0f} core-hours"]))
@@ -467,23 +501,32 @@ def build_plan(counts: dict, cpu: dict[str, float], gpu: dict[str, float], gpu_w
 
 def schedule(rows: list[Row], cores: int, gpus: int, include_pretraining: bool) -> tuple[float, dict[str, float]]:
     """Wall hours of a greedy list schedule on one node: a job starts when every job of the rules it
-    waits for has finished and its threads (at most ``cores``) and GPU are free; longest jobs first.
-    Rules left out (pretraining) count as done. Returns the makespan and each rule's finishing hour."""
+    waits for has finished and its threads (at most ``cores``) and GPU are free; GPU jobs first, then
+    the longest.
+    Rules left out (pretraining) count as done; a ready job of a priority rule (``PRIORITY_RULES``)
+    that does not fit keeps lower-priority jobs from starting. Returns the makespan and each rule's
+    finishing hour."""
     rows = [r for r in rows if include_pretraining or not r.pretraining]
     present = {r.rule for r in rows}
+    priority = {r.rule: r.rule in PRIORITY_RULES for r in rows}
     pending = [(r.rule, min(r.threads, cores), r.gpus, r.job_hours) for r in rows for _ in range(r.jobs)]
     remaining = {r.rule: r.jobs for r in rows}
     after = {r.rule: [a for a in r.after if a in present] for r in rows}
     running: list[tuple[float, str, int, int]] = []
     now, free_cores, free_gpus, finished = 0.0, cores, gpus, {}
     while pending or running:
-        pending.sort(key=lambda job: -job[3])
+        # the workflow's priority rules first (they hold resources for themselves), then GPU jobs (the
+        # scarcer resource), then the longest
+        pending.sort(key=lambda job: (-priority[job[0]], -job[2], -job[3]))
         started = True
         while started:
             started = False
             for job in pending:
                 rule, need_cores, need_gpus, hours = job
-                if all(remaining[a] == 0 for a in after[rule]) and need_cores <= free_cores and need_gpus <= free_gpus:
+                ready = all(remaining[a] == 0 for a in after[rule])
+                if ready and priority[rule] and (need_cores > free_cores or need_gpus > free_gpus):
+                    break  # nothing of lower priority takes the cores this job waits for
+                if ready and need_cores <= free_cores and need_gpus <= free_gpus:
                     pending.remove(job)
                     running.append((now + hours, rule, need_cores, need_gpus))
                     free_cores -= need_cores
@@ -499,6 +542,16 @@ def schedule(rows: list[Row], cores: int, gpus: int, include_pretraining: bool) 
     return now, finished
 
 
+# rules that carry `priority: CRITICAL_PATH_PRIORITY` in rules/ (the chain to the clinical BERT)
+PRIORITY_RULES = {"mimic_ingest", "mimic_notes", "hurtful_pretrain"}
+STUDIES = {"mimic_": "Zhang et al. (MIMIC-III)", "hurtful_": "Zhang et al. (MIMIC-III)", "rios_": "Rios et al. (PubMed)",
+           "mental_": "Sogancioglu et al.", "plm_": "Xie et al. (PLMs)"}
+
+
+def study_of(rule: str) -> str:
+    return next(study for prefix, study in STUDIES.items() if rule.startswith(prefix))
+
+
 def markdown(rows: list[Row], cores: int, gpus: int, sources: str) -> str:
     lines = ["| rule | jobs | units | cost per unit | measured | core-hours | GPU-hours | per job | hours per job |",
              "|---|---:|---|---|---|---:|---:|---|---:|"]
@@ -512,12 +565,31 @@ def markdown(rows: list[Row], cores: int, gpus: int, sources: str) -> str:
     for label, include in (("pretraining excluded", False), ("with pretraining", True)):
         hours, finished = schedule(rows, cores, gpus, include)
         last = sorted(finished.items(), key=lambda item: -item[1])[:3]
-        lines.append(f"- Projected wall time on one {cores}-core, {gpus}-GPU node, {label}: **{hours:,.1f} h** "
+        lines.append(f"- Projected wall time on one {cores}-core, {gpus}-GPU node, the whole DAG, {label}: **{hours:,.1f} h** "
                      f"({hours / 24:.1f} days); last to finish: " + ", ".join(f"`{rule}` at {h:,.1f} h" for rule, h in last))
+    alone = []
+    for study in dict.fromkeys(study_of(r.rule) for r in rows):
+        hours, _ = schedule([r for r in rows if study_of(r.rule) == study], cores, gpus, False)
+        alone.append(f"{study} {hours:,.1f} h")
+        if any(r.pretraining for r in rows if study_of(r.rule) == study):
+            alone[-1] += f" ({schedule([r for r in rows if study_of(r.rule) == study], cores, gpus, True)[0]:,.1f} h with pretraining)"
+    lines.append("- Each study alone on that node, pretraining excluded: " + "; ".join(alone))
     for r in rows:
         lines += [f"- `{r.rule}`: {note}" for note in r.notes]
     lines.append(f"- {sources}")
     return "\n".join(lines)
+
+
+def cpu_model() -> str:
+    """The processor's model name (Linux), else its architecture."""
+    import platform
+
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.machine()
 
 
 def main() -> None:
@@ -525,40 +597,48 @@ def main() -> None:
     parser.add_argument("--gpu-costs", type=Path, help="JSON written by --measure-gpu on a GPU machine")
     parser.add_argument("--measure-gpu", type=Path, metavar="OUT.json", help="measure the GPU costs here and stop")
     parser.add_argument("--markdown", type=Path, help="also write the table here")
+    parser.add_argument("--configfile", type=Path, default=REPO / "config/mimic.yaml",
+                        help="the real-world config to plan (default: config/mimic.yaml with the schema's defaults)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads of the CPU measurements")
+    parser.add_argument("--cpu-costs", type=Path, help="reuse the CPU costs a previous run saved (--save-cpu-costs)")
+    parser.add_argument("--save-cpu-costs", type=Path, help="write the measured CPU costs here (JSON)")
     parser.add_argument("--notes", type=int, default=3000, help="real-length notes of the note measurement")
     parser.add_argument("--w2v-tokens", type=int, default=300_000, help="tokens of each skip-gram measurement")
     args = parser.parse_args()
     if args.measure_gpu:
         measure_gpu(args.measure_gpu)
         return
-    import platform
-
     import yaml
 
     counts = yaml.safe_load((REPO / "tests/benchmarks/scale_plan.yaml").read_text())
+    config = real_config(args.configfile)
+    decade_tokens = float(np.median([counts["pubmed"]["articles"][d] * counts["pubmed"]["tokens_per_article"][d]
+                                     for d in counts["pubmed"]["articles"]]))
     started = time.perf_counter()
-    cpu: dict[str, float] = {}
-    for label, step in (("note ingest and processing", lambda: measure_notes(args.notes)), ("PubMed map and reduce", measure_pubmed),
-                        ("skip-gram search settings", lambda: measure_word2vec(args.w2v_tokens)),
+    cpu: dict[str, float] = json.loads(args.cpu_costs.read_text()) if args.cpu_costs else {}
+    for label, step in [] if args.cpu_costs else (("note ingest and processing", lambda: measure_notes(args.notes)), ("PubMed map and reduce", measure_pubmed),
+                        ("skip-gram search settings", lambda: measure_word2vec(config, args.w2v_tokens, decade_tokens)),
                         ("BERT-base forward passes", lambda: measure_bert_cpu(args.threads)),
                         ("classifier grid (CPU)", lambda: {"mlp_grid_core_s_per_1k_rows": measure_mlp_grid(4000, "cpu") * args.threads}),
                         ("fairness bootstrap", lambda: {"bootstrap_s_per_task": measure_bootstrap(int(counts["mimic"]["stays"]["pa"] * counts["mimic"]["test_share"]))})):
         t0 = time.perf_counter()
         cpu.update(step())
         print(f"measured {label} in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
-    cpu_where = f"here: {os.cpu_count()}-core {platform.processor() or platform.machine()}"
+    if args.save_cpu_costs:
+        args.save_cpu_costs.write_text(json.dumps({**cpu, "where": f"{os.cpu_count()}-core {cpu_model()}"}, indent=1))
+    cpu_where = f"here: {cpu.get('where', f'{os.cpu_count()}-core {cpu_model()}')}"
     if args.gpu_costs:
         gpu = json.loads(args.gpu_costs.read_text())
         gpu_where = f"on {gpu['device']} ({args.gpu_costs.name})"
     else:
         gpu, gpu_where = derived_gpu_costs(), f"not measured: FLOPs at {ASSUMED_MFU:.0%} of an A100's bf16 peak"
-    rows = build_plan(counts, cpu, gpu, gpu_where, cpu_where)
-    sources = (f"Counts: tests/benchmarks/scale_plan.yaml (sources there), config/mimic.yaml, config/schema.yaml, "
-               f"cluster/slurm/config.yaml. CPU costs measured in {time.perf_counter() - started:.0f} s; "
-               f"a CPU job's hours assume its threads scale linearly.")
+    rows = build_plan(config, counts, cpu, gpu, gpu_where, cpu_where)
+    measured = (f"read from {args.cpu_costs.name}" if args.cpu_costs else
+                f"measured in {time.perf_counter() - started:.0f} s")
+    sources = (f"Counts: tests/benchmarks/scale_plan.yaml (sources there), {args.configfile.name} with the schema's defaults, "
+               f"cluster/slurm/config.yaml. CPU costs {measured}; a CPU job's hours assume its threads scale linearly.")
     table = markdown(rows, counts["node"]["cores"], counts["node"]["gpus"], sources)
-    print(json.dumps({k: round(v, 6) for k, v in cpu.items()}), file=sys.stderr)
+    print(json.dumps({k: round(v, 6) if isinstance(v, float) else v for k, v in cpu.items()}), file=sys.stderr)
     print(table)
     if args.markdown:
         args.markdown.write_text(table + "\n")
