@@ -25,9 +25,7 @@ note text), to run this benchmark on the real distribution with ``--lengths``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -45,31 +43,8 @@ DEFAULT_LENGTHS = REPO / "config/resources/mimic-facts/note_lengths.tsv"
 SWEEP_CHARS = (250, 1000, 4000, 16000, 64000)
 SWEEP_MB = 1.0  # characters of text per point of the length sweep
 
-INGEST = r"""
-import json, resource, sys, time
-sys.path.insert(0, {repo!r} + "/workflow_scripts")
-import pandas as pd
-from medbias.io.mimic import ingest_notes
-cats = pd.read_csv({lengths!r}, sep="\t", comment="#", keep_default_na=False)["category"]
-t0 = time.perf_counter()
-counts = ingest_notes({folder!r}, {out!r}, cats, chunk_size=50000)
-print(json.dumps({{"seconds": time.perf_counter() - t0, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **counts}}))
-"""
-PROCESS = r"""
-import json, resource, sys, time
-sys.path.insert(0, {repo!r} + "/workflow_scripts")
-from medbias.core.note_pipeline import process_notes
-t0 = time.perf_counter()
-totals = process_notes({notes!r}, {tok!r}, {seq!r}, {cnt!r}, {workers})
-print(json.dumps({{"seconds": time.perf_counter() - t0, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "worker_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, **totals}}))
-"""
-
-
-def child(code: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
+sys.path.insert(0, str(REPO / "tests/benchmarks"))
+from bench_mimic_notes import INGEST, PROCESS, child  # noqa: E402  (the fresh-process ingest and note pipeline)
 
 def noteevents_frame(notes: pd.DataFrame) -> pd.DataFrame:
     """The sample as NOTEEVENTS rows in the real column layout."""
@@ -166,7 +141,7 @@ def main() -> None:
         folder = tmp / "mimic"
         folder.mkdir()
         noteevents_frame(notes).to_csv(folder / "NOTEEVENTS.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
-        ing = child(INGEST.format(repo=str(REPO), lengths=str(args.lengths), folder=str(folder), out=str(tmp / "notes.parquet")))
+        ing = child(INGEST.format(repo=str(REPO), folder=str(folder), out=str(tmp / "notes.parquet")))
         print(f"  ingest        {ing['notes_read'] / ing['seconds']:9,.0f} notes/s  {text_mb / ing['seconds']:6.2f} MB/s  "
               f"(peak RSS {ing['peak_mb']:.0f} MB)")
         cost = stage_seconds(notes["TEXT"].tolist(), tokenizer)
@@ -193,7 +168,7 @@ def main() -> None:
         for workers in sorted({1, args.workers}):
             runs[workers] = child(PROCESS.format(repo=str(REPO), notes=str(tmp / "notes.parquet"), tok=str(tmp / "tok"),
                                                  seq=str(tmp / f"seq{workers}.parquet"), cnt=str(tmp / f"cnt{workers}.parquet"),
-                                                 workers=workers))
+                                                 threads=workers))
             run = runs[workers]
             print(f"  {workers} worker(s): {run['notes'] / run['seconds']:,.0f} notes/s, {text_mb / run['seconds']:.2f} MB/s, "
                   f"{run['pieces']:,} pieces; peak RSS main {run['peak_mb']:.0f} MB, largest worker {run['worker_peak_mb']:.0f} MB")
