@@ -164,7 +164,8 @@ def train_network(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, v
     validation loss has not improved for ``patience`` epochs; returns the best epoch's parameters (on
     the CPU). ``device="cuda"`` trains on the GPU: the same initial weights and batch order (both drawn
     on the CPU), float32 throughout; the sums then run in another order, so results agree with the
-    CPU's to rounding, not bit for bit (tests/benchmarks/bench_scale_plan.py measures the agreement)."""
+    CPU's to rounding, not bit for bit, and a near-tie between grid points can be decided the other way
+    (measured: tests/benchmarks/check_classify_gpu.py, bench_scale_plan.py --measure-gpu)."""
     import torch
 
     torch.manual_seed(seed)
