@@ -403,7 +403,7 @@ def build_plan(config: dict, counts: dict, cpu: dict[str, float], gpu: dict[str,
                cpu_where: str) -> list[Row]:
     import pandas as pd
 
-    from medbias.studies.plm.outputs import plm_evaluations, plm_finetunes
+    from medbias.pipeline.plan import plm_evaluations, plm_finetunes
 
     profile = __import__("yaml").safe_load((REPO / "cluster/slurm/config.yaml").read_text())
     threads = {**profile.get("set-threads", {}), "mimic_notes": config["mimic"]["threads"],
