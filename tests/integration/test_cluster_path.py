@@ -23,8 +23,8 @@ pytestmark = pytest.mark.wiring
 PROFILE = yaml.safe_load((REPO / "cluster" / "slurm" / "config.yaml").read_text())
 SBATCH_CALLS = REPO / "tests" / "integration" / "sbatch_calls.py"
 # rules whose jobs run one model on a GPU (hurtful_pretrain: one process per GPU)
-GPU_RULES = {"hurtful_pretrain", "hurtful_features", "mental_features", "plm_dropout", "plm_projection",
-             "plm_evaluate", "plm_finetune"}
+GPU_RULES = {"hurtful_pretrain", "hurtful_features", "hurtful_classify", "hurtful_classify_replicate", "mental_features",
+             "plm_dropout", "plm_projection", "plm_evaluate", "plm_finetune"}
 STUDY_TARGETS = {"all", "rios", "hurtful", "mental", "plm"}
 
 
