@@ -61,6 +61,19 @@ def bert_base(kind: str = "encoder"):
     return model.eval()
 
 
+PLL_WORDS = ("the", "patient", "has", "asthma", "and", "black", "white", "gay", "often", "diabetes", "a", "person")
+
+
+def random_sequences(rng: np.random.Generator, n: int, pieces: int) -> list[list[int]]:
+    """``n`` id sequences of [CLS] + ``pieces`` random word pieces + [SEP] (BERT's ids 101 and 102)."""
+    return [[101, *rng.integers(1000, 30000, pieces).tolist(), 102] for _ in range(n)]
+
+
+def pll_texts(rng: np.random.Generator, n: int) -> list[str]:
+    """``n`` sentences of 12 words, the length of the StereoSet-style templates."""
+    return [" ".join(rng.choice(PLL_WORDS, 12)) for _ in range(n)]
+
+
 def measure_notes(n_notes: int) -> dict[str, float]:
     """Seconds per MB of note text: the NOTEEVENTS ingest (CSV.gz to Parquet) and the note processing
     of one worker (split, tokenize, pack, count windows) on real-length notes; word pieces per character."""
@@ -146,16 +159,13 @@ def measure_bert_cpu(threads: int) -> dict[str, float]:
     torch.set_num_threads(threads)
     encoder = bert_base()
     rng = np.random.default_rng(0)
-    windows = [[101, *rng.integers(1000, 30000, 510).tolist(), 102] for _ in range(8)]
-    short = [[101, *rng.integers(1000, 30000, 40).tolist(), 102] for _ in range(64)]
-    sentence = [[101, *rng.integers(1000, 30000, 12).tolist(), 102] for _ in range(64)]
+    windows, short, sentence = random_sequences(rng, 8, 510), random_sequences(rng, 64, 40), random_sequences(rng, 64, 12)
     cls_vectors_of_ids(encoder, windows[:2], 0, (-4, -3, -2, -1), 2)  # warm-up
     window_s = _timed(cls_vectors_of_ids, encoder, windows, 0, (-4, -3, -2, -1), 8) / len(windows)
     probe_s = _timed(cls_vectors_of_ids, encoder, short, 0, (-1,), 64) / len(short)
     seat_s = _timed(cls_vectors_of_ids, encoder, sentence, 0, (-1,), 64) / len(sentence)
     tokenizer = AutoTokenizer.from_pretrained(minilm_folder())
-    words = ["the", "patient", "has", "asthma", "and", "black", "white", "gay", "often", "diabetes", "a", "person"]
-    texts = [" ".join(rng.choice(words, 12)) for _ in range(64)]
+    texts = pll_texts(rng, 64)
     mlm = bert_base("mlm")
     pll_s = _timed(pseudo_log_likelihood, mlm, tokenizer, texts, 64) / len(texts)
     return {name: value * threads for name, value in (("window_core_s", window_s), ("probe_sequence_core_s", probe_s),
@@ -244,67 +254,35 @@ def measure_gpu(out: Path) -> None:
         torch.cuda.synchronize()
         return seconds
 
-    windows = [[101, *rng.integers(1000, 30000, 510).tolist(), 102] for _ in range(2048)]
+    windows, probes, texts = random_sequences(rng, 2048, 510), random_sequences(rng, 4096, 40), pll_texts(rng, 2048)
+    tokenizer = AutoTokenizer.from_pretrained(minilm_folder())
     for dtype, label in ((torch.float32, "fp32"), (torch.bfloat16, "bf16")):
         encoder = bert_base().to("cuda", dtype)
         cls_vectors_of_ids(encoder, windows[:128], 0, (-4, -3, -2, -1), 64)
         result[f"window_gpu_s_{label}"] = synced(cls_vectors_of_ids, encoder, windows, 0, (-4, -3, -2, -1), 64) / len(windows)
-        probes = [[101, *rng.integers(1000, 30000, 40).tolist(), 102] for _ in range(4096)]
         result[f"probe_sequence_gpu_s_{label}"] = synced(cls_vectors_of_ids, encoder, probes, 0, (-1,), 128) / len(probes)
-        tokenizer = AutoTokenizer.from_pretrained(minilm_folder())
-        words = ["the", "patient", "has", "asthma", "and", "black", "white", "gay", "often", "diabetes", "a", "person"]
-        texts = [" ".join(rng.choice(words, 12)) for _ in range(2048)]
         mlm = bert_base("mlm").to("cuda", dtype)
         pseudo_log_likelihood(mlm, tokenizer, texts[:64], 64)
         result[f"pll_sentence_gpu_s_{label}"] = synced(pseudo_log_likelihood, mlm, tokenizer, texts, 64) / len(texts)
         del encoder, mlm
         torch.cuda.empty_cache()
 
+    from bench_pretrain import pretraining_rate
+
     for length, batch in ((128, 128), (512, 32)):
-        tokens_per_s, params = pretrain_throughput(length, batch, synced)
+        sequences_per_s, params = pretraining_rate({"vocab_size": 31090}, batch, 20, "cuda", length=length, warmup=3)
+        tokens_per_s = sequences_per_s * length
         result[f"pretrain_tokens_per_s_{length}"] = tokens_per_s
         result[f"pretrain_mfu_{length}"] = 6 * params * tokens_per_s / H100_BF16_PEAK
         result["pretrain_params"] = params
         torch.cuda.empty_cache()
 
     result["mlp_grid_gpu_s_per_1k_rows"] = measure_mlp_grid(60_000, "cuda")
-    for processes in (1, 2, 4, 8):
-        result[f"mlp_grid_gpu_s_per_1k_rows_{processes}proc"] = concurrent_grid(processes, 20_000)
-        print(processes, result[f"mlp_grid_gpu_s_per_1k_rows_{processes}proc"], flush=True)
+    # the key grid_cost_with_workers reads
+    result["mlp_grid_gpu_s_per_1k_rows_by_processes"] = {str(n): concurrent_grid(n, 20_000) for n in (1, 2, 4, 8)}
     result["agreement"] = grid_agreement()
     out.write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))
-
-
-def pretrain_throughput(length: int, batch: int, synced) -> tuple[float, int]:
-    """Tokens per second of SciBERT-size pretraining steps (MLM + NSP + the adversary, AdamW) in bf16
-    autocast on the GPU, and the model's parameter count."""
-    import torch
-    from transformers import BertConfig, BertForPreTraining
-
-    from medbias.studies.hurtful.pretrain import AdversarialPretrainer
-
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=31090)
-    model = AdversarialPretrainer(BertForPreTraining(config), n_classes=2).to("cuda")
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    ids = torch.randint(5, config.vocab_size, (batch, length), device="cuda")
-    inputs = dict(input_ids=ids, attention_mask=torch.ones_like(ids), token_type_ids=torch.zeros_like(ids),
-                  mlm_labels=torch.where(torch.rand(batch, length, device="cuda") < 0.15, ids, -100),
-                  nsp_labels=torch.zeros(batch, dtype=torch.long, device="cuda"),
-                  attribute=torch.zeros(batch, dtype=torch.long, device="cuda"))
-
-    def steps(n: int) -> None:
-        for _ in range(n):
-            with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
-                loss, _ = model(**inputs)
-            loss.backward()
-            optimizer.step()
-            optimizer.zero_grad()
-
-    steps(3)
-    seconds = synced(steps, 20)
-    return 20 * batch * length / seconds, sum(p.numel() for p in model.parameters())
 
 
 def grid_agreement() -> dict[str, object]:
