@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from medbias.synth.phrases import PLACEHOLDER_FAMILIES
+from medbias.synth.mimic import _placeholder  # one placeholder of a family, as the demo world's notes have them
 
 STYLES = ("discharge", "physician", "nursing", "radiology", "ecg")
 LENGTH_COLUMNS = ("category", "notes", "mean_chars", "sigma_log", "style")
@@ -59,11 +59,6 @@ _FINDINGS = (
 )
 _ECG = ("Sinus rhythm.", "Sinus tachycardia.", "Left axis deviation.", "Nonspecific ST-T wave changes.",
         "Low QRS voltages in the limb leads.", "Atrial fibrillation with rapid ventricular response.")
-
-
-def _placeholder(rng: np.random.Generator, family: str) -> str:
-    options = PLACEHOLDER_FAMILIES[family]
-    return options[int(rng.integers(len(options)))]
 
 
 def _prose(rng: np.random.Generator) -> str:
