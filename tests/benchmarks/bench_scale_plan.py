@@ -235,8 +235,8 @@ def measure_bootstrap(test_rows: int) -> float:
 def measure_gpu(out: Path) -> None:
     """The GPU costs, on the first CUDA device: BERT-base window features and PLL sentences in float32
     and bf16; SciBERT-size pretraining steps in bf16 autocast at 128 and 512 pieces (tokens/s and model
-    FLOP utilisation against the card's bf16 peak); the classifier grid; CPU-vs-GPU agreement of one
-    grid selection."""
+    FLOP utilisation against the card's bf16 peak, for an A100, H100 or H200); the classifier grid with
+    1, 2, 4 and 8 processes sharing the GPU; CPU-vs-GPU agreement of one grid selection."""
     import torch
     from transformers import AutoTokenizer
 
@@ -245,6 +245,9 @@ def measure_gpu(out: Path) -> None:
     from real_models import minilm_folder
 
     name = torch.cuda.get_device_name(0)
+    # the card's dense bf16 peak, for the model FLOP utilisation (left out on other cards)
+    peak = next((value for card, value in (("H100", H100_BF16_PEAK), ("H200", H100_BF16_PEAK), ("A100", A100_BF16_PEAK))
+                 if card in name), None)
     result: dict[str, object] = {"device": name, "torch": torch.__version__}
     rng = np.random.default_rng(0)
 
@@ -273,7 +276,8 @@ def measure_gpu(out: Path) -> None:
         sequences_per_s, params = pretraining_rate({"vocab_size": 31090}, batch, 20, "cuda", length=length, warmup=3)
         tokens_per_s = sequences_per_s * length
         result[f"pretrain_tokens_per_s_{length}"] = tokens_per_s
-        result[f"pretrain_mfu_{length}"] = 6 * params * tokens_per_s / H100_BF16_PEAK
+        if peak:
+            result[f"pretrain_mfu_{length}"] = 6 * params * tokens_per_s / peak
         result["pretrain_params"] = params
         torch.cuda.empty_cache()
 
@@ -310,10 +314,15 @@ def grid_agreement() -> dict[str, object]:
 def derived_gpu_costs() -> dict[str, float]:
     """GPU costs from FLOPs at ASSUMED_MFU of an A100's bf16 peak (not measured)."""
     flops = ASSUMED_MFU * A100_BF16_PEAK
-    return {"window_gpu_s_bf16": 2 * BERT_BASE_PARAMS * 512 / flops, "probe_sequence_gpu_s_bf16": 2 * BERT_BASE_PARAMS * 42 / flops,
-            "pll_sentence_gpu_s_fp32": 12 * 2 * BERT_BASE_PARAMS * 14 / (flops / 8),
-            "pretrain_tokens_per_s_128": flops / (6 * 110e6), "pretrain_tokens_per_s_512": flops / (6 * 110e6) * 0.8,
-            "mlp_grid_gpu_s_per_1k_rows": grid_flops_per_row_epoch() * 1000 / (0.05 * A100_FP32_PEAK)}
+    return {
+        # forward passes: 2 FLOPs per weight and token; a window is 512 tokens, a probe sequence 40 + 2
+        "window_gpu_s_bf16": 2 * BERT_BASE_PARAMS * 512 / flops, "probe_sequence_gpu_s_bf16": 2 * BERT_BASE_PARAMS * 42 / flops,
+        # PLL: 12 masked copies of a 14-token sentence; such short batches run at an eighth of that utilisation
+        "pll_sentence_gpu_s_fp32": 12 * 2 * BERT_BASE_PARAMS * 14 / (flops / 8),
+        # training: 6 FLOPs per parameter (110 M with the embeddings) and token; length 512 at 80% of 128's rate
+        "pretrain_tokens_per_s_128": flops / (6 * 110e6), "pretrain_tokens_per_s_512": flops / (6 * 110e6) * 0.8,
+        # the grid's small float32 networks at batch 256: 5% of an A100's float32 peak
+        "mlp_grid_gpu_s_per_1k_rows": grid_flops_per_row_epoch() * 1000 / (0.05 * A100_FP32_PEAK)}
 
 
 def grid_flops_per_row_epoch() -> float:
