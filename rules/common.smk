@@ -26,6 +26,11 @@ AUDIT = f"{RESULTS}/audit"
 TEXT_DIR = config["intermediate"]
 RIOS_DECADES = [f"{start}-{end}" for start, end in config["rios"]["decades"]]
 RIOS_REPLICATES = list(range(config["rios"]["replicates"]))
+# replicates_search "once": replicate 0 searches (rios_word2vec) and r > 0 retrain its choice
+# (rios_word2vec_replicate); "each": every replicate searches and the retraining rule matches nothing
+RIOS_SEARCH_ONCE = config["rios"]["word2vec"]["replicates_search"] == "once"
+RIOS_SEARCHED_REPLICATES = "0" if RIOS_SEARCH_ONCE else r"\d+"
+RIOS_RETRAINED_REPLICATES = r"[1-9]\d*" if RIOS_SEARCH_ONCE else "(?!)"
 
 # the chain to the clinical BERT pretraining (the demo's MIMIC tables and tiny BERT, the note pipeline,
 # the cohorts, the pretraining itself) is the longest in the DAG: its jobs go first whenever they are

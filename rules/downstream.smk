@@ -73,8 +73,20 @@ rule hurtful_classify:
         f"{SCRIPTS}/hurtful_classify.py"
 
 
-# classifier seed replicates r >= 1 (replicate 0 is hurtful_classify's own output)
+# classifier seed replicates r >= 1 (replicate 0 is hurtful_classify's own output); with
+# replicates_search "once" each retrains replicate 0's chosen classifiers (its selection.csv)
 use rule hurtful_classify as hurtful_classify_replicate with:
+    input:
+        features=f"{DOWNSTREAM_DIR}/{{model}}/features.npy",
+        index=f"{DOWNSTREAM_DIR}/{{model}}/features_windows.parquet",
+        samples=f"{MIMIC}/task_samples.parquet",
+        windows=f"{MIMIC}/cohort_windows.parquet",
+        tasks=f"{MIMIC}/tasks.csv",
+        chosen=(
+            f"{DOWNSTREAM_DIR}/{{model}}/selection.csv"
+            if DOWNSTREAM["replicates_search"] == "once"
+            else []
+        ),
     output:
         predictions=f"{DOWNSTREAM_DIR}/{{model}}/replicate{{replicate}}/test_predictions.parquet",
         selection=f"{DOWNSTREAM_DIR}/{{model}}/replicate{{replicate}}/selection.csv",

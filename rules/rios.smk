@@ -51,6 +51,8 @@ rule rios_word2vec:
         search=f"{RIOS}/models/{{decade}}/replicate{{replicate}}.search.json",
     log:
         f"{LOGS}/rios/word2vec_{{decade}}_replicate{{replicate}}.log",
+    wildcard_constraints:
+        replicate=RIOS_SEARCHED_REPLICATES,
     cache: "omit-software"
     conda:
         "../envs/cpu.yaml"
@@ -63,11 +65,42 @@ rule rios_word2vec:
         defaults=config["rios"]["word2vec"]["defaults"],
         grid=config["rios"]["word2vec"]["grid"],
         strategy=config["rios"]["word2vec"]["search"],
+        search_tokens=config["rios"]["word2vec"]["search_tokens"],
         epochs=config["rios"]["word2vec"]["epochs"],
         seed=seed_for("rios_word2vec"),
         replicate=lambda wc: int(wc.replicate),
     script:
         f"{SCRIPTS}/rios_word2vec.py"
+
+
+# seed replicates r > 0 of replicate 0's chosen setting (replicates_search: once)
+rule rios_word2vec_replicate:
+    input:
+        corpus=f"{RIOS}/corpus/{{decade}}.parquet",
+        search=f"{RIOS}/models/{{decade}}/replicate0.search.json",
+        umnsrs=config["resources"]["umnsrs_similarity"],
+    output:
+        vectors=f"{RIOS}/models/{{decade}}/replicate{{replicate}}.w2v.bin",
+        search=f"{RIOS}/models/{{decade}}/replicate{{replicate}}.search.json",
+    log:
+        f"{LOGS}/rios/word2vec_{{decade}}_replicate{{replicate}}.log",
+    wildcard_constraints:
+        replicate=RIOS_RETRAINED_REPLICATES,
+    cache: "omit-software"
+    conda:
+        "../envs/cpu.yaml"
+    threads: config["rios"]["word2vec"]["threads"]
+    resources:
+        mem_mb=8000,
+    params:
+        code=library_code("rios_word2vec_replicate.py"),
+        decade=lambda wc: wc.decade,
+        defaults=config["rios"]["word2vec"]["defaults"],
+        epochs=config["rios"]["word2vec"]["epochs"],
+        seed=seed_for("rios_word2vec_replicate"),
+        replicate=lambda wc: int(wc.replicate),
+    script:
+        f"{SCRIPTS}/rios_word2vec_replicate.py"
 
 
 rule rios_document_null:
@@ -90,6 +123,7 @@ rule rios_document_null:
         code=library_code("rios_document_null.py"),
         decade=lambda wc: wc.decade,
         draws=config["rios"]["document_null_draws"],
+        sample_tokens=config["rios"]["document_null_tokens"],
         defaults=config["rios"]["word2vec"]["defaults"],
         epochs=config["rios"]["word2vec"]["epochs"],
         seed=seed_for("rios_document_null"),

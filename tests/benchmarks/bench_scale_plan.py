@@ -421,18 +421,29 @@ def build_plan(config: dict, counts: dict, cpu: dict[str, float], gpu: dict[str,
     grid_size = len(grid_for_plan())
     row_epochs = train_rows * m["epochs_per_fit"]
     classify_jobs = models * replicates
+    searched = models if down["replicates_search"] == "once" else classify_jobs  # jobs that search the whole grid
     grid_s, how = grid_cost_with_workers(gpu, down["classify_workers"])
-    rows.append(gpu_row("hurtful_classify (+ replicates)", classify_jobs,
-                        f"{classify_jobs} x {row_epochs / 1e6:.0f} M row-epochs x {grid_size} networks",
+    classify_rule = "hurtful_classify" if searched < classify_jobs else "hurtful_classify (+ replicates)"
+    rows.append(gpu_row(classify_rule, searched,
+                        f"{searched} x {row_epochs / 1e6:.0f} M row-epochs x {grid_size} networks",
                         f"{grid_s:.3f} s per 1k row-epochs of the grid ({down['classify_workers']} tasks at once; measured with {how})",
-                        gpu_where, classify_jobs * row_epochs / 1000 * grid_s, threads["hurtful_classify"],
+                        gpu_where, searched * row_epochs / 1000 * grid_s, threads["hurtful_classify"],
                         ["hurtful_features"],
                         notes=[f"on the CPU instead: {cpu['mlp_grid_core_s_per_1k_rows']:.2f} core-s per 1k row-epochs = "
-                               f"{classify_jobs * row_epochs / 1000 * cpu['mlp_grid_core_s_per_1k_rows'] / 3600:,.0f} core-hours"]))
+                               f"{classify_jobs * row_epochs / 1000 * cpu['mlp_grid_core_s_per_1k_rows'] / 3600:,.0f} core-hours "
+                               f"for every replicate's grid"]))
+    if searched < classify_jobs:  # replicates_search: once
+        retrained = classify_jobs - searched
+        rows.append(gpu_row("hurtful_classify_replicate", retrained,
+                            f"{retrained} x {row_epochs / 1e6:.0f} M row-epochs x 1 network (each task's chosen one)",
+                            f"{grid_s / grid_size:.4f} s per 1k row-epochs (the grid's mean per network)",
+                            gpu_where, retrained * row_epochs / 1000 * grid_s / grid_size, threads["hurtful_classify"],
+                            ["hurtful_classify"]))
+    classifiers = [r.rule for r in rows if r.rule.startswith("hurtful_classify")]
     test_rows = int(m["stays"]["pa"] * m["test_share"])
     rows.append(cpu_row("hurtful_gaps (+ replicates)", classify_jobs, f"{classify_jobs} x {tasks} tasks",
                         f"{cpu['bootstrap_s_per_task']:.2f} s/task ({test_rows:,} test stays, 4 attributes, 1,000 replicates)",
-                        cpu_where, classify_jobs * tasks * cpu["bootstrap_s_per_task"], 1, ["hurtful_classify (+ replicates)"]))
+                        cpu_where, classify_jobs * tasks * cpu["bootstrap_s_per_task"], 1, classifiers))
     probe_units = config["hurtful"]["probe"]["max_sequences"] * variants
     rows.append(cpu_row("hurtful_probe", 1, f"{probe_units / 1e3:,.0f} k sequences of ~{m['probe_tokens_per_sequence']} pieces",
                         f"{cpu['probe_sequence_core_s'] * 1e3:.0f} core-ms/sequence", cpu_where,
@@ -442,19 +453,7 @@ def build_plan(config: dict, counts: dict, cpu: dict[str, float], gpu: dict[str,
                         cpu_where, pm["xml_mb"] * cpu["pubmed_parse_core_s_per_mb"], 1))
     rows.append(cpu_row("rios_ingest", 1, f"{pm['xml_mb'] / 1e3:,.0f} GB of XML", f"{cpu['pubmed_reduce_s_per_mb']:.3f} s/MB",
                         cpu_where, pm["xml_mb"] * cpu["pubmed_reduce_s_per_mb"], 1, ["rios_parse"]))
-    w2v = config["rios"]["word2vec"]
-    mtokens = sum(pm["articles"][d] * pm["tokens_per_article"][d] for d in pm["articles"]) / 1e6
-    decades, rios_replicates = len(config["rios"]["decades"]), config["rios"]["replicates"]
-    search_s = rios_replicates * mtokens * w2v["epochs"] * cpu["w2v_search_core_s_per_mtoken_epoch"]
-    rows.append(cpu_row("rios_word2vec", decades * rios_replicates,
-                        f"{rios_replicates} searches of {cpu['w2v_candidates']:.0f} settings over {mtokens / 1e3:.1f} G tokens x {w2v['epochs']} epochs",
-                        f"{cpu['w2v_search_core_s_per_mtoken_epoch']:.0f} core-s per M token-epochs (all settings)", cpu_where,
-                        search_s, threads["rios_word2vec"], ["rios_ingest"]))
-    draws = config["rios"]["document_null_draws"]
-    rows.append(cpu_row("rios_document_null", decades, f"{draws} trainings over {mtokens / 1e3:.1f} G tokens x {w2v['epochs']} epochs",
-                        f"{cpu['w2v_default_core_s_per_mtoken_epoch']:.1f} core-s per M token-epochs (default setting)", cpu_where,
-                        draws * mtokens * w2v["epochs"] * cpu["w2v_default_core_s_per_mtoken_epoch"], threads["rios_document_null"],
-                        ["rios_word2vec"]))
+    rows += word2vec_rows(config["rios"], pm, cpu, cpu_where, threads)
 
     mn = counts["mental"]
     contextual = sum(1 for name in config["mental"].get("embeddings") or [] if name in config["models"]) or 2
@@ -483,6 +482,52 @@ def build_plan(config: dict, counts: dict, cpu: dict[str, float], gpu: dict[str,
     ft_s = sum(size[model] * ft_tokens / gpu["pretrain_tokens_per_s_128"] for model, _ in finetunes)
     rows.append(gpu_row("plm_finetune", len(finetunes), f"{len(finetunes)} x {ft_tokens / 1e9:.2f} G tokens",
                         "pretraining tokens/s at 128, scaled by parameters", gpu_where, ft_s, threads["plm_finetune"], ["plm_dropout"]))
+    return rows
+
+
+def word2vec_rows(rios: dict, pm: dict, cpu: dict[str, float], cpu_where: str, threads: dict) -> list[Row]:
+    """The rios study's skip-gram rows: per decade, the search over min(search_tokens, decade) tokens
+    and, where that was a sample, the chosen setting trained on the whole decade; the replicates that
+    retrain the chosen setting (replicates_search: once) or search again (each); the document null's
+    draws over min(document_null_tokens, decade), plus the sample's own model. A setting not yet chosen
+    costs what the default setting costs."""
+    w2v = rios["word2vec"]
+    decade_mtokens = [pm["articles"][d] * pm["tokens_per_article"][d] / 1e6 for d in pm["articles"]]
+    decades, replicates, epochs = len(decade_mtokens), rios["replicates"], w2v["epochs"]
+    search_cost, train_cost = cpu["w2v_search_core_s_per_mtoken_epoch"], cpu["w2v_default_core_s_per_mtoken_epoch"]
+
+    def capped(cap: int) -> list[float]:
+        return [min(cap / 1e6, n) if cap else n for n in decade_mtokens]
+
+    searched_on = capped(w2v["search_tokens"])
+    retrain = sum(n for n, s in zip(decade_mtokens, searched_on) if s < n)  # decades searched on a sample
+    searches = 1 if w2v["replicates_search"] == "once" else replicates
+    total = sum(decade_mtokens)
+    rows = [cpu_row("rios_word2vec", decades * searches,
+                    f"{searches} x {cpu['w2v_candidates']:.0f} settings over {sum(searched_on):,.0f} M tokens"
+                    + (f" (samples of at most {w2v['search_tokens'] / 1e6:g} M per decade), then the chosen setting over "
+                       f"{retrain:,.0f} M" if retrain else "") + f"; x {epochs} epochs",
+                    f"{search_cost:.0f} core-s per M token-epochs (all settings), {train_cost:.1f} (one setting)", cpu_where,
+                    searches * epochs * (sum(searched_on) * search_cost + retrain * train_cost),
+                    threads["rios_word2vec"], ["rios_ingest"])]
+    if searches == 1 and replicates > 1:
+        rows.append(cpu_row("rios_word2vec_replicate", decades * (replicates - 1),
+                            f"{replicates - 1} x the chosen setting over {total / 1e3:.1f} G tokens x {epochs} epochs",
+                            f"{train_cost:.1f} core-s per M token-epochs (one setting)", cpu_where,
+                            (replicates - 1) * total * epochs * train_cost, threads["rios_word2vec"], ["rios_word2vec"],
+                            notes=[f"its jobs differ by decade: the longest (the largest decade, {max(decade_mtokens):,.0f} M "
+                                   f"tokens) takes {max(decade_mtokens) * epochs * train_cost / threads['rios_word2vec'] / 3600:.1f} h "
+                                   f"on {threads['rios_word2vec']} cores"]))
+    draws = rios["document_null_draws"]
+    if draws:
+        null_on = capped(rios["document_null_tokens"])
+        trainings = sum((draws + (s < n)) * s for s, n in zip(null_on, decade_mtokens))
+        rows.append(cpu_row("rios_document_null", decades,
+                            f"{draws} draws over {sum(null_on):,.0f} M tokens"
+                            + (f" (samples of at most {rios['document_null_tokens'] / 1e6:g} M per decade, plus each "
+                               f"sample's own model)" if sum(null_on) < total else "") + f" x {epochs} epochs",
+                            f"{train_cost:.1f} core-s per M token-epochs (one setting)", cpu_where,
+                            trainings * epochs * train_cost, threads["rios_document_null"], ["rios_word2vec"]))
     return rows
 
 

@@ -125,14 +125,39 @@ def test_document_null_draws_are_wired_into_figure_1(rios_wiring):
     """The wiring profile turns the document-level null on (3 draws): every decade has a file of
     draws x tests, each draw swapped about half of the articles, and Figure 1's table carries p_document
     on the (k+1)/(K+1) grid beside the classic and calibrated p (its behaviour: tests/unit/test_document_null.py)."""
-    draws = wiring_config()["rios"]["document_null_draws"]
+    config = wiring_config()["rios"]
+    draws = config["document_null_draws"]
     weat = pd.read_csv(rios_wiring / "fig1_weat.csv")
     tests = weat["test"].nunique()
     for decade in weat["decade"].unique():
         null = pd.read_csv(rios_wiring / "document_null" / f"{decade}.csv")
-        assert len(null) == draws * tests and sorted(null["draw"].unique()) == list(range(draws))
-        share = null["swapped_documents"] / null["documents"]
-        assert ((share > 0.4) & (share < 0.6)).all(), share.tolist()
+        # the profile's decades exceed document_null_tokens: the draws train on a sample, and draw -1 is
+        # the sample's own model, the value Figure 1 compares them with
+        assert len(null) == (draws + 1) * tests and sorted(null["draw"].unique()) == list(range(-1, draws))
+        assert (null["documents"] < null["decade_documents"]).all()
+        swapped = null[null["draw"] >= 0]
+        share = swapped["swapped_documents"] / swapped["documents"]
+        assert ((share > 0.35) & (share < 0.65)).all(), share.tolist()
+        own = null[null["draw"] == -1].set_index("test")["mean_difference"]
+        rows = weat[weat["decade"] == decade].set_index("test")
+        assert rows["md_document_observed"].to_dict() == pytest.approx(own.to_dict(), nan_ok=True)
     assert set(weat["p_document"].round(6)) <= {round(k / (draws + 1), 6) for k in range(1, draws + 2)}
     assert (weat["document_draws"] + weat["document_draws_unscored"] == draws).all()
     assert "p_document" in (rios_wiring / "fig1_weat.md").read_text()
+    assert "draw -1 in the file" in (rios_wiring / "fig1_weat.md").read_text()
+
+
+def test_the_search_runs_on_a_sample_and_replicates_retrain_its_choice(rios_wiring):
+    """The wiring profile caps the search's sample below the decades' size: Table 3 says how many
+    tokens the search trained on and rates the model of the whole decade; replicate 1 retrains
+    replicate 0's chosen setting (replicates_search: once) under its own seed."""
+    cap = wiring_config()["rios"]["word2vec"]["search_tokens"]
+    table = pd.read_csv(rios_wiring / "table3_embedding_quality.csv")
+    assert (table["searched on (tokens)"] <= cap).all() and (table["decade tokens"] > cap).all()
+    for decade in table["Year"]:
+        first = json.loads((rios_wiring / "models" / decade / "replicate0.search.json").read_text())
+        second = json.loads((rios_wiring / "models" / decade / "replicate1.search.json").read_text())
+        chosen = first["candidates"][first["best_candidate"]]
+        assert second["setting"] == {key: chosen[key] for key in second["setting"]}
+        assert second["seed"] != first["seed"] and first["final"]["vocabulary"] > 0
+        assert first["final"]["trained_on"].startswith("the whole decade (the chosen setting")

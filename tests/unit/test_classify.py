@@ -234,3 +234,37 @@ def test_tasks_in_worker_processes_give_the_serial_results(tmp_path):
     assert auprc["t1"] > 0.9 and auprc["t3"] > 0.9 and auprc["t2"] < 0.8
     with pytest.raises(ValueError, match="memory map"):
         train_task_classifiers(np.load(path), index, samples, windows, tasks, grid, [0.5], workers=2, **run)
+
+
+def test_a_replicate_retrains_each_tasks_chosen_network_and_c(tmp_path):
+    """replicates_search "once": given replicate 0's selection, each task trains only its chosen network
+    with its chosen c, and under replicate 0's seed that is exactly replicate 0's classifier."""
+    import logging
+
+    from medbias.studies.hurtful.classify import NetworkConfig, chosen_grids, train_task_classifiers
+
+    path, index, samples, windows, tasks = _task_world(tmp_path)
+    grid = [NetworkConfig(1, 2, 0.0), NetworkConfig(2, 2, 0.0), NetworkConfig(2, 4, 0.2)]
+    run = dict(training={"max_epochs": 8, "patience": 2, "batch_size": 32, "learning_rate": 0.05},
+               log=logging.getLogger("test"))
+    features = np.load(path)
+    first = train_task_classifiers(features, index, samples, windows, tasks, grid, [0.5, 2.0], seed=3, **run)
+    grids = chosen_grids(first.selections)
+    assert set(grids) == {"t1", "t2", "t3"}
+    for row in first.selections.itertuples():
+        assert grids[row.task] == {"grid": [NetworkConfig(row.layers, row.width_ratio, row.dropout)], "c_grid": [row.c]}
+    same_seed = train_task_classifiers(features, index, samples, windows, tasks, grid, [0.5, 2.0], seed=3,
+                                       task_grids=grids, **run)
+    assert same_seed.predictions.equals(first.predictions)
+    assert same_seed.selections.equals(first.selections)
+    assert len(same_seed.grids) == 3 and len(first.grids) == 9  # one fit per task instead of the grid's three
+    replicate = train_task_classifiers(features, index, samples, windows, tasks, grid, [0.5, 2.0], seed=99,
+                                       task_grids=grids, **run)
+    kept = ["task", "layers", "width_ratio", "dropout", "c"]
+    assert replicate.selections[kept].equals(first.selections[kept])
+    assert not np.allclose(replicate.predictions["probability"], first.predictions["probability"])
+    with pytest.raises(ValueError, match="no chosen classifier for 1 task"):
+        train_task_classifiers(features, index, samples, windows, tasks, grid, [0.5], seed=3,
+                               task_grids={t: grids[t] for t in ("t1", "t2")}, **run)
+    with pytest.raises(ValueError, match="lacks column"):
+        chosen_grids(first.selections.drop(columns="c"))

@@ -39,6 +39,20 @@ def test_p_document_by_hand():
     assert both.loc["d2", "p_document"] == pytest.approx((1 + 1) / 5)  # only |-0.06| >= 0.05
 
 
+def test_a_sampled_null_is_compared_with_its_own_sample_model_not_replicate_0():
+    # d1's draws trained on a sample: draw -1 (the sample's model without swaps, 0.12) is the observed
+    # value and no draw of the null; d2 used the whole decade: replicate 0's 0.30 is compared
+    table = pd.DataFrame({"decade": ["d1", "d2"], "test": ["t", "t"], "mean_difference": [0.30, 0.30]})
+    null = pd.DataFrame({"decade": ["d1"] * 4 + ["d2"] * 3, "test": "t", "draw": [-1, 0, 1, 2, 0, 1, 2],
+                         "mean_difference": [0.12, 0.1, 0.35, -0.2, 0.1, 0.35, -0.2]})
+    result = document_null_columns(table, null, "greater").set_index("decade")
+    assert result.loc["d1", ["md_document_observed", "p_document", "document_draws"]].tolist() == [0.12, 0.5, 3]
+    assert result.loc["d2", ["md_document_observed", "p_document", "document_draws"]].tolist() == [0.30, 0.5, 3]
+    assert result.loc["d1", "md_document_null_mean"] == pytest.approx(np.mean([0.1, 0.35, -0.2]))
+    null.loc[0, "mean_difference"] = 0.4  # above every draw: the smallest p
+    assert document_null_columns(table, null, "greater").set_index("decade").loc["d1", "p_document"] == 0.25
+
+
 def test_draw_statistics_equal_weat_and_missing_sets_are_nan():
     rng = np.random.default_rng(1)
     vectors = {w: rng.normal(size=8) for w in [*MALE, *FEMALE, *A, *B]}
@@ -95,3 +109,28 @@ def test_planted_association_gets_the_smallest_document_p():
     row = _document_null({("m", "a"): 20, ("f", "b"): 20})
     assert row["p_document"] == pytest.approx(1 / (DRAWS + 1))
     assert row["mean_difference"] > 2 * row["md_document_null_sd"]
+
+
+def test_document_null_draws_on_a_sample_record_the_samples_own_model_as_draw_minus_1():
+    import logging
+
+    from medbias.core.embeddings import SelectedDocuments, sample_documents, scale_min_count
+    from medbias.studies.rios.skipgram import DOCUMENT_NULL_COLUMNS, document_null_draws
+
+    documents = _corpus({("m", "a"): 20, ("f", "b"): 20}, np.random.default_rng(0))  # 40 articles of 30 tokens
+    run = dict(decade="d", draws=2, epochs=3, seed=5, workers=1, min_fraction=0.5, log=logging.getLogger("test"))
+    whole = document_null_draws(documents, WORDSETS, SETTING, sample_tokens=0, **run)
+    assert list(whole.columns) == DOCUMENT_NULL_COLUMNS and sorted(whole["draw"].unique()) == [0, 1]
+    assert (whole["documents"] == 40).all() and (whole["decade_documents"] == 40).all()
+    setting = {**SETTING, "min_count": 10}
+    sampled = document_null_draws(documents, WORDSETS, setting, sample_tokens=600, **run)
+    assert sorted(sampled["draw"].unique()) == [-1, 0, 1]
+    assert (sampled["documents"] == 20).all() and (sampled["decade_documents"] == 40).all()
+    assert (sampled["min_count"] == 5).all()  # 10 x 600/1200 tokens
+    own = sampled[sampled["draw"] == -1]
+    assert (own["swapped_documents"] == 0).all() and (sampled.loc[sampled["draw"] >= 0, "swapped_documents"] > 0).all()
+    # draw -1 is the setting trained on the sample (drawn under the rule's seed) without swaps, under that seed
+    sample = sample_documents(documents, 600, 5)
+    expected = weat_statistics(train_skipgram(SelectedDocuments(documents, sample.keep),
+                                              scale_min_count(setting, sample.fraction), 3, 5, 1), WORDSETS, 0.5)
+    assert own["mean_difference"].tolist() == pytest.approx(expected["mean_difference"].tolist())

@@ -91,6 +91,72 @@ def count_documents(documents) -> int:
     return sum(1 for _ in documents)
 
 
+class SelectedDocuments:
+    """A restartable iterable of the documents of ``documents`` (itself restartable) whose flag in
+    ``keep`` is True, in corpus order."""
+
+    def __init__(self, documents, keep: np.ndarray):
+        self.documents = documents
+        self.keep = np.asarray(keep, dtype=bool)
+
+    def __iter__(self) -> Iterator[list[str]]:
+        for tokens, kept in zip(self.documents, self.keep.tolist(), strict=True):
+            if kept:
+                yield tokens
+
+
+@dataclass(frozen=True)
+class DocumentSample:
+    """A seeded sample of a corpus's documents (``sample_documents``): ``keep`` flags each document
+    of the corpus, in order; ``tokens`` and ``total_tokens`` count the sample's and the corpus's."""
+
+    keep: np.ndarray
+    tokens: int
+    total_tokens: int
+
+    @property
+    def whole(self) -> bool:
+        return bool(self.keep.all())
+
+    @property
+    def fraction(self) -> float:
+        """The sample's share of the corpus's tokens (1.0 for the whole corpus)."""
+        return self.tokens / self.total_tokens if self.total_tokens else 1.0
+
+    def of(self, documents):
+        """The sample's documents of ``documents`` (the corpus itself when the sample is all of it)."""
+        return documents if self.whole else SelectedDocuments(documents, self.keep)
+
+    def summary(self) -> dict[str, Any]:
+        return {"documents": int(self.keep.sum()), "total_documents": int(len(self.keep)), "tokens": self.tokens,
+                "total_tokens": self.total_tokens, "token_fraction": round(self.fraction, 6)}
+
+
+def sample_documents(documents, max_tokens: int, seed: int) -> DocumentSample:
+    """Whole documents drawn in a seeded random order until the next one would take the sample past
+    ``max_tokens`` tokens (at least one document); the whole corpus when it holds no more than
+    ``max_tokens`` tokens or ``max_tokens`` is 0. One pass over ``documents`` counts their tokens."""
+    counts = np.fromiter((len(tokens) for tokens in documents), dtype=np.int64)
+    total = int(counts.sum())
+    keep = np.ones(len(counts), dtype=bool)
+    if 0 < max_tokens < total:
+        order = np.random.default_rng(seed).permutation(len(counts))
+        within = np.cumsum(counts[order]) <= max_tokens
+        within[0] = True
+        keep[:] = False
+        keep[order[within]] = True
+    return DocumentSample(keep, int(counts[keep].sum()), total)
+
+
+def scale_min_count(setting: Mapping[str, Any], fraction: float) -> dict[str, Any]:
+    """``setting`` for a sample holding ``fraction`` of the corpus's tokens: a word seen c times in the
+    corpus is expected c x fraction times in the sample, so min_count becomes round(c x fraction),
+    at least 1 where c is at least 1, and the sample keeps about the words the corpus would."""
+    count = int(setting["min_count"])
+    scaled = count if fraction >= 1 or count == 0 else max(1, round(count * fraction))
+    return {**setting, "min_count": scaled}
+
+
 @dataclass(frozen=True)
 class SimilarityEvaluation:
     rho: float
@@ -153,18 +219,24 @@ def search_skipgram(
     workers: int,
     pairs: Sequence[tuple[str, str, float]],
     tokenize,
+    token_fraction: float = 1.0,
 ):
     """Train every candidate setting, score it on ``pairs``; return (best vectors, all scores).
 
     The best candidate has the highest rho; ties (and NaN scores) go to the earlier candidate.
+    ``sentences`` may be a sample holding ``token_fraction`` of the corpus's tokens: each candidate
+    then trains with its min_count scaled to the sample (``scale_min_count``; recorded as
+    ``trained_min_count``), while its record keeps the corpus's values.
     """
     scores: list[dict[str, Any]] = []
     best_vectors, best_rho, best_index = None, -np.inf, 0
     for i, setting in enumerate(candidate_settings(defaults, grid, strategy)):
-        vectors = train_skipgram(sentences, setting, epochs, seed, workers)
+        trained = scale_min_count(setting, token_fraction)
+        vectors = train_skipgram(sentences, trained, epochs, seed, workers)
         evaluation = similarity_spearman(vectors, pairs, tokenize)
         log.info("candidate %d %s: rho=%.4f over %d pairs", i, setting, evaluation.rho, evaluation.pairs_used)
-        scores.append({"candidate": i, **setting, "rho": evaluation.rho, "pairs_used": evaluation.pairs_used,
+        scores.append({"candidate": i, **setting, "trained_min_count": trained["min_count"], "rho": evaluation.rho,
+                       "pairs_used": evaluation.pairs_used,
                        "multiword_pairs_used": evaluation.multiword_pairs_used, "vocabulary": len(vectors)})
         rho = evaluation.rho if np.isfinite(evaluation.rho) else -np.inf
         if best_vectors is None or rho > best_rho:

@@ -109,6 +109,17 @@ def network_grid(layers: Sequence[int], ratios: Sequence[int], dropouts: Sequenc
     return grid
 
 
+def chosen_grids(selection: pd.DataFrame) -> dict[str, dict]:
+    """Per task, the grid of one point that an earlier run chose (its ``selection.csv``: layers,
+    width_ratio, dropout and c per task), for seed replicates that retrain the chosen classifier
+    instead of searching again: {task: {"grid": [NetworkConfig], "c_grid": [c]}}."""
+    missing = {"task", "layers", "width_ratio", "dropout", "c"} - set(selection.columns)
+    if missing:
+        raise ValueError(f"selection table lacks column(s) {', '.join(sorted(missing))}")
+    return {row.task: {"grid": [NetworkConfig(int(row.layers), int(row.width_ratio), float(row.dropout))],
+                       "c_grid": [float(row.c)]} for row in selection.itertuples(index=False)}
+
+
 def build_network(in_features: int, config: NetworkConfig):
     """Linear -> BatchNorm -> ReLU -> Dropout per hidden layer, then one linear unit whose sigmoid is
     the window's probability (the sigmoid lives in the loss and in ``predict_probability``)."""
@@ -293,7 +304,8 @@ SPLIT_ORDER = ("train", "val", "test")
 
 def classify_task(k: int, task: dict, features: np.ndarray, feature_index: pd.DataFrame, samples: pd.DataFrame,
                   windows: pd.DataFrame, grid, c_grid, seed: int, training: dict) -> dict:
-    """Task ``k`` of ``train_task_classifiers`` (``task``: its ``task`` and ``cohort``), under ``seed + k``.
+    """Task ``k`` of ``train_task_classifiers`` (``task``: its ``task`` and ``cohort``, and optionally a
+    ``grid`` and ``c_grid`` of its own, which replace the shared ones), under ``seed + k``.
 
     The task's windows are ordered train, validation, test (stably: within a split the order is
     ``task_windows``'), so each split is a slice of the design matrix, not a copy."""
@@ -305,8 +317,8 @@ def classify_task(k: int, task: dict, features: np.ndarray, feature_index: pd.Da
     train, val, test = slice(0, n_train), slice(n_train, n_train + n_val), slice(n_train + n_val, None)
     x = design_matrix(rows, features, split == "train")
     y = rows["label"].to_numpy()
-    selected = select_classifier(x[train], y[train], x[val], y[val], rows["ICUSTAY_ID"].to_numpy()[val], grid, c_grid,
-                                 seed=seed + k, **training)
+    selected = select_classifier(x[train], y[train], x[val], y[val], rows["ICUSTAY_ID"].to_numpy()[val],
+                                 task.get("grid", grid), task.get("c_grid", c_grid), seed=seed + k, **training)
     network = selected.trained.network(x.shape[1]).to(training.get("device", "cpu"))
     probability = merge_window_probabilities(predict_probability(network, x[test]), rows["ICUSTAY_ID"].to_numpy()[test],
                                              selected.c)
@@ -356,12 +368,14 @@ class TaskClassifiers:
 
 def train_task_classifiers(features: np.ndarray, feature_index: pd.DataFrame, samples: pd.DataFrame,
                            windows: pd.DataFrame, tasks: pd.DataFrame, grid, c_grid, *, seed: int,
-                           training: dict, log, workers: int = 1, threads: int = 1) -> TaskClassifiers:
+                           training: dict, log, workers: int = 1, threads: int = 1,
+                           task_grids: dict[str, dict] | None = None) -> TaskClassifiers:
     """One classifier per downstream task on one model's frozen window features (section 4.1): the
     grid of ``network_grid`` with early stopping, eq. 1's merge of window probabilities per sample
     with c tuned on validation, the configuration with the best validation AUPRC kept with its own
     parameters, the threshold at the best validation F1; then the test samples' predictions with
-    their protected attributes. Task k trains under ``seed + k``.
+    their protected attributes. Task k trains under ``seed + k``. ``task_grids`` (``chosen_grids``)
+    gives every task a grid of its own instead: a task it lacks is an error.
 
     ``workers`` > 1 trains that many tasks at once in worker processes (``threads`` CPUs shared
     among them; on a GPU they share it: one grid of small networks leaves it idle between kernel
@@ -371,7 +385,12 @@ def train_task_classifiers(features: np.ndarray, feature_index: pd.DataFrame, sa
     threads as each worker has (another thread count sums in another order: rounding differences)."""
     import time
 
-    jobs = [(k, {"task": t.task, "cohort": t.cohort}) for k, t in enumerate(tasks.itertuples(index=False))]
+    if task_grids is not None:
+        lacking = [t for t in tasks["task"] if t not in task_grids]
+        if lacking:
+            raise ValueError(f"no chosen classifier for {len(lacking)} task(s): {', '.join(lacking[:5])}")
+    jobs = [(k, {"task": t.task, "cohort": t.cohort, **(task_grids[t.task] if task_grids is not None else {})})
+            for k, t in enumerate(tasks.itertuples(index=False))]
     shared = {"feature_index": feature_index, "samples": samples, "windows": windows, "grid": grid, "c_grid": c_grid,
               "seed": seed, "training": training}
     started = time.time()

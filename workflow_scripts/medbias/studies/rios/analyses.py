@@ -188,12 +188,19 @@ def document_null_columns(table: pd.DataFrame, null: pd.DataFrame, alternative: 
     clustering and include the training seed's variance. p_document = (k+1)/(K+1), k = draws at
     least as large as the observed mean difference (two-sided: in absolute value), K = finite draws;
     its smallest value is 1/(K+1). Also the null's mean and SD of the mean difference and the draws
-    that could not be scored (a word set below the minimum fraction)."""
+    that could not be scored (a word set below the minimum fraction).
+
+    When the draws trained on a sample of the decade, ``null`` also holds draw -1: the same setting
+    on the same sample without swaps, and that model's mean difference, not replicate 0's, is the
+    observed one (a model of the whole decade is not one more draw of a sample's null).
+    ``md_document_observed`` gives the value compared either way."""
     rows = []
     for (decade, test), part in table.groupby(["decade", "test"], sort=False):
-        draws = null[(null["decade"] == decade) & (null["test"] == test)]["mean_difference"].to_numpy(dtype=float)
+        cell = null[(null["decade"] == decade) & (null["test"] == test)]
+        own = cell["draw"] < 0 if "draw" in cell else np.zeros(len(cell), dtype=bool)
+        draws = cell.loc[~own, "mean_difference"].to_numpy(dtype=float)
         finite = draws[np.isfinite(draws)]
-        observed = float(part["mean_difference"].iloc[0])
+        observed = float(cell.loc[own, "mean_difference"].iloc[0]) if own.any() else float(part["mean_difference"].iloc[0])
         if alternative == "greater":
             k = int((finite >= observed).sum())
         else:
@@ -201,6 +208,7 @@ def document_null_columns(table: pd.DataFrame, null: pd.DataFrame, alternative: 
         rows.append({"decade": decade, "test": test,
                      "p_document": (k + 1) / (len(finite) + 1) if len(finite) else np.nan,
                      "document_draws": len(finite), "document_draws_unscored": int(len(draws) - len(finite)),
+                     "md_document_observed": observed,
                      "md_document_null_mean": float(finite.mean()) if len(finite) else np.nan,
                      "md_document_null_sd": float(finite.std(ddof=1)) if len(finite) > 1 else np.nan})
     return table.merge(pd.DataFrame(rows), on=["decade", "test"], how="left")

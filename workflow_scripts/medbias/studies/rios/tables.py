@@ -48,7 +48,7 @@ def rios_table(frame: pd.DataFrame, title: str, note: str, decades: DecadeVector
 
 
 def weat_note(*, alternative: str, budget: int, bootstrap: int, null_draws: int, replicates: int,
-              document_null_draws: int = 0) -> str:
+              document_null_draws: int = 0, document_null_sampled: Sequence[str] = ()) -> str:
     """Figure 1's note: which replicate, the effect size, the three p-values and the intervals."""
     calibrated = (f"p_calibrated ({alternative}): the same test for random attribute sets A' and B' of the same "
                   f"sizes, each word replaced by a random vocabulary word of its frequency bin (never a word of the "
@@ -73,6 +73,11 @@ def weat_note(*, alternative: str, budget: int, bootstrap: int, null_draws: int,
                  f"1/{document_null_draws + 1}); it keeps the words' document clustering and the seed's variance, "
                  f"which both other tests leave out; md_document_null_mean/sd: the null's centre and spread; "
                  f"every draw: document_null/<decade>.csv. The stars stay on p_calibrated.")
+        if document_null_sampled:
+            note += (f" In {', '.join(document_null_sampled)} the null's models trained on a sample of the decade's "
+                     f"articles (rios.document_null_tokens, min_count scaled to the sample), and the mean difference "
+                     f"they are compared with (md_document_observed) is the chosen setting's on the same sample "
+                     f"without swaps (draw -1 in the file), not replicate 0's.")
     return note
 
 
@@ -95,8 +100,11 @@ def weat_tables(decades: DecadeVectors, wordsets: Mapping[str, Any], *, seed: in
     with_document = document_null is not None
     if with_document:
         table = document_null_columns(table, document_null, alternative)
+    sampled = (list(dict.fromkeys(document_null.loc[document_null["draw"] < 0, "decade"]))
+               if with_document and "draw" in document_null else [])
     note = weat_note(alternative=alternative, budget=budget, bootstrap=bootstrap, null_draws=null_draws,
-                     replicates=replicates, document_null_draws=document_null_draws if with_document else 0)
+                     replicates=replicates, document_null_draws=document_null_draws if with_document else 0,
+                     document_null_sampled=sampled)
     return WeatTables(
         figure1=rios_table(table, "Figure 1 data: WEAT per decade and stereotype", note, decades),
         seeds=seeds,
