@@ -31,7 +31,7 @@ result = train_task_classifiers(
     p.c_grid, seed=seed, log=log,
     training={"max_epochs": p.max_epochs, "patience": p.patience, "batch_size": p.batch_size,
               "learning_rate": p.learning_rate, "device": device},
-    workers=p.workers, threads=snakemake.threads, task_grids=task_grids)
+    workers=p.workers, threads=snakemake.threads, task_grids=task_grids, stack_tasks=device == "cuda")
 result.predictions.to_parquet(out.predictions, index=False)
 result.selections.to_csv(out.selection, index=False)
 result.grids.to_csv(out.grid, index=False)

@@ -39,6 +39,11 @@ A100_BF16_PEAK = 312e12   # NVIDIA A100 datasheet, dense bf16 tensor FLOP/s
 A100_FP32_PEAK = 19.5e12  # NVIDIA A100 datasheet, float32 (no tensor cores) FLOP/s
 H100_BF16_PEAK = 989e12   # NVIDIA H100/H200 SXM datasheet, dense bf16 tensor FLOP/s
 ASSUMED_MFU = 0.40
+# NVIDIA datasheets (SXM), float32 without tensor cores: the classifier networks train in float32
+FP32_PEAKS = (("H100", 67e12), ("H200", 67e12), ("A100", A100_FP32_PEAK))
+# assumed share of that peak for a stack of 28 tasks' networks (batched products of [28, 256, 3,076] by
+# [28, 3,076, 1,538] and smaller, plus batch norm and Adam) until --measure-gpu measures it
+STACKED_UTILISATION = 0.25
 BERT_BASE_PARAMS = 86e6   # transformer-layer weights of BERT-base (FLOPs per token: 2x forward, 6x training)
 
 
@@ -284,6 +289,9 @@ def measure_gpu(out: Path) -> None:
     result["mlp_grid_gpu_s_per_1k_rows"] = measure_mlp_grid(60_000, "cuda")
     # the key grid_cost_with_workers reads
     result["mlp_grid_gpu_s_per_1k_rows_by_processes"] = {str(n): concurrent_grid(n, 20_000) for n in (1, 2, 4, 8)}
+    from bench_classify_stacked import stacked_grid_cost as measure_stacked
+
+    result["mlp_grid_stacked_gpu_s_per_1k_task_rows"] = measure_stacked(28, 20_000, "cuda")
     result["agreement"] = grid_agreement()
     out.write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))
@@ -375,6 +383,18 @@ def real_config(path: Path) -> dict:
     return enrol_registry_models(load_config(path, REPO / "config/schema.yaml"))
 
 
+def stacked_grid_cost(gpu: dict) -> tuple[float, str]:
+    """GPU seconds per 1,000 task-row-epochs of the grid when a cohort's 28 phenotype tasks train as
+    one stack (``classify.classify_tasks``): measured (``--measure-gpu``), or derived from the grid's
+    FLOPs at ``STACKED_UTILISATION`` of the card's float32 peak."""
+    if "mlp_grid_stacked_gpu_s_per_1k_task_rows" in gpu:
+        return gpu["mlp_grid_stacked_gpu_s_per_1k_task_rows"], "measured, 28 tasks stacked"
+    card, peak = next(((card, value) for card, value in FP32_PEAKS if card in str(gpu.get("device", ""))),
+                      ("A100", A100_FP32_PEAK))
+    return (grid_flops_per_row_epoch() * 1000 / (STACKED_UTILISATION * peak),
+            f"not measured: the grid's FLOPs at {STACKED_UTILISATION:.0%} of the {card}'s float32 peak")
+
+
 def grid_cost_with_workers(gpu: dict, workers: int) -> tuple[float, str]:
     """GPU seconds per 1,000 row-epochs of the grid with ``workers`` tasks at once on the GPU: the
     measured figure for the largest measured process count not above ``workers``."""
@@ -383,7 +403,7 @@ def grid_cost_with_workers(gpu: dict, workers: int) -> tuple[float, str]:
     if not usable:
         return gpu["mlp_grid_gpu_s_per_1k_rows"], "one process"
     n = max(usable)
-    return by_processes[n], f"{n} processes"
+    return by_processes[n], "one process" if n == 1 else f"{n} processes"
 
 
 def build_plan(config: dict, counts: dict, cpu: dict[str, float], gpu: dict[str, float], gpu_where: str,
@@ -420,25 +440,32 @@ def build_plan(config: dict, counts: dict, cpu: dict[str, float], gpu: dict[str,
                         gpu_where, models * windows * gpu["window_gpu_s_bf16"], threads["hurtful_features"], ["hurtful_pretrain", "mimic_notes"]))
     grid_size = len(grid_for_plan())
     row_epochs = train_rows * m["epochs_per_fit"]
+    # the cohorts of several tasks (the phenotypes) train as stacks on the GPU; a cohort of one task alone
+    stacked_rows = sum(m["tasks"][c] * m["stays"][c] * m["windows_per_stay"][c] * m["train_share"]
+                       for c in m["tasks"] if m["tasks"][c] > 1) * m["epochs_per_fit"]
     classify_jobs = models * replicates
     searched = models if down["replicates_search"] == "once" else classify_jobs  # jobs that search the whole grid
-    grid_s, how = grid_cost_with_workers(gpu, down["classify_workers"])
+    stacked_s, stacked_how = stacked_grid_cost(gpu)
+    alone_s, alone_how = grid_cost_with_workers(gpu, 1)
+    job_s = (stacked_rows * stacked_s + (row_epochs - stacked_rows) * alone_s) / 1000
+    cost = (f"{stacked_s:.4f} s per 1k task-row-epochs of the grid, phenotypes stacked ({stacked_how}); "
+            f"{alone_s:.3f} for the one mortality task (measured, {alone_how})")
     classify_rule = "hurtful_classify" if searched < classify_jobs else "hurtful_classify (+ replicates)"
     rows.append(gpu_row(classify_rule, searched,
-                        f"{searched} x {row_epochs / 1e6:.0f} M row-epochs x {grid_size} networks",
-                        f"{grid_s:.3f} s per 1k row-epochs of the grid ({down['classify_workers']} tasks at once; measured with {how})",
-                        gpu_where, searched * row_epochs / 1000 * grid_s, threads["hurtful_classify"],
-                        ["hurtful_features"],
-                        notes=[f"on the CPU instead: {cpu['mlp_grid_core_s_per_1k_rows']:.2f} core-s per 1k row-epochs = "
+                        f"{searched} x {row_epochs / 1e6:.0f} M row-epochs x {grid_size} networks", cost,
+                        gpu_where, searched * job_s, threads["hurtful_classify"], ["hurtful_features"],
+                        notes=[f"one task at a time instead (4 tasks at once in processes, measured): "
+                               f"{grid_cost_with_workers(gpu, down['classify_workers'])[0]:.3f} s per 1k row-epochs = "
+                               f"{searched * row_epochs / 1000 * grid_cost_with_workers(gpu, down['classify_workers'])[0] / 3600:,.0f} "
+                               f"GPU-hours; on the CPU: {cpu['mlp_grid_core_s_per_1k_rows']:.2f} core-s per 1k row-epochs = "
                                f"{classify_jobs * row_epochs / 1000 * cpu['mlp_grid_core_s_per_1k_rows'] / 3600:,.0f} core-hours "
                                f"for every replicate's grid"]))
     if searched < classify_jobs:  # replicates_search: once
         retrained = classify_jobs - searched
         rows.append(gpu_row("hurtful_classify_replicate", retrained,
                             f"{retrained} x {row_epochs / 1e6:.0f} M row-epochs x 1 network (each task's chosen one)",
-                            f"{grid_s / grid_size:.4f} s per 1k row-epochs (the grid's mean per network)",
-                            gpu_where, retrained * row_epochs / 1000 * grid_s / grid_size, threads["hurtful_classify"],
-                            ["hurtful_classify"]))
+                            "the grid's cost per network (its mean)", gpu_where, retrained * job_s / grid_size,
+                            threads["hurtful_classify"], ["hurtful_classify"]))
     classifiers = [r.rule for r in rows if r.rule.startswith("hurtful_classify")]
     test_rows = int(m["stays"]["pa"] * m["test_share"])
     rows.append(cpu_row("hurtful_gaps (+ replicates)", classify_jobs, f"{classify_jobs} x {tasks} tasks",

@@ -87,8 +87,16 @@ def test_network_widths_and_grid_order():
     assert net[-1].out_features == 1
 
 
+def _loss(network, features: np.ndarray, label: np.ndarray) -> float:
+    """Peer: one torch network's validation loss (binary cross-entropy on clipped probabilities)."""
+    from medbias.studies.hurtful.classify import predict_probability
+
+    p = np.clip(predict_probability(network, features), 1e-7, 1 - 1e-7)
+    return float(-np.mean(label * np.log(p) + (1 - label) * np.log(1 - p)))
+
+
 def test_early_stopping_returns_the_best_epochs_parameters():
-    from medbias.studies.hurtful.classify import NetworkConfig, _loss, train_network
+    from medbias.studies.hurtful.classify import NetworkConfig, train_network
 
     rng = np.random.default_rng(0)
     train_x, train_y = _separable(rng, 200, 0.8)
@@ -268,3 +276,111 @@ def test_a_replicate_retrains_each_tasks_chosen_network_and_c(tmp_path):
                                task_grids={t: grids[t] for t in ("t1", "t2")}, **run)
     with pytest.raises(ValueError, match="lacks column"):
         chosen_grids(first.selections.drop(columns="c"))
+
+
+def _one_network_peer(train_x, train_y, val_x, val_y, config, seed, max_epochs, patience, batch_size, learning_rate):
+    """Peer: one torch.nn network trained alone (Adam, BCEWithLogitsLoss, seeded batch order, early
+    stopping on the validation loss): the loop train_networks replaced, kept here to compare with."""
+    import torch
+
+    from medbias.studies.hurtful.classify import build_network
+
+    torch.manual_seed(seed)
+    network = build_network(train_x.shape[1], config)
+    optimizer = torch.optim.Adam(network.parameters(), lr=learning_rate)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    x, y = torch.as_tensor(train_x), torch.as_tensor(train_y, dtype=torch.float32)
+    generator = torch.Generator().manual_seed(seed)
+    best_loss, best_state, since_best, epoch = np.inf, None, 0, 0
+    for epoch in range(1, max_epochs + 1):
+        network.train()
+        order = torch.randperm(len(x), generator=generator)
+        for start in range(0, len(x), batch_size):
+            rows = order[start:start + batch_size]
+            if len(rows) < 2:
+                continue
+            optimizer.zero_grad()
+            loss_fn(network(x[rows])[:, 0], y[rows]).backward()
+            optimizer.step()
+        validation = _loss(network, val_x, val_y)
+        if validation < best_loss:
+            best_loss, best_state, since_best = validation, {k: v.clone() for k, v in network.state_dict().items()}, 0
+        else:
+            since_best += 1
+            if since_best >= patience:
+                break
+    return best_state, best_loss, epoch
+
+
+def _assert_same_network(ours: dict, peer: dict, rtol: float) -> None:
+    """Equal to ``rtol``, except where a linear layer's bias sits before batch norm: that bias gets only
+    rounding noise as gradient (the batch mean removes it), which Adam scales up to steps of the
+    learning rate's size, so it (and the running mean that follows it) wanders differently under any
+    other order of sums; it cancels in training and nearly so in evaluation (bias - running mean)."""
+    assert ours.keys() == peer.keys()
+    for key, value in peer.items():
+        layer, name = key.split(".")
+        before_norm = name == "running_mean" or (name == "bias" and f"{int(layer) + 1}.running_mean" in peer)
+        if not before_norm:
+            assert np.allclose(ours[key].numpy(), value.numpy(), rtol=rtol, atol=rtol / 10), key
+
+
+@pytest.mark.parametrize("dropout", [0.0, 0.3])
+def test_stacked_tasks_train_as_each_would_alone(dropout):
+    """Three tasks on one design matrix, trained as one stacked network, train as each task's own
+    torch.nn network trained alone (its seed, batch order, Adam and batch norm): after an epoch, equal
+    to rounding; run to early stopping, each stops at its own epoch with its own validation loss (to
+    the wander of the biases before batch norm, ``_assert_same_network``). With dropout that holds for a
+    task alone (a stack's masks come from one generator), so three tasks are then checked for their
+    own early stopping only."""
+    from medbias.studies.hurtful.classify import NetworkConfig, train_networks
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(300, 8)).astype(np.float32)
+    labels = np.stack([(x[:, 0] + 0.5 * rng.normal(size=300) > 0), (x[:, 1] - x[:, 2] > 0.3),
+                       rng.random(300) < 0.3], axis=1).astype(np.float32)  # a noisy, a clean and a random task
+    config, seeds = NetworkConfig(3, 2, dropout), [11, 12, 13]
+    tasks = [0] if dropout else [0, 1, 2]
+    split = dict(train_x=x[:200], train_y=labels[:200][:, tasks], val_x=x[200:], val_y=labels[200:][:, tasks])
+    one_epoch = dict(max_epochs=1, patience=3, batch_size=32, learning_rate=0.02)
+    stacked = train_networks(**split, config=config, seeds=[seeds[t] for t in tasks], **one_epoch)
+    for position, t in enumerate(tasks):
+        state, loss, _ = _one_network_peer(x[:200], labels[:200, t], x[200:], labels[200:, t], config, seeds[t],
+                                           **one_epoch)
+        _assert_same_network(stacked[position].state, state, rtol=1e-4)
+        assert stacked[position].validation_loss == pytest.approx(loss, rel=0.01)
+    to_stopping = {**one_epoch, "max_epochs": 40}
+    stacked = train_networks(**split, config=config, seeds=[seeds[t] for t in tasks], **to_stopping)
+    for position, t in enumerate(tasks):
+        _, loss, epochs = _one_network_peer(x[:200], labels[:200, t], x[200:], labels[200:, t], config, seeds[t],
+                                            **to_stopping)
+        assert stacked[position].epochs == epochs < 40 and stacked[position].validation_loss == pytest.approx(loss, rel=0.05)
+    if dropout:
+        together = train_networks(x[:200], labels[:200], x[200:], labels[200:], config, seeds, **to_stopping)
+        assert len({t.epochs for t in together}) > 1  # each task stopped on its own
+        assert together[2].validation_loss > together[1].validation_loss  # the random task learns least
+
+
+def test_tasks_sharing_a_design_matrix_train_together_as_they_would_alone(tmp_path):
+    """t1 and t2 share their cohort's stays, splits and windows (only the label differs): they form one
+    stacked group; t3 belongs to another cohort (with a copy of the same windows), a group of its own. Each task's selection and test probabilities are
+    those of training it alone, to rounding."""
+    import logging
+
+    from medbias.studies.hurtful.classify import NetworkConfig, design_key, ordered_task_rows, train_task_classifiers
+
+    path, index, samples, windows, tasks = _task_world(tmp_path)
+    rows = {t: ordered_task_rows({"task": t, "cohort": c}, samples, windows, index) for t, c in zip(tasks["task"], tasks["cohort"])}
+    assert design_key(rows["t1"]) == design_key(rows["t2"])
+    assert design_key(rows["t1"]) != design_key(rows["t1"].iloc[1:])
+    grid = [NetworkConfig(1, 2, 0.0), NetworkConfig(2, 2, 0.0)]
+    run = dict(seed=3, training={"max_epochs": 8, "patience": 2, "batch_size": 32, "learning_rate": 0.01},
+               log=logging.getLogger("test"))
+    features = np.load(path)
+    together = train_task_classifiers(features, index, samples, windows, tasks, grid, [0.5, 2.0], **run)
+    alone = train_task_classifiers(features, index, samples, windows, tasks, grid, [0.5, 2.0], stack_tasks=False, **run)
+    kept = ["task", "layers", "width_ratio", "dropout", "c", "epochs", "test_samples"]
+    assert together.selections[kept].equals(alone.selections[kept])
+    assert together.predictions.drop(columns=["probability", "prediction"]).equals(
+        alone.predictions.drop(columns=["probability", "prediction"]))
+    assert np.allclose(together.predictions["probability"], alone.predictions["probability"], atol=0.02)

@@ -10,7 +10,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from bench_scale_plan import Row, grid_cost_with_workers, grid_flops_per_row_epoch, schedule  # noqa: E402
+from bench_scale_plan import (  # noqa: E402
+    Row,
+    grid_cost_with_workers,
+    grid_flops_per_row_epoch,
+    schedule,
+    stacked_grid_cost,
+    word2vec_rows,
+)
 
 
 def _row(rule, jobs, hours, threads, gpus=0, after=(), pretraining=False):
@@ -71,3 +78,35 @@ def test_grid_flops_and_the_measured_process_counts():
     assert grid_cost_with_workers(gpu, 4) == (0.09, "4 processes")
     assert grid_cost_with_workers(gpu, 3) == (0.17, "2 processes")  # the largest measured count not above
     assert grid_cost_with_workers({"mlp_grid_gpu_s_per_1k_rows": 0.19}, 4) == (0.19, "one process")
+    assert grid_cost_with_workers(gpu, 1) == (0.28, "one process")
+
+
+def test_stacked_grid_cost_measured_or_from_flops():
+    assert stacked_grid_cost({"device": "NVIDIA H200", "mlp_grid_stacked_gpu_s_per_1k_task_rows": 0.03}) == (
+        0.03, "measured, 28 tasks stacked")
+    seconds, how = stacked_grid_cost({"device": "NVIDIA H200"})
+    assert seconds == pytest.approx(grid_flops_per_row_epoch() * 1000 / (0.25 * 67e12)) and "not measured" in how
+    assert stacked_grid_cost({"device": "NVIDIA A100-SXM4-80GB"})[0] == pytest.approx(seconds * 67 / 19.5)
+
+
+def test_word2vec_rows_by_hand():
+    """Two decades of 5 M and 40 M tokens, 2 epochs, search cost 100 and one setting 4 core-s per M
+    token-epochs, 8 threads, 3 replicates, 9 null draws; samples of at most 10 M tokens."""
+    rios = {"replicates": 3, "document_null_draws": 9, "document_null_tokens": 10_000_000,
+            "word2vec": {"epochs": 2, "search_tokens": 10_000_000, "replicates_search": "once"}}
+    pm = {"articles": {"a": 5, "b": 40}, "tokens_per_article": {"a": 1e6, "b": 1e6}}
+    cpu = {"w2v_search_core_s_per_mtoken_epoch": 100.0, "w2v_default_core_s_per_mtoken_epoch": 4.0, "w2v_candidates": 5}
+    threads = {"rios_word2vec": 8, "rios_document_null": 8}
+    search, replicate, null = word2vec_rows(rios, pm, cpu, "here", threads)
+    # search: 2 epochs x (5 + 10 M) x 100, then decade b (40 M, sampled) again at the chosen setting: 2 x 40 x 4
+    assert search.core_hours * 3600 == pytest.approx(2 * 15 * 100 + 2 * 40 * 4) and search.jobs == 2
+    # replicates 1 and 2: the whole 45 M tokens, 2 epochs, one setting
+    assert replicate.core_hours * 3600 == pytest.approx(2 * 45 * 2 * 4) and replicate.jobs == 4
+    # the null: decade a whole (9 draws x 5 M), b a 10 M sample (9 draws + its own model) x 2 epochs x 4
+    assert null.core_hours * 3600 == pytest.approx((9 * 5 + 10 * 10) * 2 * 4)
+    each = word2vec_rows({**rios, "document_null_tokens": 0,
+                          "word2vec": {**rios["word2vec"], "search_tokens": 0, "replicates_search": "each"}},
+                         pm, cpu, "here", threads)
+    assert len(each) == 2  # no retraining rule: every replicate searches
+    assert each[0].core_hours * 3600 == pytest.approx(3 * 2 * 45 * 100) and each[0].jobs == 6
+    assert each[1].core_hours * 3600 == pytest.approx(9 * 45 * 2 * 4)

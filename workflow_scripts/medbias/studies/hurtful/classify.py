@@ -147,11 +147,6 @@ def predict_probability(network, features: np.ndarray, batch_size: int = 4096) -
     return np.concatenate(out) if out else np.zeros(0)
 
 
-def _loss(network, features: np.ndarray, label: np.ndarray) -> float:
-    p = np.clip(predict_probability(network, features), 1e-7, 1 - 1e-7)
-    return float(-np.mean(label * np.log(p) + (1 - label) * np.log(1 - p)))
-
-
 @dataclass
 class TrainedNetwork:
     """A trained window classifier: its configuration, parameters from the epoch with the lowest
@@ -168,48 +163,77 @@ class TrainedNetwork:
         return network.eval()
 
 
-def train_network(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray,
-                  config: NetworkConfig, seed: int, max_epochs: int = 50, patience: int = 5,
-                  batch_size: int = 256, learning_rate: float = 1e-3, device: str = "cpu") -> TrainedNetwork:
-    """Adam on binary cross-entropy, shuffled mini-batches (seeded), early stopping when the
-    validation loss has not improved for ``patience`` epochs; returns the best epoch's parameters (on
-    the CPU). ``device="cuda"`` trains on the GPU: the same initial weights and batch order (both drawn
-    on the CPU), float32 throughout; the sums then run in another order, so results agree with the
-    CPU's to rounding, not bit for bit, and a near-tie between grid points can be decided the other way
+def train_networks(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray,
+                   config: NetworkConfig, seeds: Sequence[int], max_epochs: int = 50, patience: int = 5,
+                   batch_size: int = 256, learning_rate: float = 1e-3, device: str = "cpu") -> list[TrainedNetwork]:
+    """The window classifiers of T tasks that share their design matrix (``train_y``, ``val_y``: [rows, T]
+    labels; ``seeds``: T seeds), one ``config`` each, trained at once (``medbias.studies.hurtful.stacked``).
+    For each task: initial weights from ``build_network`` under its seed, Adam on binary cross-entropy,
+    mini-batches in an order drawn from its seed, early stopping when its validation loss has not
+    improved for ``patience`` epochs; returns each task's best epoch's parameters (on the CPU).
+    ``device="cuda"`` trains on the GPU: the same initial weights and batch orders (both drawn on the
+    CPU), float32 throughout; sums then run in another order, so results agree with the CPU's to
+    rounding, not bit for bit, and a near-tie between grid points can be decided the other way
     (measured: tests/benchmarks/check_classify_gpu.py, bench_scale_plan.py --measure-gpu)."""
     import torch
 
-    torch.manual_seed(seed)
-    network = build_network(train_x.shape[1], config).to(device)
-    optimizer = torch.optim.Adam(network.parameters(), lr=learning_rate)
-    loss_fn = torch.nn.BCEWithLogitsLoss()
+    from medbias.studies.hurtful.stacked import StackedNetworks, validation_losses
+
+    train_y = np.asarray(train_y, dtype=np.float32).reshape(len(train_x), -1)
+    val_y = np.asarray(val_y, dtype=np.float32).reshape(len(val_x), -1)
+    if train_y.shape[1] != len(seeds) or val_y.shape[1] != len(seeds):
+        raise ValueError(f"{len(seeds)} seeds for {train_y.shape[1]} training and {val_y.shape[1]} validation label columns")
+    networks = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        networks.append(build_network(train_x.shape[1], config))
+    stack = StackedNetworks(networks, device)
+    optimizer = torch.optim.Adam(stack.parameters(), lr=learning_rate)
     x = torch.as_tensor(train_x, dtype=torch.float32, device=device)
     y = torch.as_tensor(train_y, dtype=torch.float32, device=device)
-    generator = torch.Generator().manual_seed(seed)
-    best_loss, best_state, since_best, epoch = np.inf, _cpu_state(network), 0, 0
+    generators = [torch.Generator().manual_seed(seed) for seed in seeds]
+    tasks = len(seeds)
+    active = list(range(tasks))  # the tasks still in the stack, in stack order
+    best_loss, since_best = np.full(tasks, np.inf), np.zeros(tasks, dtype=int)
+    best_state, epochs = [stack.task_state(t, 0) for t in range(tasks)], np.zeros(tasks, dtype=int)
+    steps = 0
     for epoch in range(1, max_epochs + 1):
-        network.train()
-        order = torch.randperm(len(x), generator=generator).to(device)
+        if not active:
+            break
+        orders = torch.stack([torch.randperm(len(x), generator=generators[t]) for t in active]).to(device)
+        columns = torch.as_tensor(active, device=device)[:, None]
         for start in range(0, len(x), batch_size):
-            rows = order[start:start + batch_size]
-            if len(rows) < 2:  # batch norm needs two rows
+            rows = orders[:, start:start + batch_size]
+            if rows.shape[1] < 2:  # batch norm needs two rows
                 continue
             optimizer.zero_grad()
-            loss_fn(network(x[rows])[:, 0], y[rows]).backward()
+            logits = stack.logits(x[rows], training=True)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y[rows, columns], reduction="none")
+            loss.mean(dim=1).sum().backward()  # each task's parameters get its own mean loss's gradient
             optimizer.step()
-        validation = _loss(network, val_x, val_y)
-        if validation < best_loss:
-            best_loss, best_state, since_best = validation, _cpu_state(network), 0
-        else:
-            since_best += 1
-            if since_best >= patience:
-                break
-    return TrainedNetwork(config, best_state, float(best_loss), epoch)
+            steps += 1
+        losses, stopped = validation_losses(stack, val_x, val_y[:, active]), []
+        for position, task in enumerate(active):
+            epochs[task] = epoch
+            if losses[position] < best_loss[task]:
+                best_loss[task], best_state[task], since_best[task] = losses[position], stack.task_state(position, steps), 0
+            else:
+                since_best[task] += 1
+                if since_best[task] >= patience:
+                    stopped.append(position)
+        if stopped:
+            kept = [position for position in range(len(active)) if position not in stopped]
+            active = [active[position] for position in kept]
+            if active:
+                optimizer = stack.keep(torch.as_tensor(kept, device=device), optimizer)
+    return [TrainedNetwork(config, best_state[t], float(best_loss[t]), int(epochs[t])) for t in range(tasks)]
 
 
-def _cpu_state(network) -> dict:
-    """A copy of the network's parameters and buffers on the CPU."""
-    return {key: value.detach().to("cpu", copy=True) for key, value in network.state_dict().items()}
+def train_network(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray,
+                  config: NetworkConfig, seed: int, **training) -> TrainedNetwork:
+    """One task's window classifier (``train_networks`` with one task)."""
+    return train_networks(train_x, np.asarray(train_y)[:, None], val_x, np.asarray(val_y)[:, None], config, [seed],
+                          **training)[0]
 
 
 @dataclass
@@ -225,27 +249,39 @@ class SelectedClassifier:
     grid: list[dict]
 
 
+def select_classifiers(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray,
+                       val_note: np.ndarray, configs: Sequence[NetworkConfig], c_grid: Sequence[float],
+                       seeds: Sequence[int], **training) -> list[SelectedClassifier]:
+    """For T tasks sharing their design matrix (labels [rows, T], one seed each): train every
+    configuration (``train_networks``), merge each task's validation windows per note with its best c,
+    and keep per task the configuration with the best validation AUPRC, with its own parameters (the
+    reference code saved the parameters of the last configuration tried, whichever won). Ties keep the
+    earlier one."""
+    val_y = np.asarray(val_y).reshape(len(val_x), -1)
+    best: list[SelectedClassifier | None] = [None] * len(seeds)
+    records: list[list[dict]] = [[] for _ in seeds]
+    for config in configs:
+        for task, trained in enumerate(train_networks(train_x, train_y, val_x, val_y, config, seeds, **training)):
+            probability = predict_probability(trained.network(train_x.shape[1]).to(training.get("device", "cpu")), val_x)
+            c, auprc = choose_scaling_factor(probability, val_y[:, task], val_note, c_grid)
+            records[task].append({"layers": config.layers, "ratio": config.ratio, "dropout": config.dropout, "c": c,
+                                  "validation_auprc": auprc, "validation_loss": trained.validation_loss,
+                                  "epochs": trained.epochs})
+            if best[task] is None or auprc > best[task].validation_auprc:
+                merged = merge_window_probabilities(probability, val_note, c)
+                truth = note_labels(val_y[:, task], val_note).loc[merged.index]
+                threshold, f1 = best_f1_threshold(merged.to_numpy(), truth.to_numpy())
+                best[task] = SelectedClassifier(trained, c, auprc, threshold, f1, records[task])
+    assert all(b is not None for b in best), "empty grid"
+    return best  # type: ignore[return-value]
+
+
 def select_classifier(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray,
                       val_note: np.ndarray, configs: Sequence[NetworkConfig], c_grid: Sequence[float],
                       seed: int, **training) -> SelectedClassifier:
-    """Train every configuration, merge its validation windows per note with the best c, and keep
-    the configuration with the best validation AUPRC, with its own parameters (the reference code
-    saved the parameters of the last configuration tried, whichever won). Ties keep the earlier one."""
-    best: SelectedClassifier | None = None
-    records = []
-    for config in configs:
-        trained = train_network(train_x, train_y, val_x, val_y, config, seed, **training)
-        probability = predict_probability(trained.network(train_x.shape[1]).to(training.get("device", "cpu")), val_x)
-        c, auprc = choose_scaling_factor(probability, val_y, val_note, c_grid)
-        records.append({"layers": config.layers, "ratio": config.ratio, "dropout": config.dropout, "c": c,
-                        "validation_auprc": auprc, "validation_loss": trained.validation_loss, "epochs": trained.epochs})
-        if best is None or auprc > best.validation_auprc:
-            merged = merge_window_probabilities(probability, val_note, c)
-            truth = note_labels(val_y, val_note).loc[merged.index]
-            threshold, f1 = best_f1_threshold(merged.to_numpy(), truth.to_numpy())
-            best = SelectedClassifier(trained, c, auprc, threshold, f1, records)
-    assert best is not None, "empty grid"
-    return best
+    """One task's ``select_classifiers``."""
+    return select_classifiers(train_x, np.asarray(train_y)[:, None], val_x, np.asarray(val_y)[:, None], val_note,
+                              configs, c_grid, [seed], **training)[0]
 
 
 # --- Task design matrices (section 4.1) ------------------------------------------------------------
@@ -302,24 +338,31 @@ def design_matrix(rows, features: np.ndarray, is_train: np.ndarray, block: int =
 SPLIT_ORDER = ("train", "val", "test")
 
 
-def classify_task(k: int, task: dict, features: np.ndarray, feature_index: pd.DataFrame, samples: pd.DataFrame,
-                  windows: pd.DataFrame, grid, c_grid, seed: int, training: dict) -> dict:
-    """Task ``k`` of ``train_task_classifiers`` (``task``: its ``task`` and ``cohort``, and optionally a
-    ``grid`` and ``c_grid`` of its own, which replace the shared ones), under ``seed + k``.
+# a task's windows and what its design matrix is built from: tasks equal in these share the matrix
+DESIGN_COLUMNS: tuple[str, ...] = ("ICUSTAY_ID", "ROW_ID", "window", "split", "feature_row", *ACUITY_FEATURES)
 
-    The task's windows are ordered train, validation, test (stably: within a split the order is
-    ``task_windows``'), so each split is a slice of the design matrix, not a copy."""
+
+def ordered_task_rows(task: dict, samples: pd.DataFrame, windows: pd.DataFrame, feature_index: pd.DataFrame) -> pd.DataFrame:
+    """A task's windows (``task_windows``) ordered train, validation, test (stably: within a split the
+    order is ``task_windows``'), so each split is a slice of the design matrix, not a copy."""
     rows = task_windows(samples[samples["task"] == task["task"]], windows[windows["cohort"] == task["cohort"]], feature_index)
-    rows = rows.sort_values("split", key=lambda split: split.map({s: i for i, s in enumerate(SPLIT_ORDER)}),
+    return rows.sort_values("split", key=lambda split: split.map({s: i for i, s in enumerate(SPLIT_ORDER)}),
                             kind="stable").reset_index(drop=True)
-    split = rows["split"].to_numpy()
-    n_train, n_val = int((split == "train").sum()), int((split == "val").sum())
-    train, val, test = slice(0, n_train), slice(n_train, n_train + n_val), slice(n_train + n_val, None)
-    x = design_matrix(rows, features, split == "train")
-    y = rows["label"].to_numpy()
-    selected = select_classifier(x[train], y[train], x[val], y[val], rows["ICUSTAY_ID"].to_numpy()[val],
-                                 task.get("grid", grid), task.get("c_grid", c_grid), seed=seed + k, **training)
-    network = selected.trained.network(x.shape[1]).to(training.get("device", "cpu"))
+
+
+def design_key(rows: pd.DataFrame) -> bytes:
+    """A digest of a task's ``DESIGN_COLUMNS``: two tasks with the same key have the same design matrix."""
+    import hashlib
+
+    hashed = pd.util.hash_pandas_object(rows[list(DESIGN_COLUMNS)], index=False).to_numpy()
+    return hashlib.sha256(hashed.tobytes()).digest() + len(rows).to_bytes(8, "little")
+
+
+def _task_result(task: dict, rows: pd.DataFrame, x: np.ndarray, selected: SelectedClassifier, n_train: int, n_val: int,
+                 device: str) -> dict:
+    """One task's test predictions with its protected attributes, its selection, grid records and classifier."""
+    test = slice(n_train + n_val, None)
+    network = selected.trained.network(x.shape[1]).to(device)
     probability = merge_window_probabilities(predict_probability(network, x[test]), rows["ICUSTAY_ID"].to_numpy()[test],
                                              selected.c)
     tested = rows.iloc[test].drop_duplicates("ICUSTAY_ID").set_index("ICUSTAY_ID").loc[probability.index]
@@ -342,6 +385,36 @@ def classify_task(k: int, task: dict, features: np.ndarray, feature_index: pd.Da
     }
 
 
+def classify_tasks(jobs: Sequence[tuple[int, dict]], features: np.ndarray, feature_index: pd.DataFrame,
+                   samples: pd.DataFrame, windows: pd.DataFrame, grid, c_grid, seed: int, training: dict,
+                   stack_tasks: bool = True) -> list[dict]:
+    """The tasks ``jobs`` ((k, task) pairs of ``train_task_classifiers``; ``task``: its ``task`` and
+    ``cohort``, and optionally a ``grid`` and ``c_grid`` of its own), task k under ``seed + k``. With
+    ``stack_tasks``, tasks with the same windows, splits and acuity scores (``design_key``: a cohort's
+    phenotypes) and the same grid share one design matrix and train together (``select_classifiers``);
+    without, each task trains alone. The results come in the order of ``jobs``."""
+    prepared = [(k, task, ordered_task_rows(task, samples, windows, feature_index)) for k, task in jobs]
+    together: dict[tuple, list] = {}
+    for k, task, rows in prepared:
+        shared = (design_key(rows) if stack_tasks else k, tuple(task.get("grid", grid)),
+                  tuple(task.get("c_grid", c_grid)))
+        together.setdefault(shared, []).append((k, task, rows))
+    results: dict[int, dict] = {}
+    for members in together.values():
+        k0, task0, rows = members[0]
+        split = rows["split"].to_numpy()
+        n_train, n_val = int((split == "train").sum()), int((split == "val").sum())
+        train, val = slice(0, n_train), slice(n_train, n_train + n_val)
+        x = design_matrix(rows, features, split == "train")
+        labels = np.stack([member_rows["label"].to_numpy() for _, _, member_rows in members], axis=1)
+        selected = select_classifiers(x[train], labels[train], x[val], labels[val], rows["ICUSTAY_ID"].to_numpy()[val],
+                                      task0.get("grid", grid), task0.get("c_grid", c_grid),
+                                      [seed + k for k, _, _ in members], **training)
+        for (k, task, task_rows), chosen in zip(members, selected):
+            results[k] = _task_result(task, task_rows, x, chosen, n_train, n_val, training.get("device", "cpu"))
+    return [results[k] for k, _ in jobs]
+
+
 _WORKER: dict = {}
 
 
@@ -352,8 +425,8 @@ def _start_task_worker(features_path: str, shared: dict, threads: int) -> None:
     _WORKER.update(shared, features=np.load(features_path, mmap_mode="r"))
 
 
-def _task_in_worker(job: tuple[int, dict]) -> dict:
-    return classify_task(job[0], job[1], **_WORKER)
+def _tasks_in_worker(jobs: list[tuple[int, dict]]) -> list[dict]:
+    return classify_tasks(jobs, **_WORKER)
 
 
 @dataclass
@@ -369,7 +442,7 @@ class TaskClassifiers:
 def train_task_classifiers(features: np.ndarray, feature_index: pd.DataFrame, samples: pd.DataFrame,
                            windows: pd.DataFrame, tasks: pd.DataFrame, grid, c_grid, *, seed: int,
                            training: dict, log, workers: int = 1, threads: int = 1,
-                           task_grids: dict[str, dict] | None = None) -> TaskClassifiers:
+                           task_grids: dict[str, dict] | None = None, stack_tasks: bool = True) -> TaskClassifiers:
     """One classifier per downstream task on one model's frozen window features (section 4.1): the
     grid of ``network_grid`` with early stopping, eq. 1's merge of window probabilities per sample
     with c tuned on validation, the configuration with the best validation AUPRC kept with its own
@@ -377,12 +450,15 @@ def train_task_classifiers(features: np.ndarray, feature_index: pd.DataFrame, sa
     their protected attributes. Task k trains under ``seed + k``. ``task_grids`` (``chosen_grids``)
     gives every task a grid of its own instead: a task it lacks is an error.
 
-    ``workers`` > 1 trains that many tasks at once in worker processes (``threads`` CPUs shared
-    among them; on a GPU they share it: one grid of small networks leaves it idle between kernel
-    launches, and 8 processes train 5 times as fast as one, bench_scale_plan.py). ``features`` must
-    then be a memory map (``np.load(path, mmap_mode="r")``), which each worker opens itself. Each task
-    has its own seed, whichever process runs it, so the results are those of one process with as many
-    threads as each worker has (another thread count sums in another order: rounding differences)."""
+    With ``stack_tasks``, the tasks of a cohort that share their design matrix (its phenotypes) train
+    together, one stacked network per grid point (``classify_tasks``): on a GPU, where one task's small
+    networks leave it idle between kernel launches; on a CPU, which is busy either way, stacking was
+    slower (0.88x; tests/benchmarks/bench_classify_stacked.py). ``workers`` > 1 trains that many groups (a cohort and a
+    grid) at once in worker processes (``threads`` CPUs shared among them; on a GPU they share it).
+    ``features`` must then be a memory map (``np.load(path, mmap_mode="r")``), which each worker opens
+    itself. Each task has its own seed, whichever process runs it, so the results are those of one
+    process with as many threads as each worker has (another thread count sums in another order:
+    rounding differences)."""
     import time
 
     if task_grids is not None:
@@ -392,25 +468,32 @@ def train_task_classifiers(features: np.ndarray, feature_index: pd.DataFrame, sa
     jobs = [(k, {"task": t.task, "cohort": t.cohort, **(task_grids[t.task] if task_grids is not None else {})})
             for k, t in enumerate(tasks.itertuples(index=False))]
     shared = {"feature_index": feature_index, "samples": samples, "windows": windows, "grid": grid, "c_grid": c_grid,
-              "seed": seed, "training": training}
+              "seed": seed, "training": training, "stack_tasks": stack_tasks}
+    groups: dict[tuple, list] = {}  # a cohort and a grid: a worker's unit of work
+    for k, task in jobs:
+        groups.setdefault((task["cohort"], tuple(task.get("grid", grid)), tuple(task.get("c_grid", c_grid))), []).append(
+            (k, task))
     started = time.time()
     if workers > 1:
         path = getattr(features, "filename", None)
         if path is None:
             raise ValueError("training tasks in worker processes needs the features as a memory map "
                              "(np.load(path, mmap_mode='r')), which each worker opens itself")
-        context = spawned_map(_task_in_worker, jobs, workers, _start_task_worker,
+        context = spawned_map(_tasks_in_worker, list(groups.values()), workers, _start_task_worker,
                               (str(path), shared, max(1, threads // workers)))
     else:
-        context = nullcontext(classify_task(k, task, features, **shared) for k, task in jobs)
-    done = []
+        context = nullcontext(classify_tasks(group, features, **shared) for group in groups.values())
+    finished: dict[int, dict] = {}
     with context as results:
-        for (k, task), result in zip(jobs, results):
-            done.append(result)
-            selection = result["selection"]
-            log.info("[%d/%d] %s: layers %d ratio %d dropout %.1f c %g, validation AUPRC %.3f, %d test samples (%.0f s)",
-                     k + 1, len(jobs), task["task"], selection["layers"], selection["width_ratio"], selection["dropout"],
-                     selection["c"], selection["validation_auprc"], selection["test_samples"], time.time() - started)
+        for group, group_results in zip(groups.values(), results):
+            for (k, task), result in zip(group, group_results):
+                finished[k] = result
+                selection = result["selection"]
+                log.info("[%d/%d] %s: layers %d ratio %d dropout %.1f c %g, validation AUPRC %.3f, %d test samples "
+                         "(%.0f s; a group of %d task(s))", k + 1, len(jobs), task["task"], selection["layers"],
+                         selection["width_ratio"], selection["dropout"], selection["c"], selection["validation_auprc"],
+                         selection["test_samples"], time.time() - started, len(group))
+    done = [finished[k] for k, _ in jobs]
     return TaskClassifiers(pd.concat([r["predictions"] for r in done], ignore_index=True),
                            pd.DataFrame([r["selection"] for r in done]),
                            pd.DataFrame([record for r in done for record in r["grid"]]),

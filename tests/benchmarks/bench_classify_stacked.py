@@ -1,0 +1,89 @@
+"""Benchmark: a cohort's phenotype tasks trained together (one stacked network per grid point) against
+one task at a time, at the real input width (four [CLS] layers of 768 and the acuity scores: 3,076).
+
+    .venv/bin/python tests/benchmarks/bench_classify_stacked.py [--tasks 28] [--rows 4000] [--device cuda]
+
+Both ways train the same networks (``medbias.studies.hurtful.classify.train_networks``) for one epoch
+with its validation pass: ``--tasks`` tasks sharing one design matrix of ``--rows`` training rows, every
+network of the default grid (19), batch 256. Prints seconds per 1,000 task-row-epochs of the whole grid
+each way and the speed-up; the scale plan reads the stacked figure (``stacked_grid_cost``) from
+``bench_scale_plan.py --measure-gpu``'s output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "workflow_scripts"))
+sys.path.insert(0, str(REPO / "tests/benchmarks"))
+
+WIDTH = 3076
+
+
+def _synchronise(device: str) -> None:
+    if device == "cuda":
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def grid_seconds(tasks: int, rows: int, device: str, stacked: bool, grid=None) -> float:
+    """Seconds to train every network of ``grid`` (default: the schema's) for one epoch on ``tasks``
+    tasks sharing ``rows`` training rows (and a quarter as many validation rows), stacked or one task
+    at a time."""
+    from bench_scale_plan import grid_for_plan
+
+    from medbias.studies.hurtful.classify import train_networks
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(rows + rows // 4, WIDTH)).astype(np.float32)
+    y = (x[:, :tasks] + rng.normal(size=(len(x), tasks)) > 1).astype(np.float32)
+    train, val = slice(0, rows), slice(rows, None)
+    grid = grid_for_plan() if grid is None else grid
+    run = dict(max_epochs=1, patience=5, batch_size=256, device=device)
+    train_networks(x[:512], y[:512, :2], x[:128], y[:128, :2], grid[-1], [0, 1], **run)  # warm-up
+    _synchronise(device)
+    start = time.perf_counter()
+    for config in grid:
+        if stacked:
+            train_networks(x[train], y[train], x[val], y[val], config, list(range(tasks)), **run)
+        else:
+            for task in range(tasks):
+                train_networks(x[train], y[train, task:task + 1], x[val], y[val, task:task + 1], config, [task], **run)
+    _synchronise(device)
+    return time.perf_counter() - start
+
+
+def stacked_grid_cost(tasks: int, rows: int, device: str) -> float:
+    """Seconds per 1,000 task-row-epochs of the grid with ``tasks`` tasks stacked."""
+    return grid_seconds(tasks, rows, device, stacked=True) / (tasks * rows / 1000)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=28, help="tasks sharing the design matrix (a cohort's phenotypes: 28)")
+    parser.add_argument("--rows", type=int, default=4000, help="training rows (windows) of the measurement")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own)")
+    args = parser.parse_args()
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    units = args.tasks * args.rows / 1000
+    alone = grid_seconds(args.tasks, args.rows, args.device, stacked=False) / units
+    together = grid_seconds(args.tasks, args.rows, args.device, stacked=True) / units
+    name = torch.cuda.get_device_name(0) if args.device == "cuda" else f"CPU, {torch.get_num_threads()} torch threads"
+    print(f"{args.tasks} tasks x {args.rows:,} training rows, the 19-network grid, one epoch, on {name}")
+    print(f"one task at a time: {alone:.3f} s per 1,000 task-row-epochs of the grid")
+    print(f"stacked:            {together:.3f} s per 1,000 task-row-epochs of the grid ({alone / together:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
