@@ -2,8 +2,9 @@
 (2016) hyperparameters scored on UMNSRS similarity, and the seed replicates of the chosen setting.
 
 At the real scale (about 4.5 G tokens over six decades) one training of the default setting costs
-about 50 core-hours, so the search of 38 settings costs about 2,000 per replicate
-(tests/benchmarks/bench_scale_plan.py). Two choices keep the paper's method and make it affordable:
+about 50 core-hours, so the search of 38 settings (larger windows and vectors cost more) costs about
+3,000 per replicate (tests/benchmarks/bench_scale_plan.py). Two choices keep the paper's method and
+make it affordable:
 
 - the search may run on a seeded sample of each decade's articles (``search_tokens``); every
   candidate's min_count is scaled to the sample (``scale_min_count``) so a candidate keeps about the
