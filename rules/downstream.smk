@@ -35,13 +35,19 @@ rule hurtful_features:
         f"{SCRIPTS}/hurtful_features.py"
 
 
+# the classifiers' inputs, shared by replicate 0 and the seed replicates (which may add replicate 0's choice)
+CLASSIFY_INPUT = {
+    "features": f"{DOWNSTREAM_DIR}/{{model}}/features.npy",
+    "index": f"{DOWNSTREAM_DIR}/{{model}}/features_windows.parquet",
+    "samples": f"{MIMIC}/task_samples.parquet",
+    "windows": f"{MIMIC}/cohort_windows.parquet",
+    "tasks": f"{MIMIC}/tasks.csv",
+}
+
+
 rule hurtful_classify:
     input:
-        features=f"{DOWNSTREAM_DIR}/{{model}}/features.npy",
-        index=f"{DOWNSTREAM_DIR}/{{model}}/features_windows.parquet",
-        samples=f"{MIMIC}/task_samples.parquet",
-        windows=f"{MIMIC}/cohort_windows.parquet",
-        tasks=f"{MIMIC}/tasks.csv",
+        **CLASSIFY_INPUT,
     output:
         predictions=f"{DOWNSTREAM_DIR}/{{model}}/test_predictions.parquet",
         selection=f"{DOWNSTREAM_DIR}/{{model}}/selection.csv",
@@ -77,11 +83,7 @@ rule hurtful_classify:
 # replicates_search "once" each retrains replicate 0's chosen classifiers (its selection.csv)
 use rule hurtful_classify as hurtful_classify_replicate with:
     input:
-        features=f"{DOWNSTREAM_DIR}/{{model}}/features.npy",
-        index=f"{DOWNSTREAM_DIR}/{{model}}/features_windows.parquet",
-        samples=f"{MIMIC}/task_samples.parquet",
-        windows=f"{MIMIC}/cohort_windows.parquet",
-        tasks=f"{MIMIC}/tasks.csv",
+        **CLASSIFY_INPUT,
         chosen=(
             f"{DOWNSTREAM_DIR}/{{model}}/selection.csv"
             if DOWNSTREAM["replicates_search"] == "once"

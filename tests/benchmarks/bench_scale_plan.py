@@ -39,7 +39,9 @@ A100_BF16_PEAK = 312e12   # NVIDIA A100 datasheet, dense bf16 tensor FLOP/s
 A100_FP32_PEAK = 19.5e12  # NVIDIA A100 datasheet, float32 (no tensor cores) FLOP/s
 H100_BF16_PEAK = 989e12   # NVIDIA H100/H200 SXM datasheet, dense bf16 tensor FLOP/s
 ASSUMED_MFU = 0.40
-# NVIDIA datasheets (SXM), float32 without tensor cores: the classifier networks train in float32
+# each card's peaks by its name: dense bf16 (pretraining's model FLOP utilisation) and float32 without
+# tensor cores (the classifier networks train in float32); NVIDIA datasheets, SXM
+BF16_PEAKS = (("H100", H100_BF16_PEAK), ("H200", H100_BF16_PEAK), ("A100", A100_BF16_PEAK))
 FP32_PEAKS = (("H100", 67e12), ("H200", 67e12), ("A100", A100_FP32_PEAK))
 # assumed share of that peak for a stack of 28 tasks' networks (batched products of [28, 256, 3,076] by
 # [28, 3,076, 1,538] and smaller, plus batch norm and Adam) until --measure-gpu measures it
@@ -250,9 +252,7 @@ def measure_gpu(out: Path) -> None:
     from real_models import minilm_folder
 
     name = torch.cuda.get_device_name(0)
-    # the card's dense bf16 peak, for the model FLOP utilisation (left out on other cards)
-    peak = next((value for card, value in (("H100", H100_BF16_PEAK), ("H200", H100_BF16_PEAK), ("A100", A100_BF16_PEAK))
-                 if card in name), None)
+    peak = card_peak(name, BF16_PEAKS)[1]  # for the model FLOP utilisation (left out on other cards)
     result: dict[str, object] = {"device": name, "torch": torch.__version__}
     rng = np.random.default_rng(0)
 
@@ -383,14 +383,21 @@ def real_config(path: Path) -> dict:
     return enrol_registry_models(load_config(path, REPO / "config/schema.yaml"))
 
 
+def card_peak(device: str, peaks) -> tuple[str, float | None]:
+    """The card of ``peaks`` (BF16_PEAKS or FP32_PEAKS) whose name is in ``device``, and its peak
+    FLOP/s; ("", None) for another card."""
+    return next(((card, value) for card, value in peaks if card in device), ("", None))
+
+
 def stacked_grid_cost(gpu: dict) -> tuple[float, str]:
     """GPU seconds per 1,000 task-row-epochs of the grid when a cohort's 28 phenotype tasks train as
     one stack (``classify.classify_tasks``): measured (``--measure-gpu``), or derived from the grid's
     FLOPs at ``STACKED_UTILISATION`` of the card's float32 peak."""
     if "mlp_grid_stacked_gpu_s_per_1k_task_rows" in gpu:
         return gpu["mlp_grid_stacked_gpu_s_per_1k_task_rows"], "measured, 28 tasks stacked"
-    card, peak = next(((card, value) for card, value in FP32_PEAKS if card in str(gpu.get("device", ""))),
-                      ("A100", A100_FP32_PEAK))
+    card, peak = card_peak(str(gpu.get("device", "")), FP32_PEAKS)
+    if peak is None:  # not measured on a known card: the plan's reference card
+        card, peak = "A100", A100_FP32_PEAK
     return (grid_flops_per_row_epoch() * 1000 / (STACKED_UTILISATION * peak),
             f"not measured: the grid's FLOPs at {STACKED_UTILISATION:.0%} of the {card}'s float32 peak")
 
@@ -447,6 +454,7 @@ def build_plan(config: dict, counts: dict, cpu: dict[str, float], gpu: dict[str,
     searched = models if down["replicates_search"] == "once" else classify_jobs  # jobs that search the whole grid
     stacked_s, stacked_how = stacked_grid_cost(gpu)
     alone_s, alone_how = grid_cost_with_workers(gpu, 1)
+    unstacked_s = grid_cost_with_workers(gpu, down["classify_workers"])[0]
     job_s = (stacked_rows * stacked_s + (row_epochs - stacked_rows) * alone_s) / 1000
     cost = (f"{stacked_s:.4f} s per 1k task-row-epochs of the grid, phenotypes stacked ({stacked_how}); "
             f"{alone_s:.3f} for the one mortality task (measured, {alone_how})")
@@ -455,9 +463,8 @@ def build_plan(config: dict, counts: dict, cpu: dict[str, float], gpu: dict[str,
                         f"{searched} x {row_epochs / 1e6:.0f} M row-epochs x {grid_size} networks", cost,
                         gpu_where, searched * job_s, threads["hurtful_classify"], ["hurtful_features"],
                         notes=[f"one task at a time instead (4 tasks at once in processes, measured): "
-                               f"{grid_cost_with_workers(gpu, down['classify_workers'])[0]:.3f} s per 1k row-epochs = "
-                               f"{searched * row_epochs / 1000 * grid_cost_with_workers(gpu, down['classify_workers'])[0] / 3600:,.0f} "
-                               f"GPU-hours; on the CPU: {cpu['mlp_grid_core_s_per_1k_rows']:.2f} core-s per 1k row-epochs = "
+                               f"{unstacked_s:.3f} s per 1k row-epochs = "
+                               f"{searched * row_epochs / 1000 * unstacked_s / 3600:,.0f} GPU-hours; on the CPU: {cpu['mlp_grid_core_s_per_1k_rows']:.2f} core-s per 1k row-epochs = "
                                f"{classify_jobs * row_epochs / 1000 * cpu['mlp_grid_core_s_per_1k_rows'] / 3600:,.0f} core-hours "
                                f"for every replicate's grid"]))
     if searched < classify_jobs:  # replicates_search: once

@@ -8,7 +8,6 @@ import pytest
 from medbias.core.embeddings import (
     SwappedDocuments,
     candidate_settings,
-    count_documents,
     document_swap_flags,
     pair_mapping,
     search_skipgram,
@@ -68,7 +67,7 @@ def test_swapped_documents_swap_the_flagged_documents_on_every_pass():
     expected = [["she", "is", "a", "woman"], ["she", "saw", "him"], ["nothing", "here"]]
     assert list(swapped) == expected and list(swapped) == expected  # restartable: gensim makes several passes
     assert documents[0] == ["he", "is", "a", "man"]  # the source is left as it was
-    assert count_documents(swapped) == 3
+    assert sum(1 for _ in swapped) == 3
     with pytest.raises(ValueError, match="2 documents for 3 swap flags"):
         list(SwappedDocuments(documents[:2], {}, np.ones(3, dtype=bool)))
     with pytest.raises(ValueError, match="more documents than the 2 swap flags"):

@@ -86,11 +86,6 @@ class SwappedDocuments:
             raise ValueError(f"SwappedDocuments: {count} documents for {len(self.swap)} swap flags")
 
 
-def count_documents(documents) -> int:
-    """The number of documents one pass over ``documents`` yields."""
-    return sum(1 for _ in documents)
-
-
 class SelectedDocuments:
     """A restartable iterable of the documents of ``documents`` (itself restartable) whose flag in
     ``keep`` is True, in corpus order."""
@@ -192,6 +187,17 @@ def similarity_spearman(vectors, pairs: Sequence[tuple[str, str, float]], tokeni
     return SimilarityEvaluation(rho, len(cosines), len(pairs), multi)
 
 
+SIMILARITY_KEYS: tuple[str, ...] = ("rho", "pairs_used", "multiword_pairs_used", "vocabulary")
+
+
+def similarity_record(vectors, pairs: Sequence[tuple[str, str, float]], tokenize) -> dict[str, Any]:
+    """One model's UMNSRS similarity as a search records it (``SIMILARITY_KEYS``): Spearman's rho
+    (``similarity_spearman``), the pairs and multi-word pairs used, and the vocabulary's size."""
+    evaluation = similarity_spearman(vectors, pairs, tokenize)
+    return dict(zip(SIMILARITY_KEYS, (evaluation.rho, evaluation.pairs_used, evaluation.multiword_pairs_used,
+                                      len(vectors))))
+
+
 def candidate_settings(defaults: Mapping[str, Any], grid: Mapping[str, Sequence[Any]], strategy: str) -> list[dict[str, Any]]:
     """Settings to try. ``grid``: the full Cartesian product. ``one_at_a_time`` (Chiu et al. 2016):
     the defaults, then each parameter varied alone over its values with the others at default."""
@@ -233,12 +239,10 @@ def search_skipgram(
     for i, setting in enumerate(candidate_settings(defaults, grid, strategy)):
         trained = scale_min_count(setting, token_fraction)
         vectors = train_skipgram(sentences, trained, epochs, seed, workers)
-        evaluation = similarity_spearman(vectors, pairs, tokenize)
-        log.info("candidate %d %s: rho=%.4f over %d pairs", i, setting, evaluation.rho, evaluation.pairs_used)
-        scores.append({"candidate": i, **setting, "trained_min_count": trained["min_count"], "rho": evaluation.rho,
-                       "pairs_used": evaluation.pairs_used,
-                       "multiword_pairs_used": evaluation.multiword_pairs_used, "vocabulary": len(vectors)})
-        rho = evaluation.rho if np.isfinite(evaluation.rho) else -np.inf
+        evaluation = similarity_record(vectors, pairs, tokenize)
+        log.info("candidate %d %s: rho=%.4f over %d pairs", i, setting, evaluation["rho"], evaluation["pairs_used"])
+        scores.append({"candidate": i, **setting, "trained_min_count": trained["min_count"], **evaluation})
+        rho = evaluation["rho"] if np.isfinite(evaluation["rho"]) else -np.inf
         if best_vectors is None or rho > best_rho:
             best_vectors, best_rho, best_index = vectors, rho, i
     return best_vectors, scores, best_index

@@ -385,6 +385,11 @@ def _task_result(task: dict, rows: pd.DataFrame, x: np.ndarray, selected: Select
     }
 
 
+def _task_grid(task: dict, grid, c_grid) -> tuple[tuple, tuple]:
+    """The grid and c grid a task trains over: its own (``chosen_grids``) or the shared ones."""
+    return tuple(task.get("grid", grid)), tuple(task.get("c_grid", c_grid))
+
+
 def classify_tasks(jobs: Sequence[tuple[int, dict]], features: np.ndarray, feature_index: pd.DataFrame,
                    samples: pd.DataFrame, windows: pd.DataFrame, grid, c_grid, seed: int, training: dict,
                    stack_tasks: bool = True) -> list[dict]:
@@ -393,23 +398,21 @@ def classify_tasks(jobs: Sequence[tuple[int, dict]], features: np.ndarray, featu
     ``stack_tasks``, tasks with the same windows, splits and acuity scores (``design_key``: a cohort's
     phenotypes) and the same grid share one design matrix and train together (``select_classifiers``);
     without, each task trains alone. The results come in the order of ``jobs``."""
-    prepared = [(k, task, ordered_task_rows(task, samples, windows, feature_index)) for k, task in jobs]
     together: dict[tuple, list] = {}
-    for k, task, rows in prepared:
-        shared = (design_key(rows) if stack_tasks else k, tuple(task.get("grid", grid)),
-                  tuple(task.get("c_grid", c_grid)))
-        together.setdefault(shared, []).append((k, task, rows))
+    for k, task in jobs:
+        rows = ordered_task_rows(task, samples, windows, feature_index)
+        together.setdefault((design_key(rows) if stack_tasks else k, _task_grid(task, grid, c_grid)), []).append(
+            (k, task, rows))
     results: dict[int, dict] = {}
-    for members in together.values():
-        k0, task0, rows = members[0]
+    for (_, (task_grid, task_c_grid)), members in together.items():
+        rows = members[0][2]
         split = rows["split"].to_numpy()
         n_train, n_val = int((split == "train").sum()), int((split == "val").sum())
         train, val = slice(0, n_train), slice(n_train, n_train + n_val)
         x = design_matrix(rows, features, split == "train")
         labels = np.stack([member_rows["label"].to_numpy() for _, _, member_rows in members], axis=1)
         selected = select_classifiers(x[train], labels[train], x[val], labels[val], rows["ICUSTAY_ID"].to_numpy()[val],
-                                      task0.get("grid", grid), task0.get("c_grid", c_grid),
-                                      [seed + k for k, _, _ in members], **training)
+                                      task_grid, task_c_grid, [seed + k for k, _, _ in members], **training)
         for (k, task, task_rows), chosen in zip(members, selected):
             results[k] = _task_result(task, task_rows, x, chosen, n_train, n_val, training.get("device", "cpu"))
     return [results[k] for k, _ in jobs]
@@ -471,8 +474,7 @@ def train_task_classifiers(features: np.ndarray, feature_index: pd.DataFrame, sa
               "seed": seed, "training": training, "stack_tasks": stack_tasks}
     groups: dict[tuple, list] = {}  # a cohort and a grid: a worker's unit of work
     for k, task in jobs:
-        groups.setdefault((task["cohort"], tuple(task.get("grid", grid)), tuple(task.get("c_grid", c_grid))), []).append(
-            (k, task))
+        groups.setdefault((task["cohort"], _task_grid(task, grid, c_grid)), []).append((k, task))
     started = time.time()
     if workers > 1:
         path = getattr(features, "filename", None)

@@ -24,25 +24,19 @@ import numpy as np
 import pandas as pd
 
 from medbias.core.embeddings import (
+    SIMILARITY_KEYS,
     SwappedDocuments,
     document_swap_flags,
     sample_documents,
     scale_min_count,
     search_skipgram,
-    similarity_spearman,
+    similarity_record,
     train_skipgram,
 )
 from medbias.metrics.replication import document_null_seed
 from medbias.studies.rios.analyses import gender_swap_mapping, weat_statistics
 
 SETTING_KEYS: tuple[str, ...] = ("negative", "sample", "min_count", "alpha", "vector_size", "window")
-
-
-def evaluation_record(vectors, pairs: Sequence[tuple[str, str, float]], tokenize) -> dict[str, Any]:
-    """UMNSRS similarity of one model (Table 3's columns): rho, pairs used, multi-word pairs used, vocabulary."""
-    evaluation = similarity_spearman(vectors, pairs, tokenize)
-    return {"rho": evaluation.rho, "pairs_used": evaluation.pairs_used,
-            "multiword_pairs_used": evaluation.multiword_pairs_used, "vocabulary": len(vectors)}
 
 
 def chosen_setting(search: Mapping[str, Any], keys: Iterable[str] = SETTING_KEYS) -> dict[str, Any]:
@@ -67,11 +61,11 @@ def search_decade(documents, pairs: Sequence[tuple[str, str, float]], tokenize, 
     record: dict[str, Any] = {"strategy": strategy, "best_candidate": best, "candidates": scores,
                               "search_sample": sample.summary()}
     if sample.whole:
-        final = {key: scores[best][key] for key in ("rho", "pairs_used", "multiword_pairs_used", "vocabulary")}
+        final = {key: scores[best][key] for key in SIMILARITY_KEYS}
         record["final"] = {**final, "trained_on": "the whole decade (the best candidate itself)"}
         return vectors, record
     vectors = train_skipgram(documents, chosen_setting(record), epochs, seed, workers)
-    record["final"] = {**evaluation_record(vectors, pairs, tokenize),
+    record["final"] = {**similarity_record(vectors, pairs, tokenize),
                        "trained_on": "the whole decade (the chosen setting, trained again after the sample's search)"}
     return vectors, record
 
@@ -83,7 +77,7 @@ def retrain_chosen(documents, search: Mapping[str, Any], pairs: Sequence[tuple[s
     setting = chosen_setting(search)
     vectors = train_skipgram(documents, setting, epochs, seed, workers)
     return vectors, {"strategy": "once: replicate 0's chosen setting, trained again under this replicate's seed",
-                     "setting": setting, "final": {**evaluation_record(vectors, pairs, tokenize),
+                     "setting": setting, "final": {**similarity_record(vectors, pairs, tokenize),
                                                    "trained_on": "the whole decade"}}
 
 
