@@ -5,6 +5,7 @@
 
 import os
 import sys
+import time
 from pathlib import Path
 
 from snakemake.utils import min_version
@@ -14,14 +15,33 @@ min_version("9.0")
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow_scripts"))
 
 from medbias.pipeline.cluster import usable_cache_rules
-from medbias.pipeline.config import check_inputs, enrol_registry_models, resolve_config
+from medbias.pipeline.config import (
+    check_config_files,
+    check_inputs,
+    enrol_registry_models,
+    resolve_config,
+)
+from medbias.pipeline.runs import (
+    forget_run,
+    input_fault_lines,
+    record_run,
+    release_stale_locks,
+)
 from medbias.core.errors import MedbiasInputError
+
+RUN_STARTED = time.time()
+DEFAULT_CONFIG = "config/config.yaml"
+try:
+    # Snakemake keeps the last of a key written twice; the config files are read again strictly
+    check_config_files(workflow.config_settings.configfiles or [DEFAULT_CONFIG])
+except MedbiasInputError as error:
+    sys.exit(f"medbias: {error}")
 
 # the demo config is the default; a --configfile replaces it rather than merging into it, so
 # that demo-only keys never leak into a real-world run
 if not workflow.config_settings.configfiles:
 
-    configfile: "config/config.yaml"
+    configfile: DEFAULT_CONFIG
 
 
 try:
@@ -45,6 +65,33 @@ cache_rules, cache_notice = usable_cache_rules(
 workflow.workflow_settings.cache = cache_rules
 if cache_notice:
     print(cache_notice, file=sys.stderr)
+
+
+# a run killed outright (kill -9, a lost node) leaves its locks: the next run on this host
+# releases them when no recorded run still lives (medbias.pipeline.runs)
+if workflow.is_main_process:
+    stale_lock_notice = release_stale_locks(Path(".snakemake"))
+    if stale_lock_notice:
+        print(stale_lock_notice, file=sys.stderr)
+
+
+onstart:
+    record_run(Path(".snakemake"))
+
+
+onsuccess:
+    forget_run(Path(".snakemake"))
+
+
+# a job that stopped on a bad input wrote one "medbias:" line to its log; say it here, once
+# (with --show-failed-logs, as in the SLURM profile, Snakemake has just shown that log whole)
+onerror:
+    forget_run(Path(".snakemake"))
+    if not getattr(workflow.output_settings, "show_failed_logs", False):
+        for line in input_fault_lines(
+            sorted(Path(LOGS).rglob("*.log")), RUN_STARTED
+        ):
+            print(line, file=sys.stderr)
 
 
 include: "rules/common.smk"

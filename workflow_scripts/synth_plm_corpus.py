@@ -1,7 +1,6 @@
 """Rule script: the plm demo corpus (identity terms with their stereotypical diseases) and its truth."""
 
-import gzip
-
+from medbias.io.gzipped import write_gzip_lines
 from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
 from medbias.io.resources import read_seat_tests
@@ -12,7 +11,6 @@ log = setup_rule_logging(snakemake.log[0])
 p = snakemake.params
 tests = read_seat_tests(snakemake.input.wordsets)
 sentences, counts = plm_corpus(tests, p.mentions_per_group, p.seed)
-with gzip.open(snakemake.output.corpus, "wt", encoding="utf-8") as handle:
-    handle.write("\n".join(sentences) + "\n")
+write_gzip_lines(snakemake.output.corpus, sentences)
 log.info("plm corpus: %d sentences", len(sentences))
 write_json(snakemake.output.truth, {"plm": plm_truth(tests, counts, p.trained_models)})

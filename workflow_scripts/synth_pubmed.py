@@ -1,8 +1,8 @@
 """Rule script: synthetic PubMed baseline and update files with a fading planted association."""
 
-import gzip
 from pathlib import Path
 
+from medbias.io.gzipped import write_gzip_lines
 from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
 from medbias.io.resources import read_umnsrs, read_wordsets
@@ -18,7 +18,6 @@ paths, truth, texts = write_pubmed(
 expected = {Path(x).name for x in snakemake.output.files}
 if {x.name for x in paths} != expected:
     raise RuntimeError(f"generator wrote {[x.name for x in paths]}, rule declares {sorted(expected)}")
-with gzip.GzipFile(snakemake.output.corpus, "wb", mtime=0) as handle:
-    handle.write(("\n".join(texts) + "\n").encode("utf-8"))
+write_gzip_lines(snakemake.output.corpus, texts)
 log.info("wrote %d files, %d final articles", len(paths), len(texts))
 write_json(snakemake.output.truth, {"pubmed": truth})

@@ -8,7 +8,12 @@ from pathlib import Path
 
 
 def setup_rule_logging(log_path: str | Path, name: str = "medbias") -> logging.Logger:
-    """Send stdout, stderr (tqdm progress included) and a logger to ``log_path``; return the logger."""
+    """Send stdout, stderr (tqdm progress included) and a logger to ``log_path``; return the logger.
+
+    A MedbiasInputError that ends the script is written as one ``medbias:`` line, without a traceback
+    (``medbias.core.errors.report_input_errors``)."""
+    from medbias.core.errors import report_input_errors
+
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     handle = open(log_path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - lives as long as the job
     sys.stdout = handle
@@ -16,6 +21,7 @@ def setup_rule_logging(log_path: str | Path, name: str = "medbias") -> logging.L
     logging.basicConfig(
         stream=handle, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True
     )
+    report_input_errors()
     return logging.getLogger(name)
 
 

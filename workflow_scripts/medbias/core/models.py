@@ -59,6 +59,10 @@ def resolve_model_source(name: str, entry: dict[str, Any], allow_missing: bool =
         if loader == "auto":
             check_local_checkpoint(name, expanded, kind)
         return ModelSource(name, str(expanded), kind, True, dtype, loader)
+    if expanded.is_file():
+        raise MedbiasInputError(
+            f"config key 'models.{name}.source': {source} is a file; expected the folder that save_pretrained wrote "
+            "(config.json and the weights), or a hub id")
     if _looks_like_path(source):
         if allow_missing:
             return ModelSource(name, source, kind, True, dtype, loader)

@@ -7,7 +7,6 @@ demo); the synthetic world writes exactly these, and the ingest checks them.
 from __future__ import annotations
 
 import gzip
-import io as _io
 from pathlib import Path
 
 from medbias.core.errors import MedbiasInputError
@@ -67,18 +66,24 @@ def find_table(folder: str | Path, table: str) -> Path | None:
 def read_header(path: str | Path) -> list[str]:
     """The header row of a CSV file (plain or gzipped), without reading the rest.
 
-    Raises MedbiasInputError naming the file when it is empty or not readable as text.
+    Only the first line's bytes are decoded, so a bad byte further on is the reader's to report, with
+    its row. Raises MedbiasInputError naming the file when it is empty, not gzip although named .gz,
+    or its header is not UTF-8.
     """
     path = Path(path)
     opener = gzip.open if path.name.endswith(".gz") else open
     try:
         with opener(path, "rb") as raw:
-            first = _io.TextIOWrapper(raw, encoding="utf-8", newline="").readline()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MedbiasInputError(f"{path}: cannot read the header row ({exc})") from exc
+            first_bytes = raw.readline()
+    except (OSError, EOFError) as exc:
+        raise MedbiasInputError(f"{path}: cannot read the header row ({exc or 'the file ends early'})") from exc
+    try:
+        first = first_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MedbiasInputError(f"{path}: the header row is not UTF-8 text (byte offset {exc.start})") from exc
     if not first.strip():
         raise MedbiasInputError(f"{path}: file is empty (expected a CSV header row)")
-    return [name.strip().strip('"') for name in first.rstrip("\r\n").split(",")]
+    return [name.strip().strip('"') for name in first.lstrip("\ufeff").rstrip("\r\n").split(",")]
 
 
 def check_columns(path: str | Path, required: tuple[str, ...], case_insensitive: bool = True) -> None:

@@ -3,7 +3,11 @@
 Headers may be upper-case (full database) or lower-case (public demo); files plain or gzipped.
 Columns are checked before anything is read in full; a malformed timestamp or an unknown note
 category stops with one line naming the file, row and value. Row numbers count data rows from 1
-(the header is row 0).
+(the header is row 0). A file that cannot be read to its end (a truncated gzip, a CSV cut mid-row,
+a byte that is not UTF-8) stops with one line naming it (``medbias.core.errors.reading``).
+
+The files derived from MIMIC-III that the workflow reads whole are validated here too: the
+mimic-code acuity exports, the PhysioNet phenotype annotations and the mimic3-benchmarks test split.
 """
 
 from __future__ import annotations
@@ -15,8 +19,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from medbias.core.errors import MedbiasInputError
-from medbias.io.formats import MIMIC_DATE_FORMAT, MIMIC_DATETIME_FORMAT, MIMIC_TABLES, check_columns, find_table
+from medbias.core.errors import MedbiasInputError, reading
+from medbias.io.formats import (
+    ACUITY_EXPORTS, ANNOTATION_COLUMNS, ANNOTATION_PHENOTYPES, MIMIC_DATE_FORMAT, MIMIC_DATETIME_FORMAT, MIMIC_TABLES,
+    check_columns, find_table,
+)
 
 log = logging.getLogger(__name__)
 
@@ -72,10 +79,12 @@ def read_table(folder: str | Path, table: str, usecols: Iterable[str] | None = N
     """Read a small MIMIC table (not NOTEEVENTS) with canonical upper-case columns and parsed times."""
     path = table_path(folder, table)
     check_columns(path, MIMIC_TABLES[table])
-    wanted = {c.upper() for c in (usecols or MIMIC_TABLES[table])}
-    frame = pd.read_csv(path, usecols=lambda c: c.upper() in wanted, dtype={"ICD9_CODE": str, "icd9_code": str},
-                        keep_default_na=False, na_values=[""], low_memory=False)
+    wanted = [c.upper() for c in (usecols or MIMIC_TABLES[table])]
+    with reading(path):  # every column is read: with usecols, pandas drops a row's surplus fields without a word
+        frame = pd.read_csv(path, dtype={"ICD9_CODE": str, "icd9_code": str}, keep_default_na=False, na_values=[""],
+                            low_memory=False)
     frame.columns = [c.upper() for c in frame.columns]
+    frame = frame[[c for c in frame.columns if c in wanted]]
     _check_integers(frame, path, 0)
     _parse_times(frame, [c for c in TIMESTAMP_COLUMNS.get(table, ()) if c in frame], MIMIC_DATETIME_FORMAT, path, 0)
     return frame
@@ -109,7 +118,7 @@ def ingest_notes(
     try:
         reader = pd.read_csv(path, chunksize=chunk_size, keep_default_na=False, na_values=[""],
                              dtype={"TEXT": str, "text": str, "CATEGORY": str, "category": str}, low_memory=False)
-        for chunk in reader:
+        for chunk in _chunks_read(reader, path, counts):
             offset = counts["notes_read"]
             chunk.columns = [c.upper() for c in chunk.columns]
             chunk = chunk[list(NOTE_COLUMNS)]
@@ -147,3 +156,122 @@ def ingest_notes(
         if tmp.exists():
             tmp.unlink()
     return counts
+
+
+def _chunks_read(reader, path: Path, counts: dict[str, int]):
+    """The chunks of ``reader``; a reading error becomes one line naming the file and the last data
+    row read before it (the rows before it were fine)."""
+    while True:
+        try:
+            with reading(path):
+                chunk = next(reader)
+        except StopIteration:
+            return
+        except MedbiasInputError as error:
+            raise MedbiasInputError(f"{error} (after data row {counts['notes_read']})") from error.__cause__
+        yield chunk
+
+
+def _first_bad(mask: pd.Series) -> int:
+    return int(mask.to_numpy().nonzero()[0][0])
+
+
+def read_acuity_export(folder: str | Path, name: str) -> pd.DataFrame:
+    """One mimic-code concept export (oasis, sapsii or sofa; one row per ICU stay): the identifier
+    columns integers, the score columns numbers (empty where mimic-code left them empty)."""
+    path = find_table(folder, name)
+    if path is None:
+        raise MedbiasInputError(f"{folder}: no {name}.csv(.gz)")
+    check_columns(path, ACUITY_EXPORTS[name], case_insensitive=False)
+    with reading(path):
+        frame = pd.read_csv(path, keep_default_na=False, na_values=[""], low_memory=False)
+    for column in ACUITY_EXPORTS[name]:
+        raw = frame[column]
+        numeric = pd.to_numeric(raw, errors="coerce")
+        if column.endswith("_id"):
+            bad, expected = numeric.isna() | (numeric % 1 != 0), "an integer"
+        else:
+            bad, expected = raw.notna() & numeric.isna(), "a number (or an empty cell)"
+        if bad.any():
+            i = _first_bad(bad)
+            raise MedbiasInputError(f"{path}: row {i + 1}, column {column}: expected {expected}, got {raw.iloc[i]!r}")
+        frame[column] = numeric
+    return frame
+
+
+ANNOTATION_LABEL_COLUMNS: tuple[str, ...] = ANNOTATION_PHENOTYPES + ("NONE", "UNSURE")
+
+
+def read_annotations(path: str | Path) -> pd.DataFrame:
+    """The PhysioNet phenotype annotations (one row per note and annotator): identifiers integers,
+    OPERATOR present, every phenotype, NONE and UNSURE label 0 or 1. Any other value (2, -1, yes, an
+    empty cell) stops with one line naming the file, row and column: a label is never guessed."""
+    path = Path(path)
+    check_columns(path, ANNOTATION_COLUMNS, case_insensitive=False)
+    with reading(path):
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if frame.empty:
+        raise MedbiasInputError(f"{path}: no annotation rows (only the header)")
+    for column in ("ROW_ID", "SUBJECT_ID", "HADM_ID"):
+        numeric = pd.to_numeric(frame[column].str.strip(), errors="coerce")
+        bad = numeric.isna() | (numeric % 1 != 0)
+        if bad.any():
+            i = _first_bad(bad)
+            raise MedbiasInputError(f"{path}: row {i + 1}, column {column}: expected an integer, got {frame[column].iloc[i]!r}")
+        frame[column] = numeric.astype("int64")
+    empty = frame["OPERATOR"].str.strip() == ""
+    if empty.any():
+        raise MedbiasInputError(f"{path}: row {_first_bad(empty) + 1}, column OPERATOR: empty (each row is one annotator's)")
+    for column in ANNOTATION_LABEL_COLUMNS:
+        values = frame[column].str.strip()
+        bad = ~values.isin(["0", "1"])
+        if bad.any():
+            i = _first_bad(bad)
+            raise MedbiasInputError(f"{path}: row {i + 1}, column {column}: label {frame[column].iloc[i]!r} is not 0 or 1")
+        frame[column] = values.astype("int64")
+    return frame
+
+
+SPLIT_FLAGS = ("0", "1")
+
+
+def read_benchmark_split(path: str | Path) -> pd.DataFrame:
+    """The mimic3-benchmarks test split (``testset.csv``: ``SUBJECT_ID,flag`` rows without a header,
+    flag 1 = test): columns SUBJECT_ID (int) and flag (0/1).
+
+    A first line whose first field names the column (``subject_id``, any case) is taken for a header
+    and skipped; any other non-integer SUBJECT_ID, a flag other than 0 or 1, a row without two fields,
+    a SUBJECT_ID listed twice or a file with no test subject stops with one line naming the file and
+    row (a split read wrongly would silently leave the paper's test set empty)."""
+    import csv
+
+    path = Path(path)
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows = list(csv.reader(handle))
+    except UnicodeDecodeError as error:
+        raise MedbiasInputError(f"{path}: not UTF-8 text (byte offset {error.start})") from error
+    start = 1 if rows and rows[0] and rows[0][0].strip().lower() == "subject_id" else 0
+    subjects: list[int] = []
+    flags: list[int] = []
+    seen: dict[int, int] = {}
+    for number, row in enumerate(rows[start:], start=start + 1):
+        if not row or not any(field.strip() for field in row):
+            continue
+        if len(row) != 2:
+            raise MedbiasInputError(f"{path}: line {number}: expected 2 fields (SUBJECT_ID,flag), got {len(row)}")
+        subject, flag = row[0].strip(), row[1].strip()
+        if not subject.isdigit():
+            hint = " (a header line? the file has none: SUBJECT_ID,flag rows)" if number == 1 else ""
+            raise MedbiasInputError(f"{path}: line {number}, column SUBJECT_ID: expected an integer, got {subject!r}{hint}")
+        if flag not in SPLIT_FLAGS:
+            raise MedbiasInputError(f"{path}: line {number}, column flag: expected 0 or 1 (1 = test), got {flag!r}")
+        if int(subject) in seen:
+            raise MedbiasInputError(f"{path}: line {number}: SUBJECT_ID {subject} is listed twice (line {seen[int(subject)]})")
+        seen[int(subject)] = number
+        subjects.append(int(subject))
+        flags.append(int(flag))
+    if 1 not in flags:
+        raise MedbiasInputError(f"{path}: no test subject (no row with flag 1); the split would leave every task "
+                                "without test stays")
+    return pd.DataFrame({"SUBJECT_ID": subjects, "flag": flags})

@@ -56,6 +56,9 @@ def parse_decades(spec: Sequence[Sequence[int]]) -> list[Decade]:
         if d.end < d.start:
             raise MedbiasInputError(f"config key 'rios.decades': {d.label} ends before it starts")
     for prev, cur in zip(decades, decades[1:]):
+        if cur.start < prev.start:
+            raise MedbiasInputError(f"config key 'rios.decades': {cur.label} is listed after {prev.label}; "
+                                    "list the decades from the earliest to the latest")
         if cur.start <= prev.end:
             raise MedbiasInputError(f"config key 'rios.decades': {prev.label} and {cur.label} overlap")
     return decades
@@ -93,6 +96,14 @@ def _article_text(article) -> str:
     return " ".join(p.strip() for p in parts if p.strip())
 
 
+def _pmid(text: str | None, path: Path) -> int:
+    """An article's PMID as an integer; a missing or non-integer PMID stops with one line."""
+    if text is None or not text.strip().isdigit():
+        raise MedbiasInputError(f"{path}: a PubmedArticle has {'no PMID' if text is None else f'PMID {text!r}'} "
+                                "(expected MedlineCitation/PMID to hold an integer)")
+    return int(text)
+
+
 def iter_records(path: str | Path) -> Iterator[tuple[str, object]]:
     """Stream one file's records in order: ("article", ArticleEvent), ("delete", pmid), ("book", pmid).
 
@@ -108,7 +119,7 @@ def iter_records(path: str | Path) -> Iterator[tuple[str, object]]:
                     continue
                 tag = element.tag
                 if tag == "PubmedArticle":
-                    pmid = int(element.findtext("MedlineCitation/PMID"))
+                    pmid = _pmid(element.findtext("MedlineCitation/PMID"), path)
                     yield "article", ArticleEvent(pmid, _article_year(element), _article_text(element))
                     root.clear()
                 elif tag == "DeleteCitation":

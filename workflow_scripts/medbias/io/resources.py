@@ -7,16 +7,15 @@ import csv
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from medbias.core.errors import MedbiasInputError
+from medbias.io.yamlfile import load_yaml
 
 SEAT_SETS = ("X", "Y", "A", "B")
 
 
 def read_wordsets(path: str | Path) -> dict[str, Any]:
     """A word-set file (YAML): attributes, WEAT tests, RIPA pairs, ECT sets."""
-    return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    return load_yaml(path)
 
 
 def read_seat_tests(path: str | Path) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,10 @@ import jsonschema
 import yaml
 
 from medbias.core.errors import MedbiasInputError
-from medbias.io.formats import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES, check_columns, find_table
+from medbias.io.yamlfile import load_yaml
+from medbias.io.formats import ACUITY_EXPORTS, MIMIC_TABLES, check_columns, find_table
+from medbias.io.mimic import read_annotations, read_benchmark_split
+from medbias.io.word_vectors import check_word_vector_file
 from medbias.core.models import check_feature_layers, resolve_model_source, transformer_depth
 
 
@@ -36,7 +39,16 @@ def _describe(error: jsonschema.ValidationError) -> str:
     if validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         words = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
         return f"got {error.instance!r}, expected a value {words[validator]} {expected}"
-    if validator == "pattern" or validator == "propertyNames":
+    if validator == "pattern":
+        import re
+
+        slot = re.fullmatch(r"\\\[([A-Z_]+)\\\]", str(expected))
+        if slot:
+            return f"got {error.instance!r}, which lacks the slot [{slot.group(1)}]"
+        if expected == "^[A-Za-z0-9_]+$":
+            return f"got {error.instance!r}, expected a name of letters, digits and underscores"
+        return f"got {error.instance!r}, expected text matching {expected}"
+    if validator == "propertyNames":
         return f"got {error.instance!r}, expected a name of letters, digits and underscores"
     return error.message
 
@@ -95,6 +107,9 @@ def resolve_config(given: dict[str, Any], schema_path: str | Path) -> dict[str, 
     paths and models); ``config/README.md`` lists every key with its default and meaning."""
     schema = yaml.safe_load(Path(schema_path).read_text())
     given = dict(given)
+    worlds = schema["properties"]["world"]["enum"]
+    if "world" in given and given["world"] not in worlds:  # before {demo_dir}, which only the demo world defines
+        raise MedbiasInputError(f"config key 'world': got {given['world']!r}, expected one of {', '.join(worlds)}")
     if given.get("world") == "demo" and given.get("demo") is None:
         given["demo"] = {}
     resolved = apply_defaults(given, schema)
@@ -106,11 +121,16 @@ def resolve_config(given: dict[str, Any], schema_path: str | Path) -> dict[str, 
 
 def load_config(path: str | Path, schema_path: str | Path | None = None) -> dict[str, Any]:
     """``resolve_config`` of the YAML file at ``path`` (the schema next to it by default)."""
-    path = Path(path)
-    given = yaml.safe_load(path.read_text()) or {}
-    if not isinstance(given, dict):
-        raise MedbiasInputError(f"config file {path}: expected a mapping of keys, got {type(given).__name__}")
+    given = load_yaml(path)
     return resolve_config(given, schema_path or Path(__file__).resolve().parents[3] / "config" / "schema.yaml")
+
+
+def check_config_files(paths: list[str | Path]) -> None:
+    """Each config file must be a YAML mapping without a key written twice (``medbias.io.yamlfile``):
+    Snakemake's own reader keeps the last of two entries of one name without a word."""
+    for path in paths:
+        if Path(path).is_file() and Path(path).suffix.lower() != ".json":
+            load_yaml(path)
 
 
 def validate_config(config: dict[str, Any], schema_path: str | Path) -> None:
@@ -196,6 +216,11 @@ def enrol_registry_models(config: dict[str, Any]) -> dict[str, Any]:
             labels_parent = _at(config, STUDY_LABELS[study][:-1])
             given = labels_parent.get(STUDY_LABELS[study][-1]) or {}
             names = _at(config, lists[0])
+            label_key = ".".join(STUDY_LABELS[study])
+            for name in given:
+                if name not in names:
+                    raise MedbiasInputError(f"config key '{label_key}.{name}': {name!r} is not in the {study} study "
+                                            f"(it has: {', '.join(names) or 'none'}); a label for it would be ignored")
             labels_parent[STUDY_LABELS[study][-1]] = {
                 **given, **{n: registry.get(n, {}).get("label", n) for n in names if n not in given}}
     return config
@@ -225,6 +250,18 @@ def _check_table_folder(key: str, folder: str, tables: dict[str, Any], lower_cas
         check_columns(path, columns)
 
 
+def check_intermediate_folder(config: dict[str, Any]) -> None:
+    """``intermediate`` holds note text, so it may not lie inside ``results`` or the logs (which the
+    privacy rule keeps free of note text and which users share)."""
+    intermediate = Path(os.path.abspath(config["intermediate"]))
+    for key, folder in (("results", config["results"]), ("logs", "logs")):
+        other = Path(os.path.abspath(folder))
+        if intermediate == other or other in intermediate.parents:
+            raise MedbiasInputError(
+                f"config key 'intermediate': {config['intermediate']!r} overlaps the {key} folder {folder!r}; the "
+                f"intermediate tables hold note text, which may never be written under {key}/ (choose a folder beside it)")
+
+
 def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_models returns it
     """Check that every input the config names exists and has the columns the workflow reads.
 
@@ -233,6 +270,7 @@ def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_mo
     """
     if config["world"] == "demo" and "demo" not in config:
         raise MedbiasInputError("config key 'demo': required when world is 'demo'")
+    check_intermediate_folder(config)
     inputs = config["inputs"]
 
     def skip(path: str) -> bool:
@@ -251,7 +289,7 @@ def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_mo
             raise MedbiasInputError(
                 f"config key 'inputs.phenotype_annotations': file {annotations} does not exist"
             )
-        check_columns(annotations, ANNOTATION_COLUMNS)
+        read_annotations(annotations)  # a few thousand rows: every label is checked before any job
 
     pubmed_dir = inputs["pubmed_dir"]
     if not skip(pubmed_dir):
@@ -263,14 +301,19 @@ def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_mo
             )
 
     testset = inputs["benchmark_testset"]
-    if not skip(testset) and not Path(testset).is_file():
-        raise MedbiasInputError(f"config key 'inputs.benchmark_testset': file {testset} does not exist")
+    if not skip(testset):
+        if not Path(testset).is_file():
+            raise MedbiasInputError(f"config key 'inputs.benchmark_testset': file {testset} does not exist")
+        read_benchmark_split(testset)  # about 47,000 short rows: checked whole before any job
 
     for name, entry in config["embeddings"].items():
-        if not skip(entry["source"]) and not Path(entry["source"]).is_file():
+        if skip(entry["source"]):
+            continue
+        if not Path(entry["source"]).is_file():
             raise MedbiasInputError(
                 f"config key 'embeddings.{name}.source': file {entry['source']} does not exist"
             )
+        check_word_vector_file(entry["source"], entry["format"])
 
     for name, entry in config["models"].items():
         resolve_model_source(name, entry, allow_missing=skip(entry["source"]))

@@ -15,14 +15,14 @@ so the stratified cells stay exact after the ingest removes them.
 
 from __future__ import annotations
 
-import gzip
-import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
 import numpy as np
+
+from medbias.io.gzipped import gzip_text_writer
 
 DECADES: tuple[tuple[int, int], ...] = (
     (1960, 1969), (1970, 1979), (1980, 1989), (1990, 1999), (2000, 2009), (2010, 2020),
@@ -359,7 +359,7 @@ def write_pubmed(
     book_pmid = 999
     for f, chunk in enumerate(chunks, start=1):
         path = out_dir / f"pubmed{year_prefix}n{f:04d}.xml.gz"
-        with _open_gz(path) as handle:
+        with gzip_text_writer(path) as handle:
             handle.write(HEADER)
             if f == 1:
                 handle.write(book_xml(book_pmid))
@@ -369,7 +369,7 @@ def write_pubmed(
         paths.append(path)
     revised = [planted[i] for i in sorted(rng.choice(len(planted), max(1, len(planted) // 100), replace=False))]
     path = out_dir / f"pubmed{year_prefix}n{n_files + 1:04d}.xml.gz"
-    with _open_gz(path) as handle:
+    with gzip_text_writer(path) as handle:
         handle.write(HEADER)
         for a in revised:
             handle.write(article_xml(a, rng, version=1, extra_tokens=(REVISED_MARKER,)))
@@ -392,8 +392,3 @@ def write_pubmed(
         "articles_after_ingest": len(planted) + len(kept_neutral),
     })
     return paths, truth, texts
-
-
-def _open_gz(path: Path) -> io.TextIOWrapper:
-    """A text handle writing gzip with a zero timestamp, so that the same seed gives the same bytes."""
-    return io.TextIOWrapper(gzip.GzipFile(path, "wb", compresslevel=6, mtime=0), encoding="utf-8")

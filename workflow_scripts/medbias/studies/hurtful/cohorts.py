@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medbias.core.errors import MedbiasInputError
+
 TIMED_CATEGORIES = ("Nursing", "Nursing/other", "Physician ")
 FIRST_NOTE_PREFERRED = ("Nursing", "Physician ")
 FIRST_NOTE_FALLBACK = ("Nursing/other",)
@@ -232,6 +234,18 @@ def build_task_samples(
         in_cohort = base[base["ICUSTAY_ID"].isin(set(windows[task.cohort]["ICUSTAY_ID"]))]
         frames.append(in_cohort[keep].assign(task=task.task, cohort=task.cohort, label=in_cohort[task.label].astype(int)))
     return pd.concat(frames, ignore_index=True)[["task", "cohort", *keep, "label"]]
+
+
+def check_test_split(samples: pd.DataFrame, catalogue: pd.DataFrame, split_file: str) -> None:
+    """Every task must have test stays: a split file whose test subjects meet no selected stay (another
+    MIMIC version, a shifted column) would otherwise leave the paper's test set empty for that task and
+    every downstream table computed without it. Stops with one line naming the file and the first such task."""
+    tested = set(samples.loc[samples["split"] == "test", "task"])
+    missing = [task for task in catalogue["task"] if task not in tested]
+    if missing:
+        raise MedbiasInputError(
+            f"{split_file}: task {missing[0]!r} has no test stays ({len(missing)} of {len(catalogue)} tasks have none): "
+            "no test SUBJECT_ID of the split has a selected ICU stay in that task's cohort")
 
 
 def table_a1(samples: pd.DataFrame, catalogue: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,311 @@
+"""The fault battery: corrupted input files of every kind a user brings (MIMIC-III tables and
+NOTEEVENTS, the mimic-code exports, the phenotype annotations, the benchmark split, PubMed, word
+vectors) and faulty config files, each run as a user runs it (``snakemake <target> --configfile``,
+world: real). Each must stop with exactly one ``medbias:`` line on the terminal that names the file
+(or the key), no Python traceback, and no partial output.
+
+The inputs are the demo world's synthetic files, which have the real formats, built once for the module
+(about 15 s); each case copies them, corrupts one, and asks for the output of the first job that reads
+it. The faults a cheap read finds (headers, the annotations, the split, the word vectors' header) stop
+the run before any job; the rest stop the first job that reads the file.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import run_snakemake, wiring_config, write_config
+from test_config_helpers import fake_real_config
+
+pytestmark = pytest.mark.faults
+
+INGEST = "results/mimic/ingest_counts.json"      # mimic_ingest: the first job to read the MIMIC tables
+PARSE = "results/rios/parsed/pubmed26n0001.parquet"  # rios_parse of the first PubMed file
+WEAT = "results/audit/googlenews/weat.csv"       # audit_weat: the first job to read a word-vector file
+DATA_FOLDERS = ("mimic-iii", "mimic-code", "phenotype-annotations", "mimic3-benchmarks", "pubmed", "word-vectors")
+
+
+@pytest.fixture(scope="module")
+def synthetic_inputs(tmp_path_factory) -> Path:
+    """The demo world's inputs in the real formats (MIMIC-III tables, exports, annotations, split,
+    PubMed files, word2vec binaries), at the wiring scale."""
+    folder = tmp_path_factory.mktemp("fault_world")
+    write_config(folder / "config.yaml", wiring_config())
+    targets = [f"results/demo_world/word-vectors/{corpus}-w2v.bin" for corpus in ("general", "bio")]
+    result = run_snakemake(["--cores", "2", *targets, "--configfile", "config.yaml"], folder)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return folder / "results" / "demo_world"
+
+
+def real_world(synthetic: Path, tmp_path: Path) -> tuple[dict, Path]:
+    """A real-world config over a copy of the synthetic inputs; returns it and the copy's folder."""
+    config = fake_real_config(tmp_path)
+    data = tmp_path / "data"
+    for name in DATA_FOLDERS:
+        shutil.copytree(synthetic / name, data / name)
+    config["inputs"] = {
+        "mimic_dir": str(data / "mimic-iii"), "acuity_dir": str(data / "mimic-code"),
+        "phenotype_annotations": str(data / "phenotype-annotations" / "ACTdb102003.csv"),
+        "pubmed_dir": str(data / "pubmed"), "benchmark_testset": str(data / "mimic3-benchmarks" / "testset.csv"),
+    }
+    for name, corpus in (("googlenews", "general"), ("biowordvec", "bio")):
+        config["embeddings"][name].update(source=str(data / "word-vectors" / f"{corpus}-w2v.bin"), format="word2vec_binary")
+    return config, data
+
+
+# --- ways to corrupt a file --------------------------------------------------------------------------
+
+
+def truncate(path: Path, fraction: float = 0.6) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * fraction)])
+
+
+def plain_notes(data: Path) -> Path:
+    """NOTEEVENTS.csv.gz decompressed to NOTEEVENTS.csv (the gzipped one removed); the plain file."""
+    gz = data / "mimic-iii" / "NOTEEVENTS.csv.gz"
+    plain = gz.with_suffix("")
+    plain.write_bytes(gzip.decompress(gz.read_bytes()))
+    gz.unlink()
+    return plain
+
+
+def edit_rows(path: Path, edit: Callable[[list[list[str]]], None]) -> None:
+    """Apply ``edit`` to the CSV's rows (header first) and write the file back (gzipped if it was)."""
+    raw = path.read_bytes()
+    text = gzip.decompress(raw).decode() if path.name.endswith(".gz") else raw.decode()
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    edit(rows)
+    out = io.StringIO(newline="")
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    data = out.getvalue().encode()
+    path.write_bytes(gzip.compress(data, mtime=0) if path.name.endswith(".gz") else data)
+
+
+def set_cell(path: Path, row: int, column: str, value: str) -> None:
+    def edit(rows):
+        rows[row][rows[0].index(column)] = value
+    edit_rows(path, edit)
+
+
+def rewrite_text(path: Path, change: Callable[[str], str]) -> None:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        text = handle.read()
+    data = change(text).encode()
+    path.write_bytes(gzip.compress(data, mtime=0) if path.name.endswith(".gz") else data)
+
+
+def word2vec_header(path: Path, header: str) -> None:
+    """Replace a word2vec binary file's first line."""
+    data = path.read_bytes()
+    path.write_bytes(header.encode() + data[data.index(b"\n"):])
+
+
+def mimic(data: Path, table: str) -> Path:
+    return data / "mimic-iii" / f"{table}.csv.gz"
+
+
+def notes_cut_mid_row(data: Path) -> None:
+    plain = plain_notes(data)
+    raw = plain.read_bytes()
+    plain.write_bytes(raw[: raw.rindex(b',"') + 20])  # inside the last note's quoted text
+
+
+def notes_bad_byte(data: Path, which: str) -> None:
+    plain = plain_notes(data)
+    raw = plain.read_bytes()
+    at = (raw.rindex(b',"') if which == "last" else raw.index(b',"')) + 5
+    plain.write_bytes(raw[:at] + b"\xff" + raw[at:])
+
+
+def vectors_headerless_text(data: Path) -> None:
+    (data / "word-vectors" / "general-w2v.bin").write_text("he 0.1 0.2 0.3\nshe 0.3 0.2 0.1\n")
+
+
+def vectors_one_more(data: Path) -> None:
+    """A header that declares one vector fewer than the file holds."""
+    path = data / "word-vectors" / "general-w2v.bin"
+    count, dimension = path.read_bytes().split(b"\n", 1)[0].split()
+    word2vec_header(path, f"{int(count) - 1} {int(dimension)}")
+
+
+def vectors_header(data: Path, count_change: int = 0, dimension_change: int = 0) -> None:
+    path = data / "word-vectors" / "general-w2v.bin"
+    count, dimension = path.read_bytes().split(b"\n", 1)[0].split()
+    word2vec_header(path, f"{int(count) + count_change} {int(dimension) + dimension_change}")
+
+
+# --- the cases -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    corrupt: Callable[[Path], None] | None      # applied to the data folder
+    target: str
+    names: tuple[str, ...]                     # what the one line must name (file, row, column, key)
+    edit_config: Callable[[dict], None] | None = None
+    config_text: Callable[[str], str] | None = None
+
+
+def _pmid_not_a_number(text: str) -> str:
+    import re
+
+    return re.sub(r'(<MedlineCitation[^>]*><PMID Version="1">)\d+', r"\1not-a-pmid", text, count=1)
+
+
+def _split(data: Path) -> Path:
+    return data / "mimic3-benchmarks" / "testset.csv"
+
+
+ANNOTATIONS = ("phenotype-annotations", "ACTdb102003.csv")
+
+FAULTS = [
+    # MIMIC-III tables and NOTEEVENTS
+    Fault("patients truncated gzip", lambda d: truncate(mimic(d, "PATIENTS")), INGEST,
+          ("PATIENTS.csv.gz", "the file ends early")),
+    Fault("notes truncated gzip", lambda d: truncate(mimic(d, "NOTEEVENTS")), INGEST,
+          ("NOTEEVENTS.csv.gz", "the file ends early")),
+    Fault("admissions not gzip", lambda d: mimic(d, "ADMISSIONS").write_bytes(b"ROW_ID,SUBJECT_ID\n1,2\n"), INGEST,
+          ("ADMISSIONS.csv.gz", "cannot read the header row")),
+    Fault("notes plain csv cut mid-row", notes_cut_mid_row, INGEST, ("NOTEEVENTS.csv", "malformed CSV")),
+    Fault("notes bad byte in a late note", lambda d: notes_bad_byte(d, "last"), INGEST,
+          ("NOTEEVENTS.csv", "not utf-8", "after data row")),
+    Fault("notes bad byte in the first note", lambda d: notes_bad_byte(d, "first"), INGEST,
+          ("NOTEEVENTS.csv", "not utf-8", "after data row 0")),
+    Fault("admissions malformed timestamp", lambda d: set_cell(mimic(d, "ADMISSIONS"), 5, "ADMITTIME", "2101-13-45 08:00"),
+          INGEST, ("ADMISSIONS.csv.gz", "row 5, column ADMITTIME", "malformed timestamp")),
+    Fault("icustays non-integer id", lambda d: set_cell(mimic(d, "ICUSTAYS"), 3, "ICUSTAY_ID", "2x0003"), INGEST,
+          ("ICUSTAYS.csv.gz", "row 3, column ICUSTAY_ID", "expected an integer")),
+    Fault("notes unknown category", lambda d: set_cell(mimic(d, "NOTEEVENTS"), 7, "CATEGORY", "Podcast"), INGEST,
+          ("NOTEEVENTS.csv.gz", "row 7, column CATEGORY", "'Podcast'")),
+    Fault("notes malformed chart date", lambda d: set_cell(mimic(d, "NOTEEVENTS"), 2, "CHARTDATE", "29/11/2138"), INGEST,
+          ("NOTEEVENTS.csv.gz", "row 2, column CHARTDATE")),
+    Fault("notes non-integer subject", lambda d: set_cell(mimic(d, "NOTEEVENTS"), 4, "SUBJECT_ID", "s107"), INGEST,
+          ("NOTEEVENTS.csv.gz", "row 4, column SUBJECT_ID")),
+    Fault("diagnoses row with an extra field", lambda d: edit_rows(mimic(d, "DIAGNOSES_ICD"), lambda r: r[9].append("x")),
+          INGEST, ("DIAGNOSES_ICD.csv.gz", "malformed CSV", "line 10")),
+    Fault("patients missing column", lambda d: rewrite_text(mimic(d, "PATIENTS"), lambda t: t.replace(",DOB,", ",BIRTH,", 1)),
+          INGEST, ("PATIENTS.csv.gz", "missing column 'DOB'")),
+    Fault("patients empty", lambda d: mimic(d, "PATIENTS").write_bytes(gzip.compress(b"", mtime=0)), INGEST,
+          ("PATIENTS.csv.gz", "file is empty")),
+    # mimic-code exports
+    Fault("sofa missing column", lambda d: rewrite_text(d / "mimic-code" / "sofa.csv", lambda t: t.replace(",sofa\n", ",score\n", 1)),
+          INGEST, ("sofa.csv", "missing column 'sofa'")),
+    Fault("oasis empty", lambda d: (d / "mimic-code" / "oasis.csv").write_text(""), INGEST, ("oasis.csv", "file is empty")),
+    # phenotype annotations
+    *[Fault(f"annotation label {value!r}", lambda d, v=value: set_cell(d.joinpath(*ANNOTATIONS), 6, "DEPRESSION", v), INGEST,
+            ("ACTdb102003.csv", "row 6, column DEPRESSION", f"label '{value}' is not 0 or 1"))
+      for value in ("2", "", "-1", "yes")],
+    Fault("annotation non-integer row id", lambda d: set_cell(d.joinpath(*ANNOTATIONS), 2, "ROW_ID", "r108"), INGEST,
+          ("ACTdb102003.csv", "row 2, column ROW_ID")),
+    # the benchmark split
+    Fault("split with a foreign header", lambda d: rewrite_text(_split(d), lambda t: "patient,is_test\n" + t), INGEST,
+          ("testset.csv", "line 1, column SUBJECT_ID", "a header line?")),
+    Fault("split row abc,1", lambda d: rewrite_text(_split(d), lambda t: t.replace("\n", "\nabc,1\n", 1)), INGEST,
+          ("testset.csv", "line 2, column SUBJECT_ID", "'abc'")),
+    Fault("split flag 2", lambda d: rewrite_text(_split(d), lambda t: t.replace(",0\n", ",2\n", 1)), INGEST,
+          ("testset.csv", "column flag", "got '2'")),
+    Fault("split without test subjects", lambda d: rewrite_text(_split(d), lambda t: t.replace(",1\n", ",0\n")), INGEST,
+          ("testset.csv", "no test subject")),
+    Fault("split row with three fields", lambda d: rewrite_text(_split(d), lambda t: t.replace(",0\n", ",0,7\n", 1)), INGEST,
+          ("testset.csv", "expected 2 fields")),
+    # PubMed
+    Fault("pubmed truncated gzip", lambda d: truncate(d / "pubmed" / "pubmed26n0001.xml.gz", 0.5), PARSE,
+          ("pubmed26n0001.xml.gz", "truncated or corrupt gzip")),
+    Fault("pubmed malformed xml", lambda d: rewrite_text(d / "pubmed" / "pubmed26n0001.xml.gz",
+                                                         lambda t: t.replace("</PMID>", "</PMIX>", 2)), PARSE,
+          ("pubmed26n0001.xml.gz", "malformed XML at line")),
+    Fault("pubmed non-integer pmid", lambda d: rewrite_text(d / "pubmed" / "pubmed26n0001.xml.gz", _pmid_not_a_number),
+          PARSE, ("pubmed26n0001.xml.gz", "PMID 'not-a-pmid'")),
+    Fault("pubmed empty file", lambda d: (d / "pubmed" / "pubmed26n0001.xml.gz").write_bytes(gzip.compress(b"", mtime=0)),
+          PARSE, ("pubmed26n0001.xml.gz",)),
+    # word vectors
+    Fault("vectors empty file", lambda d: (d / "word-vectors" / "general-w2v.bin").write_bytes(b""), WEAT,
+          ("general-w2v.bin", "file is empty")),
+    Fault("vectors headerless text declared binary", vectors_headerless_text, WEAT,
+          ("general-w2v.bin", "a text file without a header")),
+    Fault("vectors dimension too large in the header", lambda d: vectors_header(d, dimension_change=50), WEAT,
+          ("general-w2v.bin", "the header declares")),
+    Fault("vectors count above the vectors present", lambda d: vectors_header(d, count_change=100), WEAT,
+          ("general-w2v.bin", "the header declares")),
+    Fault("vectors count below the vectors present", vectors_one_more, WEAT,
+          ("general-w2v.bin", "but the file holds more")),
+    Fault("vectors dimension too small in the header", lambda d: vectors_header(d, dimension_change=-3), WEAT,
+          ("general-w2v.bin",)),
+    # config faults (the user's config file)
+    Fault("model name written twice", None, INGEST, ("real.yaml", "key 'scibert' is written twice"),
+          config_text=lambda t: t.replace("models:\n", "models:\n  scibert: {source: bert-base-uncased, kind: masked}\n", 1)),
+    *[Fault(f"{key} zero", None, INGEST, (f"config key '{key}'", "got 0, expected a value >= 100"),
+            edit_config=lambda c, k=key: _set(c, k, 0))
+      for key in ("rios.bootstrap", "mental.bootstrap", "plm.seat.bootstrap")],
+    Fault("intermediate inside results", None, INGEST, ("config key 'intermediate'", "results"),
+          edit_config=lambda c: c.__setitem__("intermediate", "results/text")),
+    Fault("plm label for an unknown model", None, INGEST, ("config key 'plm.labels.bert_basic'",),
+          edit_config=lambda c: c["plm"].__setitem__("labels", {"bert_basic": "BERT"})),
+    Fault("mental label for an unknown embedding", None, INGEST, ("config key 'mental.labels.glove'",),
+          edit_config=lambda c: c["mental"].__setitem__("labels", {"glove": "GloVe"})),
+    Fault("world Demo", None, INGEST, ("config key 'world'", "got 'Demo'"),
+          edit_config=lambda c: c.__setitem__("world", "Demo")),
+    Fault("decades out of order", None, INGEST, ("config key 'rios.decades'", "is listed after"),
+          edit_config=lambda c: c["rios"].__setitem__("decades", [[1970, 1979], [1960, 1969]])),
+    Fault("model source is a file", None, INGEST, ("config key 'models.scibert.source'", "is a file"),
+          edit_config=lambda c: c["models"]["scibert"].__setitem__("source", c["plm"]["debias"]["dropout"]["corpus"])),
+    Fault("fill-in-the-blank template without its slot", None, INGEST, ("config key 'hurtful.fill_blank.templates.0'",
+                                                                        "lacks the slot [RACE]"),
+          edit_config=lambda c: c["hurtful"]["fill_blank"].__setitem__("templates", ["pt sent to [MASK] ."])),
+]
+
+
+def _set(config: dict, dotted: str, value) -> None:
+    *parents, last = dotted.split(".")
+    for key in parents:
+        config = config[key]
+    config[last] = value
+
+
+def files_under(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file()] if folder.exists() else []
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=[f.name for f in FAULTS])
+def test_a_faulty_input_stops_with_one_line_naming_it(synthetic_inputs, tmp_path, fault):
+    config, data = real_world(synthetic_inputs, tmp_path)
+    if fault.corrupt:
+        fault.corrupt(data)
+    if fault.edit_config:
+        fault.edit_config(config)
+    configfile = tmp_path / "real.yaml"
+    text = yaml.safe_dump(config, sort_keys=False)
+    configfile.write_text(fault.config_text(text) if fault.config_text else text)
+    result = run_snakemake(["--cores", "2", fault.target, "--configfile", str(configfile)], tmp_path, timeout=600)
+    terminal = result.stdout + result.stderr
+    lines = [line for line in terminal.splitlines() if line.startswith("medbias:")]
+    assert result.returncode != 0, terminal[-3000:]
+    assert len(lines) == 1, terminal[-3000:]
+    for name in fault.names:
+        assert name in lines[0], lines[0]
+    assert "Traceback (most recent call last)" not in terminal, terminal[-3000:]
+    # no partial output: nothing under results/ or the note-text folder, no half-written .part file
+    assert files_under(tmp_path / "results") == [] and files_under(tmp_path / "intermediate") == []
+    assert not list(tmp_path.rglob("*.part"))
+
+
+def test_the_battery_covers_every_kind_of_input():
+    """At least 30 corrupted files, spread over every kind of input file."""
+    file_faults = [f for f in FAULTS if f.corrupt is not None]
+    assert len(file_faults) >= 30
+    kinds = {kind for f in file_faults for kind in ("PATIENTS", "ADMISSIONS", "ICUSTAYS", "DIAGNOSES_ICD", "NOTEEVENTS",
+                                                     "sofa", "oasis", "ACTdb102003", "testset", "pubmed", "w2v")
+             if any(kind in name for name in f.names)}
+    assert len(kinds) == 11, kinds
