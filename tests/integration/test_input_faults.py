@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -154,13 +155,12 @@ class Fault:
     corrupt: Callable[[Path], None] | None      # applied to the data folder
     target: str
     names: tuple[str, ...]                     # what the one line must name (file, row, column, key)
+    when: str = "before any job"               # or the rule of the first job that reads the file
     edit_config: Callable[[dict], None] | None = None
     config_text: Callable[[str], str] | None = None
 
 
 def _pmid_not_a_number(text: str) -> str:
-    import re
-
     return re.sub(r'(<MedlineCitation[^>]*><PMID Version="1">)\d+', r"\1not-a-pmid", text, count=1)
 
 
@@ -173,28 +173,28 @@ ANNOTATIONS = ("phenotype-annotations", "ACTdb102003.csv")
 FAULTS = [
     # MIMIC-III tables and NOTEEVENTS
     Fault("patients truncated gzip", lambda d: truncate(mimic(d, "PATIENTS")), INGEST,
-          ("PATIENTS.csv.gz", "the file ends early")),
+          ("PATIENTS.csv.gz", "the file ends early"), when="mimic_ingest"),
     Fault("notes truncated gzip", lambda d: truncate(mimic(d, "NOTEEVENTS")), INGEST,
-          ("NOTEEVENTS.csv.gz", "the file ends early")),
+          ("NOTEEVENTS.csv.gz", "the file ends early"), when="mimic_ingest"),
     Fault("admissions not gzip", lambda d: mimic(d, "ADMISSIONS").write_bytes(b"ROW_ID,SUBJECT_ID\n1,2\n"), INGEST,
           ("ADMISSIONS.csv.gz", "cannot read the header row")),
-    Fault("notes plain csv cut mid-row", notes_cut_mid_row, INGEST, ("NOTEEVENTS.csv", "malformed CSV")),
+    Fault("notes plain csv cut mid-row", notes_cut_mid_row, INGEST, ("NOTEEVENTS.csv", "malformed CSV"), when="mimic_ingest"),
     Fault("notes bad byte in a late note", lambda d: notes_bad_byte(d, "last"), INGEST,
-          ("NOTEEVENTS.csv", "not utf-8", "after data row")),
+          ("NOTEEVENTS.csv", "not utf-8", "in data rows 1 to"), when="mimic_ingest"),
     Fault("notes bad byte in the first note", lambda d: notes_bad_byte(d, "first"), INGEST,
-          ("NOTEEVENTS.csv", "not utf-8", "after data row 0")),
+          ("NOTEEVENTS.csv", "not utf-8", "in data rows 1 to"), when="mimic_ingest"),
     Fault("admissions malformed timestamp", lambda d: set_cell(mimic(d, "ADMISSIONS"), 5, "ADMITTIME", "2101-13-45 08:00"),
-          INGEST, ("ADMISSIONS.csv.gz", "row 5, column ADMITTIME", "malformed timestamp")),
+          INGEST, ("ADMISSIONS.csv.gz", "row 5, column ADMITTIME", "malformed timestamp"), when="mimic_ingest"),
     Fault("icustays non-integer id", lambda d: set_cell(mimic(d, "ICUSTAYS"), 3, "ICUSTAY_ID", "2x0003"), INGEST,
-          ("ICUSTAYS.csv.gz", "row 3, column ICUSTAY_ID", "expected an integer")),
+          ("ICUSTAYS.csv.gz", "row 3, column ICUSTAY_ID", "expected an integer"), when="mimic_ingest"),
     Fault("notes unknown category", lambda d: set_cell(mimic(d, "NOTEEVENTS"), 7, "CATEGORY", "Podcast"), INGEST,
-          ("NOTEEVENTS.csv.gz", "row 7, column CATEGORY", "'Podcast'")),
+          ("NOTEEVENTS.csv.gz", "row 7, column CATEGORY", "'Podcast'"), when="mimic_ingest"),
     Fault("notes malformed chart date", lambda d: set_cell(mimic(d, "NOTEEVENTS"), 2, "CHARTDATE", "29/11/2138"), INGEST,
-          ("NOTEEVENTS.csv.gz", "row 2, column CHARTDATE")),
+          ("NOTEEVENTS.csv.gz", "row 2, column CHARTDATE"), when="mimic_ingest"),
     Fault("notes non-integer subject", lambda d: set_cell(mimic(d, "NOTEEVENTS"), 4, "SUBJECT_ID", "s107"), INGEST,
-          ("NOTEEVENTS.csv.gz", "row 4, column SUBJECT_ID")),
+          ("NOTEEVENTS.csv.gz", "row 4, column SUBJECT_ID"), when="mimic_ingest"),
     Fault("diagnoses row with an extra field", lambda d: edit_rows(mimic(d, "DIAGNOSES_ICD"), lambda r: r[9].append("x")),
-          INGEST, ("DIAGNOSES_ICD.csv.gz", "malformed CSV", "line 10")),
+          INGEST, ("DIAGNOSES_ICD.csv.gz", "malformed CSV", "line 10"), when="mimic_ingest"),
     Fault("patients missing column", lambda d: rewrite_text(mimic(d, "PATIENTS"), lambda t: t.replace(",DOB,", ",BIRTH,", 1)),
           INGEST, ("PATIENTS.csv.gz", "missing column 'DOB'")),
     Fault("patients empty", lambda d: mimic(d, "PATIENTS").write_bytes(gzip.compress(b"", mtime=0)), INGEST,
@@ -222,14 +222,14 @@ FAULTS = [
           ("testset.csv", "expected 2 fields")),
     # PubMed
     Fault("pubmed truncated gzip", lambda d: truncate(d / "pubmed" / "pubmed26n0001.xml.gz", 0.5), PARSE,
-          ("pubmed26n0001.xml.gz", "truncated or corrupt gzip")),
+          ("pubmed26n0001.xml.gz", "truncated or corrupt gzip"), when="rios_parse"),
     Fault("pubmed malformed xml", lambda d: rewrite_text(d / "pubmed" / "pubmed26n0001.xml.gz",
                                                          lambda t: t.replace("</PMID>", "</PMIX>", 2)), PARSE,
-          ("pubmed26n0001.xml.gz", "malformed XML at line")),
+          ("pubmed26n0001.xml.gz", "malformed XML at line"), when="rios_parse"),
     Fault("pubmed non-integer pmid", lambda d: rewrite_text(d / "pubmed" / "pubmed26n0001.xml.gz", _pmid_not_a_number),
-          PARSE, ("pubmed26n0001.xml.gz", "PMID 'not-a-pmid'")),
+          PARSE, ("pubmed26n0001.xml.gz", "PMID 'not-a-pmid'"), when="rios_parse"),
     Fault("pubmed empty file", lambda d: (d / "pubmed" / "pubmed26n0001.xml.gz").write_bytes(gzip.compress(b"", mtime=0)),
-          PARSE, ("pubmed26n0001.xml.gz",)),
+          PARSE, ("pubmed26n0001.xml.gz",), when="rios_parse"),
     # word vectors
     Fault("vectors empty file", lambda d: (d / "word-vectors" / "general-w2v.bin").write_bytes(b""), WEAT,
           ("general-w2v.bin", "file is empty")),
@@ -240,9 +240,9 @@ FAULTS = [
     Fault("vectors count above the vectors present", lambda d: vectors_header(d, count_change=100), WEAT,
           ("general-w2v.bin", "the header declares")),
     Fault("vectors count below the vectors present", vectors_one_more, WEAT,
-          ("general-w2v.bin", "but the file holds more")),
+          ("general-w2v.bin", "but the file holds more"), when="audit_weat"),
     Fault("vectors dimension too small in the header", lambda d: vectors_header(d, dimension_change=-3), WEAT,
-          ("general-w2v.bin",)),
+          ("general-w2v.bin",), when="audit_weat"),
     # config faults (the user's config file)
     Fault("model name written twice", None, INGEST, ("real.yaml", "key 'scibert' is written twice"),
           config_text=lambda t: t.replace("models:\n", "models:\n  scibert: {source: bert-base-uncased, kind: masked}\n", 1)),
@@ -296,6 +296,10 @@ def test_a_faulty_input_stops_with_one_line_naming_it(synthetic_inputs, tmp_path
     for name in fault.names:
         assert name in lines[0], lines[0]
     assert "Traceback (most recent call last)" not in terminal, terminal[-3000:]
+    if fault.when == "before any job":  # found by the config check, before Snakemake schedules anything
+        assert "Execute " not in terminal, terminal[-3000:]
+    else:  # found by the first job that reads the file, and no other job ran
+        assert re.findall(r"^(?:local)?rule (\w+):", terminal, re.M) == [fault.when], terminal[-3000:]
     # no partial output: nothing under results/ or the note-text folder, no half-written .part file
     assert files_under(tmp_path / "results") == [] and files_under(tmp_path / "intermediate") == []
     assert not list(tmp_path.rglob("*.part"))

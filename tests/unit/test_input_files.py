@@ -133,7 +133,7 @@ def test_a_bad_byte_after_the_header_is_not_called_a_header_fault(tmp_path):
         read_header(path)
 
 
-def test_notes_with_a_late_bad_byte_name_the_rows_read_before_it(tmp_path):
+def test_notes_with_a_late_bad_byte_name_the_block_of_rows_being_read(tmp_path):
     from medbias.io.formats import MIMIC_TABLES
     from medbias.io.mimic import ingest_notes
 
@@ -142,7 +142,7 @@ def test_notes_with_a_late_bad_byte_name_the_rows_read_before_it(tmp_path):
     body = "\n".join(row.format(i=i) for i in range(1, 6)).encode() + b'\n6,1,2,2101-01-01,,,Nursing,Report,,,"caf\xe9"\n'
     (tmp_path / "NOTEEVENTS.csv").write_bytes(header.encode() + b"\n" + body)
     output = tmp_path / "notes.parquet"
-    with pytest.raises(MedbiasInputError, match=r"NOTEEVENTS.csv: a byte that is not utf-8 \(b'\\xe9'\); the file must be UTF-8 text \(after data row 4\)"):
+    with pytest.raises(MedbiasInputError, match=r"NOTEEVENTS.csv: a byte that is not utf-8 \(b'\\xe9'\); the file must be UTF-8 text \(in data rows 5 to 6, the block being read\)"):
         ingest_notes(tmp_path, output, ["Nursing"], chunk_size=2)
     assert not output.exists() and not Path(f"{output}.part").exists()
 

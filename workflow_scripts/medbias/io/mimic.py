@@ -118,7 +118,7 @@ def ingest_notes(
     try:
         reader = pd.read_csv(path, chunksize=chunk_size, keep_default_na=False, na_values=[""],
                              dtype={"TEXT": str, "text": str, "CATEGORY": str, "category": str}, low_memory=False)
-        for chunk in _chunks_read(reader, path, counts):
+        for chunk in _chunks_read(reader, path, counts, chunk_size):
             offset = counts["notes_read"]
             chunk.columns = [c.upper() for c in chunk.columns]
             chunk = chunk[list(NOTE_COLUMNS)]
@@ -158,9 +158,9 @@ def ingest_notes(
     return counts
 
 
-def _chunks_read(reader, path: Path, counts: dict[str, int]):
-    """The chunks of ``reader``; a reading error becomes one line naming the file and the last data
-    row read before it (the rows before it were fine)."""
+def _chunks_read(reader, path: Path, counts: dict[str, int], chunk_size: int):
+    """The chunks of ``reader``; a reading error becomes one line naming the file and the block of
+    data rows being read when it struck (the rows before the block were read without fault)."""
     while True:
         try:
             with reading(path):
@@ -168,7 +168,9 @@ def _chunks_read(reader, path: Path, counts: dict[str, int]):
         except StopIteration:
             return
         except MedbiasInputError as error:
-            raise MedbiasInputError(f"{error} (after data row {counts['notes_read']})") from error.__cause__
+            first = counts["notes_read"] + 1
+            raise MedbiasInputError(f"{error} (in data rows {first} to {first + chunk_size - 1}, the block being read)"
+                                    ) from error.__cause__
         yield chunk
 
 
