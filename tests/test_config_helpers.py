@@ -9,6 +9,12 @@ from medbias.pipeline.config import enrol_registry_models, load_config
 from medbias.io.formats import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES
 
 
+def tiny_word2vec(path: Path) -> Path:
+    """Two 3-d word2vec binary vectors: a file whose header the config check can read."""
+    path.write_bytes(b"2 3\n" + b"".join(word + b" " + bytes(12) + b"\n" for word in (b"he", b"she")))
+    return path
+
+
 def fake_real_config(tmp_path: Path) -> dict:
     """A real-world config over a fake MIMIC folder whose tables hold only their header rows (the annotations one
     row, the word vectors two: the config check reads those whole)."""
@@ -29,8 +35,8 @@ def fake_real_config(tmp_path: Path) -> dict:
     (tmp_path / "annotations.csv").write_text(",".join(ANNOTATION_COLUMNS) + "\n" + ",".join(one_annotation) + "\n")
     (tmp_path / "pubmed").mkdir()
     (tmp_path / "pubmed" / "pubmed26n0001.xml.gz").write_bytes(b"")
-    for name in ("gn.bin", "bwv.bin"):  # two 3-d word2vec binary vectors: a header the config check reads
-        (tmp_path / name).write_bytes(b"2 3\n" + b"".join(word + b" " + bytes(12) + b"\n" for word in (b"he", b"she")))
+    for name in ("gn.bin", "bwv.bin"):
+        tiny_word2vec(tmp_path / name)
     config["inputs"] = {
         "mimic_dir": str(mimic), "acuity_dir": str(acuity),
         "phenotype_annotations": str(tmp_path / "annotations.csv"), "pubmed_dir": str(tmp_path / "pubmed"),

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from conftest import REPO, snakemake_bin, write_config
-from test_config_helpers import fake_real_config
+from test_config_helpers import fake_real_config, tiny_word2vec
 
 pytestmark = pytest.mark.wiring
 PROFILE = yaml.safe_load((REPO / "cluster" / "slurm" / "config.yaml").read_text())
@@ -243,7 +243,7 @@ def test_one_registry_line_adds_the_models_jobs_in_every_study_it_names(tmp_path
     folder = _tiny_local_bert(tmp_path / "my-clinical-bert")
     config["models"]["my_model"] = {"source": str(folder), "kind": "masked", "studies": ["hurtful", "mental", "plm"],
                                     "label": "My clinical BERT"}
-    (tmp_path / "my-vectors.bin").write_bytes(b"")
+    tiny_word2vec(tmp_path / "my-vectors.bin")
     config["embeddings"]["my_vectors"] = {"source": str(tmp_path / "my-vectors.bin"), "format": "word2vec_binary",
                                           "studies": ["mental"]}
     result = _as_typed(["-n", "--configfile", str(write_config(tmp_path / "mine.yaml", config))], tmp_path)
