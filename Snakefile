@@ -76,7 +76,12 @@ if workflow.is_main_process:
 
 
 onstart:
-    record_run(Path(".snakemake"))
+    executor = workflow.executor_plugin
+    record_run(
+        Path(".snakemake"),
+        executor=executor.name,
+        remote=bool(executor.common_settings.non_local_exec),
+    )
 
 
 onsuccess:

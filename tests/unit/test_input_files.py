@@ -256,6 +256,11 @@ def test_locks_of_a_dead_run_are_released_and_a_living_runs_are_kept(tmp_path):
     notice = release_stale_locks(tmp_path)
     assert notice is not None and f"process {dead.pid}" in notice
     assert not list(locks.glob("*.lock")) and not list((tmp_path / "medbias-runs").glob("*.json"))
+    # a killed run whose jobs went to SLURM: they may still run, so the lock stays and the line says so
+    (locks / "0.input.lock").write_text("a\n")
+    record_run(tmp_path, dead.pid, executor="slurm", remote=True)
+    notice = release_stale_locks(tmp_path)
+    assert "ran on slurm, where they may still be running" in notice and (locks / "0.input.lock").exists()
 
 
 # --- same config, same bytes -----------------------------------------------------------------------

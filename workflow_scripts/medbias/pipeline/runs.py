@@ -8,7 +8,8 @@ workflow records its own: each run writes ``.snakemake/medbias-runs/<pid>.json``
 process's start time) when its jobs start and deletes it when it ends. A later run on the same host
 that finds locks whose every recorded owner is gone releases them, with one line that says so; a
 lock with no record, or one whose owner lives or ran on another host, is left to Snakemake's own
-message. With ``rerun-incomplete`` (``profiles/default``) the jobs the killed run left half-written
+message. So is the lock of a run whose jobs ran on a cluster (SLURM): they may outlive the run, and a
+second copy of a running job would write the same files; the line then says what to check first. With ``rerun-incomplete`` (``profiles/default``) the jobs the killed run left half-written
 then run again: the command resumes as typed.
 """
 
@@ -35,13 +36,15 @@ def process_start_time(pid: int) -> str | None:
     return stat.rsplit(")", 1)[1].split()[19]
 
 
-def record_run(snakemake_folder: Path, pid: int | None = None) -> Path:
-    """Write the record of the run of process ``pid`` (this process by default); return its path."""
+def record_run(snakemake_folder: Path, pid: int | None = None, executor: str = "local", remote: bool = False) -> Path:
+    """Write the record of the run of process ``pid`` (this process by default) and the executor its
+    jobs run on (``remote``: outside this process, e.g. SLURM); return the record's path."""
     pid = os.getpid() if pid is None else pid
     folder = snakemake_folder / RUNS_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{pid}.json"
-    path.write_text(json.dumps({"host": socket.gethostname(), "pid": pid, "started": process_start_time(pid)}))
+    path.write_text(json.dumps({"host": socket.gethostname(), "pid": pid, "started": process_start_time(pid),
+                                "executor": executor, "remote": remote}))
     return path
 
 
@@ -74,6 +77,12 @@ def release_stale_locks(snakemake_folder: Path) -> str | None:
             return None
     if not locks or not records or not all(_gone(record) for record in records):
         return None
+    remote = [record for record in records if record.get("remote")]
+    if remote:  # its jobs may outlive it: a second copy of a running job would write the same files
+        record = remote[0]
+        return (f"medbias (note): the run of process {record['pid']} on this host ended without releasing its lock, "
+                f"and its jobs ran on {record.get('executor', 'a cluster')}, where they may still be running; when "
+                "the queue holds none of them (squeue --me), run snakemake --unlock once, then the same command")
     for path in [*locks, *paths]:
         path.unlink(missing_ok=True)
     pids = ", ".join(str(record["pid"]) for record in records)
