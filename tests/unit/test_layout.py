@@ -1,4 +1,4 @@
-"""The house rules of the code's layout (README, Layout): thin rule scripts, a rule layer that
+"""The house rules of the code's layout (docs/layout.md): thin rule scripts, a rule layer that
 imports no study, and library layers that import only the layers below them."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The report's pages: Markdown tables become HTML tables, figures are embedded, every registered
-item has all caption parts, and the registry holds every table and figure the README names."""
+item has all caption parts, and the registry holds every table and figure docs/outputs.md names."""
 
 from __future__ import annotations
 
@@ -77,9 +77,9 @@ def test_two_items_on_one_page_are_named(tmp_path):
         load_items(items, "demo")
 
 
-def test_every_table_and_figure_the_readme_names_is_in_the_report():
-    """The README's outputs table names each paper table and figure; each has a report page."""
-    readme = (REPO / "README.md").read_text()
+def test_every_table_and_figure_the_outputs_page_names_is_in_the_report():
+    """The outputs page (docs/outputs.md) names each paper table and figure; each has a report page."""
+    readme = (REPO / "docs" / "outputs.md").read_text()
     named = set()
     for path in re.findall(r"`results/([\w/<>{},.-]+)`", readme):
         stem = re.sub(r"\.(csv|md|png|pdf)(/\.\w+)*$", "", path)
@@ -88,4 +88,4 @@ def test_every_table_and_figure_the_readme_names_is_in_the_report():
     assert len(named) >= 25, sorted(named)
     pages = load_items(ITEMS, "demo")
     missing = sorted(n for n in named if n not in pages)
-    assert not missing, f"named in the README but not in report/items.yaml: {missing}"
+    assert not missing, f"named in docs/outputs.md but not in report/items.yaml: {missing}"
