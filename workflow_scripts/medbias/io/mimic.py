@@ -44,6 +44,11 @@ def table_path(folder: str | Path, table: str) -> Path:
     return path
 
 
+def _first_bad(mask: pd.Series) -> int:
+    """The position of the first True in ``mask`` (the first faulty row, counted from 0)."""
+    return int(mask.to_numpy().nonzero()[0][0])
+
+
 def _parse_times(frame: pd.DataFrame, columns: Iterable[str], fmt: str, path: Path, row_offset: int) -> None:
     """Parse timestamp columns in place with a strict format; report the first bad value."""
     for column in columns:
@@ -51,7 +56,7 @@ def _parse_times(frame: pd.DataFrame, columns: Iterable[str], fmt: str, path: Pa
         parsed = pd.to_datetime(raw, format=fmt, errors="coerce")
         bad = raw.notna() & (raw.astype(str).str.strip() != "") & parsed.isna()
         if bad.any():
-            i = int(bad.to_numpy().nonzero()[0][0])
+            i = _first_bad(bad)
             raise MedbiasInputError(
                 f"{path}: row {row_offset + i + 1}, column {column}: malformed timestamp {raw.iloc[i]!r} (expected {fmt})"
             )
@@ -70,7 +75,7 @@ def _check_integers(frame: pd.DataFrame, path: Path, row_offset: int) -> None:
         numeric = pd.to_numeric(raw, errors="coerce")
         bad = raw.notna() & (numeric.isna() | (numeric % 1 != 0))
         if bad.any():
-            i = int(bad.to_numpy().nonzero()[0][0])
+            i = _first_bad(bad)
             raise MedbiasInputError(f"{path}: row {row_offset + i + 1}, column {column}: expected an integer, got {raw.iloc[i]!r}")
         frame[column] = numeric.astype("Int64")
 
@@ -124,7 +129,7 @@ def ingest_notes(
             chunk = chunk[list(NOTE_COLUMNS)]
             unknown = ~chunk["CATEGORY"].isin(allowed)
             if unknown.any():
-                i = int(unknown.to_numpy().nonzero()[0][0])
+                i = _first_bad(unknown)
                 raise MedbiasInputError(
                     f"{path}: row {offset + i + 1}, column CATEGORY: unknown note category {chunk['CATEGORY'].iloc[i]!r}"
                 )
@@ -174,10 +179,6 @@ def _chunks_read(reader, path: Path, counts: dict[str, int], chunk_size: int):
         yield chunk
 
 
-def _first_bad(mask: pd.Series) -> int:
-    return int(mask.to_numpy().nonzero()[0][0])
-
-
 def read_acuity_export(folder: str | Path, name: str) -> pd.DataFrame:
     """One mimic-code concept export (oasis, sapsii or sofa; one row per ICU stay): the identifier
     columns integers, the score columns numbers (empty where mimic-code left them empty)."""
@@ -214,13 +215,8 @@ def read_annotations(path: str | Path) -> pd.DataFrame:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     if frame.empty:
         raise MedbiasInputError(f"{path}: no annotation rows (only the header)")
-    for column in ("ROW_ID", "SUBJECT_ID", "HADM_ID"):
-        numeric = pd.to_numeric(frame[column].str.strip(), errors="coerce")
-        bad = numeric.isna() | (numeric % 1 != 0)
-        if bad.any():
-            i = _first_bad(bad)
-            raise MedbiasInputError(f"{path}: row {i + 1}, column {column}: expected an integer, got {frame[column].iloc[i]!r}")
-        frame[column] = numeric.astype("int64")
+    _check_integers(frame, path, 0)  # read as text, an empty identifier is "" and is refused too
+    frame = frame.astype({column: "int64" for column in ("ROW_ID", "SUBJECT_ID", "HADM_ID")})
     empty = frame["OPERATOR"].str.strip() == ""
     if empty.any():
         raise MedbiasInputError(f"{path}: row {_first_bad(empty) + 1}, column OPERATOR: empty (each row is one annotator's)")
@@ -248,11 +244,8 @@ def read_benchmark_split(path: str | Path) -> pd.DataFrame:
     import csv
 
     path = Path(path)
-    try:
-        with open(path, newline="", encoding="utf-8") as handle:
-            rows = list(csv.reader(handle))
-    except UnicodeDecodeError as error:
-        raise MedbiasInputError(f"{path}: not UTF-8 text (byte offset {error.start})") from error
+    with reading(path), open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
     start = 1 if rows and rows[0] and rows[0][0].strip().lower() == "subject_id" else 0
     subjects: list[int] = []
     flags: list[int] = []

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from medbias.core.errors import MedbiasInputError
+from medbias.core.errors import MedbiasInputError, reading
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -33,10 +33,8 @@ _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _m
 def load_yaml(path: str | Path, mapping: bool = True) -> Any:
     """The YAML document in ``path``; MedbiasInputError naming the file for a repeated key, a syntax
     error, a file that is not UTF-8 and (``mapping``) a document that is empty or not a mapping."""
-    try:
+    with reading(path):
         text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise MedbiasInputError(f"{path}: not UTF-8 text (byte offset {error.start})") from error
     try:
         data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except MedbiasInputError as error:
