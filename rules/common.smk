@@ -7,7 +7,7 @@ from medbias.core.provenance import code_fingerprint
 from medbias.io.formats import ACUITY_EXPORTS, MIMIC_TABLES, find_table
 from medbias.pipeline import plan
 from medbias.pipeline.hyperparameters import load_schema, settings_notes
-from medbias.pipeline.report import caption_rst, load_items
+from medbias.pipeline.report import caption_rst, folder_pages, load_items
 from medbias.pipeline.seeds import rule_seed
 from medbias.synth.sizes import demo_sizes
 
@@ -77,11 +77,12 @@ if config["world"] == "demo":
     ABSTRACTS = f"{DEMO}/corpora/pubmed_abstracts.txt.gz"
     NOTES = f"{INPUTS['mimic_dir']}/NOTEEVENTS.csv.gz"
     PLM_CORPUS = f"{DEMO}/corpora/plm_sentences.txt.gz"
-    # registry entries the demo's trained plm models stand behind (the truth file's expectations)
+    # the plm study's registry entries that the demo's trained plm models stand behind (the truth
+    # file's expectations; another study may use the same models as stand-ins of its own)
     PLM_TRAINED_MODELS = [
         name
         for name, entry in config["models"].items()
-        if Path(str(entry["source"])).name.startswith("tiny-plm-")
+        if Path(str(entry["source"])).name.startswith("tiny-plm-") and name in config["plm"]["models"]
     ]
     TINY_TOKENIZER_VOCAB = {
         "bert": config["demo"]["tokenizer"]["wordpiece_vocab_size"],
@@ -173,6 +174,12 @@ REPORT_ITEMS = load_items(
     config["world"],
     left_out=() if DEBIASED_ATTRIBUTES else ("hurtful/tableD4_probe.md",),
 )
+REPORT_FOLDERS = folder_pages(REPORT_ITEMS)
+
+
+def study_index(folder):
+    """The list of a results folder's tables and figures (rule study_index, which logs where they are)."""
+    return f"{RESULTS}/{folder}/index.md"
 
 
 def downstream_debiased_tables():
@@ -385,7 +392,7 @@ def all_targets():
     ]
     if config["world"] == "demo":
         targets += demo_world_targets() + validation_targets()
-    return targets + report_pages()
+    return targets + report_pages() + [study_index(folder) for folder in REPORT_FOLDERS]
 
 
 def report_pages():

@@ -113,3 +113,4 @@ rule hurtful_probe:
 rule hurtful:
     input:
         hurtful_targets(),
+        study_index("hurtful"),

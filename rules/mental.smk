@@ -177,6 +177,8 @@ rule mental_direct_bias:
         synonym_template=MENTAL_CONFIG["direct_bias"]["synonym_template"],
         min_pairs=MENTAL_CONFIG["direct_bias"]["min_pairs"],
         bootstrap=MENTAL_CONFIG["direct_bias"]["bootstrap"],
+        random_words=MENTAL_CONFIG["direct_bias"]["random_words"],
+        null_draws=MENTAL_CONFIG["direct_bias"]["null_draws"],
         seed=seed_for("mental_direct_bias"),
     script:
         f"{SCRIPTS}/mental_direct_bias.py"
@@ -213,3 +215,4 @@ rule mental_lime:
 rule mental:
     input:
         mental_targets(),
+        study_index("mental"),

@@ -119,3 +119,4 @@ rule mimic_cohorts:
 rule mimic:
     input:
         mimic_targets(),
+        study_index("mimic"),

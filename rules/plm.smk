@@ -210,3 +210,4 @@ rule plm_table6:
 rule plm:
     input:
         plm_targets(),
+        study_index("plm"),

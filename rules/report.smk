@@ -29,3 +29,30 @@ rule report_page:
         code=library_code("report_page.py"),
     script:
         f"{SCRIPTS}/report_page.py"
+
+
+# at the end of each study: the list of its tables and figures, and a line in the log saying where they are
+localrules:
+    study_index,
+
+
+rule study_index:
+    input:
+        lambda w: [f"{RESULTS}/report/{page}.html" for page in REPORT_FOLDERS[w.folder]],
+    output:
+        f"{RESULTS}/{{folder}}/index.md",
+    log:
+        f"{LOGS}/report/{{folder}}_index.log",
+    message:
+        f"{{wildcards.folder}}: done; its tables and figures are in {RESULTS}/{{wildcards.folder}}/, listed in {{output}} with their report pages"
+    wildcard_constraints:
+        folder="|".join(re.escape(folder) for folder in REPORT_FOLDERS),
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        folder=lambda w: w.folder,
+        report_items=REPORT_ITEMS,
+        results=RESULTS,
+        code=library_code("report_index.py"),
+    script:
+        f"{SCRIPTS}/report_index.py"

@@ -253,3 +253,4 @@ rule rios_ripa:
 rule rios:
     input:
         rios_targets(),
+        study_index("rios"),

@@ -235,3 +235,4 @@ localrules:
 rule demo_world:
     input:
         demo_world_targets(),
+        study_index("demo_world"),

@@ -87,3 +87,4 @@ localrules:
 rule validation:
     input:
         validation_targets(),
+        study_index("validation"),

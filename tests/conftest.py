@@ -126,6 +126,16 @@ def wiring_config() -> dict:
     return merge_profile(demo_config(overlay["demo"]["scale"]), overlay)
 
 
+def run_config(folder: Path) -> dict:
+    """The config a test world was built with: its ``config.yaml`` (a world the tests built) or the
+    ``results/inputs/config.json`` it recorded (a run reused with MEDBIAS_DEMO_RUN, e.g. the demo in a clone)."""
+    import json
+
+    if (folder / "config.yaml").exists():
+        return yaml.safe_load((folder / "config.yaml").read_text())
+    return json.loads((folder / "results" / "inputs" / "config.json").read_text())
+
+
 def write_config(path: Path, config: dict) -> Path:
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path

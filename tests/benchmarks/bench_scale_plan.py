@@ -672,6 +672,11 @@ def main() -> None:
     parser.add_argument("--w2v-tokens", type=int, default=300_000, help="tokens of each skip-gram measurement")
     args = parser.parse_args()
     if args.measure_gpu:
+        import torch
+
+        if not torch.cuda.is_available():
+            sys.exit("medbias: --measure-gpu needs a CUDA GPU, and torch sees none here; run it on a GPU node "
+                     "and give the plan its JSON with --gpu-costs")
         measure_gpu(args.measure_gpu)
         return
     import yaml

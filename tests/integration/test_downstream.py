@@ -10,13 +10,14 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
+
+from conftest import run_config
 
 
 def _parts(run):
     """(downstream folder, downstream config, task catalogue, the baseline's gaps) of a run."""
     downstream = run / "results" / "hurtful" / "downstream"
-    return (downstream, yaml.safe_load((run / "config.yaml").read_text())["hurtful"]["downstream"],
+    return (downstream, run_config(run)["hurtful"]["downstream"],
             pd.read_csv(run / "results" / "mimic" / "tasks.csv"), pd.read_parquet(downstream / "baseline" / "gaps.parquet"))
 
 

@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import run_config
+
 
 # what this module's tests read from each test world (built in one background run per world: conftest)
 PLANTED_TARGETS = ("hurtful",)
@@ -85,9 +87,7 @@ def test_adversary_learns_gender_in_the_warmup_and_loses_it_under_reversal(hurtf
     no reversed gradient reaches the encoder) each discriminator predicts gender better than the
     majority-class rate by more than three binomial standard errors; after the reversal is switched
     on its accuracy falls, and at the end of the phase it is at the majority rate (within two)."""
-    import yaml
-
-    warmup = yaml.safe_load((hurtful.parents[1] / "config.yaml").read_text())["hurtful"]["pretrain"]["adversary_warmup_steps"]
+    warmup = run_config(hurtful.parents[1])["hurtful"]["pretrain"]["adversary_warmup_steps"]
     summary = json.loads((hurtful / "pretrain" / "adv_gender.json").read_text())
     assert summary["adversary_attribute"] == "gender" and summary["excluded_subjects"] > 0
     n = summary["heldout_pairs"]
@@ -122,7 +122,7 @@ def test_fill_in_the_blank_table_is_complete_and_greedy_starts_from_the_top_toke
     import yaml
 
     hurtful = wiring_run / "results" / "hurtful"
-    config = yaml.safe_load((wiring_run / "config.yaml").read_text())["hurtful"]["fill_blank"]
+    config = run_config(wiring_run)["hurtful"]["fill_blank"]
     table = pd.read_csv(hurtful / "fig1_fill_in_the_blank.csv")
     assert set(table["fill"]) == set(config["race_words"]) and set(table["model"]) == set(config["models"])
     first = table[table["mask"] == 1]

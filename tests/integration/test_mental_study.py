@@ -9,6 +9,8 @@ import json
 import pandas as pd
 import pytest
 
+from conftest import run_config
+
 
 # what this module's tests read from each test world (built in one background run per world: conftest)
 PLANTED_TARGETS = ("mental",)
@@ -32,7 +34,7 @@ def fairness(mental):
 
 def test_every_output_exists_with_the_papers_layout(wiring_run):
     mental = wiring_run / "results" / "mental"
-    config = json.loads(json.dumps(__import__("yaml").safe_load((wiring_run / "config.yaml").read_text())))["mental"]
+    config = json.loads(json.dumps(run_config(wiring_run)))["mental"]
     for name in ("table1_phenotypes.md", "table2_split.md", "table3_gender_terms.md", "table4_gender_uar.md",
                  "table5_fairness.md", "table5_fairness_all_learners.md",
                  "fig1_annotated_counts.png", "fig1_annotated_counts.pdf", "fig2_direct_bias.png", "fig2_direct_bias.pdf",
@@ -101,7 +103,7 @@ def test_direct_bias_finds_the_male_leaning_bio_vectors(mental, demo_truth):
 
 
 def test_lime_explains_pairs_with_single_words(mental):
-    config = __import__("yaml").safe_load((mental.parents[1] / "config.yaml").read_text())["mental"]["lime"]
+    config = run_config(mental.parents[1])["mental"]["lime"]
     table = pd.read_csv(mental / "fig3_lime.csv")
     assert not table["word"].astype(str).str.contains(r"\s").any()
     per_panel = table.groupby(["pair", "treatment", "copy"]).size()

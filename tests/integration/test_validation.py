@@ -6,6 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from conftest import run_config
+
 
 # what this module's tests read from each test world (built in one background run per world: conftest)
 PLANTED_TARGETS = ("validation",)
@@ -84,7 +86,7 @@ def test_recovery_lists_every_planted_effect_of_the_truth_file(recovery, demo_tr
     planted_decades = sum(s > 0 for pair in weat_pairs for s in pair["strengths"])
     assert per_study["rios"] == planted_decades + len(weat_pairs) == 30  # decades + one trend each
     assert per_study["plm"] == len(plm["trained_models"]) * len(plm["seat_planted"])
-    config = __import__("yaml").safe_load((validation_run / "config.yaml").read_text())
+    config = run_config(validation_run)
     leaning = [c for c in demo_truth["logprob"]["categories"] if c != demo_truth["logprob"]["control_category"]]
     gap_rows = len(config["hurtful"]["downstream"]["models"]) * 2  # the phenotype's two tasks (pa, pf) per model
     assert per_study["hurtful"] == gap_rows + len(leaning)

@@ -239,6 +239,38 @@ def test_direct_bias_interval_is_the_percentile_interval_of_the_resampled_mean_a
     assert direct_bias(words, female, male).direct_bias_low != direct_bias(words, female, male).direct_bias_low  # NaN without replicates
 
 
+def test_the_calibrated_lean_compares_with_random_sets_of_the_same_size():
+    from medbias.metrics.association import lean_against_random_words
+
+    rng = np.random.default_rng(0)
+    # every random word leans -0.25 (a shared offset): a set at -0.25 is ordinary, p = 1 (both tails hold
+    # every draw); a set at -0.5 lies below every draw, p = 2 x 1/(draws + 1)
+    flat = np.full(500, -0.25)
+    assert lean_against_random_words(-0.25, flat, 20, 99, rng) == (-0.25, 1.0)
+    assert lean_against_random_words(-0.5, flat, 20, 99, rng) == (-0.25, pytest.approx(2 / 100))
+    # by hand: pool {0, 1}, sets of one word, observed 1: every draw is <= 1, and k of the 9 draws are 1,
+    # so p = 2 x (1 + k) / 10, at most 1
+    mean, p = lean_against_random_words(1.0, np.array([0.0, 1.0]), 1, 9, np.random.default_rng(4))
+    k = round(mean * 9)
+    assert mean == k / 9 and p == pytest.approx(min(1.0, 2 * (1 + k) / 10))
+    # calibrated: a set drawn from the random words themselves has p < 0.05 in about 5% of trials
+    pool = rng.normal(-0.03, 0.1, size=2000)
+    rates = [lean_against_random_words(pool[rng.choice(2000, 50, replace=False)].mean(), pool, 50, 199, rng)[1] < 0.05
+             for _ in range(300)]
+    assert 0.01 <= np.mean(rates) <= 0.10  # 5% +- about 2.5 binomial standard errors
+
+
+def test_random_words_are_frequent_whole_words_not_excluded():
+    from medbias.studies.mental.direct_bias import random_words
+
+    vocabulary = ["the", "he", "she", "##ing", "[CLS]", "sad", "1999", "Paris", "table", "river", "chair", "lamp"]
+    rng = np.random.default_rng(0)
+    assert random_words(vocabulary, {"sad"}, 10, rng) == ["the", "she", "table", "river", "chair", "lamp"]
+    assert random_words(vocabulary, set(), 10, rng, most_frequent=6) == ["the", "she", "sad"]
+    two = random_words(vocabulary, set(), 2, rng)
+    assert len(two) == 2 and set(two) <= {"the", "she", "sad", "table", "river", "chair", "lamp"}
+
+
 # --- LIME ----------------------------------------------------------------------------------------
 
 def test_perturbations_keep_the_text_first_and_remove_at_least_one_word_after():

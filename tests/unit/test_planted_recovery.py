@@ -150,14 +150,21 @@ def _fairness(mismatch_original, p_original, group, mismatch_augmented, control_
 def test_mental_rows_use_mcnemar_and_the_direct_bias_lean():
     truth = {"planted_label_bias": [{"task": "depression", "favoured": "F"}], "control_tasks": ["psychiatric"],
              "direct_bias": {"bio": {"depression_male_share": 0.8}, "general": {"depression_male_share": 0.5}}}
-    direct = pd.DataFrame({"embedding": ["bio", "general"], "signed_low": [-0.3, -0.1], "signed_high": [-0.1, 0.1],
-                           "direct_bias": [0.2, 0.1]})
+    direct = pd.DataFrame({"embedding": ["bio", "general"], "signed_mean_cos": [-0.2, -0.03], "signed_low": [-0.3, -0.05],
+                           "signed_high": [-0.1, -0.01], "random_words_signed_mean": [-0.02, -0.03],
+                           "signed_p_calibrated": [0.001, 0.6], "direct_bias": [0.2, 0.1]})
     names = {"bio": "bio", "general": "general"}
     good = mental_recovery(_fairness(0.3, 1e-6, "F", 0.02, 0.4), direct, truth, names)
     assert good.groupby("truth")["recovered"].all().to_dict() == {"control": True, "planted": True}
-    assert len(good) == 2 * 2 + 2 + 1
-    bad = mental_recovery(_fairness(0.3, 1e-6, "M", 0.2, 0.01), direct.assign(direct_bias=[0.05, 0.1]), truth, names)
-    assert not bad["recovered"].any()  # wrong group, augmentation left 0.2, controls directed, DB below general's
+    assert len(good) == 2 * 2 + 2 + 1 + 1  # label bias and its removal per embedding, controls, the lean, the no-lean control
+    # the general vectors' interval excludes 0, but they lean as random words do: a clean control
+    assert good.loc[good["effect"] == "general: depression synonyms lean no more than random words", "recovered"].item()
+    leaning_control = direct.assign(direct_bias=[0.05, 0.1], signed_p_calibrated=[0.001, 0.01])
+    bad = mental_recovery(_fairness(0.3, 1e-6, "M", 0.2, 0.01), leaning_control, truth, names)
+    assert not bad["recovered"].any()  # wrong group, augmentation left 0.2, controls directed, DB below general's, control leans
+    like_random = direct.assign(signed_p_calibrated=[0.3, 0.6])  # the bio lean no further than random words'
+    assert not mental_recovery(_fairness(0.3, 1e-6, "F", 0.02, 0.4), like_random, truth, names).set_index("effect").at[
+        "bio: depression synonyms lean male", "recovered"]
     decisions = counterfactual_decisions(_fairness(0.3, 1e-6, "F", 0.02, 0.01), truth)
     assert decisions["truth"].tolist() == ["planted", "control"] * 2 and decisions["flagged"].all()
 

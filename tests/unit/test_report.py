@@ -1,5 +1,5 @@
 """The report's pages: Markdown tables become HTML tables, figures are embedded, every registered
-item has all caption parts, and the registry holds every table and figure docs/outputs.md names."""
+item has all caption parts, and docs/outputs.md lists every item in the words of its caption."""
 
 from __future__ import annotations
 
@@ -77,15 +77,33 @@ def test_two_items_on_one_page_are_named(tmp_path):
         load_items(items, "demo")
 
 
-def test_every_table_and_figure_the_outputs_page_names_is_in_the_report():
-    """The outputs page (docs/outputs.md) names each paper table and figure; each has a report page."""
-    readme = (REPO / "docs" / "outputs.md").read_text()
-    named = set()
-    for path in re.findall(r"`results/([\w/<>{},.-]+)`", readme):
-        stem = re.sub(r"\.(csv|md|png|pdf)(/\.\w+)*$", "", path)
-        if re.search(r"(^|/)(table|fig)[\w]*$", stem) and "<" not in stem:
-            named.add(stem)
-    assert len(named) >= 25, sorted(named)
-    pages = load_items(ITEMS, "demo")
-    missing = sorted(n for n in named if n not in pages)
-    assert not missing, f"named in docs/outputs.md but not in report/items.yaml: {missing}"
+def test_the_outputs_page_lists_every_report_item_in_the_words_of_its_caption():
+    """docs/outputs.md's tables-and-figures part is generated from report/items.yaml: equal to a fresh
+    generation, and it names every item's file with its title and what it shows."""
+    from medbias.pipeline.report import OUTPUTS_BEGIN, OUTPUTS_END, outputs_reference, with_outputs_reference
+
+    doc = (REPO / "docs" / "outputs.md").read_text()
+    items = load_items(ITEMS, "demo")
+    assert doc == with_outputs_reference(doc, outputs_reference(items)), "run: python scripts/outputs_reference.py"
+    part = doc[doc.index(OUTPUTS_BEGIN):doc.index(OUTPUTS_END)]
+    rows = [line for line in part.splitlines() if line.startswith("| `results/")]
+    assert len(rows) == len(items)
+    for item in items.values():
+        assert f"| `results/{item['file']}` | {' '.join(item['title'].split())} |" in part, item["file"]
+    with pytest.raises(MedbiasInputError, match="docs/outputs.md: lacks the marker lines"):
+        with_outputs_reference("# no markers\n", outputs_reference(items))
+
+
+def test_a_folder_index_lists_its_items_with_their_pages_and_no_other_folders():
+    from medbias.pipeline.report import folder_index, folder_pages
+
+    items = {"x/table1": {**ITEM, "file": "x/table1.md"}, "x/fig1": {**ITEM, "title": "Figure 1 | a", "file": "x/fig1.png"},
+             "y/table2": {**ITEM, "file": "y/table2.md"}}
+    assert folder_pages(items) == {"x": ["x/table1", "x/fig1"], "y": ["y/table2"]}
+    text = folder_index("x", items, "out")
+    assert text.startswith("# Tables and figures in out/x\n")
+    assert "| Table 9: counts | `out/x/table1.md` | `out/report/x/table1.html` |" in text
+    assert "| Figure 1 \\| a | `out/x/fig1.png` | `out/report/x/fig1.html` |" in text
+    assert "y/table2" not in text
+    assert set(folder_pages(load_items(ITEMS, "demo"))) == {"demo_world", "validation", "inputs", "rios", "mimic",
+                                                            "hurtful", "mental", "plm"}

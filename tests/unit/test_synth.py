@@ -110,8 +110,10 @@ def test_annotations_have_disagreements_and_ties(cohort):
 
 def test_demo_sizes_scale():
     demo = load_config(REPO / "config/config.yaml")["demo"]
-    full, small = demo_sizes(demo), demo_sizes({**demo, "scale": 0.1})
+    assert demo["scale"] == 0.4  # the demo's own world, which the planted tier builds
+    default, full, small = demo_sizes(demo), demo_sizes({**demo, "scale": 1.0}), demo_sizes({**demo, "scale": 0.1})
     assert full.patients == demo["patients"] and small.patients == round(demo["patients"] * 0.1)
+    assert default.patients == 1000 and default.annotated_notes == 600 and default.pubmed_articles_per_decade == 2000
 
 
 def test_pubmed_cells_are_stratified_exactly():

@@ -510,6 +510,21 @@ class DirectBias:
     direct_bias_high: float = float("nan")
 
 
+def lean_against_random_words(observed: float, random_cosines: np.ndarray, n_words: int, draws: int,
+                              rng: np.random.Generator) -> tuple[float, float]:
+    """The calibrated lean: the signed mean cosine ``observed`` of ``n_words`` words against the signed mean
+    cosines of ``draws`` random sets of ``n_words`` drawn from ``random_cosines`` (the cosines of random
+    words with the same gender direction; without replacement where there are enough). Returns the null's
+    mean (how far random words lean) and the two-sided p, 2 x the smaller tail share with the observed
+    set counted in the null, at most 1. A set of words with no lean of its own matches random words
+    rather than 0: word vectors share directions that make any set lean a little."""
+    pool = np.asarray(random_cosines, dtype=float)
+    replace = len(pool) < n_words
+    null = np.array([pool[rng.choice(len(pool), n_words, replace=replace)].mean() for _ in range(draws)])
+    below, above = (1 + np.sum(null <= observed)) / (draws + 1), (1 + np.sum(null >= observed)) / (draws + 1)
+    return float(null.mean()), float(min(1.0, 2 * min(below, above)))
+
+
 def direct_bias(words: np.ndarray, female: np.ndarray, male: np.ndarray, n_replicates: int = 0,
                 rng: np.random.Generator | None = None) -> DirectBias:
     """Direct Bias of ``words`` (rows) against the gender direction g of the definitional pairs

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
@@ -146,3 +147,64 @@ def render_page(source: Path, item: dict) -> str:
     title = html.escape(f"{item['study']}: {item['title']}")
     return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{title}</title>'
             f"<style>{STYLE}</style></head><body>\n{body}\n{caption_html(item)}\n</body></html>\n")
+
+
+def results_folder(item: Mapping) -> str:
+    """The folder under the results folder that holds an item (``rios``, ``hurtful``, ``demo_world``)."""
+    return item["file"].split("/")[0]
+
+
+def folder_pages(items: Mapping[str, Mapping]) -> dict[str, list[str]]:
+    """The report pages of each results folder, in ``report/items.yaml`` order."""
+    folders: dict[str, list[str]] = {}
+    for page, item in items.items():
+        folders.setdefault(results_folder(item), []).append(page)
+    return folders
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def folder_index(folder: str, items: Mapping[str, Mapping], results: str) -> str:
+    """``<results>/<folder>/index.md``: the folder's paper tables and figures of this run, one row each
+    with its title, its file and its report page (which carries the caption)."""
+    rows = [f"| {_one_line(item['title'])} | `{results}/{item['file']}` | `{results}/report/{page}.html` |"
+            for page, item in items.items() if results_folder(item) == folder]
+    return "\n".join([
+        f"# Tables and figures in {results}/{folder}",
+        "",
+        "What each one shows, what the paper reported and which rule and settings made it: its report page "
+        "(open it in a browser), or all pages at once with `snakemake --report report.zip`.",
+        "",
+        "| table or figure | file | report page |",
+        "|---|---|---|",
+        *rows,
+        "",
+    ])
+
+
+OUTPUTS_BEGIN = "<!-- tables and figures: generated from report/items.yaml by scripts/outputs_reference.py -->"
+OUTPUTS_END = "<!-- end of the generated tables and figures -->"
+
+
+def outputs_reference(items: Mapping[str, Mapping], results: str = "results") -> str:
+    """The tables-and-figures part of docs/outputs.md: every report item under its study, with the file,
+    the title and what it shows (the same words as its report page), between the two marker lines."""
+    lines = [OUTPUTS_BEGIN]
+    by_study: dict[str, list[tuple[str, Mapping]]] = {}
+    for page, item in items.items():
+        by_study.setdefault(item["study"], []).append((page, item))
+    for study, entries in by_study.items():
+        lines += ["", f"### {study}", "", "| file | title | what it shows |", "|---|---|---|"]
+        lines += [f"| `{results}/{item['file']}` | {_one_line(item['title'])} | {_one_line(item['shows'])} |"
+                  for _, item in entries]
+    return "\n".join([*lines, "", OUTPUTS_END])
+
+
+def with_outputs_reference(document: str, reference: str, where: str = "docs/outputs.md") -> str:
+    """``document`` with the text between its marker lines replaced by ``reference`` (markers included)."""
+    start, end = document.find(OUTPUTS_BEGIN), document.find(OUTPUTS_END)
+    if start < 0 or end < start:
+        raise MedbiasInputError(f"{where}: lacks the marker lines {OUTPUTS_BEGIN!r} and {OUTPUTS_END!r}")
+    return document[:start] + reference + document[end + len(OUTPUTS_END):]

@@ -8,8 +8,9 @@
    control). Direct Bias of the bio vectors must lean male and exceed the general vectors'.
 
 Sentences pair one gender word with two depression synonyms, or (the other gender, so that every
-gender word is equally frequent) with two physical symptoms. Gender words come from the ten
-definitional pairs, so every pair sees the same treatment. Counts are exact, not coin flips.
+gender word is equally frequent) with two physical symptoms, in frames of words found nowhere else
+in the corpora. Gender words come from the ten definitional pairs, so every pair sees the same
+treatment. Counts are exact, not coin flips.
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ PHYSICAL_SYMPTOMS: tuple[str, ...] = (
     "cough", "fever", "rash", "nausea", "vomiting", "diarrhea", "wheezing", "edema", "itching",
     "bleeding", "swelling", "numbness", "cramps", "chills", "dyspnea", "hoarseness",
 )
+# Words that neither the notes nor the abstracts use: a frame word the notes also use ("per", "was",
+# "with") carries a gender lean from the notes, which the synonyms then inherit, so that the general
+# vectors' synonyms leaned male (signed mean cosine -0.028, random words +0.008) with no lean planted.
 FRAMES: tuple[str, ...] = (
-    "the {g} reported {a} and {b} during the visit",
-    "per the {g} there was {a} with {b}",
-    "{g} described {a} and later {b}",
+    "{g} voiced {a} plus {b}",
+    "{g} conveyed {a} amid {b}",
+    "{g} disclosed {a} alongside {b}",
 )
 TASK_OF_COLUMN = {"ALCOHOL.ABUSE": "alcohol_abuse"}
 

@@ -98,10 +98,14 @@ FALSE_MENTION_RATE = 0.01
 # the phenotype's evidence at this fraction of the usual rate, so a classifier misses more of their
 # positives; every note of the other gender mentions it (rate 1). At the usual rates only about half
 # of the other gender's first notes did (the first-note task's gap then rested on a few positives and
-# was missed at the default demo scale). Every other phenotype's evidence is mentioned alike for all
-# patients (the controls).
+# was missed at the default demo scale). The other gender's notes state the evidence in
+# ``advantaged_sentences`` sentences (each of the phenotype's phrases once, starting at the drawn one): with
+# one sentence among a first note's dozen, the first-note task's [CLS] classifier reached AUROC 0.68-0.75
+# and its recall gap was BH-significant in 1 of 3 classifier seeds at demo scale 0.4. Every other
+# phenotype's evidence is mentioned alike for all patients, in one sentence (the controls).
 PLANTED_RECALL_GAPS = {"Acute and unspecified renal failure": {
-    "attribute": "gender", "disadvantaged": "F", "evidence_rate_factor": 0.0, "advantaged_evidence_rate": 1.0}}
+    "attribute": "gender", "disadvantaged": "F", "evidence_rate_factor": 0.0, "advantaged_evidence_rate": 1.0,
+    "advantaged_sentences": 2}}
 CONDITION_MENTION_RATE = 0.9  # share of a carrier's notes (not ECG, Echo, Radiology) that mention it
 GRAVE_RATE_DIED, GRAVE_RATE_SURVIVED = 0.5, 0.04
 CONDITION_BY_NAME = {c.name: c for c in CONDITIONS}
@@ -207,14 +211,16 @@ def _note_text(
         extra_rate = gap["advantaged_evidence_rate"] if gap and not disadvantaged else usual_rate
         u = rng.random()
         if u < usual_rate:
-            phrase = options[rng.integers(len(options))]
+            first = int(rng.integers(len(options)))
         elif u < extra_rate:
             # the plant's extra mentions reuse the uniform already drawn (rescaled to [0, 1)) to pick
             # the phrase, so the random stream, and every other part of the world, is as without them
-            phrase = options[int((u - usual_rate) / (extra_rate - usual_rate) * len(options))]
+            first = int((u - usual_rate) / (extra_rate - usual_rate) * len(options))
         else:
             continue
-        sentences.append(f"{g['subj'].capitalize()} has {phrase}.")
+        repeats = gap["advantaged_sentences"] if gap and not disadvantaged else 1
+        for k in range(min(repeats, len(options))):
+            sentences.append(f"{g['subj'].capitalize()} has {options[(first + k) % len(options)]}.")
     for phenotype in PHENOTYPE_EVIDENCE:
         if phenotype not in phenotypes and rng.random() < FALSE_MENTION_RATE:
             options = PHENOTYPE_EVIDENCE[phenotype]

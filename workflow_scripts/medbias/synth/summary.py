@@ -36,7 +36,7 @@ def planted_table(truth: dict[str, Any]) -> pd.DataFrame:
     for gap in truth["mimic"].get("planted_recall_gaps", []):
         rows.append({
             "study_input": "notes", "effect": (f"evidence of '{gap['phenotype']}' mentioned less in {gap['disadvantaged']} notes "
-                       f"(other notes: at rate {gap['advantaged_evidence_rate']:g})"),
+                       f"(other notes: at rate {gap['advantaged_evidence_rate']:g}, in {gap['advantaged_sentences']} sentences)"),
             "expected": f"negative recall gap for {gap['attribute']} {gap['disadvantaged']} (other phenotypes: none)",
             "strength": gap["evidence_rate_factor"],
             "count": truth["mimic"]["phenotypes"][gap["phenotype"]]["admissions_with"],

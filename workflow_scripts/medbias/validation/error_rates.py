@@ -403,8 +403,10 @@ def mental_recovery(fairness: pd.DataFrame, direct_bias: pd.DataFrame, mental_tr
     (McNemar p < ``level``) on the original notes of every embedding and is gone (mismatch <= 0.1
     and under half the original's) after augmentation; the control tasks' original mismatch has no
     direction (p >= ``level``); the corpus with male-leaning depression synonyms leans male (interval
-    of the signed lean below 0) with a Direct Bias above the other corpus's. ``corpus_embeddings``:
-    truth corpus -> embedding name."""
+    of the signed lean below 0, and below random words' lean: calibrated p < ``level``) with a Direct
+    Bias above the other corpus's; in a corpus with no planted lean (a control) the synonyms lean no
+    more than random words do (calibrated p >= ``level``). ``corpus_embeddings``: truth corpus ->
+    embedding name."""
     part = fairness[fairness["learner"] == learner].set_index(["embedding", "treatment", "task"])
     rows = []
     for bias in mental_truth["planted_label_bias"]:
@@ -432,10 +434,22 @@ def mental_recovery(fairness: pd.DataFrame, direct_bias: pd.DataFrame, mental_tr
         others = [corpus_embeddings[c] for c in mental_truth["direct_bias"] if c != corpus]
         r = table.loc[embedding]
         rows.append(_row("mental", f"{embedding}: depression synonyms lean male", "planted", "fig2_direct_bias.csv",
-                         "signed lean interval below 0, Direct Bias above the other vectors'",
-                         f"lean [{r['signed_low']:+.3f}, {r['signed_high']:+.3f}], DB {r['direct_bias']:.3f} vs "
+                         f"signed lean interval below 0 and below random words' (calibrated p < {level}), Direct Bias "
+                         "above the other vectors'",
+                         f"lean [{r['signed_low']:+.3f}, {r['signed_high']:+.3f}], random words {r['random_words_signed_mean']:+.3f}, "
+                         f"p {r['signed_p_calibrated']:.3g}; DB {r['direct_bias']:.3f} vs "
                          + ", ".join(f"{table.at[o, 'direct_bias']:.3f}" for o in others),
-                         r["signed_high"] < 0 and all(r["direct_bias"] > table.at[o, "direct_bias"] for o in others)))
+                         r["signed_high"] < 0 and r["signed_mean_cos"] < r["random_words_signed_mean"]
+                         and r["signed_p_calibrated"] < level
+                         and all(r["direct_bias"] > table.at[o, "direct_bias"] for o in others)))
+    for corpus in (c for c, plant in mental_truth["direct_bias"].items() if plant["depression_male_share"] == 0.5):
+        embedding = corpus_embeddings[corpus]
+        r = table.loc[embedding]
+        rows.append(_row("mental", f"{embedding}: depression synonyms lean no more than random words", "control",
+                         "fig2_direct_bias.csv", f"calibrated p of the signed lean against random words >= {level}",
+                         f"lean {r['signed_mean_cos']:+.3f} [{r['signed_low']:+.3f}, {r['signed_high']:+.3f}], random words "
+                         f"{r['random_words_signed_mean']:+.3f}, p {r['signed_p_calibrated']:.3g}",
+                         r["signed_p_calibrated"] >= level))
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
 
 

@@ -1,0 +1,168 @@
+"""Every command that README.md and docs/ print in a ```bash block is run by a test, from the repository
+root, as printed; where a test machine cannot run it whole, the test says what it changes."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import REPO, demo_config
+
+DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+PYTHON = str(Path(sys.executable))
+
+# (pattern of a documented command, the test that runs it); the first pattern a command matches counts
+RUN_BY = [
+    (r"^bash scripts/demo\.sh\b", "test_docs_commands.py", "test_the_demo_command_plans_the_planted_tiers_world"),
+    (r"^bash scripts/test\.sh\b", "test_docs_commands.py", "test_the_test_command_is_what_ci_runs"),
+    (r"^snakemake .*--configfile config/mimic\.yaml", "test_cluster_path.py",
+     "test_readme_real_world_commands_run_over_the_fake_input_tree"),
+    (r"bench_scale_plan\.py --markdown .*--cpu-costs", "test_docs_commands.py",
+     "test_the_plan_from_recorded_costs"),
+    (r"bench_scale_plan\.py --markdown", "test_docs_commands.py", "test_the_plan_that_measures_here"),
+    (r"bench_scale_plan\.py --measure-gpu", "test_docs_commands.py", "test_measuring_gpu_costs_needs_a_gpu"),
+    (r"bench_note_lengths\.py --measure-lengths", "test_docs_commands.py", "test_note_lengths_measured_and_rerun"),
+    (r"bench_note_lengths\.py --lengths", "test_docs_commands.py", "test_note_lengths_measured_and_rerun"),
+    (r"^python -c .*save_word2vec_format", "test_real_models.py",
+     "test_mental_features_read_real_glove_after_the_readme_conversion"),
+]
+
+
+def documented_commands() -> list[tuple[str, str]]:
+    """(document, command) for each command line of every ```bash block: comments dropped,
+    backslash continuations joined."""
+    found = []
+    for path in DOCUMENTS:
+        for block in re.findall(r"```bash\n(.*?)```", path.read_text(), re.S):
+            for line in block.replace("\\\n", " ").splitlines():
+                command = " ".join(line.split("  #", 1)[0].split())
+                if command and not command.startswith("#"):
+                    found.append((path.relative_to(REPO).as_posix(), command))
+    return found
+
+
+def command_of(pattern: str) -> str:
+    """The one documented command that ``pattern`` picks out."""
+    (command,) = {c for _, c in documented_commands() if re.search(pattern, c)}
+    return command
+
+
+def run_as_typed(command: str, cwd: Path = REPO, timeout: int = 900) -> subprocess.CompletedProcess:
+    """A documented command through bash from ``cwd``, with this environment's Python as `.venv/bin/python`."""
+    command = command.replace(".venv/bin/python", PYTHON)
+    return subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "tests")})
+
+
+@pytest.mark.unit
+def test_every_documented_command_is_run_by_a_test():
+    commands = documented_commands()
+    assert len(commands) >= 12, commands
+    for document, command in commands:
+        match = next(((file, test) for pattern, file, test in RUN_BY if re.search(pattern, command)), None)
+        assert match, f"{document}: no test runs `{command}`; add one and list it in RUN_BY"
+        file, test = match
+        assert f"def {test}(" in (REPO / "tests" / "integration" / file).read_text(), (file, test)
+
+
+@pytest.mark.unit
+def test_the_test_command_is_what_ci_runs():
+    """`bash scripts/test.sh` is this suite; CI's script (.ci/run) runs exactly it."""
+    assert command_of(r"^bash scripts/test\.sh") == "bash scripts/test.sh"
+    ci = [line.split("#")[0].strip() for line in (REPO / ".ci" / "run").read_text().splitlines()]
+    assert "bash scripts/test.sh" in ci
+
+
+@pytest.mark.wiring
+def test_the_demo_command_plans_the_planted_tiers_world():
+    """`bash scripts/demo.sh` (the install, then the default DAG) as a dry run (`-n` reaches snakemake),
+    from the repository root; the planted tier builds that same world: the default config untouched
+    but for its resource paths."""
+    result = run_as_typed(command_of(r"^bash scripts/demo\.sh") + " -n")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(r"^all\s+1$", result.stdout + result.stderr, re.M)
+    from medbias.pipeline.config import load_config
+
+    default = load_config(REPO / "config" / "config.yaml")
+    planted = demo_config()
+    assert planted["demo"] == default["demo"]
+    assert {k: v for k, v in planted.items() if k != "resources"} == {k: v for k, v in default.items() if k != "resources"}
+
+
+@pytest.mark.wiring
+@pytest.mark.parametrize("target", ["rios", "hurtful", "mental", "plm", "audit"])
+def test_the_readme_study_targets_plan_from_the_repository_root(target):
+    """The README's table of studies: `snakemake <target>`, dry-run on the demo config."""
+    assert f"`snakemake {target}`" in (REPO / "README.md").read_text()
+    result = run_as_typed(f"{Path(PYTHON).with_name('snakemake')} -n {target}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(rf"^{target}\s+1$", result.stdout + result.stderr, re.M)
+
+
+@pytest.mark.unit
+def test_the_plan_from_recorded_costs(tmp_path):
+    """As printed, in a copy of the repository's paths (plan.md is written into the working folder)."""
+    command = command_of(r"bench_scale_plan\.py --markdown .*--cpu-costs")
+    result = run_as_typed(_absolute(command), cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    plan = (tmp_path / "plan.md").read_text()
+    assert "| `hurtful_classify` |" in plan and "Projected wall time on one 16-core, 4-GPU node" in plan
+    assert "read from cpu_costs_epyc_2core.json" in plan and "on NVIDIA H200 (gpu_costs_h200.json)" in plan
+
+
+@pytest.mark.real_models
+def test_the_plan_that_measures_here(tmp_path):
+    """As printed, with smaller measurements (300 notes, 30,000 skip-gram tokens: the printed defaults
+    take about 4 minutes); the CPU rows say they were measured here."""
+    command = command_of(r"bench_scale_plan\.py --markdown (?!.*--cpu-costs)")
+    result = run_as_typed(_absolute(command) + " --notes 300 --w2v-tokens 30000", cwd=tmp_path, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    plan = (tmp_path / "plan.md").read_text()
+    assert "| here: " in plan and "CPU costs measured in" in plan
+
+
+@pytest.mark.unit
+def test_measuring_gpu_costs_needs_a_gpu(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is here: the command measures (minutes), as tests/benchmarks/results/gpu_costs_h200.json records")
+    result = run_as_typed(_absolute(command_of(r"--measure-gpu")), cwd=tmp_path, timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "medbias: --measure-gpu needs a CUDA GPU, and torch sees none here; run it on a GPU node and give the plan "
+        "its JSON with --gpu-costs"]
+    assert not (tmp_path / "gpu_costs.json").exists()
+
+
+@pytest.mark.real_models
+def test_note_lengths_measured_and_rerun(tmp_path):
+    """The first command on a MIMIC-format folder of six notes (its path in place of /data/...), then the
+    second on what it wrote, with 200 notes on 1 worker and without the sweep."""
+    mimic = tmp_path / "mimic"
+    mimic.mkdir()
+    notes = pd.DataFrame({"ROW_ID": range(1, 7), "CATEGORY": ["Nursing", "Nursing", "Radiology", "Radiology", "Radiology",
+                                                                  "Discharge summary"],
+                          "TEXT": ["a" * 100, "b" * 300, "c" * 1000, "d" * 2000, "e" * 1500, "f" * 8000]})
+    notes.to_csv(mimic / "NOTEEVENTS.csv.gz", index=False)
+    measure = command_of(r"--measure-lengths").replace("/data/mimic-iii-clinical-database-1.4", str(mimic))
+    result = run_as_typed(_absolute(measure), cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lengths = pd.read_csv(tmp_path / "lengths.tsv", sep="\t")
+    assert dict(zip(lengths["category"], lengths["notes"])) == {"Radiology": 3, "Nursing": 2, "Discharge summary": 1}
+    assert dict(zip(lengths["category"], lengths["mean_chars"]))["Radiology"] == 1500
+    rerun = re.sub(r"\[.*?\]", "", command_of(r"bench_note_lengths\.py --lengths")).strip()
+    result = run_as_typed(_absolute(rerun) + " --notes 200 --workers 1 --no-sweep", cwd=tmp_path, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "200 notes of real length" in result.stdout and "table lengths.tsv" in result.stdout
+
+
+def _absolute(command: str) -> str:
+    """``command`` with the repository's own paths made absolute, to run it from another folder."""
+    return re.sub(r"(?<![\w/])(tests/benchmarks/|config/)", lambda m: f"{REPO}/{m.group(1)}", command)
