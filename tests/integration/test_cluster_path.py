@@ -68,8 +68,9 @@ def _flag(call: str, pattern: str) -> list[str]:
 def test_every_job_asks_slurm_for_its_gpus_cpus_memory_and_time(fake_real, tmp_path):
     configfile, config = fake_real
     calls, local = _sbatch_lines(configfile, tmp_path)
-    # the collecting target, and the report's pages (a file rendered in a second), run in the main process
-    assert local == {"all", "report_page"}
+    # the collecting target, the report's pages (a file rendered in a second) and each results folder's list
+    # of them run in the main process
+    assert local == {"all", "report_page", "study_index"}
     assert not STUDY_TARGETS & {rule for rule, _, _ in calls}
     assert {rule for rule, _, _ in calls} >= GPU_RULES | {"mimic_notes", "rios_word2vec", "hurtful_classify"}
     expected_threads = {"mimic_notes": config["mimic"]["threads"], "rios_word2vec": config["rios"]["word2vec"]["threads"],
@@ -117,8 +118,9 @@ def test_profile_plans_every_job_without_a_cache_variable(fake_real, tmp_path, p
     # jobs (hurtful.downstream.replicates: 2 more seeds x classify and gaps x 6 models), + 38 report pages
     # (report/items.yaml without the demo world's own), + 6 document-level null jobs (one per decade), + the
     # mental study's Tables I and III (1 job, 2 report pages), + the PubMed map step's one parse job per
-    # file (the fake tree has one file)
-    assert total == 212 + 40 + 1, total
+    # file (the fake tree has one file), + one list of tables per results folder (inputs, rios, mimic,
+    # hurtful, mental, plm)
+    assert total == 212 + 40 + 1 + 6, total
     print(f"--profile {profile}: {total} jobs planned in {seconds:.1f} s")
 
 
@@ -265,4 +267,4 @@ def test_one_registry_line_adds_the_models_jobs_in_every_study_it_names(tmp_path
     # 17 new jobs: plm 3 evaluations (none, sentencedebias, inlp) + 2 projections; mental features and
     # classifiers of the model and of the vectors (4); hurtful log-probability, features, classifiers, gaps (4)
     # and 2 more classifier seeds' classifiers and gaps (4)
-    assert total == 212 + 40 + 1 + 17, total
+    assert total == 212 + 40 + 1 + 6 + 17, total

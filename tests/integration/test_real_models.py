@@ -118,6 +118,51 @@ def _readme_conversion() -> str:
     return re.search(r"```bash\n(python -c \"from gensim[^\n]*)\n```", text).group(1)
 
 
+# Bolukbasi et al. 2016, Figure 1: occupations GloVe/word2vec place at the female and the male extreme
+FEMALE_OCCUPATIONS = ["homemaker", "nurse", "receptionist", "librarian", "socialite", "hairdresser", "nanny",
+                      "bookkeeper", "stylist", "housekeeper"]
+MALE_OCCUPATIONS = ["maestro", "skipper", "protege", "philosopher", "captain", "architect", "financier", "warrior",
+                    "broadcaster", "magician"]
+
+
+def test_the_calibrated_lean_on_real_glove_and_a_real_encoder(minilm):
+    """Figure 2's row (mental_direct_bias) on real vectors: on GloVe 6B 50d Bolukbasi's female occupations
+    lean female and his male ones male, each beyond random frequent words (calibrated p < 0.05), while a
+    set of the random words themselves does not; on the real MiniLM encoder the contextual path (random
+    whole words of its tokenizer in the synonym template) gives a row with a p in (0, 1]."""
+    from medbias.core.models import load_model_and_tokenizer, resolve_model_source
+    from medbias.studies.mental.direct_bias import contextual_word_vectors, direct_bias_row, random_words
+
+    pairs = [tuple(p) for p in json.loads((REPO / "config/resources/debiaswe/definitional_pairs.json").read_text())]
+    words, vectors = glove_50d(50_000)
+    index = {w: i for i, w in enumerate(words)}
+    vector = lambda w: vectors[index[w]] if w in index else None  # noqa: E731
+    pair_vectors = [(vector(f.lower()), vector(m.lower())) for f, m in pairs]
+    exclude = {w.lower() for pair in pairs for w in pair} | set(FEMALE_OCCUPATIONS) | set(MALE_OCCUPATIONS)
+    rng = np.random.default_rng(0)
+    pool = random_words(words, exclude, 1000, rng)
+    randoms = [vector(w) for w in pool]
+    rows = {}
+    for name, group in (("female", FEMALE_OCCUPATIONS), ("male", MALE_OCCUPATIONS), ("random", pool[:10])):
+        rows[name], _ = direct_bias_row("glove", {"type": "word_vectors"}, "GloVe", pairs, pair_vectors, group,
+                                        [vector(w) for w in group], randoms, min_pairs=5, bootstrap=200,
+                                        null_draws=999, rng=np.random.default_rng(1))
+    assert rows["female"]["signed_mean_cos"] > rows["female"]["random_words_signed_mean"]
+    assert rows["male"]["signed_mean_cos"] < rows["male"]["random_words_signed_mean"]
+    assert rows["female"]["signed_p_calibrated"] < 0.05 and rows["male"]["signed_p_calibrated"] < 0.05
+    assert rows["random"]["signed_p_calibrated"] >= 0.05 and rows["female"]["random_words"] == 1000
+    model, tokenizer = load_model_and_tokenizer(resolve_model_source("minilm", {"source": str(minilm), "kind": "encoder"}))
+    vocabulary = sorted(tokenizer.get_vocab(), key=tokenizer.get_vocab().get)
+    templates = ["[W] is here.", "this is [W]."]
+    flat = contextual_word_vectors(model, tokenizer, [w for pair in pairs for w in pair], templates)
+    contextual, _ = direct_bias_row(
+        "minilm", {"type": "contextual"}, "MiniLM", pairs, [(flat[2 * i], flat[2 * i + 1]) for i in range(len(pairs))],
+        ["sad", "hopeless"], contextual_word_vectors(model, tokenizer, ["sad", "hopeless"], ["[W] is a synonym of depression."]),
+        contextual_word_vectors(model, tokenizer, random_words(vocabulary, exclude, 200, rng), ["[W] is a synonym of depression."]),
+        min_pairs=5, bootstrap=100, null_draws=199, rng=np.random.default_rng(2))
+    assert contextual["random_words"] == 200 and 0 < contextual["signed_p_calibrated"] <= 1
+
+
 def test_mental_features_read_real_glove_after_the_readme_conversion(tmp_path):
     from medbias.studies.mental.phenotyping import load_featurizer
 
