@@ -82,7 +82,8 @@ if config["world"] == "demo":
     PLM_TRAINED_MODELS = [
         name
         for name, entry in config["models"].items()
-        if Path(str(entry["source"])).name.startswith("tiny-plm-") and name in config["plm"]["models"]
+        if Path(str(entry["source"])).name.startswith("tiny-plm-")
+        and name in config["plm"]["models"]
     ]
     TINY_TOKENIZER_VOCAB = {
         "bert": config["demo"]["tokenizer"]["wordpiece_vocab_size"],

@@ -43,8 +43,6 @@ rule study_index:
         f"{RESULTS}/{{folder}}/index.md",
     log:
         f"{LOGS}/report/{{folder}}_index.log",
-    message:
-        f"{{wildcards.folder}}: done; its tables and figures are in {RESULTS}/{{wildcards.folder}}/, listed in {{output}} with their report pages"
     wildcard_constraints:
         folder="|".join(re.escape(folder) for folder in REPORT_FOLDERS),
     conda:
@@ -52,7 +50,8 @@ rule study_index:
     params:
         folder=lambda w: w.folder,
         report_items=REPORT_ITEMS,
-        results=RESULTS,
         code=library_code("report_index.py"),
+    message:
+        f"{{wildcards.folder}}: done; its tables and figures are in {RESULTS}/{{wildcards.folder}}/, listed in {{output}} with their report pages"
     script:
         f"{SCRIPTS}/report_index.py"

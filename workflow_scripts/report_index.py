@@ -8,4 +8,5 @@ from medbias.pipeline.report import folder_index
 snakemake = globals()["snakemake"]
 setup_rule_logging(snakemake.log[0])
 p = snakemake.params
-Path(snakemake.output[0]).write_text(folder_index(p.folder, p.report_items, p.results))
+index = Path(snakemake.output[0])  # <results>/<folder>/index.md
+index.write_text(folder_index(p.folder, p.report_items, index.parents[1].as_posix()))
