@@ -96,7 +96,8 @@ def test_recovery_lists_every_planted_effect_of_the_truth_file(recovery, demo_tr
 
 
 def test_recovery_verdicts_agree_with_the_tables_they_read(recovery, validation_run, demo_truth):
-    """Read independently from the study tables: SEAT stars, and Table V's McNemar p."""
+    """Read independently from the study tables: SEAT stars, Table V's McNemar p, and Figure 2's calibrated
+    p of the general vectors' lean."""
     rows, _ = recovery
     seat = pd.read_csv(validation_run / "results" / "plm" / "seat_long.csv")
     seat = seat[(seat["debias"] == "none") & (seat["status"] == "ok")].set_index(["model", "test"])
@@ -108,8 +109,11 @@ def test_recovery_verdicts_agree_with_the_tables_they_read(recovery, validation_
     fairness = pd.read_csv(validation_run / "results" / "mental" / "table5_fairness_long.csv")
     control = demo_truth["mental"]["control_tasks"][0]
     original = fairness[(fairness["learner"] == "svm") & (fairness["treatment"] == "original") & (fairness["task"] == control)]
-    clean = rows[(rows["study"] == "mental") & (rows["truth"] == "control")]
+    clean = rows[(rows["study"] == "mental") & (rows["truth"] == "control") & rows["effect"].str.endswith("no label bias")]
     assert sorted(clean["recovered"]) == sorted(original["mismatch_p"] >= 0.05)
+    direct = pd.read_csv(validation_run / "results" / "mental" / "fig2_direct_bias.csv").set_index("embedding")
+    (lean,) = rows[(rows["study"] == "mental") & rows["effect"].str.endswith("lean no more than random words")].itertuples()
+    assert lean.truth == "control" and lean.recovered == (direct.at[lean.effect.split(":")[0], "signed_p_calibrated"] >= 0.05)
 
 
 def test_rios_recovers_its_plants_and_nothing_else(recovery):
