@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow_scripts"))
 PROFILES = Path(__file__).resolve().parent / "profiles"
 
-# the scale the planted tier builds the demo world at (the default config uses 1.0)
+# the scale the planted tier builds the demo world at: the demo's own (config/config.yaml), unless set
 TEST_SCALE = float(os.environ.get("MEDBIAS_TEST_SCALE", "0.4"))
 TIERS = ("unit", "wiring", "faults", "planted", "slurm", "real_models")
 
