@@ -162,14 +162,20 @@ def folder_pages(items: Mapping[str, Mapping]) -> dict[str, list[str]]:
     return folders
 
 
-def _one_line(text: object) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+def _flat(text: object) -> str:
+    """A caption part on one line (YAML may fold it over several)."""
+    return " ".join(str(text).split())
 
 
 def folder_index(folder: str, items: Mapping[str, Mapping], results: str) -> str:
     """``<results>/<folder>/index.md``: the folder's paper tables and figures of this run, one row each
     with its title, its file and its report page (which carries the caption)."""
-    rows = [f"| {_one_line(item['title'])} | `{results}/{item['file']}` | `{results}/report/{page}.html` |"
+    import pandas as pd
+
+    from medbias.io.tables import markdown_table
+
+    rows = [{"table or figure": _flat(item["title"]), "file": f"`{results}/{item['file']}`",
+             "report page": f"`{results}/report/{page}.html`"}
             for page, item in items.items() if results_folder(item) == folder]
     return "\n".join([
         f"# Tables and figures in {results}/{folder}",
@@ -177,10 +183,7 @@ def folder_index(folder: str, items: Mapping[str, Mapping], results: str) -> str
         "What each one shows, what the paper reported and which rule and settings made it: its report page "
         "(open it in a browser), or all pages at once with `snakemake --report report.zip`.",
         "",
-        "| table or figure | file | report page |",
-        "|---|---|---|",
-        *rows,
-        "",
+        markdown_table(pd.DataFrame(rows, columns=["table or figure", "file", "report page"])),
     ])
 
 
@@ -191,15 +194,18 @@ OUTPUTS_END = "<!-- end of the generated tables and figures -->"
 def outputs_reference(items: Mapping[str, Mapping], results: str = "results") -> str:
     """The tables-and-figures part of docs/outputs.md: every report item under its study, with the file,
     the title and what it shows (the same words as its report page), between the two marker lines."""
-    lines = [OUTPUTS_BEGIN]
-    by_study: dict[str, list[tuple[str, Mapping]]] = {}
-    for page, item in items.items():
-        by_study.setdefault(item["study"], []).append((page, item))
-    for study, entries in by_study.items():
-        lines += ["", f"### {study}", "", "| file | title | what it shows |", "|---|---|---|"]
-        lines += [f"| `{results}/{item['file']}` | {_one_line(item['title'])} | {_one_line(item['shows'])} |"
-                  for _, item in entries]
-    return "\n".join([*lines, "", OUTPUTS_END])
+    import pandas as pd
+
+    from medbias.io.tables import markdown_table
+
+    by_study: dict[str, list[dict[str, str]]] = {}
+    for item in items.values():
+        by_study.setdefault(item["study"], []).append(
+            {"file": f"`{results}/{item['file']}`", "title": _flat(item["title"]), "what it shows": _flat(item["shows"])})
+    parts = [OUTPUTS_BEGIN]
+    for study, rows in by_study.items():
+        parts += ["", f"### {study}", "", markdown_table(pd.DataFrame(rows)).rstrip("\n")]
+    return "\n".join([*parts, "", OUTPUTS_END])
 
 
 def with_outputs_reference(document: str, reference: str, where: str = "docs/outputs.md") -> str:
