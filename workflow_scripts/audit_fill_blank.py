@@ -4,16 +4,16 @@ masked registry model for its audit card; a model without a trained LM head gets
 import pandas as pd
 import torch
 
-from medbias.studies.hurtful.analyses import fill_in_the_blanks
+from medbias.core.fill_blank import fill_in_the_blanks
 from medbias.core.logs import setup_rule_logging
-from medbias.core.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
+from medbias.core.models import job_device, lm_head_problem, load_model_and_tokenizer, resolve_model_source
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p = snakemake.params
 torch.set_num_threads(snakemake.threads)
 source = resolve_model_source(p.model, p.entry)
-model, tokenizer = load_model_and_tokenizer(source, "cuda" if torch.cuda.is_available() else "cpu")
+model, tokenizer = load_model_and_tokenizer(source, job_device())
 no_head = lm_head_problem(model, source.kind)
 if no_head:
     log.warning("%s: fill-in-the-blank %s", p.model, no_head)

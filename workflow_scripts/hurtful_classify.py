@@ -9,6 +9,7 @@ import pandas as pd
 import torch
 
 from medbias.core.logs import setup_rule_logging
+from medbias.core.models import job_device
 from medbias.studies.hurtful.classify import chosen_grids, network_grid, train_task_classifiers
 from medbias.metrics.replication import replicate_seed
 
@@ -16,7 +17,7 @@ snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p, inp, out = snakemake.params, snakemake.input, snakemake.output
 torch.set_num_threads(snakemake.threads)
-device = "cuda" if torch.cuda.is_available() else "cpu"
+device = job_device()
 features, tasks = np.load(inp.features, mmap_mode="r"), pd.read_csv(inp.tasks)  # workers open the map themselves
 grid = network_grid(p.grid["layers"], p.grid["width_ratio"], p.grid["dropout"])
 seed = replicate_seed(p.seed, p.replicate)  # replicate 0 keeps the configured seed

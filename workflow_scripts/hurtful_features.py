@@ -8,11 +8,10 @@ import time
 import numpy as np
 import pandas as pd
 import torch
-from transformers import AutoModel, AutoTokenizer
 
 from medbias.core.batching import cls_vectors_of_ids
 from medbias.core.logs import progress_logger, setup_rule_logging
-from medbias.core.models import check_feature_layers, resolve_model_source
+from medbias.core.models import check_feature_layers, job_device, load_encoder, load_tokenizer, resolve_model_source
 from medbias.io.jsonio import write_json
 from medbias.studies.hurtful.window_features import cohort_window_inputs
 
@@ -20,12 +19,10 @@ snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p, inp, out = snakemake.params, snakemake.input, snakemake.output
 torch.set_num_threads(snakemake.threads)
-device = "cuda" if torch.cuda.is_available() else "cpu"
-tokenizer = AutoTokenizer.from_pretrained(inp.tokenizer)
+device = job_device()
+tokenizer = load_tokenizer(inp.tokenizer)
 source = resolve_model_source(p.model, p.entry)
-encoder = AutoModel.from_pretrained(source.source).to(device).eval()
-if device == "cuda" and torch.cuda.is_bf16_supported():
-    encoder = encoder.to(torch.bfloat16)
+encoder = load_encoder(source.source, device, bf16_on_gpu=True)
 check_feature_layers(p.layers, encoder.config.num_hidden_layers, p.model)  # also before any job, for local folders
 windows = cohort_window_inputs(
     pd.read_parquet(inp.windows, columns=["ROW_ID", "window"]),

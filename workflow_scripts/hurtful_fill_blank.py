@@ -4,7 +4,7 @@ configured models, as a table and a figure. Templates and race words are config 
 import pandas as pd
 import torch
 
-from medbias.studies.hurtful.analyses import fill_in_the_blanks
+from medbias.core.fill_blank import fill_in_the_blanks
 from medbias.core.logs import setup_rule_logging
 from medbias.core.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
 from medbias.studies.hurtful.figures import plot_fill_in_the_blanks

@@ -3,7 +3,7 @@ attribute x target word; words that are not one word piece of the model are repo
 
 import torch
 
-from medbias.studies.hurtful.analyses import score_frame
+from medbias.metrics.logprob_tests import score_frame
 from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
 from medbias.metrics.logprob import build_items, log_probability_scores, target_token_ids

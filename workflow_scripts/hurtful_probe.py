@@ -7,11 +7,11 @@ subject into the probe's training and test parts.
 
 import pandas as pd
 import torch
-from transformers import AutoTokenizer, BertModel
 
 from medbias.core.batching import cls_vectors
-from medbias.studies.hurtful.analyses import probe_attribute, split_by_subject
+from medbias.studies.hurtful.probe import probe_attribute, split_by_subject
 from medbias.core.logs import setup_rule_logging
+from medbias.core.models import load_encoder, load_tokenizer
 from medbias.studies.hurtful.pretrain import attribute_codes
 from medbias.io.tables import write_table
 
@@ -34,8 +34,8 @@ log.info("%d sequences of %d test subjects; probe test share %.2f by subject", l
 
 features = {}
 for variant, folder in zip(p.variants, snakemake.input.models):
-    encoder = BertModel.from_pretrained(folder, add_pooling_layer=False).eval()
-    tokenizer = AutoTokenizer.from_pretrained(folder)
+    encoder = load_encoder(folder, pooling=False)
+    tokenizer = load_tokenizer(folder)
     features[variant] = cls_vectors(encoder, tokenizer, sequences["text"].tolist(), batch_size=128,
                                      max_length=p.max_length)
 

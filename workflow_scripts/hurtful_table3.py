@@ -9,7 +9,7 @@ from medbias.io.jsonio import read_json
 from medbias.io.resources import read_attributes, read_templates
 from medbias.io.tables import write_paper_table
 from medbias.pipeline.hyperparameters import with_settings
-from medbias.studies.hurtful.analyses import discharge_summaries, gender_ratio
+from medbias.studies.hurtful.gender_ratio import discharge_summaries, gender_ratio
 from medbias.studies.hurtful.table3 import logprob_long, table3, template_fixes_markdown
 
 snakemake = globals()["snakemake"]

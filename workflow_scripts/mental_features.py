@@ -9,6 +9,7 @@ import pandas as pd
 
 from medbias.io.jsonio import write_json
 from medbias.core.logs import progress_logger, setup_rule_logging
+from medbias.core.models import job_device
 from medbias.studies.mental.phenotyping import load_featurizer
 
 snakemake = globals()["snakemake"]
@@ -22,7 +23,7 @@ if entry["type"] != "word_vectors":
     import torch
 
     torch.manual_seed(p.seed)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = job_device()
 featurizer = load_featurizer(p.name, entry, p.contextual, device)
 features, counts = featurizer.features(texts["text"].tolist(), progress_logger(log, p.name, "windows"))
 index = texts[["ROW_ID", "version"]].assign(**counts)

@@ -9,7 +9,7 @@ import torch
 
 from medbias.core.lm_training import dropout_overrides, train_language_model
 from medbias.core.logs import setup_rule_logging
-from medbias.core.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
+from medbias.core.models import job_device, lm_head_problem, load_config, load_model_and_tokenizer, resolve_model_source
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -26,11 +26,8 @@ with opener(corpus, "rt", encoding="utf-8") as handle:
         if len(texts) >= settings["max_texts"]:
             break
 source = resolve_model_source(p.model, p.entry)
-device = "cuda" if torch.cuda.is_available() else "cpu"
-import transformers  # noqa: E402
-
-config = transformers.AutoConfig.from_pretrained(source.source)
-overrides = dropout_overrides(config, settings["dropout"])
+device = job_device()
+overrides = dropout_overrides(load_config(source.source), settings["dropout"])
 model, tokenizer = load_model_and_tokenizer(source, device, config_overrides=overrides)
 no_head = lm_head_problem(model, source.kind)
 if no_head:  # a hub checkpoint found head-less only now (local folders are refused before any job)

@@ -6,6 +6,7 @@ import pandas as pd
 import torch
 
 from medbias.core.logs import setup_rule_logging
+from medbias.core.models import job_device
 from medbias.io.jsonio import write_json
 from medbias.io.resources import read_seat_tests
 from medbias.studies.plm.evaluation import evaluate_plm_model
@@ -19,7 +20,7 @@ result = evaluate_plm_model(
     p.model, p.entry, p.debias, read_seat_tests(snakemake.input.wordsets), pd.read_parquet(snakemake.input.sentences),
     pd.read_parquet(snakemake.input.pairs), projection, log=log,
     settings={key: getattr(p, key) for key in ("seat", "families", "ties_as_half", "batch_size", "max_length", "seed")},
-    device="cuda" if torch.cuda.is_available() else "cpu")
+    device=job_device())
 result.seat.to_csv(out.seat, index=False)
 result.stereoset.to_csv(out.stereoset, index=False)
 result.sentence_scores.to_parquet(out.sentence_scores, index=False)

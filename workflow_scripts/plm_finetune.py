@@ -14,13 +14,14 @@ from medbias.studies.plm.debias import attach_projection
 from medbias.studies.plm.finetune import finetune_and_score, read_bc5cdr, read_glue_task, read_hoc, read_pubmedqa
 from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
+from medbias.core.models import job_device
 from medbias.core.encoders import load_or_mark, sentence_encoder
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p = snakemake.params
 torch.set_num_threads(snakemake.threads)
-device = "cuda" if torch.cuda.is_available() else "cpu"
+device = job_device()
 result = {"model": p.model, "debias": p.debias, "source": p.entry["source"], "benchmarks": []}
 model, tokenizer, source, unloadable = load_or_mark(p.model, p.entry, device, log)
 if unloadable:

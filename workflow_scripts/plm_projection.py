@@ -7,7 +7,7 @@ import torch
 
 from medbias.core.encoders import sentence_encoder
 from medbias.core.logs import setup_rule_logging
-from medbias.core.models import load_model_and_tokenizer, resolve_model_source
+from medbias.core.models import job_device, load_model_and_tokenizer, resolve_model_source
 from medbias.io.jsonio import write_json
 from medbias.studies.plm.projection import fit_projection, stereoset_vectors
 
@@ -15,7 +15,7 @@ snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p = snakemake.params
 torch.set_num_threads(snakemake.threads)
-device = "cuda" if torch.cuda.is_available() else "cpu"
+device = job_device()
 source = resolve_model_source(p.model, p.entry)
 model, tokenizer = load_model_and_tokenizer(source, device)
 encoder = sentence_encoder(model, source.kind)

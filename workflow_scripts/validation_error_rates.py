@@ -4,7 +4,7 @@ import pandas as pd
 import torch
 
 from medbias.studies.hurtful.downstream import read_model_gaps
-from medbias.studies.hurtful.analyses import random_initialised_score_frames
+from medbias.metrics.logprob_tests import random_initialised_score_frames
 from medbias.io.jsonio import read_json
 from medbias.core.logs import setup_rule_logging
 from medbias.validation.figures import plot_error_rates

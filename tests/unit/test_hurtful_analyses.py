@@ -11,17 +11,16 @@ import torch
 from scipy.stats import mannwhitneyu, wilcoxon
 
 from medbias.core.errors import MedbiasInputError
-from medbias.studies.hurtful.analyses import (
+from medbias.core.fill_blank import fill_in_the_blanks
+from medbias.metrics.logprob_tests import (
     category_vs_control_p,
-    fill_in_the_blanks,
-    gender_ratio,
     logprob_table,
     paired_differences,
     random_initialised_score_frames,
-    probe_attribute,
     score_frame,
-    split_by_subject,
 )
+from medbias.studies.hurtful.gender_ratio import gender_ratio
+from medbias.studies.hurtful.probe import probe_attribute, split_by_subject
 from medbias.metrics.logprob import ScoringItem
 from medbias.synth.tiny_models import build_tiny_model, train_wordpiece
 from medbias.validation.error_rates import LOGPROB_P_KINDS, logprob_null_model_decisions
@@ -128,14 +127,13 @@ class ChainLM(torch.nn.Module):
 
 
 class FakeTokenizer:
-    mask_token, mask_token_id = "[MASK]", 3
+    mask_token, mask_token_id, pad_token_id = "[MASK]", 3, 0
 
     def __init__(self):
         self.vocab = {"[PAD]": 0, "[CLS]": 1, "[SEP]": 2, "[MASK]": 3, "pt": 10, "white": 20, "black": 30}
 
-    def __call__(self, text, return_tensors=None):
-        ids = [1] + [self.vocab[w] for w in text.split()] + [2]
-        return {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, len(ids), dtype=torch.long)}
+    def __call__(self, texts):
+        return {"input_ids": [[1] + [self.vocab[w] for w in text.split()] + [2] for text in texts]}
 
     def convert_ids_to_tokens(self, ids):
         return [f"t{i}" for i in ids] if isinstance(ids, list) else f"t{ids}"
@@ -151,6 +149,42 @@ def test_fill_in_the_blanks_greedy_feeds_back_and_top_k_keeps_masks_open():
     probability = float(white.loc[1, "top_k"].split("(")[1].split(")")[0])
     assert probability == pytest.approx(np.exp(8) / (np.exp(8) + 63), abs=1e-3)
     assert len(table) == 4
+
+
+def one_sentence_at_a_time(model, tokenizer, sentence: str, top_k: int) -> tuple[list[str], list[list[float]]]:
+    """The reference: one sentence per forward pass, no padding; (greedy tokens, top-k probabilities
+    per mask with every mask open)."""
+    encoded = tokenizer(sentence, return_tensors="pt")
+    ids = encoded["input_ids"].clone()
+    positions = (ids[0] == tokenizer.mask_token_id).nonzero().flatten().tolist()
+    with torch.inference_mode():
+        open_probs = torch.softmax(model(**encoded).logits[0, positions], dim=-1).topk(top_k, dim=-1).values
+        greedy = []
+        for position in positions:
+            token = int(model(input_ids=ids).logits[0, position].argmax())
+            ids[0, position] = token
+            greedy.append(tokenizer.convert_ids_to_tokens(token))
+    return greedy, open_probs.tolist()
+
+
+def test_batched_fill_in_the_blanks_equal_one_sentence_at_a_time_on_a_tiny_bert():
+    """Templates of different lengths and mask counts share padded batches of two: every greedy token
+    and top-k probability equals the unpadded one-sentence reference."""
+    from medbias.synth.tiny_models import build_tiny_model, train_wordpiece
+
+    texts = ["the patient was white and calm", "a black patient with pain was seen today", "pt was hispanic"] * 20
+    tokenizer = train_wordpiece(texts, 80)
+    model = build_tiny_model("bert", tokenizer, {"hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
+                                                 "intermediate_size": 32}, seed=3, masked_only=True).eval()
+    templates = ["[RACE] patient was [MASK]", "the [RACE] patient with pain was seen [MASK] [MASK] today"]
+    table = fill_in_the_blanks(model, tokenizer, templates, ["white", "black", "hispanic"], top_k=3, batch_size=2)
+    assert len(table) == 3 * 1 + 3 * 2
+    for (template, fill), rows in table.groupby(["template", "fill"], sort=False):
+        sentence = template.replace("[RACE]", fill)
+        greedy, probabilities = one_sentence_at_a_time(model, tokenizer, sentence, top_k=3)
+        assert rows["greedy"].tolist() == greedy
+        shown = [[float(part.split("(")[1].rstrip(")")) for part in cell.split(", ")] for cell in rows["top_k"]]
+        assert np.allclose(shown, probabilities, atol=6e-4)
 
 
 def test_fill_in_the_blank_template_needs_its_slots():

@@ -62,3 +62,44 @@ def test_the_layer_check_sees_an_import_upwards(tmp_path):
 def test_no_module_is_left_at_the_package_top():
     assert sorted(p.name for p in PACKAGE.glob("*.py")) == ["__init__.py"]
     assert sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__") == sorted(ALLOWED)
+
+
+STUDY_IMPORT = re.compile(r"^\s*(?:from|import)\s+medbias\.(studies\.\w+|validation)", re.M)
+
+
+def cross_study_imports(package: Path) -> set[tuple[str, str]]:
+    """(module, imported package) for every import of another study or of validation under studies/."""
+    found = set()
+    for study in (p for p in (package / "studies").iterdir() if p.is_dir() and p.name != "__pycache__"):
+        for path in study.rglob("*.py"):
+            for target in STUDY_IMPORT.findall(path.read_text(encoding="utf-8")):
+                if target != f"studies.{study.name}":
+                    found.add((path.relative_to(package).as_posix(), target))
+    return found
+
+
+def test_no_study_imports_another_study_or_validation():
+    assert cross_study_imports(PACKAGE) == set()
+
+
+def test_the_study_check_sees_an_import_of_another_study(tmp_path):
+    (tmp_path / "studies" / "audit").mkdir(parents=True)
+    (tmp_path / "studies" / "audit" / "card.py").write_text(
+        "from medbias.studies.audit.figures import A\n    from medbias.studies.hurtful.table3 import B\n"
+        "from medbias.validation.decisions import C\n")
+    assert cross_study_imports(tmp_path) == {("studies/audit/card.py", "studies.hurtful"),
+                                             ("studies/audit/card.py", "validation")}
+
+
+def code_files() -> list[Path]:
+    """The workflow's Python: rule scripts, the library and the user's scripts (not the tests)."""
+    return sorted([*(ROOT / "workflow_scripts").rglob("*.py"), *(ROOT / "scripts").rglob("*.py")])
+
+
+def test_only_core_models_loads_from_transformers_and_picks_the_device():
+    """One door to transformers: every from_pretrained, and the choice of the job's device, is in core.models."""
+    def files_with(text: str) -> set[str]:
+        return {p.relative_to(ROOT).as_posix() for p in code_files() if text in p.read_text(encoding="utf-8")}
+
+    assert files_with("from_pretrained(") == {"workflow_scripts/medbias/core/models.py"}
+    assert files_with("cuda.is_available(") == {"workflow_scripts/medbias/core/models.py"}

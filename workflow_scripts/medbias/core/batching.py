@@ -91,20 +91,23 @@ def pad_sequences(sequences: Sequence[Sequence[int]], pad_id: int):
     return ids, attention
 
 
-def padded_batches(sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int):
+def padded_batches(sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int, order: Sequence[int] | None = None):
     """Yield (rows, input ids, attention mask) for length-sorted batches of token-id sequences,
-    right-padded with ``pad_id`` (CPU long tensors; ``rows`` index ``sequences``)."""
-    order = np.argsort([len(s) for s in sequences], kind="stable")
+    right-padded with ``pad_id`` (CPU long tensors; ``rows`` index ``sequences``). ``order`` replaces
+    the sort by token count (e.g. a sort by the texts' characters)."""
+    if order is None:
+        order = np.argsort([len(s) for s in sequences], kind="stable")
     for start in range(0, len(order), batch_size):
         rows = order[start : start + batch_size]
         yield (rows, *pad_sequences([sequences[i] for i in rows], pad_id))
 
 
-def device_batches(model, sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int):
+def device_batches(model, sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int,
+                   order: Sequence[int] | None = None):
     """``padded_batches`` with the input ids and attention mask on ``model``'s device. Callers run it
     under ``torch.inference_mode``."""
     device = next(model.parameters()).device
-    for rows, ids, attention in padded_batches(sequences, pad_id, batch_size):
+    for rows, ids, attention in padded_batches(sequences, pad_id, batch_size, order):
         yield rows, ids.to(device), attention.to(device)
 
 
@@ -190,3 +193,18 @@ def span_vectors(encoder, tokenizer, sentences: Sequence[str], spans: Sequence[t
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     _run_padded(encoder, encoded["input_ids"], pad, batch_size, collect)
     return out, unknown
+
+
+def sigmoid_outputs(forward, features: np.ndarray, device, batch_size: int = 4096, axis: int = 0) -> np.ndarray:
+    """sigmoid(forward(x)) for row batches x of the feature matrix ``features`` (float32 on
+    ``device``) under inference mode, the batches' outputs joined along ``axis`` (0 when ``forward``
+    gives one value per row, 1 for a stack of tasks that gives [tasks, rows]); None for no rows."""
+    import torch
+
+    out = []
+    with torch.inference_mode():
+        for start in range(0, len(features), batch_size):
+            x = torch.as_tensor(features[start:start + batch_size], dtype=torch.float32, device=device)
+            out.append(torch.sigmoid(forward(x)).float().cpu().numpy())
+    return np.concatenate(out, axis=axis) if out else None
+

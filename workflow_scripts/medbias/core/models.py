@@ -1,7 +1,12 @@
-"""The model registry: resolving a source (hub id or local folder) and loading it by kind.
+"""The one door to transformers: resolving a registry source (hub id or local folder), checking it,
+choosing the job's device, and loading tokenizers, configs and weights.
 
-The same loader serves a Hugging Face hub id, a user's ``save_pretrained`` folder and the demo
-world's tiny models, so the demo exercises the real loading code.
+Every ``from_pretrained`` of the workflow is in this module: a registry entry by its kind
+(``load_model_and_tokenizer``), an encoder without a language-model head (``load_encoder``), the
+pretraining heads the hurtful study continues (``load_for_pretraining``), fresh random weights of a
+checkpoint's architecture (``untrained_copy``), and a tokenizer or config alone. The same loader
+serves a Hugging Face hub id, a user's ``save_pretrained`` folder and the demo world's tiny models,
+so the demo exercises the real loading code.
 """
 
 from __future__ import annotations
@@ -191,6 +196,61 @@ def model_folder_files(source: str | Path) -> list[str]:
     )
 
 
+def job_device() -> str:
+    """The device a job's models run on: ``cuda`` (the GPU SLURM granted the job, which CUDA numbers
+    0) when torch sees one, otherwise ``cpu``."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def load_tokenizer(source: str | Path):
+    """The tokenizer saved in a folder (or of a hub id)."""
+    import transformers
+
+    return transformers.AutoTokenizer.from_pretrained(str(source))
+
+
+def load_config(source: str | Path, **overrides):
+    """The model config of a folder (or hub id), with ``overrides`` set (e.g. dropout rates)."""
+    import transformers
+
+    return transformers.AutoConfig.from_pretrained(str(source), **overrides)
+
+
+def load_encoder(source: str | Path, device: str = "cpu", pooling: bool = True, bf16_on_gpu: bool = False):
+    """The base model of a checkpoint (no language-model head; ``pooling=False`` leaves out BERT's
+    pooler, which [CLS] features do not read) in eval mode on ``device``; in bfloat16 when
+    ``bf16_on_gpu`` and the GPU supports it."""
+    import torch
+    import transformers
+
+    extra = {} if pooling else {"add_pooling_layer": False}
+    encoder = transformers.AutoModel.from_pretrained(str(source), **extra).to(device).eval()
+    if bf16_on_gpu and device != "cpu" and torch.cuda.is_bf16_supported():
+        encoder = encoder.to(torch.bfloat16)
+    return encoder
+
+
+def load_for_pretraining(source: str | Path, config_overrides: dict | None = None):
+    """A BERT checkpoint with both pretraining heads (masked LM and next-sentence prediction), for
+    continued pretraining (``config_overrides``: e.g. dropout rates)."""
+    import transformers
+
+    return transformers.BertForPreTraining.from_pretrained(str(source), **(config_overrides or {}))
+
+
+def untrained_copy(source: str | Path, kind: ModelKind, seed: int):
+    """A model of ``kind`` with the architecture of the checkpoint at ``source`` and fresh random
+    weights drawn under torch seed ``seed``, in eval mode: a model that learned nothing."""
+    import torch
+    import transformers
+
+    config = load_config(source)
+    torch.manual_seed(seed)
+    return getattr(transformers, _AUTO_CLASS[kind]).from_config(config).eval()
+
+
 _AUTO_CLASS = {"masked": "AutoModelForMaskedLM", "causal": "AutoModelForCausalLM", "seq2seq": "AutoModelForSeq2SeqLM",
                "encoder": "AutoModel"}
 
@@ -210,9 +270,9 @@ def load_model_and_tokenizer(model: ModelSource, device: str = "cpu", config_ove
             f"model '{model.name}' ({model.source}) is OFA-based: transformers has no loader for it; install an OFA loader or remove it from the registry"
         )
     auto = getattr(transformers, _AUTO_CLASS[model.kind])
-    tokenizer = transformers.AutoTokenizer.from_pretrained(model.source)
+    tokenizer = load_tokenizer(model.source)
     try:
-        config = transformers.AutoConfig.from_pretrained(model.source, **(config_overrides or {}))
+        config = load_config(model.source, **(config_overrides or {}))
         check_fits(model.name, parameter_count(auto, config), model.dtype, device, available_memory(device))
         # straight onto the GPU: a 13 B model in bf16 never passes through the host's memory whole
         placement = {"device_map": device} if device != "cpu" else {}

@@ -30,9 +30,9 @@ def _init_worker(tokenizer_dir: str) -> None:
     # machine, and ``threads`` workers doing so oversubscribe it (measured: 2 workers on 2 cores took
     # 16.6 s with it, 13.6 s without; tests/benchmarks/bench_note_lengths.py).
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
-    from transformers import AutoTokenizer
+    from medbias.core.models import load_tokenizer
 
-    _TOKENIZER = AutoTokenizer.from_pretrained(tokenizer_dir)
+    _TOKENIZER = load_tokenizer(tokenizer_dir)
 
 
 def process_note(text: str, tokenizer, min_pieces: int, window: int, stride: int, max_windows: int):

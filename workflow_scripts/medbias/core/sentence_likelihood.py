@@ -27,8 +27,10 @@ def masked_lm_head(model):
     ``generator_lm_head``; taking the last linear layer alone gives wrong scores. DistilBERT's head
     is four separate modules."""
     name = type(model).__name__
-    if name in ("BertForMaskedLM",):
+    if name == "BertForMaskedLM":
         return model.cls
+    if name == "BertForPreTraining":  # its cls also holds the next-sentence head
+        return model.cls.predictions
     if name in ("RobertaForMaskedLM", "XLMRobertaForMaskedLM", "CamembertForMaskedLM"):
         return model.lm_head
     if name == "AlbertForMaskedLM":

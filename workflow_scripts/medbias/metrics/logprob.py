@@ -20,7 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from medbias.core.batching import device_batches
 from medbias.core.errors import MedbiasInputError
+from medbias.core.sentence_likelihood import masked_lm_head
 from medbias.core.templates import fill_template
 
 TARGET_SLOT = "[GEND]"
@@ -94,32 +96,30 @@ def mask_log_probs(
     """log P(w) at the word piece starting at ``chars[i]`` of sentence i, for every target id:
     an array (len(sentences), len(target_ids)).
 
-    Sentences are sorted by length and batched; with a BERT MLM head (``model.cls``) only the mask
-    positions go through the head.
+    Sentences are sorted by length in characters and batched (``core.batching``); where the model's
+    masked-LM head is known (``core.sentence_likelihood.masked_lm_head``) only the mask positions go
+    through it.
     """
     import torch
 
+    encoded = tokenizer(list(sentences), return_offsets_mapping=True)
+    positions = np.array([_token_at(offsets, chars[i], sentences[i])
+                          for i, offsets in enumerate(encoded["offset_mapping"])], dtype=np.int64)
     order = np.argsort([len(s) for s in sentences], kind="stable")
     out = np.zeros((len(sentences), len(target_ids)))
-    ids = torch.tensor(list(target_ids))
+    head = masked_lm_head(model)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     device = next(model.parameters()).device
+    ids = torch.tensor(list(target_ids), device=device)
     with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            chunk = [sentences[i] for i in order[start : start + batch_size]]
-            encoded = tokenizer(chunk, padding=True, return_tensors="pt", return_offsets_mapping=True)
-            offsets = encoded.pop("offset_mapping").tolist()
-            positions = torch.tensor([_token_at(offsets[k], chars[i], sentences[i])
-                                      for k, i in enumerate(order[start : start + batch_size])])
-            encoded = {k: v.to(device) for k, v in encoded.items()}
-            rows = torch.arange(len(chunk))
-            if hasattr(model, "bert") and hasattr(getattr(model, "cls", None), "predictions"):
-                # BertForMaskedLM and BertForPreTraining: the MLM head at the mask positions only
-                hidden = model.bert(**encoded).last_hidden_state[rows, positions]
-                logits = model.cls.predictions(hidden)
+        for rows, batch, attention in device_batches(model, encoded["input_ids"], pad, batch_size, order):
+            picked = torch.arange(len(rows), device=device)
+            at = torch.as_tensor(positions[rows], device=device)
+            if head is not None:
+                logits = head(model.base_model(input_ids=batch, attention_mask=attention).last_hidden_state[picked, at])
             else:
-                logits = model(**encoded).logits[rows, positions]
-            log_probs = torch.log_softmax(logits.float(), dim=-1)[:, ids.to(device)]
-            out[order[start : start + batch_size]] = log_probs.cpu().numpy()
+                logits = model(input_ids=batch, attention_mask=attention).logits[picked, at]
+            out[rows] = torch.log_softmax(logits.float(), dim=-1)[:, ids].cpu().numpy()
     return out
 
 

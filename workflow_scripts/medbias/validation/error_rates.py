@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.studies.hurtful.downstream import GAP_KEYS
-from medbias.studies.hurtful.analyses import PAIR_UNITS, category_vs_control_p, paired_differences
+from medbias.metrics.logprob_tests import PAIR_UNITS, category_vs_control_p, paired_differences
 from medbias.metrics.association import NullVocabulary, weat
 from medbias.metrics.fairness import benjamini_hochberg_by
 from medbias.metrics.replication import error_rate
@@ -382,7 +382,7 @@ LOGPROB_P_KINDS = {"attribute": "Mann-Whitney vs control, attribute as unit (Tab
 def logprob_null_model_decisions(frames: Sequence[pd.DataFrame], groups: Mapping[str, Sequence[str]],
                                  control_category: str, level: float = 0.05) -> pd.DataFrame:
     """Table 3's test of each category against ``control_category`` on models that learned nothing
-    (``medbias.studies.hurtful.analyses.random_initialised_score_frames``): every category is a control. Both units of
+    (``medbias.metrics.logprob_tests.random_initialised_score_frames``): every category is a control. Both units of
     ``category_vs_control_p``: the attribute (what Table 3 reports) and the template item (as if items
     were independent). ``groups``: the target set's groups, the first the reference (male, female)."""
     reference, group = list(groups)[:2]

@@ -217,7 +217,7 @@ def card_sections(inputs: Mapping[str, str], skipped: Sequence[tuple[str, str]],
     every test skipped (those ruled out before anything ran, then those whose evaluation marked
     itself), and the (test, d, low, high) effect sizes of the summary figure."""
     from medbias.io.jsonio import read_json
-    from medbias.studies.hurtful.analyses import logprob_table
+    from medbias.metrics.logprob_tests import logprob_table
 
     sections, skipped, effects = [], list(skipped), []
     if "weat" in inputs:

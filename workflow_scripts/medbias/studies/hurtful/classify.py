@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from medbias.core.batching import sigmoid_outputs
 from medbias.core.processes import spawned_map
 
 
@@ -135,16 +136,9 @@ def build_network(in_features: int, config: NetworkConfig):
 
 def predict_probability(network, features: np.ndarray, batch_size: int = 4096) -> np.ndarray:
     """Sigmoid outputs of ``network`` in evaluation mode (on the device its parameters are on)."""
-    import torch
-
     network.eval()
-    device = next(network.parameters()).device
-    out = []
-    with torch.inference_mode():
-        for start in range(0, len(features), batch_size):
-            x = torch.as_tensor(features[start:start + batch_size], dtype=torch.float32, device=device)
-            out.append(torch.sigmoid(network(x)[:, 0]).float().cpu().numpy())
-    return np.concatenate(out) if out else np.zeros(0)
+    probabilities = sigmoid_outputs(lambda x: network(x)[:, 0], features, next(network.parameters()).device, batch_size)
+    return np.zeros(0) if probabilities is None else probabilities
 
 
 @dataclass

@@ -25,6 +25,7 @@ from torch import nn
 
 from medbias.core.batching import pad_sequences
 from medbias.core.lm_training import bert_corruption_choice, linear_warmup_decay
+from medbias.core.models import job_device
 from medbias.studies.hurtful.demographics import ATTRIBUTE_CLASSES
 
 
@@ -224,7 +225,7 @@ def train_steps(
 
     from accelerate import Accelerator
 
-    cuda = torch.cuda.is_available()
+    cuda = job_device() == "cuda"
     # the schedule counts optimiser steps: accelerate's default would step it once per process
     accelerator = Accelerator(cpu=not cuda, mixed_precision="bf16" if cuda and torch.cuda.is_bf16_supported() else "no",
                               step_scheduler_with_optimizer=False)

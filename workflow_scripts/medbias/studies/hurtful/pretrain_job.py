@@ -20,7 +20,7 @@ import torch
 from medbias.studies.hurtful.demographics import ATTRIBUTE_CLASSES
 from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
-from medbias.core.models import resolve_model_source
+from medbias.core.models import job_device, load_for_pretraining, load_tokenizer, resolve_model_source
 from medbias.studies.hurtful.pretrain import (
     AdversarialPretrainer,
     adversary_accuracy,
@@ -37,9 +37,8 @@ def run_pretraining(inputs: dict[str, str], outputs: dict[str, str], params: dic
     outputs). Under data parallelism every process runs this function; the first one logs and
     writes the outputs, the others train their share of each batch."""
     from accelerate import PartialState
-    from transformers import AutoTokenizer, BertForPreTraining
 
-    cuda = torch.cuda.is_available()
+    cuda = job_device() == "cuda"
     state = PartialState(cpu=not cuda)
     main = state.is_main_process
     log = setup_rule_logging(log_path) if main else logging.getLogger("medbias.silent")
@@ -49,12 +48,12 @@ def run_pretraining(inputs: dict[str, str], outputs: dict[str, str], params: dic
     torch.manual_seed(params["seed"])
     torch.set_num_threads(max(1, threads // state.num_processes))
 
-    tokenizer = AutoTokenizer.from_pretrained(inputs["tokenizer"])
+    tokenizer = load_tokenizer(inputs["tokenizer"])
     source = resolve_model_source(params["base_name"], params["base_entry"])
     overrides = {}
     if cfg["dropout"] is not None:
         overrides = {"hidden_dropout_prob": cfg["dropout"], "attention_probs_dropout_prob": cfg["dropout"]}
-    bert = BertForPreTraining.from_pretrained(source.source, **overrides)
+    bert = load_for_pretraining(source.source, overrides)
     bert.resize_token_embeddings(len(tokenizer), mean_resizing=False)  # the eight placeholder tokens
     attribute = params["attribute"]
     n_classes = len(ATTRIBUTE_CLASSES[attribute]) if attribute else 0

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from medbias.core.batching import sigmoid_outputs
+
 BATCH_NORM_EPS = 1e-5       # torch.nn.BatchNorm1d's defaults, which build_network's layers use
 BATCH_NORM_MOMENTUM = 0.1
 
@@ -116,13 +118,7 @@ class StackedNetworks:
 def validation_losses(stack: StackedNetworks, features, label: np.ndarray, batch_size: int = 4096) -> np.ndarray:
     """Each stacked task's binary cross-entropy on the validation windows (``label`` [rows, T]), on
     probabilities clipped to [1e-7, 1 - 1e-7] as ``classify._loss`` computes it for one network."""
-    import torch
-
-    out = []
-    with torch.inference_mode():
-        for start in range(0, len(features), batch_size):
-            x = torch.as_tensor(features[start:start + batch_size], dtype=torch.float32,
-                                device=stack.out["weight"].device)
-            out.append(torch.sigmoid(stack.logits(x, training=False)).float().cpu().numpy())
-    p = np.clip(np.concatenate(out, axis=1), 1e-7, 1 - 1e-7).T if out else np.zeros((0, label.shape[1]))
+    probabilities = sigmoid_outputs(lambda x: stack.logits(x, training=False), features, stack.out["weight"].device,
+                                    batch_size, axis=1)
+    p = np.clip(probabilities, 1e-7, 1 - 1e-7).T if probabilities is not None else np.zeros((0, label.shape[1]))
     return -np.mean(label * np.log(p) + (1 - label) * np.log(1 - p), axis=0)

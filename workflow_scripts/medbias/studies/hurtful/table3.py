@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from medbias.io.tables import PaperTable
-from medbias.studies.hurtful.analyses import logprob_table
+from medbias.metrics.logprob_tests import logprob_table
 
 LONG_COLUMNS = ["model", "target_set", "category", "reference_mean", "group_mean", "wilcoxon_p", "items"]
 
