@@ -8,7 +8,7 @@ from medbias.io.formats import ACUITY_EXPORTS, MIMIC_TABLES, find_table
 from medbias.pipeline import plan
 from medbias.pipeline.hyperparameters import load_schema, settings_notes
 from medbias.pipeline.report import caption_rst, folder_pages, load_items
-from medbias.pipeline.seeds import rule_seed
+from medbias.core.seeds import rule_seed
 from medbias.synth.sizes import demo_sizes
 
 RESULTS = config["results"]
@@ -362,7 +362,7 @@ def manifest_inputs(wildcards):
 
 
 def seed_for(rule):
-    """The seed of a rule's jobs: the config's one seed and the rule's name (medbias.pipeline.seeds)."""
+    """The seed of a rule's jobs: the config's one seed and the rule's name (medbias.core.seeds)."""
     return rule_seed(config["seed"], rule)
 
 

@@ -1,5 +1,5 @@
 # Study "rios": 60 years of gender bias in PubMed word2vec (Rios, Joshi and Shin 2020).
-# Rules only; the logic lives in medbias.io.pubmed, medbias.core.embeddings, medbias.studies.rios.analyses and medbias.metrics.
+# Rules only; the logic lives in medbias.io.pubmed, medbias.core.skipgram, medbias.studies.rios and medbias.metrics.
 
 
 rule rios_parse:

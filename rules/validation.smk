@@ -1,5 +1,5 @@
 # Demo world only: measured error rates of the bias tests against the truth file (issue 17).
-# Rules only; the logic lives in medbias.validation.error_rates and medbias.metrics.replication.
+# Rules only; the logic lives in medbias.validation (decisions, null_worlds, error_rates, recovery) and medbias.metrics.
 
 
 rule validation_error_rates:

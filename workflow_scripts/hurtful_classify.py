@@ -1,7 +1,7 @@
 """Rule script (hurtful): one classifier per downstream task on one model's frozen window features
 (``medbias.studies.hurtful.classify.train_task_classifiers``, section 4.1), and the test predictions
 with the protected attributes for the fairness analysis. Replicate r > 0 repeats it under a derived
-seed (``medbias.metrics.replication.replicate_seed``): the whole grid, or, given replicate 0's
+seed (``medbias.core.seeds.replicate_seed``): the whole grid, or, given replicate 0's
 selection (``input.chosen``; replicates_search: once), each task's chosen network and c only."""
 
 import numpy as np
@@ -11,7 +11,7 @@ import torch
 from medbias.core.logs import setup_rule_logging
 from medbias.core.models import job_device
 from medbias.studies.hurtful.classify import chosen_grids, network_grid, train_task_classifiers
-from medbias.metrics.replication import replicate_seed
+from medbias.core.seeds import replicate_seed
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

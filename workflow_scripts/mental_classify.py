@@ -7,7 +7,7 @@ import pandas as pd
 
 from medbias.core.logs import setup_rule_logging
 from medbias.studies.mental.classifiers import counterfactual_classifiers, gender_from_features
-from medbias.studies.mental.phenotyping import feature_rows
+from medbias.studies.mental.features import feature_rows
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -7,7 +7,8 @@ import pandas as pd
 from medbias.io.mimic import read_annotations
 from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
-from medbias.studies.mental.phenotyping import join_notes, majority_vote, split_table, task_splits, treated_text_rows
+from medbias.studies.mental.labels import join_notes, majority_vote
+from medbias.studies.mental.split import split_table, task_splits, treated_text_rows
 from medbias.studies.mental.figures import plot_annotated_counts
 from medbias.io.tables import write_table
 

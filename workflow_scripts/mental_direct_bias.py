@@ -6,11 +6,11 @@ import json
 import numpy as np
 import pandas as pd
 
-from medbias.core.embeddings import term_vector
+from medbias.metrics.similarity import term_vector
 from medbias.io.word_vectors import load_word_vectors
 from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
-from medbias.studies.mental.phenotyping import word_vector
+from medbias.studies.mental.features import word_vector
 from medbias.core.models import load_model_and_tokenizer, resolve_model_source
 from medbias.studies.mental.figures import plot_direct_bias
 from medbias.studies.mental.direct_bias import contextual_word_vectors, direct_bias_row, random_words

@@ -10,7 +10,7 @@ import pandas as pd
 from medbias.io.jsonio import write_json
 from medbias.core.logs import progress_logger, setup_rule_logging
 from medbias.core.models import job_device
-from medbias.studies.mental.phenotyping import load_featurizer
+from medbias.studies.mental.features import load_featurizer
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -8,7 +8,7 @@ import pandas as pd
 from medbias.core.logs import setup_rule_logging
 from medbias.studies.mental.explain import explain_pairs, pairs_to_explain
 from medbias.studies.mental.figures import plot_lime
-from medbias.studies.mental.phenotyping import load_featurizer
+from medbias.studies.mental.features import load_featurizer
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

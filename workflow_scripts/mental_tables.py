@@ -4,7 +4,7 @@ pairs, with bootstrap intervals) and Table IV (gender classifiers on original vs
 import pandas as pd
 
 from medbias.core.logs import setup_rule_logging
-from medbias.studies.mental.phenotyping import fairness_table, paper_layout
+from medbias.studies.mental.tables import fairness_table, paper_layout
 from medbias.io.tables import markdown_table, write_table
 
 snakemake = globals()["snakemake"]

@@ -5,7 +5,7 @@ articles (``medbias.studies.rios.skipgram.document_null_draws``; the p-value:
 
 import pandas as pd
 
-from medbias.core.embeddings import ParquetSentences
+from medbias.core.skipgram import ParquetSentences
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import read_json
 from medbias.io.resources import read_wordsets

@@ -2,12 +2,12 @@
 a sample of it (``medbias.studies.rios.skipgram.search_decade``), for replicate 0, or for every
 replicate under its own seed (``replication.replicate_seed``) when each replicate searches."""
 
-from medbias.core.embeddings import ParquetSentences
+from medbias.core.skipgram import ParquetSentences
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import write_json
 from medbias.io.pubmed import tokenize
 from medbias.io.resources import read_umnsrs
-from medbias.metrics.replication import replicate_seed
+from medbias.core.seeds import replicate_seed
 from medbias.studies.rios.skipgram import search_decade, write_empty_model
 
 snakemake = globals()["snakemake"]

@@ -1,12 +1,12 @@
 """Rule script (rios): seed replicate r > 0 of one decade's model, the setting replicate 0's search
 chose trained again under the replicate's seed (``medbias.studies.rios.skipgram.retrain_chosen``)."""
 
-from medbias.core.embeddings import ParquetSentences
+from medbias.core.skipgram import ParquetSentences
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import read_json, write_json
 from medbias.io.pubmed import tokenize
 from medbias.io.resources import read_umnsrs
-from medbias.metrics.replication import replicate_seed
+from medbias.core.seeds import replicate_seed
 from medbias.studies.rios.skipgram import retrain_chosen, write_empty_model
 
 snakemake = globals()["snakemake"]

@@ -10,11 +10,10 @@ from medbias.core.logs import setup_rule_logging
 from medbias.validation.figures import plot_error_rates
 from medbias.io.resources import read_attributes, read_templates
 from medbias.io.tables import write_table
-from medbias.validation.error_rates import (
-    ERROR_RATES_NOTES, ERROR_RATES_TITLE, combine, counterfactual_decisions, error_rates, gap_decisions,
-    logprob_decisions, logprob_model_roles, logprob_null_model_decisions, null_world_decisions, rios_weat_decisions,
-    seat_decisions,
-)
+from medbias.validation.decisions import combine, counterfactual_decisions, gap_decisions, logprob_decisions, rios_weat_decisions, seat_decisions
+from medbias.validation.error_rates import ERROR_RATES_NOTES, ERROR_RATES_TITLE, error_rates
+from medbias.validation.null_worlds import logprob_null_model_decisions, null_world_decisions
+from medbias.validation.truth import logprob_model_roles
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -6,17 +6,9 @@ from medbias.studies.hurtful.downstream import read_model_gaps
 from medbias.io.jsonio import read_json
 from medbias.core.logs import setup_rule_logging
 from medbias.io.tables import markdown_table
-from medbias.validation.error_rates import (
-    combine,
-    control_family,
-    corpus_embeddings,
-    gap_recovery,
-    logprob_model_roles,
-    logprob_recovery,
-    mental_recovery,
-    rios_recovery,
-    seat_recovery,
-)
+from medbias.validation.decisions import combine
+from medbias.validation.recovery import control_family, gap_recovery, logprob_recovery, mental_recovery, rios_recovery, seat_recovery
+from medbias.validation.truth import corpus_embeddings, logprob_model_roles
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -120,7 +120,7 @@ def main() -> None:
         print(f"projection for {REAL_BASELINE_GB:.0f} GB of baseline XML: map {hours_one:.1f} h on one core; "
               f"map on 16 cores + reduce = {hours_16:.1f} h (reduce at {reduce_mb_s:.0f} MB/s of input)")
 
-        from medbias.core.embeddings import ParquetSentences, train_skipgram
+        from medbias.core.skipgram import ParquetSentences, train_skipgram
 
         corpus = Path(tmp) / "1960-1969.parquet"
         words = sum(len(s) for s in ParquetSentences(corpus))

@@ -138,7 +138,8 @@ def measure_word2vec(config: dict, n_tokens: int, corpus_tokens: float) -> dict[
     defaults' own cost (the replicates and the document null retrain one setting). ``min_count`` is
     scaled from a decade of ``corpus_tokens`` to the sample, so that it drops the same share of the
     Zipf text as it would of the decade (down-sampling is a relative frequency already)."""
-    from medbias.core.embeddings import candidate_settings, train_skipgram
+    from medbias.core.skipgram import train_skipgram
+    from medbias.studies.rios.skipgram import candidate_settings
 
     w2v = config["rios"]["word2vec"]
     sentences = zipf_sentences(n_tokens)

@@ -119,7 +119,6 @@ def test_table_d4_compares_baseline_and_debiased_per_attribute(wiring_run):
 
 
 def test_fill_in_the_blank_table_is_complete_and_greedy_starts_from_the_top_token(wiring_run):
-    import yaml
 
     hurtful = wiring_run / "results" / "hurtful"
     config = run_config(wiring_run)["hurtful"]["fill_blank"]

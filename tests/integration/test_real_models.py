@@ -167,7 +167,7 @@ def test_the_calibrated_lean_on_real_glove_and_a_real_encoder(minilm):
 
 
 def test_mental_features_read_real_glove_after_the_readme_conversion(tmp_path):
-    from medbias.studies.mental.phenotyping import load_featurizer
+    from medbias.studies.mental.features import load_featurizer
 
     glove_text = write_glove_text(tmp_path / "glove.6B.50d.txt", limit=50_000)
     command = _readme_conversion().replace("glove.6B.50d.txt", str(glove_text)).replace(

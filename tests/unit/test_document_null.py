@@ -12,9 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from medbias.core.embeddings import SwappedDocuments, document_swap_flags, pair_mapping, train_skipgram
+from medbias.core.skipgram import train_skipgram
+from medbias.studies.rios.documents import SwappedDocuments, document_swap_flags, pair_mapping
 from medbias.metrics.association import weat
-from medbias.metrics.replication import document_null_seed
+from medbias.core.seeds import document_null_seed
 from medbias.studies.rios.analyses import document_null_columns, gender_swap_mapping, weat_by_decade, weat_statistics
 
 MALE, FEMALE = [f"m{i}" for i in range(6)], [f"f{i}" for i in range(6)]
@@ -114,7 +115,8 @@ def test_planted_association_gets_the_smallest_document_p():
 def test_document_null_draws_on_a_sample_record_the_samples_own_model_as_draw_minus_1():
     import logging
 
-    from medbias.core.embeddings import SelectedDocuments, sample_documents, scale_min_count
+    from medbias.studies.rios.documents import SelectedDocuments, sample_documents
+    from medbias.studies.rios.skipgram import scale_min_count
     from medbias.studies.rios.skipgram import DOCUMENT_NULL_COLUMNS, document_null_draws
 
     documents = _corpus({("m", "a"): 20, ("f", "b"): 20}, np.random.default_rng(0))  # 40 articles of 30 tokens

@@ -5,14 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from medbias.core.embeddings import (
-    SwappedDocuments,
-    candidate_settings,
-    document_swap_flags,
-    pair_mapping,
-    search_skipgram,
-    similarity_spearman,
-)
+from medbias.metrics.similarity import similarity_spearman
+from medbias.studies.rios.documents import SwappedDocuments, document_swap_flags, pair_mapping
+from medbias.studies.rios.skipgram import candidate_settings, search_skipgram
 from medbias.core.errors import MedbiasInputError
 from medbias.io.pubmed import tokenize
 

@@ -23,7 +23,8 @@ from medbias.studies.hurtful.gender_ratio import gender_ratio
 from medbias.studies.hurtful.probe import probe_attribute, split_by_subject
 from medbias.metrics.logprob import ScoringItem
 from medbias.synth.tiny_models import build_tiny_model, train_wordpiece
-from medbias.validation.error_rates import LOGPROB_P_KINDS, logprob_null_model_decisions
+from medbias.validation.decisions import LOGPROB_P_KINDS
+from medbias.validation.null_worlds import logprob_null_model_decisions
 
 
 def _scores(values: dict[tuple[str, str], list[float]]) -> pd.DataFrame:

@@ -166,6 +166,24 @@ def test_good_word2vec_files_load(tmp_path):
     assert load_word_vectors(text, "word2vec_text").index_to_key == ["he", "she"]
 
 
+def test_a_fasttext_binary_loads_with_its_subword_vectors(tmp_path):
+    """A fastText .bin written by gensim reads back with the same vectors, and a word outside the
+    vocabulary gets the vector its character n-grams give."""
+    from gensim.models import FastText
+    from gensim.models.fasttext import save_facebook_model
+
+    from medbias.io.word_vectors import load_word_vectors
+
+    sentences = [["the", "nurse", "said", "she", "was", "tired"], ["the", "surgeon", "said", "he", "was", "late"]] * 20
+    model = FastText(sentences, vector_size=8, min_count=1, epochs=2, seed=1, workers=1)
+    path = tmp_path / "model.bin"
+    save_facebook_model(model, str(path))
+    vectors = load_word_vectors(path, "fasttext_bin")
+    assert set(vectors.index_to_key) == set(model.wv.index_to_key)
+    assert np.allclose(vectors["nurse"], model.wv["nurse"], atol=1e-6)
+    assert np.allclose(vectors["nurses"], model.wv["nurses"], atol=1e-5)
+
+
 @pytest.mark.parametrize(("make", "fmt", "message"), [
     (lambda p: p.write_bytes(b""), "word2vec_binary", "file is empty"),
     (lambda p: p.write_text("he 1 2 3\nshe 4 5 6\n"), "word2vec_binary",

@@ -10,8 +10,9 @@ from sklearn.metrics import f1_score
 
 from medbias.studies.mental.explain import lime_weights, perturbation_masks
 from medbias.io.formats import ANNOTATION_PHENOTYPES
-from medbias.studies.mental.phenotyping import (balanced_split, join_notes, majority_vote, mean_word_vectors, task_labels,
-                            training_design, counterfactual_pairs, treated_texts)
+from medbias.studies.mental.features import counterfactual_pairs, mean_word_vectors, training_design
+from medbias.studies.mental.labels import join_notes, majority_vote, task_labels
+from medbias.studies.mental.split import balanced_split, treated_texts
 from medbias.metrics.association import direct_bias
 from medbias.metrics.counterfactual import (favoured_group, mismatch_direction_p, pair_metrics, rate_ratio,
                                             summarise_pairs)

@@ -6,18 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from medbias.validation.error_rates import (
-    control_family,
-    corpus_embeddings,
-    counterfactual_decisions,
-    gap_recovery,
-    logprob_decisions,
-    logprob_model_roles,
-    logprob_recovery,
-    mental_recovery,
-    rios_recovery,
-    seat_recovery,
-)
+from medbias.validation.decisions import counterfactual_decisions, logprob_decisions
+from medbias.validation.recovery import control_family, gap_recovery, logprob_recovery, mental_recovery, rios_recovery, seat_recovery
+from medbias.validation.truth import corpus_embeddings, logprob_model_roles
 
 
 def test_rios_rows_follow_the_truth_and_the_tables_stars():

@@ -8,8 +8,13 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-from medbias.metrics.replication import decade_trend, document_null_seed, error_rate, ols_slope, replicate_seed
-from medbias.validation.error_rates import error_rates, gap_decisions, mirror_rows, null_world_decisions, rios_weat_decisions
+from medbias.core.seeds import document_null_seed, replicate_seed
+from medbias.metrics.error_rate import error_rate
+from medbias.metrics.trends import decade_trend, ols_slope
+from medbias.validation.decisions import gap_decisions, rios_weat_decisions
+from medbias.validation.error_rates import error_rates
+from medbias.validation.null_worlds import null_world_decisions
+from medbias.validation.truth import mirror_rows
 
 
 def test_replicate_zero_keeps_the_seed_and_the_others_differ():

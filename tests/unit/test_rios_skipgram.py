@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from medbias.core.embeddings import SelectedDocuments, sample_documents, scale_min_count, search_skipgram
+from medbias.studies.rios.documents import SelectedDocuments, sample_documents
+from medbias.studies.rios.skipgram import scale_min_count, search_skipgram
 from medbias.io.pubmed import tokenize
 from medbias.studies.rios.skipgram import chosen_setting, retrain_chosen, search_decade
 

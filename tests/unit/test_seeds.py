@@ -1,4 +1,4 @@
-"""medbias.pipeline.seeds: one config seed, each rule's seed from its name."""
+"""medbias.core.seeds: one config seed, each rule's seed from its name."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from medbias.pipeline.seeds import RULE_SEED_OFFSETS, rule_seed
+from medbias.core.seeds import RULE_SEED_OFFSETS, rule_seed
 
 RULES = Path(__file__).resolve().parents[2] / "rules"
 

@@ -41,6 +41,14 @@ def check_word_vector_file(path: str | Path, fmt: str) -> None:
                 f"{smallest} bytes; the file has {size} (truncated, or the header's count or dimension is wrong)")
 
 
+def _fasttext(path: str | Path):
+    """The word vectors of a fastText binary model (Facebook's .bin: the words' vectors and the
+    subword buckets gensim uses for words outside the vocabulary)."""
+    from gensim.models.fasttext import load_facebook_vectors
+
+    return load_facebook_vectors(str(path))
+
+
 def load_word_vectors(path: str | Path, fmt: str):
     """Load a word-vector file as gensim KeyedVectors: word2vec binary or text, fastText .bin, or a
     gensim KeyedVectors file. A file gensim cannot read stops with one line naming it."""

@@ -1,4 +1,3 @@
-"""The demo world's checks on the tests themselves: measured error rates of every bias test on
-constructed null worlds and planted effects (``error_rates``) and their figure. The statistics they
-use (trends across conditions, Clopper-Pearson intervals, replicate seeds) are in
-``medbias.metrics.replication``."""
+"""The demo world's checks on the tests themselves: every test's decisions on the studies and on
+constructed null worlds, the error rates they give, and the planted recovery of every effect the demo
+world planted (``truth``, ``decisions``, ``null_worlds``, ``error_rates``, ``recovery``, ``figures``)."""

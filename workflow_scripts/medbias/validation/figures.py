@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-
 from medbias.core.figures import SERIES, pyplot, save
 
 

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.studies.mental.phenotyping import build_learner, counterfactual_pairs, fit_learner, training_design
+from medbias.studies.mental.features import counterfactual_pairs, training_design
+from medbias.studies.mental.learners import build_learner, fit_learner
 
 
 @dataclass

@@ -71,7 +71,12 @@ def direct_bias_row(name: str, entry: Mapping[str, Any], label: str, pairs: Sequ
 
     Fewer than ``min_pairs`` pairs with vectors, or no synonym with one, stops with one line naming the
     embedding and what is missing."""
-    from medbias.metrics.association import direct_bias, lean_against_random_words, relation_vector, unit_rows
+    from medbias.metrics.association import (
+        direct_bias,
+        lean_against_random_words,
+        relation_vector,
+        unit_rows,
+    )
 
     used = [(f, m) for f, m in pair_vectors if f is not None and m is not None]
     missing_pairs = [f"{a}/{b}" for (a, b), (f, m) in zip(pairs, pair_vectors) if f is None or m is None]

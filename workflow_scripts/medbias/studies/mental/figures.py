@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pandas as pd
 
-
-from medbias.core.figures import AGAINST, FEMALE, MALE, NEUTRAL, TOWARDS, error_bars, pyplot, save
+from medbias.core.figures import (
+    AGAINST,
+    FEMALE,
+    MALE,
+    NEUTRAL,
+    TOWARDS,
+    error_bars,
+    pyplot,
+    save,
+)
 
 
 def plot_annotated_counts(counts: pd.DataFrame, png: str, pdf: str) -> None:

@@ -10,7 +10,7 @@ import pandas as pd
 
 from medbias.core.note_text import TABLE_III_NEUTRAL, TABLE_III_SWAP
 from medbias.io.tables import PaperTable
-from medbias.studies.mental.phenotyping import TASK_TITLES
+from medbias.studies.mental.labels import TASK_TITLES
 
 # Table I as the paper prints it (the annotation guidelines of Gehrmann et al. 2018, its reference [39])
 PHENOTYPE_DEFINITIONS: dict[str, str] = {

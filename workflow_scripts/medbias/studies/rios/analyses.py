@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.core.embeddings import pair_mapping
+from medbias.studies.rios.documents import pair_mapping
 from medbias.core.errors import MedbiasInputError
 from medbias.metrics.association import (
     NullVocabulary,
@@ -31,7 +31,7 @@ from medbias.metrics.association import (
     weat,
 )
 from medbias.metrics.bootstrap import percentile_interval
-from medbias.metrics.replication import decade_trend
+from medbias.metrics.trends import decade_trend
 
 
 def _lower(words) -> list[str]:

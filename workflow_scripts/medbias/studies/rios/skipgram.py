@@ -16,6 +16,7 @@ make it affordable:
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -23,18 +24,73 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.core.embeddings import (
-    SIMILARITY_KEYS,
-    SwappedDocuments,
-    document_swap_flags,
-    sample_documents,
-    scale_min_count,
-    search_skipgram,
-    similarity_record,
-    train_skipgram,
-)
-from medbias.metrics.replication import document_null_seed
+from medbias.core.skipgram import train_skipgram
+from medbias.metrics.similarity import SIMILARITY_KEYS, similarity_record
+from medbias.studies.rios.documents import SwappedDocuments, document_swap_flags, sample_documents
+from medbias.core.seeds import document_null_seed
 from medbias.studies.rios.analyses import gender_swap_mapping, weat_statistics
+
+log = logging.getLogger(__name__)
+
+
+def scale_min_count(setting: Mapping[str, Any], fraction: float) -> dict[str, Any]:
+    """``setting`` for a sample holding ``fraction`` of the corpus's tokens: a word seen c times in the
+    corpus is expected c x fraction times in the sample, so min_count becomes round(c x fraction),
+    at least 1 where c is at least 1, and the sample keeps about the words the corpus would."""
+    count = int(setting["min_count"])
+    scaled = count if fraction >= 1 or count == 0 else max(1, round(count * fraction))
+    return {**setting, "min_count": scaled}
+
+
+def candidate_settings(defaults: Mapping[str, Any], grid: Mapping[str, Sequence[Any]], strategy: str) -> list[dict[str, Any]]:
+    """Settings to try. ``grid``: the full Cartesian product. ``one_at_a_time`` (Chiu et al. 2016):
+    the defaults, then each parameter varied alone over its values with the others at default."""
+    if strategy == "grid":
+        keys = list(grid)
+        return [{**defaults, **dict(zip(keys, values))} for values in itertools.product(*(grid[k] for k in keys))]
+    if strategy != "one_at_a_time":
+        raise ValueError(f"unknown search strategy {strategy!r} (expected grid or one_at_a_time)")
+    settings = [dict(defaults)]
+    for key, values in grid.items():
+        for value in values:
+            candidate = {**defaults, key: value}
+            if candidate not in settings:
+                settings.append(candidate)
+    return settings
+
+
+def search_skipgram(
+    sentences,
+    defaults: Mapping[str, Any],
+    grid: Mapping[str, Sequence[Any]],
+    strategy: str,
+    epochs: int,
+    seed: int,
+    workers: int,
+    pairs: Sequence[tuple[str, str, float]],
+    tokenize,
+    token_fraction: float = 1.0,
+):
+    """Train every candidate setting, score it on ``pairs``; return (best vectors, all scores).
+
+    The best candidate has the highest rho; ties (and NaN scores) go to the earlier candidate.
+    ``sentences`` may be a sample holding ``token_fraction`` of the corpus's tokens: each candidate
+    then trains with its min_count scaled to the sample (``scale_min_count``; recorded as
+    ``trained_min_count``), while its record keeps the corpus's values.
+    """
+    scores: list[dict[str, Any]] = []
+    best_vectors, best_rho, best_index = None, -np.inf, 0
+    for i, setting in enumerate(candidate_settings(defaults, grid, strategy)):
+        trained = scale_min_count(setting, token_fraction)
+        vectors = train_skipgram(sentences, trained, epochs, seed, workers)
+        evaluation = similarity_record(vectors, pairs, tokenize)
+        log.info("candidate %d %s: rho=%.4f over %d pairs", i, setting, evaluation["rho"], evaluation["pairs_used"])
+        scores.append({"candidate": i, **setting, "trained_min_count": trained["min_count"], **evaluation})
+        rho = evaluation["rho"] if np.isfinite(evaluation["rho"]) else -np.inf
+        if best_vectors is None or rho > best_rho:
+            best_vectors, best_rho, best_index = vectors, rho, i
+    return best_vectors, scores, best_index
+
 
 SETTING_KEYS: tuple[str, ...] = ("negative", "sample", "min_count", "alpha", "vector_size", "window")
 

@@ -1,0 +1,222 @@
+"""Planted recovery (results/validation/planted_recovery): the tables read as a reader sees them, and
+for every planted effect of the truth file whether it was found by the table's own criterion; for the
+controls, how many were flagged against what chance allows (``control_family``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from medbias.studies.hurtful.downstream import GAP_KEYS
+from medbias.validation.truth import (
+    logprob_distances,
+    planted_strengths,
+    recall_gap_truth,
+)
+
+# family: the controls tested together (one BH family of recall gaps; every other test alone)
+RECOVERY_COLUMNS = ["study", "effect", "truth", "where", "criterion", "observed", "recovered", "family"]
+
+
+def _row(study: str, effect: str, truth: str, where: str, criterion: str, observed: str, recovered: bool,
+         family: str | None = None) -> list:
+    return [study, effect, truth, where, criterion, observed, bool(recovered), family or effect]
+
+
+def rios_recovery(table: pd.DataFrame, trends: pd.DataFrame, pubmed_truth: Mapping[str, Any]) -> pd.DataFrame:
+    """Figure 1 as a reader sees it (replicate 0, stars = calibrated p): every planted pair is
+    significant with a positive mean difference in every decade where it is planted, and nothing
+    is significant where nothing is planted (control pairs; planted pairs in their null decade);
+    the trend over decades falls for every planted pair and is flat (p >= 0.05) for the controls."""
+    strengths = planted_strengths(pubmed_truth)
+    rows = []
+    for r in table.itertuples(index=False):
+        strength = 0.0 if r.control else strengths.get(r.test, {}).get(r.decade, 0.0)
+        p = r.p_calibrated if np.isfinite(r.p_calibrated) else r.p_value
+        observed = f"md {r.mean_difference:+.3f}, d {r.effect_size:+.2f}, p {p:.4g}"
+        if strength > 0:
+            rows.append(_row("rios", f"{r.test} x gender, {r.decade} (strength {strength})", "planted", "fig1_weat.csv",
+                             "significant and mean difference > 0", observed,
+                             bool(r.significant) and r.mean_difference > 0))
+        else:
+            rows.append(_row("rios", f"{r.test} x gender, {r.decade}", "control", "fig1_weat.csv", "not significant",
+                             observed, not bool(r.significant)))
+    for r in trends.itertuples(index=False):
+        observed = f"slope {r.md_slope:+.4f} per decade, p {r.md_trend_p:.3g}"
+        if r.test in strengths:
+            rows.append(_row("rios", f"{r.test}: association falls by decade", "planted", "fig1_weat_trend.csv",
+                             "mean-difference slope < 0, trend p < 0.05", observed, r.md_slope < 0 and r.md_trend_p < 0.05))
+        elif r.control:
+            rows.append(_row("rios", f"{r.test}: no trend", "control", "fig1_weat_trend.csv", "trend p >= 0.05",
+                             observed, r.md_trend_p >= 0.05))
+    return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
+
+
+def seat_recovery(seat: pd.DataFrame, plm_truth: Mapping[str, Any]) -> pd.DataFrame:
+    """Table 2 without debiasing (stars = calibrated p): every planted test of every trained model
+    starred with a positive effect; the birthday controls of the trained models and every test of
+    a model that was not trained on the plm corpus unstarred."""
+    trained = set(plm_truth["trained_models"])
+    plain = seat[(seat["debias"] == "none") & (seat["status"] == "ok")]
+    rows = []
+    for r in plain.itertuples(index=False):
+        p = getattr(r, "p_calibrated", np.nan)
+        observed = f"d {r.effect_size:+.3f}, p {p if np.isfinite(p) else r.p_value:.4g}"
+        if r.model in trained and r.test in plm_truth["seat_planted"]:
+            rows.append(_row("plm", f"{r.model} {r.test}", "planted", "seat_long.csv", "significant and effect > 0",
+                             observed, bool(r.significant) and r.effect_size > 0))
+        elif r.model not in trained or r.test in plm_truth["seat_controls"]:
+            why = "" if r.model in trained else " (model not trained on the plm corpus)"
+            rows.append(_row("plm", f"{r.model} {r.test}{why}", "control", "seat_long.csv", "not significant", observed,
+                             not bool(r.significant)))
+    return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
+
+
+def gap_recovery(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str],
+                 seeds: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Table C3's recall gaps (BH within model, attribute and group; ``recall_gap_truth``): each
+    planted gap negative and significant after BH for its disadvantaged group on every task of its
+    phenotype and every model; every other recall gap not significant after BH.
+
+    With ``seeds`` (``downstream.seed_spread`` over R > 1 classifier seed replicates) a decision is
+    the majority's: a planted gap is found when more than half of the replicates find it below 0
+    after BH, and a control is flagged when more than half flag it. A single classifier seed can
+    miss a planted gap the model's features carry (or flag one they do not), so the model, not one
+    seed of its classifier, is what the verdict describes."""
+    recall = recall_gap_truth(gaps, mimic_truth, task_labels)
+    replicates = 1
+    if seeds is not None and len(seeds):
+        keys = list(GAP_KEYS)
+        columns = ["replicates", "significant_bh_seeds", "significant_bh_below_seeds", "gap_seed_min", "gap_seed_max"]
+        recall = recall.merge(seeds[keys + columns], on=keys, how="left", validate="one_to_one")
+        if recall["replicates"].isna().any():
+            raise ValueError("gap_seeds.csv lacks some recall gaps of gaps.parquet")
+        replicates = int(recall["replicates"].max())
+    where = "<model>/gaps.parquet" + (", gap_seeds.csv" if replicates > 1 else "")
+    rows = []
+    for _, r in recall.iterrows():
+        unit = f"{r['model']} {r['task']} {r['attribute']}={r['group']}"
+        observed = f"gap {r['gap']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}], BH p {r['p_bh']:.3g}"
+        if replicates > 1:
+            majority = replicates / 2
+            planted_found = r["significant_bh_below_seeds"] > majority
+            flagged = r["significant_bh_seeds"] > majority
+            count = r["significant_bh_below_seeds"] if r["truth"] == "planted" else r["significant_bh_seeds"]
+            observed += (f"; BH-significant{' below 0' if r['truth'] == 'planted' else ''} in {int(count)} of "
+                         f"{replicates} seeds (gaps {r['gap_seed_min']:+.3f} to {r['gap_seed_max']:+.3f})")
+        else:
+            planted_found = bool(r["significant_bh"]) and r["gap"] < 0
+            flagged = bool(r["significant_bh"])
+        if r["truth"] == "planted":
+            criterion = ("recall gap < 0, significant after BH" +
+                         (f", in most of {replicates} classifier seeds" if replicates > 1 else ""))
+            rows.append(_row("hurtful", f"{unit} ({task_labels.get(r['task'], r['task'])})", "planted",
+                             where, criterion, observed, bool(planted_found)))
+        else:
+            criterion = "not significant after BH" + (f" in most of {replicates} classifier seeds" if replicates > 1 else "")
+            rows.append(_row("hurtful", unit, "control", where, criterion, observed,
+                             not bool(flagged), f"{r['model']} {r['attribute']}={r['group']} (BH over tasks)"))
+    return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
+
+
+def logprob_recovery(table: pd.DataFrame, logprob_truth: Mapping[str, Any], pretrained: Sequence[str],
+                     untrained: Sequence[str], level: float = 0.01) -> pd.DataFrame:
+    """Table 3 (gender): on every model pretrained on the demo notes, each leaning category's mean
+    difference lies on its lean's side of the control category's, Mann-Whitney p < ``level`` (the
+    truth file's expectation); on an untrained model, no category is further from the control than
+    1% of the pretrained models' largest such distance (Mann-Whitney ranks even the tiny,
+    systematic differences of random weights, so size is the claim there)."""
+    control = logprob_truth["control_category"]
+    distances = logprob_distances(table, logprob_truth)
+    trained = distances[distances["model"].isin(list(pretrained))]
+    reach = float(trained["distance"].abs().max()) if len(trained) else 0.0
+    rows = []
+    for r in trained.itertuples(index=False):
+        rows.append(_row("hurtful", f"{r.model}: {r.category} leans {r.lean} vs {control}", "planted",
+                         "table3_logprob_long.csv", f"on the {r.lean} side, Mann-Whitney p < {level} over attributes",
+                         f"distance {r.distance:+.4f}, p {r.p:.3g}", r.on_lean_side and r.p < level))
+    for r in distances[distances["model"].isin(list(untrained))].itertuples(index=False):
+        rows.append(_row("hurtful", f"{r.model} (untrained): {r.category} vs {control}", "control",
+                         "table3_logprob_long.csv", "|distance| < 1% of the pretrained models' largest",
+                         f"distance {r.distance:+.6f}", abs(r.distance) < 0.01 * reach))
+    return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
+
+
+def mental_recovery(fairness: pd.DataFrame, direct_bias: pd.DataFrame, mental_truth: Mapping[str, Any],
+                    corpus_embeddings: Mapping[str, str], learner: str = "svm", level: float = 0.05) -> pd.DataFrame:
+    """Table V and Figure 2: the planted label bias shows as a mismatch that favours its gender
+    (McNemar p < ``level``) on the original notes of every embedding and is gone (mismatch <= 0.1
+    and under half the original's) after augmentation; the control tasks' original mismatch has no
+    direction (p >= ``level``); the corpus with male-leaning depression synonyms leans male (interval
+    of the signed lean below 0, and below random words' lean: calibrated p < ``level``) with a Direct
+    Bias above the other corpus's; in a corpus with no planted lean (a control) the synonyms lean no
+    more than random words do (calibrated p >= ``level``). ``corpus_embeddings``: truth corpus ->
+    embedding name."""
+    part = fairness[fairness["learner"] == learner].set_index(["embedding", "treatment", "task"])
+    rows = []
+    for bias in mental_truth["planted_label_bias"]:
+        for embedding in part.index.get_level_values(0).unique():
+            original, augmented = part.loc[(embedding, "original", bias["task"])], part.loc[(embedding, "augmented", bias["task"])]
+            rows.append(_row("mental", f"{embedding} {bias['task']}: label bias favours {bias['favoured']}", "planted",
+                             "table5_fairness_long.csv", f"original: mismatch favours {bias['favoured']}, McNemar p < {level}",
+                             f"mismatch {original['mismatch']:.3f} ({original['mismatch_group'] or '-'}), p {original['mismatch_p']:.3g}",
+                             original["mismatch_group"] == bias["favoured"] and original["mismatch_p"] < level))
+            rows.append(_row("mental", f"{embedding} {bias['task']}: augmentation removes it", "planted",
+                             "table5_fairness_long.csv", "augmented mismatch <= 0.1 and < half the original's",
+                             f"mismatch {augmented['mismatch']:.3f} vs {original['mismatch']:.3f}",
+                             augmented["mismatch"] <= 0.1 and augmented["mismatch"] < original["mismatch"] / 2))
+    for task in mental_truth["control_tasks"]:
+        for embedding in part.index.get_level_values(0).unique():
+            original = part.loc[(embedding, "original", task)]
+            rows.append(_row("mental", f"{embedding} {task}: no label bias", "control", "table5_fairness_long.csv",
+                             f"original: McNemar p >= {level}",
+                             f"mismatch {original['mismatch']:.3f} ({original['mismatch_group'] or '-'}), p {original['mismatch_p']:.3g}",
+                             original["mismatch_p"] >= level))
+    table = direct_bias.set_index("embedding")
+    leaning = [c for c, plant in mental_truth["direct_bias"].items() if plant["depression_male_share"] > 0.5]
+    for corpus in leaning:
+        embedding = corpus_embeddings[corpus]
+        others = [corpus_embeddings[c] for c in mental_truth["direct_bias"] if c != corpus]
+        r = table.loc[embedding]
+        rows.append(_row("mental", f"{embedding}: depression synonyms lean male", "planted", "fig2_direct_bias.csv",
+                         f"signed lean interval below 0 and below random words' (calibrated p < {level}), Direct Bias "
+                         "above the other vectors'",
+                         f"lean [{r['signed_low']:+.3f}, {r['signed_high']:+.3f}], random words {r['random_words_signed_mean']:+.3f}, "
+                         f"p {r['signed_p_calibrated']:.3g}; DB {r['direct_bias']:.3f} vs "
+                         + ", ".join(f"{table.at[o, 'direct_bias']:.3f}" for o in others),
+                         r["signed_high"] < 0 and r["signed_mean_cos"] < r["random_words_signed_mean"]
+                         and r["signed_p_calibrated"] < level
+                         and all(r["direct_bias"] > table.at[o, "direct_bias"] for o in others)))
+    for corpus in (c for c, plant in mental_truth["direct_bias"].items() if plant["depression_male_share"] == 0.5):
+        embedding = corpus_embeddings[corpus]
+        r = table.loc[embedding]
+        rows.append(_row("mental", f"{embedding}: depression synonyms lean no more than random words", "control",
+                         "fig2_direct_bias.csv", f"calibrated p of the signed lean against random words >= {level}",
+                         f"lean {r['signed_mean_cos']:+.3f} [{r['signed_low']:+.3f}, {r['signed_high']:+.3f}], random words "
+                         f"{r['random_words_signed_mean']:+.3f}, p {r['signed_p_calibrated']:.3g}",
+                         r["signed_p_calibrated"] >= level))
+    return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
+
+
+def control_family(recovery: pd.DataFrame, level: float = 0.05) -> pd.DataFrame:
+    """Per study, the control families with a flag against what chance allows at ``level``. A
+    family is one test, or the controls one correction is applied over (a BH family of recall
+    gaps): under no effect, each family has at most a ``level`` chance of any flag, so with n
+    families the number flagged is at most Binomial(n, level); ``binomial_p`` is the one-sided p of
+    seeing at least the observed number, and ``clean_at_level`` that p >= 0.05."""
+    from scipy.stats import binom
+
+    rows = []
+    for study, part in recovery[recovery["truth"] == "control"].groupby("study", sort=False):
+        by_family = (~part["recovered"]).groupby(part["family"], sort=False).any()
+        flagged, n = int(by_family.sum()), len(by_family)
+        p = float(binom.sf(flagged - 1, n, level)) if flagged else 1.0
+        rows.append({"study": study, "controls": len(part), "flagged": int((~part["recovered"]).sum()),
+                     "families": n, "families_flagged": flagged, "expected_by_chance": n * level,
+                     "binomial_p": p, "clean_at_level": p >= 0.05,
+                     "flagged_controls": "; ".join(part.loc[~part["recovered"], "effect"])})
+    return pd.DataFrame(rows)

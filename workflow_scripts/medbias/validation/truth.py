@@ -1,0 +1,90 @@
+"""The demo world's truth file read against the tables: which decade, task, group, category or
+embedding carries a planted effect and which is a control.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+
+def planted_strengths(pubmed_truth: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """Planted pair -> decade label -> planted strength, from the truth file's own decade labels."""
+    decades = [d["decade"] for d in pubmed_truth["decades"]]
+    return {p["name"]: dict(zip(decades, p["strengths"])) for p in pubmed_truth["planted_pairs"]}
+
+
+def mirror_rows(gaps: pd.DataFrame) -> pd.Series:
+    """True for a gap whose mirror is also in ``gaps``: the row of group h compared with g, where
+    g (sorting before h) is compared with h in the same model, task, attribute and metric."""
+    keys = ["model", "task", "attribute", "metric"]
+    pairs = set(zip(*(gaps[k] for k in keys), gaps["group"].astype(str), gaps["compared_with"].astype(str)))
+    return pd.Series([(*key, other, group) in pairs and other < group
+                      for *key, group, other in zip(*(gaps[k] for k in keys), gaps["group"].astype(str),
+                                                    gaps["compared_with"].astype(str))], index=gaps.index)
+
+
+def recall_gap_truth(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str]) -> pd.DataFrame:
+    """The defined recall gaps of every model, task, attribute and group with a ``truth`` column:
+    planted for the disadvantaged group of each planted recall gap on every task whose label
+    (``task_labels``: task id -> phenotype, from tasks.csv) is its phenotype, control elsewhere.
+    Left out, being neither: every other gap on those tasks and on the aggregate tasks the phenotype
+    feeds (any_<type>, any_disease). The other group of a two-group attribute mirrors the planted
+    gap, an intersection with the planted attribute carries it (F & WHITE), and any attribute whose
+    groups differ in their share of the disadvantaged group inherits part of it (ethnicity, where
+    one ethnicity has more women).
+
+    A gap and its mirror (group h against g where g is compared with h: the same two rates, the
+    same p) are one test, so only the row of the group that sorts first is kept; counted twice, one
+    flag would count as two families."""
+    recall = gaps[(gaps["metric"] == "recall") & gaps["gap"].notna()].copy()
+    recall = recall[~mirror_rows(recall)]
+    label = recall["task"].map(task_labels)
+    planted_units, left_out = set(), set()
+    for plant in mimic_truth["planted_recall_gaps"]:
+        kind = mimic_truth["phenotypes"][plant["phenotype"]]["type"]
+        touched = label.isin([plant["phenotype"], f"any_{kind}", "any_disease"])
+        exact = (label == plant["phenotype"]) & (recall["attribute"] == plant["attribute"]) & (
+            recall["group"] == plant["disadvantaged"])
+        planted_units |= set(recall.index[exact])
+        left_out |= set(recall.index[touched & ~exact])
+    recall = recall.drop(index=list(left_out - planted_units))
+    recall["truth"] = ["planted" if i in planted_units else "control" for i in recall.index]
+    return recall
+
+
+def logprob_distances(table: pd.DataFrame, logprob_truth: Mapping[str, Any]) -> pd.DataFrame:
+    """Table 3 (gender set), one row per model and leaning category of the truth file: its mean
+    difference minus the control category's (``distance``), the Mann-Whitney p against the control,
+    and ``on_lean_side`` (distance > 0 for a male lean, < 0 for a female one)."""
+    control = logprob_truth["control_category"]
+    gender = table[table["target_set"] == "gender"]
+    reference = gender[gender["category"] == control].set_index("model")["mean_difference"]
+    cells = gender[(gender["category"] != control) & gender["category"].isin(list(logprob_truth["categories"]))]
+    lean = cells["category"].map(lambda c: logprob_truth["categories"][c]["lean"])
+    distance = cells["mean_difference"] - cells["model"].map(reference)
+    return pd.DataFrame({"model": cells["model"], "category": cells["category"], "lean": lean, "distance": distance,
+                         "p": cells["mannwhitney_vs_control_p"],
+                         "on_lean_side": distance * lean.map({"male": 1, "female": -1}) > 0})
+
+
+def logprob_model_roles(logprob_models: Sequence[str], variants: Sequence[str], base_model: str
+                        ) -> tuple[list[str], list[str]]:
+    """Table 3's models split into those pretrained on the demo notes (the hurtful variants) and the
+    untrained one (the demo's base model is a randomly initialised tiny BERT)."""
+    return ([m for m in logprob_models if m in variants], [m for m in logprob_models if m == base_model])
+
+
+def corpus_embeddings(embeddings: Mapping[str, Mapping[str, Any]], corpora: Sequence[str]) -> dict[str, str]:
+    """Demo world: which configured embedding was trained on which truth corpus (its source file is
+    ``<corpus>-w2v.bin``, as rules/synth.smk writes it)."""
+    found = {}
+    for corpus in corpora:
+        names = [n for n, e in embeddings.items() if Path(str(e["source"])).name == f"{corpus}-w2v.bin"]
+        if len(names) != 1:
+            raise ValueError(f"demo world: expected one embedding whose source is {corpus}-w2v.bin, found {names}")
+        found[corpus] = names[0]
+    return found
