@@ -47,8 +47,9 @@ def pytest_collection_modifyitems(config, items):
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(getattr(pytest.mark, tier))
         if not any(item.get_closest_marker(tier) for tier in TIERS):
-            raise pytest.UsageError(f"{item.nodeid}: no test tier {TIERS}; build a world with a tier's fixture "
-                                    "or mark the module")
+            raise pytest.UsageError(
+                f"{item.nodeid}: no test tier {TIERS}; build a world with a tier's fixture or mark the module"
+            )
     # the tests that need no world run first, while the worlds build in the background (WorldBuild);
     # then the wiring world's, then the planted world's (stable: each keeps its collection order)
     items.sort(key=lambda item: [f in getattr(item, "fixturenames", ()) for f in ("planted_study", "wiring_study")])
@@ -83,8 +84,9 @@ def snakemake_command(args: list[str], workdir: Path) -> list[str]:
     return [snakemake_bin(), "-s", str(REPO / "Snakefile"), "-d", str(workdir), *args]
 
 
-def run_snakemake(args: list[str], workdir: Path, env: dict[str, str] | None = None,
-                  timeout: int = 900) -> subprocess.CompletedProcess:
+def run_snakemake(
+    args: list[str], workdir: Path, env: dict[str, str] | None = None, timeout: int = 900
+) -> subprocess.CompletedProcess:
     """Run the workflow's Snakefile in ``workdir``; return the finished process (text output)."""
     cmd = snakemake_command(args, workdir)
     full_env = {**os.environ, **(env or {})}
@@ -200,8 +202,19 @@ class WorldBuild:
 
     def _arguments(self, targets: list[str]) -> list[str]:
         cache = ["--cache"] if self.cache else []  # every rule marked cache:
-        return ["--cores", "2", "--max-threads", str(self.max_threads), "--configfile", "config.yaml", *cache,
-                "--prioritize", *CRITICAL_PATH_RULES, "--", *targets]
+        return [
+            "--cores",
+            "2",
+            "--max-threads",
+            str(self.max_threads),
+            "--configfile",
+            "config.yaml",
+            *cache,
+            "--prioritize",
+            *CRITICAL_PATH_RULES,
+            "--",
+            *targets,
+        ]
 
     def _environment(self) -> dict[str, str]:
         return {"SNAKEMAKE_OUTPUT_CACHE": str(self.cache)} if self.cache else {}
@@ -211,10 +224,15 @@ class WorldBuild:
         self._planned, self.started = list(targets), time.time()
         command = snakemake_command(self._arguments(self._planned), self.workdir)
         with open(self.workdir / "build.log", "w") as log:
-            self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                             cwd=self.workdir, start_new_session=True,
-                                             env={**os.environ, **self._environment()},
-                                             preexec_fn=(lambda: os.nice(self.niceness)) if self.niceness else None)
+            self._process = subprocess.Popen(
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.workdir,
+                start_new_session=True,
+                env={**os.environ, **self._environment()},
+                preexec_fn=(lambda: os.nice(self.niceness)) if self.niceness else None,
+            )
 
     def _wait(self) -> None:
         """Wait for the background run; a failed run fails every test that reads this world, at once
@@ -254,8 +272,10 @@ class WorldBuild:
 
 
 # the worlds: fixture name -> (module constant naming the targets a test module needs, reuse variable)
-WORLDS = {"planted_study": ("PLANTED_TARGETS", "MEDBIAS_DEMO_RUN"),
-          "wiring_study": ("WIRING_TARGETS", "MEDBIAS_WIRING_RUN")}
+WORLDS = {
+    "planted_study": ("PLANTED_TARGETS", "MEDBIAS_DEMO_RUN"),
+    "wiring_study": ("WIRING_TARGETS", "MEDBIAS_WIRING_RUN"),
+}
 _WORLD_BUILDS: dict[str, WorldBuild] = {}
 
 
@@ -267,8 +287,9 @@ def _world_targets(items, fixture: str) -> list[str]:
         if fixture in getattr(item, "fixturenames", ()):
             declared = getattr(item.module, constant, None)
             if declared is None:
-                raise pytest.UsageError(f"{item.nodeid} uses {fixture}: its module must name the targets it "
-                                        f"builds in {constant}")
+                raise pytest.UsageError(
+                    f"{item.nodeid} uses {fixture}: its module must name the targets it builds in {constant}"
+                )
             targets += [t for t in declared if t not in targets]
     return targets
 
@@ -283,8 +304,9 @@ def pytest_collection_finish(session):
         targets = _world_targets(session.items, fixture)
         if not targets or os.environ.get(WORLDS[fixture][1]):
             continue
-        world = WorldBuild(fixture.split("_")[0], factory.mktemp(fixture.split("_")[0]), make_config(),
-                           niceness=niceness)
+        world = WorldBuild(
+            fixture.split("_")[0], factory.mktemp(fixture.split("_")[0]), make_config(), niceness=niceness
+        )
         world.start(targets)
         _WORLD_BUILDS[fixture] = world
 

@@ -11,9 +11,11 @@ TAIL = "</PubmedArticleSet>\n"
 
 def article(pmid: int, date: str, title: str, abstracts: tuple[str, ...] = ()) -> str:
     abstract = "".join(f'<AbstractText Label="L{i}">{a}</AbstractText>' for i, a in enumerate(abstracts))
-    return (f'<PubmedArticle><MedlineCitation><PMID Version="1">{pmid}</PMID><Article><Journal><JournalIssue>'
-            f"<PubDate>{date}</PubDate></JournalIssue></Journal><ArticleTitle>{title}</ArticleTitle>"
-            f"<Abstract>{abstract}</Abstract></Article></MedlineCitation></PubmedArticle>\n")
+    return (
+        f'<PubmedArticle><MedlineCitation><PMID Version="1">{pmid}</PMID><Article><Journal><JournalIssue>'
+        f"<PubDate>{date}</PubDate></JournalIssue></Journal><ArticleTitle>{title}</ArticleTitle>"
+        f"<Abstract>{abstract}</Abstract></Article></MedlineCitation></PubmedArticle>\n"
+    )
 
 
 def write(path: Path, body: str, gz: bool = True) -> Path:

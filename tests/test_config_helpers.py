@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import REPO
-from medbias.pipeline.config import enrol_registry_models, load_config
+
 from medbias.io.formats import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES
+from medbias.pipeline.config import enrol_registry_models, load_config
 
 
 def tiny_word2vec(path: Path) -> Path:
@@ -38,8 +39,10 @@ def fake_real_config(tmp_path: Path) -> dict:
     for name in ("gn.bin", "bwv.bin"):
         tiny_word2vec(tmp_path / name)
     config["inputs"] = {
-        "mimic_dir": str(mimic), "acuity_dir": str(acuity),
-        "phenotype_annotations": str(tmp_path / "annotations.csv"), "pubmed_dir": str(tmp_path / "pubmed"),
+        "mimic_dir": str(mimic),
+        "acuity_dir": str(acuity),
+        "phenotype_annotations": str(tmp_path / "annotations.csv"),
+        "pubmed_dir": str(tmp_path / "pubmed"),
         "benchmark_testset": str(REPO / "config/resources/mimic3-benchmarks/testset.csv"),
     }
     config["embeddings"]["googlenews"]["source"] = str(tmp_path / "gn.bin")

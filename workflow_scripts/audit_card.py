@@ -14,16 +14,28 @@ snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p, out = snakemake.params, snakemake.output
 inputs = {key: snakemake.input[key] for key in snakemake.input.keys()}
-sections, skipped, effects = card_sections(inputs, p.skipped, target_sets=p.target_sets,
-                                           control_category=p.control_category, gender_set=p.gender_set)
+sections, skipped, effects = card_sections(
+    inputs, p.skipped, target_sets=p.target_sets, control_category=p.control_category, gender_set=p.gender_set
+)
 lines = card_manifest_lines(p.model, p.entry)
-plot_audit_effect_sizes(pd.DataFrame(effects, columns=["test", "effect_size", "ci_low", "ci_high"]),
-                        f"{p.label}: effect sizes (d) with 95% intervals", out.png, out.pdf)
+plot_audit_effect_sizes(
+    pd.DataFrame(effects, columns=["test", "effect_size", "ci_low", "ci_high"]),
+    f"{p.label}: effect sizes (d) with 95% intervals",
+    out.png,
+    out.pdf,
+)
 text = card_markdown(p.model, p.label, p.entry, sections, skipped, lines, Path(out.png).name)
 Path(out.md).write_text(text, encoding="utf-8")
-write_json(out.json, {"model": p.model, "label": p.label, "entry": dict(p.entry),
-                      "sections": [title for title, _ in sections],
-                      "skipped": [{"section": s, "reason": r} for s, r in skipped],
-                      "effect_sizes": [dict(zip(("test", "d", "ci_low", "ci_high"), e)) for e in effects],
-                      "manifest": lines})
+write_json(
+    out.json,
+    {
+        "model": p.model,
+        "label": p.label,
+        "entry": dict(p.entry),
+        "sections": [title for title, _ in sections],
+        "skipped": [{"section": s, "reason": r} for s, r in skipped],
+        "effect_sizes": [dict(zip(("test", "d", "ci_low", "ci_high"), e)) for e in effects],
+        "manifest": lines,
+    },
+)
 log.info("%s: card with %d sections, %d skipped", p.model, len(sections), len(skipped))

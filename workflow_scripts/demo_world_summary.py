@@ -1,7 +1,7 @@
 """Rule script: tables and a figure describing what the demo world planted."""
 
-from medbias.io.jsonio import read_json
 from medbias.core.logs import setup_rule_logging
+from medbias.io.jsonio import read_json
 from medbias.io.tables import markdown_table
 from medbias.synth.summary import phenotype_table, planted_table, plot_demo_world
 

@@ -6,13 +6,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from medbias.studies.hurtful.downstream import seed_spread
 from medbias.core.logs import setup_rule_logging
-from medbias.studies.hurtful.figures import plot_auprc_debiased_vs_baseline, plot_gaps_with_significant_recall
-from medbias.studies.hurtful.downstream_tables import (cells_note, count_tables, intersectional_table,
-                                                       performance_table, replicate_paths)
 from medbias.io.tables import write_paper_table
 from medbias.pipeline.hyperparameters import with_settings
+from medbias.studies.hurtful.downstream import seed_spread
+from medbias.studies.hurtful.downstream_tables import (
+    cells_note,
+    count_tables,
+    intersectional_table,
+    performance_table,
+    replicate_paths,
+)
+from medbias.studies.hurtful.figures import plot_auprc_debiased_vs_baseline, plot_gaps_with_significant_recall
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -20,34 +25,55 @@ p, inp = snakemake.params, snakemake.input
 out = Path(snakemake.output[0]).parent  # every output lies in the downstream folder
 
 gaps = pd.concat([pd.read_parquet(f) for f in inp.gaps], ignore_index=True)
-replicates = [gaps, *[pd.concat([pd.read_parquet(f) for f in paths], ignore_index=True)
-                      for paths in replicate_paths(inp.replicate_gaps, p.replicates)]]
+replicates = [
+    gaps,
+    *[
+        pd.concat([pd.read_parquet(f) for f in paths], ignore_index=True)
+        for paths in replicate_paths(inp.replicate_gaps, p.replicates)
+    ],
+]
 spread = seed_spread(replicates)
 spread.to_csv(out / "gap_seeds.csv", index=False)
 unstable = spread["significant_bh"] & (spread["significant_bh_seeds"] <= p.replicates / 2)
-log.info("%d classifier seed replicates per model; of the %d gaps significant after BH in replicate 0, %d are so in "
-         "at most half of the replicates", p.replicates, int(spread["significant_bh"].sum()), int(unstable.sum()))
+log.info(
+    "%d classifier seed replicates per model; of the %d gaps significant after BH in replicate 0, %d are so in "
+    "at most half of the replicates",
+    p.replicates,
+    int(spread["significant_bh"].sum()),
+    int(unstable.sum()),
+)
 performance = pd.concat([pd.read_csv(f) for f in inp.performance], ignore_index=True)
 tasks = pd.read_csv(inp.tasks)
 shorthand = dict(zip(tasks["task"], tasks["shorthand"]))
 note = cells_note(p.excluded, p.minimum, p.replicates)
 
-tables = count_tables(replicates, attributes=list(p.attributes), debiased=p.debiased_tables, n_tasks=len(tasks),
-                      alpha=p.alpha, note=note)
+tables = count_tables(
+    replicates, attributes=list(p.attributes), debiased=p.debiased_tables, n_tasks=len(tasks), alpha=p.alpha, note=note
+)
 tables["tableA2_performance"] = performance_table(performance, shorthand, p.bootstrap)
 cells = pd.read_csv(inp.cells[p.models.index("baseline")])
-tables["intersectional_gaps"], skipped = intersectional_table(replicates, list(gaps["model"].unique()),
-                                                              p.intersectional, cells, note)
+tables["intersectional_gaps"], skipped = intersectional_table(
+    replicates, list(gaps["model"].unique()), p.intersectional, cells, note
+)
 for stem, table in tables.items():
     write_paper_table(with_settings(table, p.settings), str(out / f"{stem}.csv"), str(out / f"{stem}.md"))
 performance.to_csv(out / "tableA2_performance_long.csv", index=False)
 skipped.to_csv(out / "intersectional_skipped.csv", index=False)
 
 if p.figure_a1_model:
-    plot_auprc_debiased_vs_baseline(performance, p.figure_a1_model, str(out / "figA1_auprc.png"), str(out / "figA1_auprc.pdf"))
+    plot_auprc_debiased_vs_baseline(
+        performance, p.figure_a1_model, str(out / "figA1_auprc.png"), str(out / "figA1_auprc.pdf")
+    )
 for name, figure in p.figures.items():
     stem = out / f"{name}_gaps_{figure['attribute']}"
-    plot_gaps_with_significant_recall(gaps[gaps["model"] == "baseline"], shorthand, figure["attribute"], figure["group"],
-                                      f"Figure {name[3:]}: {figure['attribute']} gaps of the baseline's classifiers, "
-                                      f"tasks with a significant recall gap", f"{stem}.png", f"{stem}.pdf")
+    plot_gaps_with_significant_recall(
+        gaps[gaps["model"] == "baseline"],
+        shorthand,
+        figure["attribute"],
+        figure["group"],
+        f"Figure {name[3:]}: {figure['attribute']} gaps of the baseline's classifiers, "
+        f"tasks with a significant recall gap",
+        f"{stem}.png",
+        f"{stem}.pdf",
+    )
 log.info("tables written to %s", out)

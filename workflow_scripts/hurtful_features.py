@@ -26,19 +26,42 @@ encoder = load_encoder(source.source, device, bf16_on_gpu=True)
 check_feature_layers(p.layers, encoder.config.num_hidden_layers, p.model)  # also before any job, for local folders
 windows = cohort_window_inputs(
     pd.read_parquet(inp.windows, columns=["ROW_ID", "window"]),
-    pd.read_parquet(inp.sequences, columns=["ROW_ID", "seq_index", "text"]), tokenizer,
-    encoder.get_input_embeddings().num_embeddings, window=p.window, stride=p.stride, max_windows=p.max_windows,
-    where=(inp.sequences, inp.windows))
-log.info("%s (%s): %d windows of %d notes on %s; %d placeholder pieces outside its vocabulary read as [UNK]",
-         p.model, source.source, len(windows.inputs), windows.notes, device, windows.unknown)
+    pd.read_parquet(inp.sequences, columns=["ROW_ID", "seq_index", "text"]),
+    tokenizer,
+    encoder.get_input_embeddings().num_embeddings,
+    window=p.window,
+    stride=p.stride,
+    max_windows=p.max_windows,
+    where=(inp.sequences, inp.windows),
+)
+log.info(
+    "%s (%s): %d windows of %d notes on %s; %d placeholder pieces outside its vocabulary read as [UNK]",
+    p.model,
+    source.source,
+    len(windows.inputs),
+    windows.notes,
+    device,
+    windows.unknown,
+)
 started = time.time()
-features = cls_vectors_of_ids(encoder, windows.inputs, tokenizer.pad_token_id, p.layers, p.batch_size,
-                              progress_logger(log, "features", "windows"))
+features = cls_vectors_of_ids(
+    encoder, windows.inputs, tokenizer.pad_token_id, p.layers, p.batch_size, progress_logger(log, "features", "windows")
+)
 np.save(out.features, features)
 windows.index.to_parquet(out.index, index=False)
 seconds = time.time() - started
-write_json(out.summary, {
-    "model": p.model, "source": source.source, "layers": list(p.layers), "windows": len(windows.inputs),
-    "notes": windows.notes, "dimensions": int(features.shape[1]), "unknown_placeholder_pieces": windows.unknown,
-    "device": device, "seconds": round(seconds, 1), "windows_per_second": round(len(windows.inputs) / max(seconds, 1e-9), 1),
-})
+write_json(
+    out.summary,
+    {
+        "model": p.model,
+        "source": source.source,
+        "layers": list(p.layers),
+        "windows": len(windows.inputs),
+        "notes": windows.notes,
+        "dimensions": int(features.shape[1]),
+        "unknown_placeholder_pieces": windows.unknown,
+        "device": device,
+        "seconds": round(seconds, 1),
+        "windows_per_second": round(len(windows.inputs) / max(seconds, 1e-9), 1),
+    },
+)

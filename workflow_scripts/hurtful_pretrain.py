@@ -14,7 +14,12 @@ snakemake = globals()["snakemake"]
 processes = processes_for_gpus(int(snakemake.resources.get("gpu", 0) or 0), torch.cuda.device_count())
 run_in_processes(
     run_pretraining,
-    (dict(snakemake.input.items()), dict(snakemake.output.items()), dict(snakemake.params.items()),
-     snakemake.threads, snakemake.log[0]),
+    (
+        dict(snakemake.input.items()),
+        dict(snakemake.output.items()),
+        dict(snakemake.params.items()),
+        snakemake.threads,
+        snakemake.log[0],
+    ),
     processes,
 )

@@ -9,11 +9,11 @@ import pandas as pd
 import torch
 
 from medbias.core.batching import cls_vectors
-from medbias.studies.hurtful.probe import probe_attribute, split_by_subject
 from medbias.core.logs import setup_rule_logging
 from medbias.core.models import load_encoder, load_tokenizer
+from medbias.io.tables import write_paper_table
 from medbias.studies.hurtful.pretrain import attribute_codes
-from medbias.io.tables import write_table
+from medbias.studies.hurtful.probe import probe_attribute, split_by_subject, table_d4
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -29,15 +29,20 @@ if len(sequences) > p.max_sequences:
 sequences = sequences.reset_index(drop=True)
 demographics = pd.read_parquet(snakemake.input.demographics).set_index("HADM_ID")
 is_test = split_by_subject(sequences["SUBJECT_ID"].to_numpy(), p.test_fraction, p.seed)
-log.info("%d sequences of %d test subjects; probe test share %.2f by subject", len(sequences),
-         sequences["SUBJECT_ID"].nunique(), p.test_fraction)
+log.info(
+    "%d sequences of %d test subjects; probe test share %.2f by subject",
+    len(sequences),
+    sequences["SUBJECT_ID"].nunique(),
+    p.test_fraction,
+)
 
 features = {}
 for variant, folder in zip(p.variants, snakemake.input.models):
     encoder = load_encoder(folder, pooling=False)
     tokenizer = load_tokenizer(folder)
-    features[variant] = cls_vectors(encoder, tokenizer, sequences["text"].tolist(), batch_size=128,
-                                     max_length=p.max_length)
+    features[variant] = cls_vectors(
+        encoder, tokenizer, sequences["text"].tolist(), batch_size=128, max_length=p.max_length
+    )
 
 rows = []
 for attribute in p.attributes:
@@ -47,13 +52,5 @@ for attribute in p.attributes:
         log.info("%s probe on %s: %s", attribute, variant, {k: round(v, 4) for k, v in metrics.items()})
         rows.append({"attribute": attribute, "model": "baseline" if variant == "baseline" else "debiased", **metrics})
 long = pd.DataFrame(rows)
-metrics = ["auroc", "precision", "recall", "auprc", "log_loss"]
-wide = long.melt(id_vars=["attribute", "model"], value_vars=metrics, var_name="metric").pivot_table(
-    index=["attribute", "metric"], columns="model", values="value", sort=False).reset_index()
-wide = wide[["attribute", "metric", "baseline", "debiased"]]
 long.to_csv(snakemake.output.long, index=False)
-write_table(wide, snakemake.output.csv, snakemake.output.md, digits=4,
-            title="Table D4: predicting the protected attribute from baseline vs debiased [CLS] vectors",
-            notes=("Post-hoc MLP on standardised final-layer [CLS] vectors of held-out test subjects' sequences, "
-                   "split by subject. Gender: F is the positive class; attributes with more classes: macro "
-                   "one-vs-rest averages. Sizes and majority rates in tableD4_probe_long.csv.", *p.settings))
+write_paper_table(table_d4(long, tuple(p.settings)), snakemake.output.csv, snakemake.output.md)

@@ -18,15 +18,31 @@ p, inp, out = snakemake.params, snakemake.input, snakemake.output
 attributes = read_attributes(inp.attributes)
 templates, fixes = read_templates(inp.templates, {c for _, c in attributes})
 records = [read_json(words) for words in inp.words]
-scores = [pd.read_parquet(path) if record.get("status", "ok") == "ok" else None
-          for path, record in zip(inp.scores, records)]
+scores = [
+    pd.read_parquet(path) if record.get("status", "ok") == "ok" else None for path, record in zip(inp.scores, records)
+]
 long, not_applicable = logprob_long(p.models, scores, records, p.target_sets, p.control_category, log)
 long.to_csv(out.long, index=False)
 notes = pd.read_parquet(inp.notes, columns=["SUBJECT_ID", "CATEGORY", "TEXT"])
 genders = pd.read_parquet(inp.patients, columns=["SUBJECT_ID", "GENDER"]).set_index("SUBJECT_ID")["GENDER"]
 ratio = gender_ratio(notes, genders, attributes)
 log.info("gender ratio from %d discharge notes", len(discharge_summaries(notes)))
-write_paper_table(with_settings(table3(long, ratio, templates, p.models, not_applicable, gender_set=p.gender_set,
-                         target_sets=p.target_sets, alpha=p.alpha), p.settings), out.csv, out.md)
+write_paper_table(
+    with_settings(
+        table3(
+            long,
+            ratio,
+            templates,
+            p.models,
+            not_applicable,
+            gender_set=p.gender_set,
+            target_sets=p.target_sets,
+            alpha=p.alpha,
+        ),
+        p.settings,
+    ),
+    out.csv,
+    out.md,
+)
 with open(out.fixes, "w", encoding="utf-8") as handle:
     handle.write(template_fixes_markdown(inp.templates, fixes))

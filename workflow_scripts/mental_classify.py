@@ -15,12 +15,22 @@ p, out = snakemake.params, snakemake.output
 features = np.load(snakemake.input.features)
 rows = feature_rows(pd.read_parquet(snakemake.input.index))
 labels = pd.read_parquet(snakemake.input.labels)
-result = counterfactual_classifiers(features, rows, labels, tasks=p.tasks, treatments=p.treatments, learners=p.learners,
-                                    settings={"svm": p.svm, "rf": p.rf, "mlp": p.mlp}, seed=p.seed, log=log)
+result = counterfactual_classifiers(
+    features,
+    rows,
+    labels,
+    tasks=p.tasks,
+    treatments=p.treatments,
+    learners=p.learners,
+    settings={"svm": p.svm, "rf": p.rf, "mlp": p.mlp},
+    seed=p.seed,
+    log=log,
+)
 predictions = result.predictions
 predictions.insert(0, "embedding", p.name)
 predictions.to_parquet(out.predictions, index=False)
 result.selection.assign(embedding=p.name).to_csv(out.selection, index=False)
 joblib.dump(result.fitted, out.models, compress=3)
-gender_from_features(features, rows, labels, task=p.gender_task, embedding=p.name, svm=p.svm, seed=p.seed,
-                     log=log).to_csv(out.gender, index=False)
+gender_from_features(
+    features, rows, labels, task=p.gender_task, embedding=p.name, svm=p.svm, seed=p.seed, log=log
+).to_csv(out.gender, index=False)

@@ -4,13 +4,13 @@ cleaned), and each task's balanced train/test split (Table II, Figure 1)."""
 
 import pandas as pd
 
-from medbias.io.mimic import read_annotations
-from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
+from medbias.io.jsonio import write_json
+from medbias.io.mimic import read_annotations
+from medbias.io.tables import write_table
+from medbias.studies.mental.figures import plot_annotated_counts
 from medbias.studies.mental.labels import join_notes, majority_vote
 from medbias.studies.mental.split import split_table, task_splits, treated_text_rows
-from medbias.studies.mental.figures import plot_annotated_counts
-from medbias.io.tables import write_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -19,16 +19,28 @@ out = snakemake.output
 
 annotations = read_annotations(snakemake.input.annotations)
 votes = majority_vote(annotations)
-log.info("%d annotation rows, %d annotated notes, %d to %d annotators per note", len(annotations), len(votes),
-         votes["annotators"].min(), votes["annotators"].max())
+log.info(
+    "%d annotation rows, %d annotated notes, %d to %d annotators per note",
+    len(annotations),
+    len(votes),
+    votes["annotators"].min(),
+    votes["annotators"].max(),
+)
 notes = pd.read_parquet(snakemake.input.notes, columns=["ROW_ID", "SUBJECT_ID", "TEXT"])
 patients = pd.read_parquet(snakemake.input.patients, columns=["SUBJECT_ID", "GENDER"])
 joined, report = join_notes(votes, notes, patients)
-log.info("joined %d of %d annotated notes; no note: %d, other SUBJECT_ID: %d, no M/F gender: %d", report.joined,
-         report.annotated_notes, len(report.missing_note), len(report.subject_mismatch), len(report.missing_gender))
+log.info(
+    "joined %d of %d annotated notes; no note: %d, other SUBJECT_ID: %d, no M/F gender: %d",
+    report.joined,
+    report.annotated_notes,
+    len(report.missing_note),
+    len(report.subject_mismatch),
+    len(report.missing_gender),
+)
 
-assignments, counts = task_splits(joined, p.tasks, train_fraction=p.train_fraction, per_cell=p.per_cell, seed=p.seed,
-                                  log=log)
+assignments, counts = task_splits(
+    joined, p.tasks, train_fraction=p.train_fraction, per_cell=p.per_cell, seed=p.seed, log=log
+)
 used = sorted(assignments["ROW_ID"].unique())
 texts = treated_text_rows(joined, used)
 texts.to_parquet(out.texts, index=False)
@@ -36,12 +48,25 @@ assignments.to_parquet(out.labels, index=False)
 log.info("wrote %d treated texts of %d notes (intermediate; never under results/)", len(texts), len(used))
 
 table2 = split_table(assignments, p.tasks)
-write_table(table2, out.table2_csv, out.table2_md, "Table II: training and test notes per phenotype, label and gender",
-            notes=(f"Training cells: at most {p.train_fraction:.0%} of each (label, gender) cell, capped per task "
-                   f"(configured caps: {dict(p.per_cell) or 'none; the second-smallest cell sets the cap'}); "
-                   f"seeded. Negatives are notes annotated None (no phenotype voted positive).",))
+write_table(
+    table2,
+    out.table2_csv,
+    out.table2_md,
+    "Table II: training and test notes per phenotype, label and gender",
+    notes=(
+        f"Training cells: at most {p.train_fraction:.0%} of each (label, gender) cell, capped per task "
+        f"(configured caps: {dict(p.per_cell) or 'none; the second-smallest cell sets the cap'}); "
+        f"seeded. Negatives are notes annotated None (no phenotype voted positive).",
+    ),
+)
 figure = pd.DataFrame(counts)
 figure.to_csv(out.fig1_csv, index=False)
 plot_annotated_counts(figure, out.fig1_png, out.fig1_pdf)
-write_json(out.summary, {"join": report.as_dict(), "tasks": counts,
-                         "vote": "majority of the note's annotators; ties go to the positive class"})
+write_json(
+    out.summary,
+    {
+        "join": report.as_dict(),
+        "tasks": counts,
+        "vote": "majority of the note's annotators; ties go to the positive class",
+    },
+)

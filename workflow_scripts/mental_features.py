@@ -7,9 +7,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from medbias.io.jsonio import write_json
 from medbias.core.logs import progress_logger, setup_rule_logging
 from medbias.core.models import job_device
+from medbias.io.jsonio import write_json
 from medbias.studies.mental.features import load_featurizer
 
 snakemake = globals()["snakemake"]
@@ -29,17 +29,34 @@ features, counts = featurizer.features(texts["text"].tolist(), progress_logger(l
 index = texts[["ROW_ID", "version"]].assign(**counts)
 if featurizer.kind == "word_vectors":
     tokens, found = counts["tokens"], counts["in_vocabulary"]
-    summary = {"type": "word_vectors", "texts": len(texts), "tokens": int(tokens.sum()), "in_vocabulary": int(found.sum()),
-               "coverage": float(found.sum() / max(tokens.sum(), 1)), "texts_without_vectors": int((found == 0).sum())}
-    log.info("%s: %d texts, %.1f%% of %d tokens have vectors; %d texts without any", p.name, len(texts),
-             100 * summary["coverage"], tokens.sum(), summary["texts_without_vectors"])
+    summary = {
+        "type": "word_vectors",
+        "texts": len(texts),
+        "tokens": int(tokens.sum()),
+        "in_vocabulary": int(found.sum()),
+        "coverage": float(found.sum() / max(tokens.sum(), 1)),
+        "texts_without_vectors": int((found == 0).sum()),
+    }
+    log.info(
+        "%s: %d texts, %.1f%% of %d tokens have vectors; %d texts without any",
+        p.name,
+        len(texts),
+        100 * summary["coverage"],
+        tokens.sum(),
+        summary["texts_without_vectors"],
+    )
 else:
     tokenizer = featurizer.tokenizer
     ids = tokenizer(texts["text"].tolist(), add_special_tokens=False)["input_ids"]
     pieces = sum(len(i) for i in ids)
     unknown = sum(sum(t == tokenizer.unk_token_id for t in i) for i in ids) if tokenizer.unk_token_id is not None else 0
-    summary = {"type": "contextual", "texts": len(texts), "windows": int(counts["windows"].sum()), "device": device,
-               "unknown_piece_share": unknown / max(pieces, 1)}
+    summary = {
+        "type": "contextual",
+        "texts": len(texts),
+        "windows": int(counts["windows"].sum()),
+        "device": device,
+        "unknown_piece_share": unknown / max(pieces, 1),
+    }
 summary["seconds"] = round(time.perf_counter() - start, 1)
 log.info("%s: %d x %d features in %.1f s", p.name, *features.shape, summary["seconds"])
 np.save(snakemake.output.features, features)

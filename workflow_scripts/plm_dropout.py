@@ -32,16 +32,41 @@ model, tokenizer = load_model_and_tokenizer(source, device, config_overrides=ove
 no_head = lm_head_problem(model, source.kind)
 if no_head:  # a hub checkpoint found head-less only now (local folders are refused before any job)
     raise SystemExit(f"medbias: plm.debias.dropout.models: {p.model}: Dropout {no_head}; remove it from the list")
-log.info("%s: continued pretraining for %d steps on %d texts of %s with %s", p.model, settings["steps"], len(texts),
-         corpus, overrides)
-losses = train_language_model(model, tokenizer, source.kind, texts, steps=settings["steps"],
-                              batch_size=settings["batch_size"], learning_rate=settings["learning_rate"], seed=p.seed,
-                              max_length=settings["max_length"], log=log)
+log.info(
+    "%s: continued pretraining for %d steps on %d texts of %s with %s",
+    p.model,
+    settings["steps"],
+    len(texts),
+    corpus,
+    overrides,
+)
+losses = train_language_model(
+    model,
+    tokenizer,
+    source.kind,
+    texts,
+    steps=settings["steps"],
+    batch_size=settings["batch_size"],
+    learning_rate=settings["learning_rate"],
+    seed=p.seed,
+    max_length=settings["max_length"],
+    log=log,
+)
 out = Path(snakemake.output[0])
 model.save_pretrained(out)
 tokenizer.save_pretrained(out)
-(out / "dropout_training.json").write_text(json.dumps({
-    "model": p.model, "source": source.source, "texts": len(texts), "corpus": str(corpus), "overrides": overrides,
-    **{k: settings[k] for k in ("steps", "batch_size", "learning_rate", "max_length")},
-    "loss_first_100": sum(losses[:100]) / len(losses[:100]), "loss_last_100": sum(losses[-100:]) / len(losses[-100:]),
-}, indent=2))
+(out / "dropout_training.json").write_text(
+    json.dumps(
+        {
+            "model": p.model,
+            "source": source.source,
+            "texts": len(texts),
+            "corpus": str(corpus),
+            "overrides": overrides,
+            **{k: settings[k] for k in ("steps", "batch_size", "learning_rate", "max_length")},
+            "loss_first_100": sum(losses[:100]) / len(losses[:100]),
+            "loss_last_100": sum(losses[-100:]) / len(losses[-100:]),
+        },
+        indent=2,
+    )
+)

@@ -1,7 +1,7 @@
 """Rule script: the StereoSet-style sentences and pairs of the plm study (Table 3 templates)."""
 
-from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
+from medbias.io.jsonio import write_json
 from medbias.io.resources import read_seat_tests
 from medbias.studies.plm.stereoset import stereoset_examples
 

@@ -3,8 +3,8 @@
 
 import pandas as pd
 
-from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
+from medbias.io.jsonio import write_json
 from medbias.io.pubmed import parse_decades, write_decade_corpora
 from medbias.io.tables import write_table
 
@@ -15,7 +15,9 @@ outputs = dict(zip([d.label for d in decades], snakemake.output.corpora))
 log.info("resolving %d parsed PubMed files into %d decades", len(snakemake.input.parsed), len(decades))
 summary = write_decade_corpora(list(snakemake.input.parsed), decades, outputs)
 write_json(snakemake.output.summary, summary)
-table = pd.DataFrame(summary["decades"]).rename(columns={"decade": "Year", "articles": "# Articles", "tokens": "# Tokens"})
+table = pd.DataFrame(summary["decades"]).rename(
+    columns={"decade": "Year", "articles": "# Articles", "tokens": "# Tokens"}
+)
 total = {"Year": "Total", "# Articles": table["# Articles"].sum(), "# Tokens": table["# Tokens"].sum()}
 table = pd.concat([table, pd.DataFrame([total])], ignore_index=True)
 excluded = (

@@ -2,9 +2,9 @@
 
 from medbias.core.logs import setup_rule_logging
 from medbias.io.resources import read_wordsets
-from medbias.studies.rios.tables import load_decades, ripa_tables
 from medbias.io.tables import write_paper_table
 from medbias.pipeline.hyperparameters import with_settings
+from medbias.studies.rios.tables import load_decades, ripa_tables
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

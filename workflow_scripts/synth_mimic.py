@@ -4,8 +4,8 @@ from pathlib import Path
 
 import yaml
 
-from medbias.io.jsonio import write_json
 from medbias.core.logs import setup_rule_logging
+from medbias.io.jsonio import write_json
 from medbias.synth.annotations import generate_annotations
 from medbias.synth.mimic import generate_cohort, phenotype_of_code
 
@@ -31,9 +31,15 @@ for hadm, code in zip(dx["HADM_ID"], dx["ICD9_CODE"]):
     if code in code_to_phenotype:
         diagnoses_by_hadm.setdefault(int(hadm), set()).add(code_to_phenotype[code])
 annotations, annotation_truth = generate_annotations(
-    cohort.tables["NOTEEVENTS"], diagnoses_by_hadm, cohort.note_mentions, p.annotated_notes,
-    list(p.annotators_per_note), p.seed + 1,
-    gender_by_subject=dict(zip(cohort.tables["PATIENTS"]["SUBJECT_ID"].astype(int), cohort.tables["PATIENTS"]["GENDER"])),
+    cohort.tables["NOTEEVENTS"],
+    diagnoses_by_hadm,
+    cohort.note_mentions,
+    p.annotated_notes,
+    list(p.annotators_per_note),
+    p.seed + 1,
+    gender_by_subject=dict(
+        zip(cohort.tables["PATIENTS"]["SUBJECT_ID"].astype(int), cohort.tables["PATIENTS"]["GENDER"])
+    ),
 )
 annotations.to_csv(snakemake.output.annotations, index=False)
 log.info("wrote %d annotation rows for %d notes", len(annotations), annotation_truth["annotated_notes"])

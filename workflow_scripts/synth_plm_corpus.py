@@ -1,8 +1,8 @@
 """Rule script: the plm demo corpus (identity terms with their stereotypical diseases) and its truth."""
 
+from medbias.core.logs import setup_rule_logging
 from medbias.io.gzipped import write_gzip_lines
 from medbias.io.jsonio import write_json
-from medbias.core.logs import setup_rule_logging
 from medbias.io.resources import read_seat_tests
 from medbias.synth.plm import plm_corpus, plm_truth
 

@@ -20,11 +20,25 @@ else:
     tokenizer = train_byte_bpe(sentences, p.vocab_size, add_bos_eos=(p.arch == "bart"), keep_inner_punctuation=True)
 model = build_tiny_model(p.arch, tokenizer, dict(p.model_params), p.seed, masked_only=True)
 switch_off_dropout(model)
-log.info("tiny plm %s: vocabulary %d, %d parameters, %d sentences", p.arch, len(tokenizer),
-         sum(t.numel() for t in model.parameters()), len(sentences))
+log.info(
+    "tiny plm %s: vocabulary %d, %d parameters, %d sentences",
+    p.arch,
+    len(tokenizer),
+    sum(t.numel() for t in model.parameters()),
+    len(sentences),
+)
 kind = {"bert": "masked", "gpt2": "causal", "bart": "seq2seq"}[p.arch]
-losses = train_language_model(model, tokenizer, kind, sentences, steps=p.training["steps"],
-                              batch_size=p.training["batch_size"], learning_rate=p.training["learning_rate"],
-                              seed=p.seed, max_length=p.training["max_length"], log=log)
+losses = train_language_model(
+    model,
+    tokenizer,
+    kind,
+    sentences,
+    steps=p.training["steps"],
+    batch_size=p.training["batch_size"],
+    learning_rate=p.training["learning_rate"],
+    seed=p.seed,
+    max_length=p.training["max_length"],
+    log=log,
+)
 model.save_pretrained(snakemake.output[0])
 tokenizer.save_pretrained(snakemake.output[0])

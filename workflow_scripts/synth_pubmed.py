@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
+from medbias.core.logs import setup_rule_logging
 from medbias.io.gzipped import write_gzip_lines
 from medbias.io.jsonio import write_json
-from medbias.core.logs import setup_rule_logging
 from medbias.io.resources import read_umnsrs, read_wordsets
 from medbias.synth.pubmed import write_pubmed
 
@@ -12,8 +12,12 @@ snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p = snakemake.params
 paths, truth, texts = write_pubmed(
-    Path(snakemake.output.files[0]).parent, p.articles_per_decade, p.n_files, p.seed,
-    read_wordsets(snakemake.input.wordsets), read_umnsrs(snakemake.input.umnsrs),
+    Path(snakemake.output.files[0]).parent,
+    p.articles_per_decade,
+    p.n_files,
+    p.seed,
+    read_wordsets(snakemake.input.wordsets),
+    read_umnsrs(snakemake.input.umnsrs),
 )
 expected = {Path(x).name for x in snakemake.output.files}
 if {x.name for x in paths} != expected:

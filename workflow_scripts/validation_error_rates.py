@@ -3,15 +3,22 @@
 import pandas as pd
 import torch
 
-from medbias.studies.hurtful.downstream import read_model_gaps
-from medbias.metrics.logprob_tests import random_initialised_score_frames
-from medbias.io.jsonio import read_json
 from medbias.core.logs import setup_rule_logging
-from medbias.validation.figures import plot_error_rates
+from medbias.io.jsonio import read_json
 from medbias.io.resources import read_attributes, read_templates
 from medbias.io.tables import write_table
-from medbias.validation.decisions import combine, counterfactual_decisions, gap_decisions, logprob_decisions, rios_weat_decisions, seat_decisions
+from medbias.metrics.logprob_tests import random_initialised_score_frames
+from medbias.studies.hurtful.downstream import read_model_gaps
+from medbias.validation.decisions import (
+    combine,
+    counterfactual_decisions,
+    gap_decisions,
+    logprob_decisions,
+    rios_weat_decisions,
+    seat_decisions,
+)
 from medbias.validation.error_rates import ERROR_RATES_NOTES, ERROR_RATES_TITLE, error_rates
+from medbias.validation.figures import plot_error_rates
 from medbias.validation.null_worlds import logprob_null_model_decisions, null_world_decisions
 from medbias.validation.truth import logprob_model_roles
 
@@ -29,24 +36,40 @@ templates, _ = read_templates(snakemake.input.templates, {c for _, c in attribut
 groups = p.target_sets[p.gender_set]
 base_model_folder = p.base_model_entry["source"]
 log.info("Table 3's test on %d random-initialised copies of %s", p.null_models, base_model_folder)
-null_models = list(random_initialised_score_frames(base_model_folder, templates, attributes,
-                                                   [w for words in groups.values() for w in words], p.null_models,
-                                                   p.seed))
-decisions = combine([
-    rios_weat_decisions(pd.read_csv(snakemake.input.weat_seeds), truth["pubmed"],
-                        table=pd.read_csv(snakemake.input.weat)),
-    seat_decisions(pd.read_csv(snakemake.input.seat), truth["plm"]),
-    gap_decisions(gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"])), p.alpha),
-    counterfactual_decisions(pd.read_csv(snakemake.input.fairness), truth["mental"]),
-    logprob_decisions(pd.read_csv(snakemake.input.logprob), truth["logprob"],
-                      *logprob_model_roles(p.logprob_models, p.variants, p.base_model)),
-    null_world_decisions(p.null_worlds, p.seed, draws=p.null_draws),
-    logprob_null_model_decisions(null_models, groups, truth["logprob"]["control_category"]),
-])
+null_models = list(
+    random_initialised_score_frames(
+        base_model_folder, templates, attributes, [w for words in groups.values() for w in words], p.null_models, p.seed
+    )
+)
+decisions = combine(
+    [
+        rios_weat_decisions(
+            pd.read_csv(snakemake.input.weat_seeds), truth["pubmed"], table=pd.read_csv(snakemake.input.weat)
+        ),
+        seat_decisions(pd.read_csv(snakemake.input.seat), truth["plm"]),
+        gap_decisions(gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"])), p.alpha),
+        counterfactual_decisions(pd.read_csv(snakemake.input.fairness), truth["mental"]),
+        logprob_decisions(
+            pd.read_csv(snakemake.input.logprob),
+            truth["logprob"],
+            *logprob_model_roles(p.logprob_models, p.variants, p.base_model),
+        ),
+        null_world_decisions(p.null_worlds, p.seed, draws=p.null_draws),
+        logprob_null_model_decisions(null_models, groups, truth["logprob"]["control_category"]),
+    ]
+)
 table = error_rates(decisions)
 decisions.to_csv(out.decisions, index=False)
 write_table(table, out.csv, out.md, ERROR_RATES_TITLE, ERROR_RATES_NOTES, digits=3)
 plot_error_rates(table, out.png, out.pdf)
 for row in table.itertuples(index=False):
-    log.info("%s | %s | %s | %s: %d / %d = %.3f", row.test, row.source, row.p_kind, row.measures, row.flagged,
-             row.decisions, row.rate)
+    log.info(
+        "%s | %s | %s | %s: %d / %d = %.3f",
+        row.test,
+        row.source,
+        row.p_kind,
+        row.measures,
+        row.flagged,
+        row.decisions,
+        row.rate,
+    )

@@ -2,12 +2,19 @@
 
 import pandas as pd
 
-from medbias.studies.hurtful.downstream import read_model_gaps
-from medbias.io.jsonio import read_json
 from medbias.core.logs import setup_rule_logging
+from medbias.io.jsonio import read_json
 from medbias.io.tables import markdown_table
+from medbias.studies.hurtful.downstream import read_model_gaps
 from medbias.validation.decisions import combine
-from medbias.validation.recovery import control_family, gap_recovery, logprob_recovery, mental_recovery, rios_recovery, seat_recovery
+from medbias.validation.recovery import (
+    control_family,
+    gap_recovery,
+    logprob_recovery,
+    mental_recovery,
+    rios_recovery,
+    seat_recovery,
+)
 from medbias.validation.truth import corpus_embeddings, logprob_model_roles
 
 snakemake = globals()["snakemake"]
@@ -18,35 +25,55 @@ truth = read_json(snakemake.input.truth)
 tasks = pd.read_csv(snakemake.input.tasks)
 gaps = read_model_gaps(p.models, snakemake.input.gaps)
 pretrained, untrained = logprob_model_roles(p.logprob_models, p.variants, p.base_model)
-recovery = combine([
-    rios_recovery(pd.read_csv(snakemake.input.weat), pd.read_csv(snakemake.input.weat_trend), truth["pubmed"]),
-    seat_recovery(pd.read_csv(snakemake.input.seat), truth["plm"]),
-    gap_recovery(gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"])), pd.read_csv(snakemake.input.gap_seeds)),
-    logprob_recovery(pd.read_csv(snakemake.input.logprob), truth["logprob"], pretrained, untrained),
-    mental_recovery(pd.read_csv(snakemake.input.fairness), pd.read_csv(snakemake.input.direct_bias), truth["mental"],
-                    corpus_embeddings(p.embeddings, list(truth["mental"]["direct_bias"]))),
-])
+recovery = combine(
+    [
+        rios_recovery(pd.read_csv(snakemake.input.weat), pd.read_csv(snakemake.input.weat_trend), truth["pubmed"]),
+        seat_recovery(pd.read_csv(snakemake.input.seat), truth["plm"]),
+        gap_recovery(
+            gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"])), pd.read_csv(snakemake.input.gap_seeds)
+        ),
+        logprob_recovery(pd.read_csv(snakemake.input.logprob), truth["logprob"], pretrained, untrained),
+        mental_recovery(
+            pd.read_csv(snakemake.input.fairness),
+            pd.read_csv(snakemake.input.direct_bias),
+            truth["mental"],
+            corpus_embeddings(p.embeddings, list(truth["mental"]["direct_bias"])),
+        ),
+    ]
+)
 recovery.to_csv(out.csv, index=False)
 planted = recovery[recovery["truth"] == "planted"]
 family = control_family(recovery)
 found = int(planted["recovered"].sum())
 with open(out.md, "w", encoding="utf-8") as handle:
     handle.write("# Demo world: planted effects recovered, controls clean\n\n")
-    handle.write(f"**Planted effects found: {found} of {len(planted)}.** "
-                 f"**Controls flagged: {int(family['flagged'].sum())} of {int(family['controls'].sum())}** "
-                 f"(families with a flag: {int(family['families_flagged'].sum())} of {int(family['families'].sum())}; "
-                 f"studies not clean at the 5% level: {', '.join(family.loc[~family['clean_at_level'], 'study']) or 'none'}).\n\n")
+    handle.write(
+        f"**Planted effects found: {found} of {len(planted)}.** "
+        f"**Controls flagged: {int(family['flagged'].sum())} of {int(family['controls'].sum())}** "
+        f"(families with a flag: {int(family['families_flagged'].sum())} of {int(family['families'].sum())}; "
+        f"studies not clean at the 5% level: "
+        f"{', '.join(family.loc[~family['clean_at_level'], 'study']) or 'none'}).\n\n"
+    )
     handle.write("## Planted effects\n\n" + markdown_table(planted.drop(columns=["truth", "family"]), 3))
     handle.write("\n## Controls, per study\n\n" + markdown_table(family, 3))
-    handle.write("\nA family is one test, or the controls one correction covers (hurtful: the recall gaps of one model, "
-                 "attribute and group over the tasks, BH). Under no effect each family has at most a 5% chance of any "
-                 "flag; clean_at_level: the number of families flagged is within that (one-sided binomial p >= 0.05). "
-                 "Every control with its observed value: planted_recovery.csv. Criteria are the truth file's "
-                 "expectations; the stars (significant) are those of the tables the rows come from.\n")
+    handle.write(
+        "\nA family is one test, or the controls one correction covers (hurtful: the recall gaps of one model, "
+        "attribute and group over the tasks, BH). Under no effect each family has at most a 5% chance of any "
+        "flag; clean_at_level: the number of families flagged is within that (one-sided binomial p >= 0.05). "
+        "Every control with its observed value: planted_recovery.csv. Criteria are the truth file's "
+        "expectations; the stars (significant) are those of the tables the rows come from.\n"
+    )
 log.info("planted effects found: %d of %d", found, len(planted))
 for row in planted[~planted["recovered"]].itertuples(index=False):
     log.info("MISSED planted effect: %s (%s; %s)", row.effect, row.criterion, row.observed)
 for row in family.itertuples(index=False):
-    log.info("%s controls flagged: %d of %d; families flagged %d of %d (binomial p %.3g)%s", row.study, row.flagged,
-             row.controls, row.families_flagged, row.families, row.binomial_p,
-             f": {row.flagged_controls}" if row.flagged else "")
+    log.info(
+        "%s controls flagged: %d of %d; families flagged %d of %d (binomial p %.3g)%s",
+        row.study,
+        row.flagged,
+        row.controls,
+        row.families_flagged,
+        row.families,
+        row.binomial_p,
+        f": {row.flagged_controls}" if row.flagged else "",
+    )

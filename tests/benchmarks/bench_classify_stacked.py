@@ -55,7 +55,9 @@ def grid_seconds(tasks: int, rows: int, device: str, stacked: bool, grid=None) -
             train_networks(x[train], y[train], x[val], y[val], config, list(range(tasks)), **run)
         else:
             for task in range(tasks):
-                train_networks(x[train], y[train, task:task + 1], x[val], y[val, task:task + 1], config, [task], **run)
+                train_networks(
+                    x[train], y[train, task : task + 1], x[val], y[val, task : task + 1], config, [task], **run
+                )
     _synchronise(device)
     return time.perf_counter() - start
 
@@ -67,7 +69,9 @@ def stacked_grid_cost(tasks: int, rows: int, device: str) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=28, help="tasks sharing the design matrix (a cohort's phenotypes: 28)")
+    parser.add_argument(
+        "--tasks", type=int, default=28, help="tasks sharing the design matrix (a cohort's phenotypes: 28)"
+    )
     parser.add_argument("--rows", type=int, default=4000, help="training rows (windows) of the measurement")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own)")

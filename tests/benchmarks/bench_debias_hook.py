@@ -54,8 +54,10 @@ def main() -> None:
     handle.remove()
     torch.testing.assert_close(hooked, plain @ torch.as_tensor(p, dtype=torch.float32), atol=1e-4, rtol=1e-4)
     print(f"BERT-base size, batch {args.batch} x {args.length} tokens, CPU, 2 threads, median of {args.repeats}")
-    print(f"plain forward {1000 * plain_s:.1f} ms, with the projection hook {1000 * hooked_s:.1f} ms: "
-          f"overhead {1000 * (hooked_s - plain_s):.2f} ms ({100 * (hooked_s / plain_s - 1):.1f}%)")
+    print(
+        f"plain forward {1000 * plain_s:.1f} ms, with the projection hook {1000 * hooked_s:.1f} ms: "
+        f"overhead {1000 * (hooked_s - plain_s):.2f} ms ({100 * (hooked_s / plain_s - 1):.1f}%)"
+    )
 
 
 if __name__ == "__main__":

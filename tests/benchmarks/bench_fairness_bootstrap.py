@@ -30,8 +30,9 @@ def reference_loop(frame: pd.DataFrame, replicates: int, seed: int) -> float:
     """Seconds for ``replicates`` replicates computed one at a time with pandas."""
     start = time.perf_counter()
     for r in range(replicates):
-        sample = pd.concat([part.sample(len(part), replace=True, random_state=seed + r)
-                            for _, part in frame.groupby("label")])
+        sample = pd.concat(
+            [part.sample(len(part), replace=True, random_state=seed + r) for _, part in frame.groupby("label")]
+        )
         for group in GROUPS:
             part = sample[sample["group"] == group]
             tp = ((part["prediction"] == 1) & (part["label"] == 1)).sum()
@@ -49,11 +50,22 @@ def main() -> None:
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     label = (rng.random(args.notes) < 0.15).astype(int)
-    frame = pd.DataFrame({"label": label, "prediction": np.where(rng.random(args.notes) < 0.8, label, 1 - label),
-                          "group": rng.choice(GROUPS, args.notes, p=[0.7, 0.1, 0.04, 0.03, 0.05, 0.08])})
+    frame = pd.DataFrame(
+        {
+            "label": label,
+            "prediction": np.where(rng.random(args.notes) < 0.8, label, 1 - label),
+            "group": rng.choice(GROUPS, args.notes, p=[0.7, 0.1, 0.04, 0.03, 0.05, 0.08]),
+        }
+    )
     start = time.perf_counter()
-    fairness_gaps(frame["prediction"].to_numpy(), frame["label"].to_numpy(), frame["group"].to_numpy(), GROUPS,
-                  args.replicates, np.random.default_rng(1))
+    fairness_gaps(
+        frame["prediction"].to_numpy(),
+        frame["label"].to_numpy(),
+        frame["group"].to_numpy(),
+        GROUPS,
+        args.replicates,
+        np.random.default_rng(1),
+    )
     engine = time.perf_counter() - start
     sampled = 20
     loop = reference_loop(frame, sampled, 1) / sampled * args.replicates

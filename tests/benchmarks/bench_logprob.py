@@ -20,8 +20,8 @@ import torch
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "workflow_scripts"))
 
-from medbias.metrics.logprob import build_items, log_probability_scores, target_token_ids  # noqa: E402
 from medbias.io.resources import read_attributes, read_templates  # noqa: E402
+from medbias.metrics.logprob import build_items, log_probability_scores, target_token_ids  # noqa: E402
 
 
 def reference_one_at_a_time(model, tokenizer, items, targets):
@@ -41,7 +41,9 @@ def reference_one_at_a_time(model, tokenizer, items, targets):
 
 def run(name, model, tokenizer, n_sentences, batch_size):
     attributes = read_attributes(REPO / "config/resources/hurtfulwords-templates/attributes.csv")
-    templates, _ = read_templates(REPO / "config/resources/hurtfulwords-templates/templates.txt", {c for _, c in attributes})
+    templates, _ = read_templates(
+        REPO / "config/resources/hurtfulwords-templates/templates.txt", {c for _, c in attributes}
+    )
     items = build_items(templates, attributes, tokenizer)
     items = (items * (n_sentences // len(items) + 1))[: n_sentences // 2]  # each item scores 2 sentences
     targets, _ = target_token_ids(tokenizer, ["he", "she", "man", "woman"])
@@ -58,9 +60,14 @@ def run(name, model, tokenizer, n_sentences, batch_size):
     print(f"{name}: {2 * len(items)} sentences of {n_pieces:.0f} pieces on average")
     print(f"  batched (batch {batch_size}, head at the mask only): {t_batched:.2f} s")
     print(f"  one at a time, same engine: {t_single:.2f} s ({t_single / t_batched:.1f}x slower)")
-    print(f"  one at a time, full logits (reference code style): {t_reference:.2f} s ({t_reference / t_batched:.1f}x slower)")
-    print(f"  max |difference| batched vs one at a time: {np.abs(batched - single).max():.1e}, vs reference: "
-          f"{np.abs(batched - reference).max():.1e}")
+    print(
+        f"  one at a time, full logits (reference code style): {t_reference:.2f} s "
+        f"({t_reference / t_batched:.1f}x slower)"
+    )
+    print(
+        f"  max |difference| batched vs one at a time: {np.abs(batched - single).max():.1e}, vs reference: "
+        f"{np.abs(batched - reference).max():.1e}"
+    )
 
 
 def main() -> None:
@@ -72,8 +79,13 @@ def main() -> None:
 
     tiny = REPO / "results/demo_world/models/tiny-bert"
     if tiny.exists():
-        run("tiny demo BERT", AutoModelForMaskedLM.from_pretrained(tiny).eval(), AutoTokenizer.from_pretrained(tiny),
-            args.sentences * 4, 256)
+        run(
+            "tiny demo BERT",
+            AutoModelForMaskedLM.from_pretrained(tiny).eval(),
+            AutoTokenizer.from_pretrained(tiny),
+            args.sentences * 4,
+            256,
+        )
         tokenizer = AutoTokenizer.from_pretrained(tiny)
     else:
         print("tiny demo BERT not built (run the demo first); skipped")

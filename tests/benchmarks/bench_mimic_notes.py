@@ -29,10 +29,12 @@ import json, resource, sys, time
 sys.path.insert(0, {repo!r} + "/workflow_scripts")
 import pandas as pd
 from medbias.io.mimic import ingest_notes
-cats = pd.read_csv({repo!r} + "/config/resources/mimic-facts/noteevents_categories.tsv", sep="\t", dtype=str, keep_default_na=False)["category"]
+categories = {repo!r} + "/config/resources/mimic-facts/noteevents_categories.tsv"
+cats = pd.read_csv(categories, sep="\t", dtype=str, keep_default_na=False)["category"]
 t0 = time.perf_counter()
 counts = ingest_notes({folder!r}, {out!r}, cats, chunk_size=50000)
-print(json.dumps({{"seconds": time.perf_counter() - t0, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **counts}}))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({{"seconds": time.perf_counter() - t0, "peak_mb": peak, **counts}}))
 """
 PROCESS = r"""
 import json, resource, sys, time
@@ -41,7 +43,8 @@ from medbias.core.note_pipeline import process_notes
 t0 = time.perf_counter()
 totals = process_notes({notes!r}, {tok!r}, {seq!r}, {cnt!r}, {threads})
 children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-print(json.dumps({{"seconds": time.perf_counter() - t0, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "worker_peak_mb": children, **totals}}))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({{"seconds": time.perf_counter() - t0, "peak_mb": peak, "worker_peak_mb": children, **totals}}))
 """
 
 
@@ -75,13 +78,27 @@ def main() -> None:
             frame.to_csv(folder / "NOTEEVENTS.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
             text_mb = frame["TEXT"].str.len().sum() / 1e6
             ing = child(INGEST.format(repo=str(REPO), folder=str(folder), out=str(folder / "notes.parquet")))
-            print(f"ingest {label}: {ing['notes_read']:,} notes ({text_mb:.0f} MB text) in {ing['seconds']:.1f} s = "
-                  f"{ing['notes_read'] / ing['seconds']:,.0f} notes/s, {text_mb / ing['seconds']:.1f} MB/s; peak RSS {ing['peak_mb']:.0f} MB")
-            pro = child(PROCESS.format(repo=str(REPO), notes=str(folder / "notes.parquet"), tok=str(tmp / "tok"),
-                                       seq=str(folder / "seq.parquet"), cnt=str(folder / "cnt.parquet"), threads=args.threads))
-            print(f"process {label} ({args.threads} workers): {pro['notes']:,} notes, {pro['pieces']:,} pieces in "
-                  f"{pro['seconds']:.1f} s = {pro['notes'] / pro['seconds']:,.0f} notes/s, {text_mb / pro['seconds']:.2f} MB text/s; "
-                  f"peak RSS main {pro['peak_mb']:.0f} MB, largest worker {pro['worker_peak_mb']:.0f} MB")
+            print(
+                f"ingest {label}: {ing['notes_read']:,} notes ({text_mb:.0f} MB text) in {ing['seconds']:.1f} s = "
+                f"{ing['notes_read'] / ing['seconds']:,.0f} notes/s, {text_mb / ing['seconds']:.1f} MB/s; peak "
+                f"RSS {ing['peak_mb']:.0f} MB"
+            )
+            pro = child(
+                PROCESS.format(
+                    repo=str(REPO),
+                    notes=str(folder / "notes.parquet"),
+                    tok=str(tmp / "tok"),
+                    seq=str(folder / "seq.parquet"),
+                    cnt=str(folder / "cnt.parquet"),
+                    threads=args.threads,
+                )
+            )
+            print(
+                f"process {label} ({args.threads} workers): {pro['notes']:,} notes, {pro['pieces']:,} pieces in "
+                f"{pro['seconds']:.1f} s = {pro['notes'] / pro['seconds']:,.0f} notes/s, "
+                f"{text_mb / pro['seconds']:.2f} MB text/s; "
+                f"peak RSS main {pro['peak_mb']:.0f} MB, largest worker {pro['worker_peak_mb']:.0f} MB"
+            )
 
 
 if __name__ == "__main__":

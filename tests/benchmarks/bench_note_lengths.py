@@ -46,17 +46,30 @@ SWEEP_MB = 1.0  # characters of text per point of the length sweep
 sys.path.insert(0, str(REPO / "tests/benchmarks"))
 from bench_mimic_notes import INGEST, PROCESS, child  # noqa: E402  (the fresh-process ingest and note pipeline)
 
+
 def noteevents_frame(notes: pd.DataFrame) -> pd.DataFrame:
     """The sample as NOTEEVENTS rows in the real column layout."""
     n = len(notes)
-    return pd.DataFrame({
-        "ROW_ID": np.arange(1, n + 1), "SUBJECT_ID": 10_000 + np.arange(n) // 40, "HADM_ID": 100_000 + np.arange(n) // 10,
-        "CHARTDATE": "2150-01-01", "CHARTTIME": "2150-01-01 08:00:00", "STORETIME": "", "CATEGORY": notes["CATEGORY"],
-        "DESCRIPTION": "Report", "CGID": "", "ISERROR": "", "TEXT": notes["TEXT"],
-    })
+    return pd.DataFrame(
+        {
+            "ROW_ID": np.arange(1, n + 1),
+            "SUBJECT_ID": 10_000 + np.arange(n) // 40,
+            "HADM_ID": 100_000 + np.arange(n) // 10,
+            "CHARTDATE": "2150-01-01",
+            "CHARTTIME": "2150-01-01 08:00:00",
+            "STORETIME": "",
+            "CATEGORY": notes["CATEGORY"],
+            "DESCRIPTION": "Report",
+            "CGID": "",
+            "ISERROR": "",
+            "TEXT": notes["TEXT"],
+        }
+    )
 
 
-def stage_seconds(texts: list[str], tokenizer, window: int = 512, stride: int = 256, max_windows: int = 10) -> dict[str, np.ndarray]:
+def stage_seconds(
+    texts: list[str], tokenizer, window: int = 512, stride: int = 256, max_windows: int = 10
+) -> dict[str, np.ndarray]:
     """Seconds each note spends in each stage of ``process_note`` (plus building its window inputs)."""
     from medbias.core.batching import note_windows
     from medbias.core.note_text import pack_sequences, replace_placeholders, split_sentences
@@ -71,7 +84,9 @@ def stage_seconds(texts: list[str], tokenizer, window: int = 512, stride: int = 
         ids = tokenizer(sentences, add_special_tokens=False)["input_ids"] if sentences else []
         pack_sequences([len(x) for x in ids], 20)
         t2 = clock()
-        note_windows([p for x in ids for p in x], tokenizer.cls_token_id, tokenizer.sep_token_id, window, stride, max_windows)
+        note_windows(
+            [p for x in ids for p in x], tokenizer.cls_token_id, tokenizer.sep_token_id, window, stride, max_windows
+        )
         t3 = clock()
         cost["split"][i], cost["tokenize_pack"][i], cost["window"][i] = t1 - t0, t2 - t1, t3 - t2
     return cost
@@ -88,8 +103,16 @@ def length_sweep(tokenizer) -> pd.DataFrame:
             texts = [note_of_length(rng, style, chars) for _ in range(max(4, int(SWEEP_MB * 1e6 / chars)))]
             mb = sum(map(len, texts)) / 1e6
             for stage, seconds in stage_seconds(texts, tokenizer).items():
-                rows.append({"style": style, "chars": chars, "stage": stage, "notes": len(texts),
-                             "s_per_note": seconds.mean(), "mb_per_s": mb / seconds.sum()})
+                rows.append(
+                    {
+                        "style": style,
+                        "chars": chars,
+                        "stage": stage,
+                        "notes": len(texts),
+                        "s_per_note": seconds.mean(),
+                        "mb_per_s": mb / seconds.sum(),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -99,10 +122,10 @@ def slope(frame: pd.DataFrame) -> float:
 
 
 def real_tokenizer(folder: Path):
+    from real_models import minilm_folder
     from transformers import AutoTokenizer
 
     from medbias.core.note_pipeline import extend_tokenizer
-    from real_models import minilm_folder
 
     tokenizer = AutoTokenizer.from_pretrained(minilm_folder())
     extend_tokenizer(tokenizer)
@@ -134,27 +157,41 @@ def main() -> None:
         t0 = time.perf_counter()
         notes = sample_notes(table, args.notes, seed=5)
         text_mb = notes["TEXT"].str.len().sum() / 1e6
-        print(f"{len(notes):,} notes of real length ({text_mb:.1f} MB of text, mean {notes['TEXT'].str.len().mean():,.0f} "
-              f"characters; table {args.lengths.name}) written in {time.perf_counter() - t0:.0f} s")
+        print(
+            f"{len(notes):,} notes of real length ({text_mb:.1f} MB of text, mean "
+            f"{notes['TEXT'].str.len().mean():,.0f} "
+            f"characters; table {args.lengths.name}) written in {time.perf_counter() - t0:.0f} s"
+        )
 
         print("\n1. Per stage, one worker")
         folder = tmp / "mimic"
         folder.mkdir()
-        noteevents_frame(notes).to_csv(folder / "NOTEEVENTS.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
+        noteevents_frame(notes).to_csv(
+            folder / "NOTEEVENTS.csv.gz", index=False, compression={"method": "gzip", "mtime": 0}
+        )
         ing = child(INGEST.format(repo=str(REPO), folder=str(folder), out=str(tmp / "notes.parquet")))
-        print(f"  ingest        {ing['notes_read'] / ing['seconds']:9,.0f} notes/s  {text_mb / ing['seconds']:6.2f} MB/s  "
-              f"(peak RSS {ing['peak_mb']:.0f} MB)")
+        print(
+            f"  ingest        {ing['notes_read'] / ing['seconds']:9,.0f} notes/s  "
+            f"{text_mb / ing['seconds']:6.2f} MB/s  "
+            f"(peak RSS {ing['peak_mb']:.0f} MB)"
+        )
         cost = stage_seconds(notes["TEXT"].tolist(), tokenizer)
         for stage, seconds in cost.items():
             print(f"  {stage:<13} {len(notes) / seconds.sum():9,.0f} notes/s  {text_mb / seconds.sum():6.2f} MB/s")
         total = sum(cost.values())
         by_category = pd.DataFrame({"category": notes["CATEGORY"], "chars": notes["TEXT"].str.len(), "seconds": total})
-        summary = by_category.groupby("category").agg(notes=("chars", "size"), mean_chars=("chars", "mean"), seconds=("seconds", "sum"),
-                                                      mb=("chars", lambda c: c.sum() / 1e6))
+        summary = by_category.groupby("category").agg(
+            notes=("chars", "size"),
+            mean_chars=("chars", "mean"),
+            seconds=("seconds", "sum"),
+            mb=("chars", lambda c: c.sum() / 1e6),
+        )
         print("  split + tokenize + pack + window, per category:")
         for category, row in summary.sort_values("notes", ascending=False).iterrows():
-            print(f"    {category.strip():<18} {row['notes']:6,.0f} notes  mean {row['mean_chars']:7,.0f} chars  "
-                  f"{row['notes'] / row['seconds']:8,.0f} notes/s  {row['mb'] / row['seconds']:5.2f} MB/s")
+            print(
+                f"    {category.strip():<18} {row['notes']:6,.0f} notes  mean {row['mean_chars']:7,.0f} chars  "
+                f"{row['notes'] / row['seconds']:8,.0f} notes/s  {row['mb'] / row['seconds']:5.2f} MB/s"
+            )
 
         if not args.no_sweep:
             print("\n2. Cost against note length (one worker; 1.0 = linear)")
@@ -163,21 +200,38 @@ def main() -> None:
                 rates = "  ".join(f"{c:>6,}: {r:5.2f}" for c, r in zip(frame["chars"], frame["mb_per_s"]))
                 print(f"  {style:<9} {stage:<13} slope {slope(frame):.2f}   MB/s at  {rates}")
 
-        print(f"\n3. The rule's path (process_notes, fresh processes), then the real NOTEEVENTS ({real_chars / 1e9:.2f} GB of text)")
+        print(
+            f"\n3. The rule's path (process_notes, fresh processes), then the real NOTEEVENTS "
+            f"({real_chars / 1e9:.2f} GB of text)"
+        )
         runs = {}
         for workers in sorted({1, args.workers}):
-            runs[workers] = child(PROCESS.format(repo=str(REPO), notes=str(tmp / "notes.parquet"), tok=str(tmp / "tok"),
-                                                 seq=str(tmp / f"seq{workers}.parquet"), cnt=str(tmp / f"cnt{workers}.parquet"),
-                                                 threads=workers))
+            runs[workers] = child(
+                PROCESS.format(
+                    repo=str(REPO),
+                    notes=str(tmp / "notes.parquet"),
+                    tok=str(tmp / "tok"),
+                    seq=str(tmp / f"seq{workers}.parquet"),
+                    cnt=str(tmp / f"cnt{workers}.parquet"),
+                    threads=workers,
+                )
+            )
             run = runs[workers]
-            print(f"  {workers} worker(s): {run['notes'] / run['seconds']:,.0f} notes/s, {text_mb / run['seconds']:.2f} MB/s, "
-                  f"{run['pieces']:,} pieces; peak RSS main {run['peak_mb']:.0f} MB, largest worker {run['worker_peak_mb']:.0f} MB")
+            print(
+                f"  {workers} worker(s): {run['notes'] / run['seconds']:,.0f} notes/s, "
+                f"{text_mb / run['seconds']:.2f} MB/s, "
+                f"{run['pieces']:,} pieces; peak RSS main {run['peak_mb']:.0f} MB, largest worker "
+                f"{run['worker_peak_mb']:.0f} MB"
+            )
         one = text_mb / runs[1]["seconds"]
         if args.workers > 1:
             print(f"  speed-up with {args.workers} workers: {runs[1]['seconds'] / runs[args.workers]['seconds']:.2f}x")
         ingest_h = real_chars / 1e6 / (text_mb / ing["seconds"]) / 3600
-        print(f"  projection: ingest {ingest_h * 60:.0f} min (one process); processing {real_chars / 1e6 / one / 3600:.1f} h on "
-              f"one worker, {real_chars / 1e6 / one / 16 / 60:.0f} min on 16 (if it scales linearly)")
+        print(
+            f"  projection: ingest {ingest_h * 60:.0f} min (one process); processing "
+            f"{real_chars / 1e6 / one / 3600:.1f} h on "
+            f"one worker, {real_chars / 1e6 / one / 16 / 60:.0f} min on 16 (if it scales linearly)"
+        )
 
 
 if __name__ == "__main__":

@@ -26,8 +26,11 @@ from medbias.synth.tiny_models import train_wordpiece  # noqa: E402
 
 IDENTITIES = ["gay", "lesbian", "bisexual", "transgender", "black", "white", "asian", "hispanic"]
 DISEASES = ["hiv", "depression", "sickle cell disease", "diabetes", "hypertension", "pneumonia"]
-FRAMES = ["the {i} patient needs treatment for {d}.", "as a {i} person, the patient has {d}.",
-          "{d} is common in the {i} patient who came in today."]
+FRAMES = [
+    "the {i} patient needs treatment for {d}.",
+    "as a {i} person, the patient has {d}.",
+    "{d} is common in the {i} patient who came in today.",
+]
 
 
 def main() -> None:
@@ -50,7 +53,10 @@ def main() -> None:
     single = np.array([pseudo_log_likelihood_one_at_a_time(model, tokenizer, s) for s in sentences])
     single_s = time.perf_counter() - start
     print(f"{len(sentences)} sentences, {tokens} masked copies, BERT-base size, CPU, {torch.get_num_threads()} threads")
-    print(f"batched (batch {args.batch_size}, head at the mask only): {batched_s:.1f} s ({tokens / batched_s:.0f} copies/s)")
+    print(
+        f"batched (batch {args.batch_size}, head at the mask only): {batched_s:.1f} s "
+        f"({tokens / batched_s:.0f} copies/s)"
+    )
     print(f"one masked copy per forward pass:                {single_s:.1f} s ({tokens / single_s:.0f} copies/s)")
     print(f"speed-up {single_s / batched_s:.1f}x (goal >= 5x); max |difference| {np.abs(batched - single).max():.2e}")
     assert np.allclose(batched, single, atol=1e-3)

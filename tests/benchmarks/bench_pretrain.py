@@ -21,8 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "workflow_scripts")
 from medbias.studies.hurtful.pretrain import AdversarialPretrainer  # noqa: E402
 
 
-def pretraining_rate(config_kwargs: dict, batch: int, steps: int, device: str, length: int = 128,
-                     warmup: int = 1) -> tuple[float, int]:
+def pretraining_rate(
+    config_kwargs: dict, batch: int, steps: int, device: str, length: int = 128, warmup: int = 1
+) -> tuple[float, int]:
     """Sequences per second of pretraining steps (MLM + NSP + the adversary, AdamW; bf16 autocast on a
     GPU) at ``length`` pieces, after ``warmup`` untimed steps; and the model's parameter count."""
     from transformers import BertConfig, BertForPreTraining
@@ -32,11 +33,19 @@ def pretraining_rate(config_kwargs: dict, batch: int, steps: int, device: str, l
     model = AdversarialPretrainer(BertForPreTraining(config), n_classes=2).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     ids = torch.randint(5, config.vocab_size, (batch, length), device=device)
-    inputs = dict(input_ids=ids, attention_mask=torch.ones_like(ids), token_type_ids=torch.zeros_like(ids),
-                  mlm_labels=torch.where(torch.rand(batch, length, device=device) < 0.15, ids, -100),
-                  nsp_labels=torch.zeros(batch, dtype=torch.long, device=device),
-                  attribute=torch.zeros(batch, dtype=torch.long, device=device))
-    autocast = torch.autocast(device_type="cuda", dtype=torch.bfloat16) if device == "cuda" else torch.autocast("cpu", enabled=False)
+    inputs = dict(
+        input_ids=ids,
+        attention_mask=torch.ones_like(ids),
+        token_type_ids=torch.zeros_like(ids),
+        mlm_labels=torch.where(torch.rand(batch, length, device=device) < 0.15, ids, -100),
+        nsp_labels=torch.zeros(batch, dtype=torch.long, device=device),
+        attribute=torch.zeros(batch, dtype=torch.long, device=device),
+    )
+    autocast = (
+        torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+        if device == "cuda"
+        else torch.autocast("cpu", enabled=False)
+    )
 
     def step():
         with autocast:
@@ -59,8 +68,10 @@ def pretraining_rate(config_kwargs: dict, batch: int, steps: int, device: str, l
 
 def measure(name: str, config_kwargs: dict, batch: int, steps: int, device: str) -> float:
     rate, _ = pretraining_rate(config_kwargs, batch, steps, device)
-    print(f"{name} on {device}: {rate:,.1f} sequences/s (batch {batch}, length 128); one epoch of 8 M sequences "
-          f"= {8e6 / rate / 3600:,.1f} hours")
+    print(
+        f"{name} on {device}: {rate:,.1f} sequences/s (batch {batch}, length 128); one epoch of 8 M sequences "
+        f"= {8e6 / rate / 3600:,.1f} hours"
+    )
     return rate
 
 

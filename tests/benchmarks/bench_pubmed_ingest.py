@@ -45,7 +45,8 @@ decades = parse_decades([[1960, 1969], [1970, 1979], [1980, 1989], [1990, 1999],
 out = {{d.label: {tmp!r} + f"/{{d.label}}.parquet" for d in decades}}
 t0 = time.perf_counter()
 summary = write_decade_corpora({parsed!r}, decades, out)
-print(json.dumps({{"seconds": time.perf_counter() - t0, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({{"seconds": time.perf_counter() - t0, "peak_mb": peak,
                   "articles": sum(d["articles"] for d in summary["decades"])}}))
 """
 
@@ -89,9 +90,11 @@ def main() -> None:
             folder = Path(tmp) / f"parsed{workers}"
             folder.mkdir()
             timings[workers], results = map_all(paths, folder, workers)
-            print(f"map, {workers} worker(s): {timings[workers]:.1f} s = {size / timings[workers]:.1f} MB/s XML; "
-                  f"per job {min(r['seconds'] for r in results):.1f}-{max(r['seconds'] for r in results):.1f} s "
-                  f"in the parse itself, peak RSS {max(r['peak_mb'] for r in results):.0f} MB")
+            print(
+                f"map, {workers} worker(s): {timings[workers]:.1f} s = {size / timings[workers]:.1f} MB/s XML; "
+                f"per job {min(r['seconds'] for r in results):.1f}-{max(r['seconds'] for r in results):.1f} s "
+                f"in the parse itself, peak RSS {max(r['peak_mb'] for r in results):.0f} MB"
+            )
         speedup = timings[1] / timings[2]
         print(f"map speed-up with 2 workers on 2 cores: {speedup:.2f}x")
 
@@ -99,8 +102,10 @@ def main() -> None:
         code = REDUCE_CHILD.format(repo=str(REPO), parsed=parsed, tmp=tmp)
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
         reduce = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"reduce: {reduce['articles']:,} articles in {reduce['seconds']:.1f} s = "
-              f"{size / reduce['seconds']:.1f} MB/s of the input XML, peak RSS {reduce['peak_mb']:.0f} MB")
+        print(
+            f"reduce: {reduce['articles']:,} articles in {reduce['seconds']:.1f} s = "
+            f"{size / reduce['seconds']:.1f} MB/s of the input XML, peak RSS {reduce['peak_mb']:.0f} MB"
+        )
 
         # memory flat in file size: one file vs the same records five times over
         one = paths[0]
@@ -110,15 +115,19 @@ def main() -> None:
         big.write_bytes(gzip.compress((body[:start] + body[start:end] * 5 + body[end:]).encode()))
         small_job = parse_job(one, str(Path(tmp) / "one.parquet"))
         big_job = parse_job(str(big), str(Path(tmp) / "big.parquet"))
-        print(f"map peak RSS: {xml_mb([one]):.1f} MB file {small_job['peak_mb']:.0f} MB, "
-              f"{xml_mb([str(big)]):.1f} MB file {big_job['peak_mb']:.0f} MB")
+        print(
+            f"map peak RSS: {xml_mb([one]):.1f} MB file {small_job['peak_mb']:.0f} MB, "
+            f"{xml_mb([str(big)]):.1f} MB file {big_job['peak_mb']:.0f} MB"
+        )
 
         map_mb_s = size / timings[1]
         reduce_mb_s = size / reduce["seconds"]
         hours_one = REAL_BASELINE_GB * 1000 / map_mb_s / 3600
         hours_16 = REAL_BASELINE_GB * 1000 / map_mb_s / 16 / 3600 + REAL_BASELINE_GB * 1000 / reduce_mb_s / 3600
-        print(f"projection for {REAL_BASELINE_GB:.0f} GB of baseline XML: map {hours_one:.1f} h on one core; "
-              f"map on 16 cores + reduce = {hours_16:.1f} h (reduce at {reduce_mb_s:.0f} MB/s of input)")
+        print(
+            f"projection for {REAL_BASELINE_GB:.0f} GB of baseline XML: map {hours_one:.1f} h on one core; "
+            f"map on 16 cores + reduce = {hours_16:.1f} h (reduce at {reduce_mb_s:.0f} MB/s of input)"
+        )
 
         from medbias.core.skipgram import ParquetSentences, train_skipgram
 
@@ -129,7 +138,10 @@ def main() -> None:
             t0 = time.perf_counter()
             train_skipgram(ParquetSentences(corpus), params, 5, 1, workers)
             dt = time.perf_counter() - t0
-            print(f"skip-gram, {words:,} words x 5 epochs, {workers} worker(s): {dt:.1f} s = {5 * words / dt:,.0f} words/s")
+            print(
+                f"skip-gram, {words:,} words x 5 epochs, {workers} worker(s): {dt:.1f} s = "
+                f"{5 * words / dt:,.0f} words/s"
+            )
 
 
 if __name__ == "__main__":

@@ -37,16 +37,22 @@ def main() -> None:
         snakemake = str(Path(sys.executable).with_name("snakemake"))
         for profile in ([], ["--profile", "slurm"]):
             started = time.perf_counter()
-            result = subprocess.run([snakemake, "-n", *profile, "--configfile", str(configfile), "-d", str(workdir)],
-                                    cwd=REPO, capture_output=True, text=True)
+            result = subprocess.run(
+                [snakemake, "-n", *profile, "--configfile", str(configfile), "-d", str(workdir)],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+            )
             seconds = time.perf_counter() - started
             output = result.stdout + result.stderr
             if result.returncode != 0:
                 raise SystemExit(output[-3000:])
             total = int(re.search(r"^total\s+(\d+)$", output, re.M).group(1))
             parse = int(re.search(r"^rios_parse\s+(\d+)$", output, re.M).group(1))
-            print(f"snakemake -n {' '.join(profile) or '(no profile)'}: {total:,} jobs ({parse:,} PubMed parse jobs) "
-                  f"planned in {seconds:.1f} s")
+            print(
+                f"snakemake -n {' '.join(profile) or '(no profile)'}: {total:,} jobs ({parse:,} PubMed parse jobs) "
+                f"planned in {seconds:.1f} s"
+            )
 
 
 if __name__ == "__main__":

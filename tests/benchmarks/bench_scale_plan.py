@@ -35,9 +35,9 @@ sys.path.insert(0, str(REPO / "workflow_scripts"))
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "tests/benchmarks"))
 
-A100_BF16_PEAK = 312e12   # NVIDIA A100 datasheet, dense bf16 tensor FLOP/s
+A100_BF16_PEAK = 312e12  # NVIDIA A100 datasheet, dense bf16 tensor FLOP/s
 A100_FP32_PEAK = 19.5e12  # NVIDIA A100 datasheet, float32 (no tensor cores) FLOP/s
-H100_BF16_PEAK = 989e12   # NVIDIA H100/H200 SXM datasheet, dense bf16 tensor FLOP/s
+H100_BF16_PEAK = 989e12  # NVIDIA H100/H200 SXM datasheet, dense bf16 tensor FLOP/s
 ASSUMED_MFU = 0.40
 # each card's peaks by its name: dense bf16 (pretraining's model FLOP utilisation) and float32 without
 # tensor cores (the classifier networks train in float32); NVIDIA datasheets, SXM
@@ -46,10 +46,11 @@ FP32_PEAKS = (("H100", 67e12), ("H200", 67e12), ("A100", A100_FP32_PEAK))
 # assumed share of that peak for a stack of 28 tasks' networks (batched products of [28, 256, 3,076] by
 # [28, 3,076, 1,538] and smaller, plus batch norm and Adam) until --measure-gpu measures it
 STACKED_UTILISATION = 0.25
-BERT_BASE_PARAMS = 86e6   # transformer-layer weights of BERT-base (FLOPs per token: 2x forward, 6x training)
+BERT_BASE_PARAMS = 86e6  # transformer-layer weights of BERT-base (FLOPs per token: 2x forward, 6x training)
 
 
 # --- measurements ----------------------------------------------------------------------------------
+
 
 def _timed(function, *args, **kwargs) -> float:
     start = time.perf_counter()
@@ -85,6 +86,7 @@ def measure_notes(n_notes: int) -> dict[str, float]:
     """Seconds per MB of note text: the NOTEEVENTS ingest (CSV.gz to Parquet) and the note processing
     of one worker (split, tokenize, pack, count windows) on real-length notes; word pieces per character."""
     from bench_note_lengths import DEFAULT_LENGTHS, noteevents_frame, real_tokenizer, stage_seconds
+
     from medbias.io.mimic import ingest_notes
     from medbias.synth.note_lengths import note_length_table, sample_notes
 
@@ -94,13 +96,20 @@ def measure_notes(n_notes: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "mimic"
         folder.mkdir()
-        noteevents_frame(notes).to_csv(folder / "NOTEEVENTS.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
+        noteevents_frame(notes).to_csv(
+            folder / "NOTEEVENTS.csv.gz", index=False, compression={"method": "gzip", "mtime": 0}
+        )
         ingest = _timed(ingest_notes, folder, Path(tmp) / "notes.parquet", table["category"], 50_000)
         tokenizer = real_tokenizer(Path(tmp) / "tok")
     cost = stage_seconds(notes["TEXT"].tolist(), tokenizer)
-    pieces = sum(len(ids) for text in notes["TEXT"].head(500) for ids in tokenizer([text], add_special_tokens=False)["input_ids"])
-    return {"note_ingest_s_per_mb": ingest / mb, "note_processing_core_s_per_mb": float(sum(cost.values()).sum()) / mb,
-            "pieces_per_char": pieces / notes["TEXT"].head(500).str.len().sum()}
+    pieces = sum(
+        len(ids) for text in notes["TEXT"].head(500) for ids in tokenizer([text], add_special_tokens=False)["input_ids"]
+    )
+    return {
+        "note_ingest_s_per_mb": ingest / mb,
+        "note_processing_core_s_per_mb": float(sum(cost.values()).sum()) / mb,
+        "pieces_per_char": pieces / notes["TEXT"].head(500).str.len().sum(),
+    }
 
 
 def measure_pubmed() -> dict[str, float]:
@@ -129,7 +138,7 @@ def zipf_sentences(n_tokens: int, vocabulary: int = 50_000, seed: int = 0) -> li
     p = 1 / np.arange(1, vocabulary + 1)
     tokens = rng.choice(vocabulary, size=n_tokens, p=p / p.sum())
     words = np.array([f"w{i}" for i in range(vocabulary)])
-    return [list(words[tokens[i:i + 200]]) for i in range(0, n_tokens, 200)]
+    return [list(words[tokens[i : i + 200]]) for i in range(0, n_tokens, 200)]
 
 
 def measure_word2vec(config: dict, n_tokens: int, corpus_tokens: float) -> dict[str, float]:
@@ -149,8 +158,11 @@ def measure_word2vec(config: dict, n_tokens: int, corpus_tokens: float) -> dict[
         return {**setting, "min_count": max(1, round(setting["min_count"] * n_tokens / corpus_tokens))}
 
     costs = [_timed(train_skipgram, sentences, scaled(setting), 1, 1, 1) / (n_tokens / 1e6) for setting in settings]
-    return {"w2v_search_core_s_per_mtoken_epoch": float(sum(costs)), "w2v_default_core_s_per_mtoken_epoch": costs[0],
-            "w2v_candidates": float(len(settings))}
+    return {
+        "w2v_search_core_s_per_mtoken_epoch": float(sum(costs)),
+        "w2v_default_core_s_per_mtoken_epoch": costs[0],
+        "w2v_candidates": float(len(settings)),
+    }
 
 
 def measure_bert_cpu(threads: int) -> dict[str, float]:
@@ -158,16 +170,20 @@ def measure_bert_cpu(threads: int) -> dict[str, float]:
     [CLS] features; one probe sequence of 40 pieces; one SEAT sentence encoding; one StereoSet-style
     sentence's pseudo-log-likelihood (one masked copy per token)."""
     import torch
+    from real_models import minilm_folder
+    from transformers import AutoTokenizer
 
     from medbias.core.batching import cls_vectors_of_ids
     from medbias.core.sentence_likelihood import pseudo_log_likelihood
-    from real_models import minilm_folder
-    from transformers import AutoTokenizer
 
     torch.set_num_threads(threads)
     encoder = bert_base()
     rng = np.random.default_rng(0)
-    windows, short, sentence = random_sequences(rng, 8, 510), random_sequences(rng, 64, 40), random_sequences(rng, 64, 12)
+    windows, short, sentence = (
+        random_sequences(rng, 8, 510),
+        random_sequences(rng, 64, 40),
+        random_sequences(rng, 64, 12),
+    )
     cls_vectors_of_ids(encoder, windows[:2], 0, (-4, -3, -2, -1), 2)  # warm-up
     window_s = _timed(cls_vectors_of_ids, encoder, windows, 0, (-4, -3, -2, -1), 8) / len(windows)
     probe_s = _timed(cls_vectors_of_ids, encoder, short, 0, (-1,), 64) / len(short)
@@ -176,8 +192,15 @@ def measure_bert_cpu(threads: int) -> dict[str, float]:
     texts = pll_texts(rng, 64)
     mlm = bert_base("mlm")
     pll_s = _timed(pseudo_log_likelihood, mlm, tokenizer, texts, 64) / len(texts)
-    return {name: value * threads for name, value in (("window_core_s", window_s), ("probe_sequence_core_s", probe_s),
-                                                      ("seat_sentence_core_s", seat_s), ("pll_sentence_core_s", pll_s))}
+    return {
+        name: value * threads
+        for name, value in (
+            ("window_core_s", window_s),
+            ("probe_sequence_core_s", probe_s),
+            ("seat_sentence_core_s", seat_s),
+            ("pll_sentence_core_s", pll_s),
+        )
+    }
 
 
 def grid_for_plan():
@@ -222,8 +245,10 @@ def measure_mlp_grid(rows: int, device: str) -> float:
     y = (x[:, 0] + rng.normal(size=rows) > 1).astype(np.float32)
     val = rows // 4
     train_network(x[:512], y[:512], x[:128], y[:128], grid_for_plan()[-1], 0, max_epochs=1, device=device)  # warm-up
-    seconds = sum(_timed(train_network, x, y, x[:val], y[:val], config, 0, max_epochs=1, device=device)
-                  for config in grid_for_plan())
+    seconds = sum(
+        _timed(train_network, x, y, x[:val], y[:val], config, 0, max_epochs=1, device=device)
+        for config in grid_for_plan()
+    )
     return seconds / (rows / 1000)
 
 
@@ -234,10 +259,16 @@ def measure_bootstrap(test_rows: int) -> float:
     rng = np.random.default_rng(0)
     label = (rng.random(test_rows) < 0.2).astype(int)
     predicted = np.where(rng.random(test_rows) < 0.8, label, 1 - label)
-    groups = {"gender": ["M", "F"], "language": ["English", "Other"], "ethnicity": ["WHITE", "BLACK", "HISPANIC", "ASIAN", "OTHER"],
-              "insurance": ["Medicare", "Private", "Medicaid"]}
-    return sum(_timed(fairness_gaps, predicted, label, rng.choice(order, test_rows), order, 1000, np.random.default_rng(1))
-               for order in groups.values())
+    groups = {
+        "gender": ["M", "F"],
+        "language": ["English", "Other"],
+        "ethnicity": ["WHITE", "BLACK", "HISPANIC", "ASIAN", "OTHER"],
+        "insurance": ["Medicare", "Private", "Medicaid"],
+    }
+    return sum(
+        _timed(fairness_gaps, predicted, label, rng.choice(order, test_rows), order, 1000, np.random.default_rng(1))
+        for order in groups.values()
+    )
 
 
 def measure_gpu(out: Path) -> None:
@@ -246,11 +277,11 @@ def measure_gpu(out: Path) -> None:
     FLOP utilisation against the card's bf16 peak, for an A100, H100 or H200); the classifier grid with
     1, 2, 4 and 8 processes sharing the GPU; CPU-vs-GPU agreement of one grid selection."""
     import torch
+    from real_models import minilm_folder
     from transformers import AutoTokenizer
 
     from medbias.core.batching import cls_vectors_of_ids
     from medbias.core.sentence_likelihood import pseudo_log_likelihood
-    from real_models import minilm_folder
 
     name = torch.cuda.get_device_name(0)
     peak = card_peak(name, BF16_PEAKS)[1]  # for the model FLOP utilisation (left out on other cards)
@@ -268,8 +299,12 @@ def measure_gpu(out: Path) -> None:
     for dtype, label in ((torch.float32, "fp32"), (torch.bfloat16, "bf16")):
         encoder = bert_base().to("cuda", dtype)
         cls_vectors_of_ids(encoder, windows[:128], 0, (-4, -3, -2, -1), 64)
-        result[f"window_gpu_s_{label}"] = synced(cls_vectors_of_ids, encoder, windows, 0, (-4, -3, -2, -1), 64) / len(windows)
-        result[f"probe_sequence_gpu_s_{label}"] = synced(cls_vectors_of_ids, encoder, probes, 0, (-1,), 128) / len(probes)
+        result[f"window_gpu_s_{label}"] = synced(cls_vectors_of_ids, encoder, windows, 0, (-4, -3, -2, -1), 64) / len(
+            windows
+        )
+        result[f"probe_sequence_gpu_s_{label}"] = synced(cls_vectors_of_ids, encoder, probes, 0, (-1,), 128) / len(
+            probes
+        )
         mlm = bert_base("mlm").to("cuda", dtype)
         pseudo_log_likelihood(mlm, tokenizer, texts[:64], 64)
         result[f"pll_sentence_gpu_s_{label}"] = synced(pseudo_log_likelihood, mlm, tokenizer, texts, 64) / len(texts)
@@ -304,7 +339,7 @@ def grid_agreement() -> dict[str, object]:
 
     rng = np.random.default_rng(3)
     n, d = 6000, 256
-    note = np.arange(n) // 3                       # three windows per note, one label per note
+    note = np.arange(n) // 3  # three windows per note, one label per note
     label = (rng.random(n // 3) < 0.3).astype(np.float32)
     y = label[note]
     x = (rng.normal(size=(n, d)) + 0.4 * y[:, None] * (np.arange(d) < 8)).astype(np.float32)
@@ -312,11 +347,28 @@ def grid_agreement() -> dict[str, object]:
     grid = [NetworkConfig(1, 2, 0.0), NetworkConfig(2, 2, 0.0), NetworkConfig(2, 4, 0.2), NetworkConfig(3, 2, 0.2)]
     out = {}
     for device in ("cpu", "cuda"):
-        chosen = select_classifier(x[train], y[train], x[val], y[val], note[val], grid, [0.5, 1, 2], seed=0,
-                                   max_epochs=30, patience=3, device=device)
-        out[device] = {"config": chosen.trained.config.__dict__, "c": chosen.c, "auprc": chosen.validation_auprc,
-                       "grid_auprc": [r["validation_auprc"] for r in chosen.grid]}
-    out["max_auprc_difference"] = float(np.max(np.abs(np.subtract(out["cpu"]["grid_auprc"], out["cuda"]["grid_auprc"]))))
+        chosen = select_classifier(
+            x[train],
+            y[train],
+            x[val],
+            y[val],
+            note[val],
+            grid,
+            [0.5, 1, 2],
+            seed=0,
+            max_epochs=30,
+            patience=3,
+            device=device,
+        )
+        out[device] = {
+            "config": chosen.trained.config.__dict__,
+            "c": chosen.c,
+            "auprc": chosen.validation_auprc,
+            "grid_auprc": [r["validation_auprc"] for r in chosen.grid],
+        }
+    out["max_auprc_difference"] = float(
+        np.max(np.abs(np.subtract(out["cpu"]["grid_auprc"], out["cuda"]["grid_auprc"])))
+    )
     return out
 
 
@@ -325,13 +377,16 @@ def derived_gpu_costs() -> dict[str, float]:
     flops = ASSUMED_MFU * A100_BF16_PEAK
     return {
         # forward passes: 2 FLOPs per weight and token; a window is 512 tokens, a probe sequence 40 + 2
-        "window_gpu_s_bf16": 2 * BERT_BASE_PARAMS * 512 / flops, "probe_sequence_gpu_s_bf16": 2 * BERT_BASE_PARAMS * 42 / flops,
+        "window_gpu_s_bf16": 2 * BERT_BASE_PARAMS * 512 / flops,
+        "probe_sequence_gpu_s_bf16": 2 * BERT_BASE_PARAMS * 42 / flops,
         # PLL: 12 masked copies of a 14-token sentence; such short batches run at an eighth of that utilisation
         "pll_sentence_gpu_s_fp32": 12 * 2 * BERT_BASE_PARAMS * 14 / (flops / 8),
         # training: 6 FLOPs per parameter (110 M with the embeddings) and token; length 512 at 80% of 128's rate
-        "pretrain_tokens_per_s_128": flops / (6 * 110e6), "pretrain_tokens_per_s_512": flops / (6 * 110e6) * 0.8,
+        "pretrain_tokens_per_s_128": flops / (6 * 110e6),
+        "pretrain_tokens_per_s_512": flops / (6 * 110e6) * 0.8,
         # the grid's small float32 networks at batch 256: 5% of an A100's float32 peak
-        "mlp_grid_gpu_s_per_1k_rows": grid_flops_per_row_epoch() * 1000 / (0.05 * A100_FP32_PEAK)}
+        "mlp_grid_gpu_s_per_1k_rows": grid_flops_per_row_epoch() * 1000 / (0.05 * A100_FP32_PEAK),
+    }
 
 
 def grid_flops_per_row_epoch() -> float:
@@ -345,6 +400,7 @@ def grid_flops_per_row_epoch() -> float:
 
 
 # --- the plan --------------------------------------------------------------------------------------
+
 
 @dataclass
 class Row:
@@ -399,8 +455,10 @@ def stacked_grid_cost(gpu: dict) -> tuple[float, str]:
     card, peak = card_peak(str(gpu.get("device", "")), FP32_PEAKS)
     if peak is None:  # not measured on a known card: the plan's reference card
         card, peak = "A100", A100_FP32_PEAK
-    return (grid_flops_per_row_epoch() * 1000 / (STACKED_UTILISATION * peak),
-            f"not measured: the grid's FLOPs at {STACKED_UTILISATION:.0%} of the {card}'s float32 peak")
+    return (
+        grid_flops_per_row_epoch() * 1000 / (STACKED_UTILISATION * peak),
+        f"not measured: the grid's FLOPs at {STACKED_UTILISATION:.0%} of the {card}'s float32 peak",
+    )
 
 
 def grid_cost_with_workers(gpu: dict, workers: int) -> tuple[float, str]:
@@ -414,17 +472,24 @@ def grid_cost_with_workers(gpu: dict, workers: int) -> tuple[float, str]:
     return by_processes[n], "one process" if n == 1 else f"{n} processes"
 
 
-def build_plan(config: dict, counts: dict, cpu: dict[str, float], gpu: dict[str, float], gpu_where: str,
-               cpu_where: str) -> list[Row]:
+def build_plan(
+    config: dict, counts: dict, cpu: dict[str, float], gpu: dict[str, float], gpu_where: str, cpu_where: str
+) -> list[Row]:
     import pandas as pd
 
     from medbias.pipeline.plan import plm_evaluations, plm_finetunes
 
     profile = __import__("yaml").safe_load((REPO / "cluster/slurm/config.yaml").read_text())
-    threads = {**profile.get("set-threads", {}), "mimic_notes": config["mimic"]["threads"],
-               "rios_word2vec": config["rios"]["word2vec"]["threads"], "rios_document_null": config["rios"]["word2vec"]["threads"],
-               "hurtful_pretrain": config["hurtful"]["pretrain"]["threads"]}
-    lengths = pd.read_csv(REPO / "config/resources/mimic-facts/note_lengths.tsv", sep="\t", comment="#", keep_default_na=False)
+    threads = {
+        **profile.get("set-threads", {}),
+        "mimic_notes": config["mimic"]["threads"],
+        "rios_word2vec": config["rios"]["word2vec"]["threads"],
+        "rios_document_null": config["rios"]["word2vec"]["threads"],
+        "hurtful_pretrain": config["hurtful"]["pretrain"]["threads"],
+    }
+    lengths = pd.read_csv(
+        REPO / "config/resources/mimic-facts/note_lengths.tsv", sep="\t", comment="#", keep_default_na=False
+    )
     text_mb = float((lengths["notes"] * lengths["mean_chars"]).sum()) / 1e6
     m, pm, pl = counts["mimic"], counts["pubmed"], counts["plm"]
     down = config["hurtful"]["downstream"]
@@ -435,66 +500,181 @@ def build_plan(config: dict, counts: dict, cpu: dict[str, float], gpu: dict[str,
     tasks = sum(m["tasks"].values())
     rows: list[Row] = []
 
-    rows.append(cpu_row("mimic_ingest", 1, f"{text_mb:,.0f} MB of note text", f"{cpu['note_ingest_s_per_mb']:.3f} s/MB",
-                        cpu_where, text_mb * cpu["note_ingest_s_per_mb"], 1))
-    rows.append(cpu_row("mimic_notes", 1, f"{text_mb:,.0f} MB of note text", f"{cpu['note_processing_core_s_per_mb']:.2f} core-s/MB",
-                        cpu_where, text_mb * cpu["note_processing_core_s_per_mb"], threads["mimic_notes"], ["mimic_ingest"]))
+    rows.append(
+        cpu_row(
+            "mimic_ingest",
+            1,
+            f"{text_mb:,.0f} MB of note text",
+            f"{cpu['note_ingest_s_per_mb']:.3f} s/MB",
+            cpu_where,
+            text_mb * cpu["note_ingest_s_per_mb"],
+            1,
+        )
+    )
+    rows.append(
+        cpu_row(
+            "mimic_notes",
+            1,
+            f"{text_mb:,.0f} MB of note text",
+            f"{cpu['note_processing_core_s_per_mb']:.2f} core-s/MB",
+            cpu_where,
+            text_mb * cpu["note_processing_core_s_per_mb"],
+            threads["mimic_notes"],
+            ["mimic_ingest"],
+        )
+    )
     pretrain_tokens = sum(int(length) * n for length, n in m["pretrain_sequences"].items())
-    pretrain_s = sum(int(length) * n / gpu[f"pretrain_tokens_per_s_{length}"] for length, n in m["pretrain_sequences"].items())
-    rows.append(gpu_row("hurtful_pretrain", variants, f"{variants} x {pretrain_tokens / 1e9:.2f} G tokens",
-                        f"{gpu['pretrain_tokens_per_s_128']:,.0f} / {gpu['pretrain_tokens_per_s_512']:,.0f} tokens/s (128 / 512)",
-                        gpu_where, variants * pretrain_s, threads["hurtful_pretrain"], ["mimic_notes"], pretraining=True))
-    rows.append(gpu_row("hurtful_features", models, f"{models} x {windows / 1e6:.2f} M windows", f"{gpu['window_gpu_s_bf16'] * 1e3:.2f} ms/window (bf16)",
-                        gpu_where, models * windows * gpu["window_gpu_s_bf16"], threads["hurtful_features"], ["hurtful_pretrain", "mimic_notes"]))
+    pretrain_s = sum(
+        int(length) * n / gpu[f"pretrain_tokens_per_s_{length}"] for length, n in m["pretrain_sequences"].items()
+    )
+    rows.append(
+        gpu_row(
+            "hurtful_pretrain",
+            variants,
+            f"{variants} x {pretrain_tokens / 1e9:.2f} G tokens",
+            f"{gpu['pretrain_tokens_per_s_128']:,.0f} / {gpu['pretrain_tokens_per_s_512']:,.0f} tokens/s (128 / 512)",
+            gpu_where,
+            variants * pretrain_s,
+            threads["hurtful_pretrain"],
+            ["mimic_notes"],
+            pretraining=True,
+        )
+    )
+    rows.append(
+        gpu_row(
+            "hurtful_features",
+            models,
+            f"{models} x {windows / 1e6:.2f} M windows",
+            f"{gpu['window_gpu_s_bf16'] * 1e3:.2f} ms/window (bf16)",
+            gpu_where,
+            models * windows * gpu["window_gpu_s_bf16"],
+            threads["hurtful_features"],
+            ["hurtful_pretrain", "mimic_notes"],
+        )
+    )
     grid_size = len(grid_for_plan())
     row_epochs = train_rows * m["epochs_per_fit"]
     # the cohorts of several tasks (the phenotypes) train as stacks on the GPU; a cohort of one task alone
-    stacked_rows = sum(m["tasks"][c] * m["stays"][c] * m["windows_per_stay"][c] * m["train_share"]
-                       for c in m["tasks"] if m["tasks"][c] > 1) * m["epochs_per_fit"]
+    stacked_rows = (
+        sum(
+            m["tasks"][c] * m["stays"][c] * m["windows_per_stay"][c] * m["train_share"]
+            for c in m["tasks"]
+            if m["tasks"][c] > 1
+        )
+        * m["epochs_per_fit"]
+    )
     classify_jobs = models * replicates
     searched = models if down["replicates_search"] == "once" else classify_jobs  # jobs that search the whole grid
     stacked_s, stacked_how = stacked_grid_cost(gpu)
     alone_s, alone_how = grid_cost_with_workers(gpu, 1)
     unstacked_s = grid_cost_with_workers(gpu, down["classify_workers"])[0]
     job_s = (stacked_rows * stacked_s + (row_epochs - stacked_rows) * alone_s) / 1000
-    cost = (f"{stacked_s:.4f} s per 1k task-row-epochs of the grid, phenotypes stacked ({stacked_how}); "
-            f"{alone_s:.3f} for the one mortality task (measured, {alone_how})")
+    cost = (
+        f"{stacked_s:.4f} s per 1k task-row-epochs of the grid, phenotypes stacked ({stacked_how}); "
+        f"{alone_s:.3f} for the one mortality task (measured, {alone_how})"
+    )
     classify_rule = "hurtful_classify" if searched < classify_jobs else "hurtful_classify (+ replicates)"
-    rows.append(gpu_row(classify_rule, searched,
-                        f"{searched} x {row_epochs / 1e6:.0f} M row-epochs x {grid_size} networks", cost,
-                        gpu_where, searched * job_s, threads["hurtful_classify"], ["hurtful_features"],
-                        notes=[f"one task at a time instead (4 tasks at once in processes, measured): "
-                               f"{unstacked_s:.3f} s per 1k row-epochs = "
-                               f"{searched * row_epochs / 1000 * unstacked_s / 3600:,.0f} GPU-hours; on the CPU: {cpu['mlp_grid_core_s_per_1k_rows']:.2f} core-s per 1k row-epochs = "
-                               f"{classify_jobs * row_epochs / 1000 * cpu['mlp_grid_core_s_per_1k_rows'] / 3600:,.0f} core-hours "
-                               f"for every replicate's grid"]))
+    rows.append(
+        gpu_row(
+            classify_rule,
+            searched,
+            f"{searched} x {row_epochs / 1e6:.0f} M row-epochs x {grid_size} networks",
+            cost,
+            gpu_where,
+            searched * job_s,
+            threads["hurtful_classify"],
+            ["hurtful_features"],
+            notes=[
+                f"one task at a time instead (4 tasks at once in processes, measured): "
+                f"{unstacked_s:.3f} s per 1k row-epochs = "
+                f"{searched * row_epochs / 1000 * unstacked_s / 3600:,.0f} GPU-hours; on the CPU: "
+                f"{cpu['mlp_grid_core_s_per_1k_rows']:.2f} core-s per 1k row-epochs = "
+                f"{classify_jobs * row_epochs / 1000 * cpu['mlp_grid_core_s_per_1k_rows'] / 3600:,.0f} core-hours "
+                f"for every replicate's grid"
+            ],
+        )
+    )
     if searched < classify_jobs:  # replicates_search: once
         retrained = classify_jobs - searched
-        rows.append(gpu_row("hurtful_classify_replicate", retrained,
-                            f"{retrained} x {row_epochs / 1e6:.0f} M row-epochs x 1 network (each task's chosen one)",
-                            "the grid's cost per network (its mean)", gpu_where, retrained * job_s / grid_size,
-                            threads["hurtful_classify"], ["hurtful_classify"]))
+        rows.append(
+            gpu_row(
+                "hurtful_classify_replicate",
+                retrained,
+                f"{retrained} x {row_epochs / 1e6:.0f} M row-epochs x 1 network (each task's chosen one)",
+                "the grid's cost per network (its mean)",
+                gpu_where,
+                retrained * job_s / grid_size,
+                threads["hurtful_classify"],
+                ["hurtful_classify"],
+            )
+        )
     classifiers = [r.rule for r in rows if r.rule.startswith("hurtful_classify")]
     test_rows = int(m["stays"]["pa"] * m["test_share"])
-    rows.append(cpu_row("hurtful_gaps (+ replicates)", classify_jobs, f"{classify_jobs} x {tasks} tasks",
-                        f"{cpu['bootstrap_s_per_task']:.2f} s/task ({test_rows:,} test stays, 4 attributes, 1,000 replicates)",
-                        cpu_where, classify_jobs * tasks * cpu["bootstrap_s_per_task"], 1, classifiers))
+    rows.append(
+        cpu_row(
+            "hurtful_gaps (+ replicates)",
+            classify_jobs,
+            f"{classify_jobs} x {tasks} tasks",
+            f"{cpu['bootstrap_s_per_task']:.2f} s/task ({test_rows:,} test stays, 4 attributes, 1,000 replicates)",
+            cpu_where,
+            classify_jobs * tasks * cpu["bootstrap_s_per_task"],
+            1,
+            classifiers,
+        )
+    )
     probe_units = config["hurtful"]["probe"]["max_sequences"] * variants
-    rows.append(cpu_row("hurtful_probe", 1, f"{probe_units / 1e3:,.0f} k sequences of ~{m['probe_tokens_per_sequence']} pieces",
-                        f"{cpu['probe_sequence_core_s'] * 1e3:.0f} core-ms/sequence", cpu_where,
-                        probe_units * cpu["probe_sequence_core_s"], threads["hurtful_probe"], ["hurtful_pretrain"]))
+    rows.append(
+        cpu_row(
+            "hurtful_probe",
+            1,
+            f"{probe_units / 1e3:,.0f} k sequences of ~{m['probe_tokens_per_sequence']} pieces",
+            f"{cpu['probe_sequence_core_s'] * 1e3:.0f} core-ms/sequence",
+            cpu_where,
+            probe_units * cpu["probe_sequence_core_s"],
+            threads["hurtful_probe"],
+            ["hurtful_pretrain"],
+        )
+    )
 
-    rows.append(cpu_row("rios_parse", pm["files"], f"{pm['xml_mb'] / 1e3:,.0f} GB of XML", f"{cpu['pubmed_parse_core_s_per_mb']:.2f} core-s/MB",
-                        cpu_where, pm["xml_mb"] * cpu["pubmed_parse_core_s_per_mb"], 1))
-    rows.append(cpu_row("rios_ingest", 1, f"{pm['xml_mb'] / 1e3:,.0f} GB of XML", f"{cpu['pubmed_reduce_s_per_mb']:.3f} s/MB",
-                        cpu_where, pm["xml_mb"] * cpu["pubmed_reduce_s_per_mb"], 1, ["rios_parse"]))
+    rows.append(
+        cpu_row(
+            "rios_parse",
+            pm["files"],
+            f"{pm['xml_mb'] / 1e3:,.0f} GB of XML",
+            f"{cpu['pubmed_parse_core_s_per_mb']:.2f} core-s/MB",
+            cpu_where,
+            pm["xml_mb"] * cpu["pubmed_parse_core_s_per_mb"],
+            1,
+        )
+    )
+    rows.append(
+        cpu_row(
+            "rios_ingest",
+            1,
+            f"{pm['xml_mb'] / 1e3:,.0f} GB of XML",
+            f"{cpu['pubmed_reduce_s_per_mb']:.3f} s/MB",
+            cpu_where,
+            pm["xml_mb"] * cpu["pubmed_reduce_s_per_mb"],
+            1,
+            ["rios_parse"],
+        )
+    )
     rows += word2vec_rows(config["rios"], pm, cpu, cpu_where, threads)
 
     mn = counts["mental"]
     contextual = sum(1 for name in config["mental"].get("embeddings") or [] if name in config["models"]) or 2
     mental_windows = contextual * mn["notes"] * mn["windows_per_note"] * mn["treatments"]
-    rows.append(gpu_row("mental_features", contextual, f"{mental_windows / 1e3:,.0f} k windows",
-                        f"{gpu['window_gpu_s_bf16'] * 1e3:.2f} ms/window (bf16)", gpu_where, mental_windows * gpu["window_gpu_s_bf16"], 2))
+    rows.append(
+        gpu_row(
+            "mental_features",
+            contextual,
+            f"{mental_windows / 1e3:,.0f} k windows",
+            f"{gpu['window_gpu_s_bf16'] * 1e3:.2f} ms/window (bf16)",
+            gpu_where,
+            mental_windows * gpu["window_gpu_s_bf16"],
+            2,
+        )
+    )
 
     evaluations = plm_evaluations(config["plm"], config["models"])
     size = {name: pl["params_m"][name] / pl["reference_params_m"] for name in pl["params_m"]}
@@ -502,21 +682,51 @@ def build_plan(config: dict, counts: dict, cpu: dict[str, float], gpu: dict[str,
     for model, _ in evaluations:
         kind = config["models"][model]["kind"]
         per_sentence = gpu["pll_sentence_gpu_s_fp32"] * (1 if kind == "masked" else 1 / pl["tokens_per_sentence"])
-        sentence_s += size[model] * (pl["pll_sentences"] * per_sentence + pl["seat_sentences"] * gpu["window_gpu_s_bf16"] * 16 / 512)
-    rows.append(gpu_row("plm_evaluate", len(evaluations), f"{len(evaluations)} x ({pl['pll_sentences']:,} likelihood + ~{pl['seat_sentences']:,} SEAT sentences)",
-                        f"{gpu['pll_sentence_gpu_s_fp32'] * 1e3:.2f} ms/PLL sentence at BERT-base, scaled by parameters", gpu_where,
-                        sentence_s, threads["plm_evaluate"], ["plm_dropout"]))
+        sentence_s += size[model] * (
+            pl["pll_sentences"] * per_sentence + pl["seat_sentences"] * gpu["window_gpu_s_bf16"] * 16 / 512
+        )
+    rows.append(
+        gpu_row(
+            "plm_evaluate",
+            len(evaluations),
+            f"{len(evaluations)} x ({pl['pll_sentences']:,} likelihood + ~{pl['seat_sentences']:,} SEAT sentences)",
+            f"{gpu['pll_sentence_gpu_s_fp32'] * 1e3:.2f} ms/PLL sentence at BERT-base, scaled by parameters",
+            gpu_where,
+            sentence_s,
+            threads["plm_evaluate"],
+            ["plm_dropout"],
+        )
+    )
     dropout = config["plm"]["debias"]["dropout"]
     dropout_tokens = dropout["steps"] * dropout["batch_size"] * dropout["max_length"]
     dropout_s = sum(size[name] * dropout_tokens / gpu["pretrain_tokens_per_s_128"] for name in dropout["models"])
-    rows.append(gpu_row("plm_dropout", len(dropout["models"]), f"{len(dropout['models'])} x {dropout_tokens / 1e6:.0f} M tokens",
-                        "pretraining tokens/s at 128, scaled by parameters", gpu_where, dropout_s, threads["plm_dropout"],
-                        pretraining=True))
+    rows.append(
+        gpu_row(
+            "plm_dropout",
+            len(dropout["models"]),
+            f"{len(dropout['models'])} x {dropout_tokens / 1e6:.0f} M tokens",
+            "pretraining tokens/s at 128, scaled by parameters",
+            gpu_where,
+            dropout_s,
+            threads["plm_dropout"],
+            pretraining=True,
+        )
+    )
     finetunes = plm_finetunes(config["plm"], config["models"])
     ft_tokens = pl["finetune_examples"] * pl["finetune_tokens_per_example"] * pl["finetune_epochs"]
     ft_s = sum(size[model] * ft_tokens / gpu["pretrain_tokens_per_s_128"] for model, _ in finetunes)
-    rows.append(gpu_row("plm_finetune", len(finetunes), f"{len(finetunes)} x {ft_tokens / 1e9:.2f} G tokens",
-                        "pretraining tokens/s at 128, scaled by parameters", gpu_where, ft_s, threads["plm_finetune"], ["plm_dropout"]))
+    rows.append(
+        gpu_row(
+            "plm_finetune",
+            len(finetunes),
+            f"{len(finetunes)} x {ft_tokens / 1e9:.2f} G tokens",
+            "pretraining tokens/s at 128, scaled by parameters",
+            gpu_where,
+            ft_s,
+            threads["plm_finetune"],
+            ["plm_dropout"],
+        )
+    )
     return rows
 
 
@@ -538,31 +748,67 @@ def word2vec_rows(rios: dict, pm: dict, cpu: dict[str, float], cpu_where: str, t
     retrain = sum(n for n, s in zip(decade_mtokens, searched_on) if s < n)  # decades searched on a sample
     searches = 1 if w2v["replicates_search"] == "once" else replicates
     total = sum(decade_mtokens)
-    rows = [cpu_row("rios_word2vec", decades * searches,
-                    f"{searches} x {cpu['w2v_candidates']:.0f} settings over {sum(searched_on):,.0f} M tokens"
-                    + (f" (samples of at most {w2v['search_tokens'] / 1e6:g} M per decade), then the chosen setting over "
-                       f"{retrain:,.0f} M" if retrain else "") + f"; x {epochs} epochs",
-                    f"{search_cost:.0f} core-s per M token-epochs (all settings), {train_cost:.1f} (one setting)", cpu_where,
-                    searches * epochs * (sum(searched_on) * search_cost + retrain * train_cost),
-                    threads["rios_word2vec"], ["rios_ingest"])]
+    rows = [
+        cpu_row(
+            "rios_word2vec",
+            decades * searches,
+            f"{searches} x {cpu['w2v_candidates']:.0f} settings over {sum(searched_on):,.0f} M tokens"
+            + (
+                f" (samples of at most {w2v['search_tokens'] / 1e6:g} M per decade), then the chosen setting over "
+                f"{retrain:,.0f} M"
+                if retrain
+                else ""
+            )
+            + f"; x {epochs} epochs",
+            f"{search_cost:.0f} core-s per M token-epochs (all settings), {train_cost:.1f} (one setting)",
+            cpu_where,
+            searches * epochs * (sum(searched_on) * search_cost + retrain * train_cost),
+            threads["rios_word2vec"],
+            ["rios_ingest"],
+        )
+    ]
     if searches == 1 and replicates > 1:
-        rows.append(cpu_row("rios_word2vec_replicate", decades * (replicates - 1),
-                            f"{replicates - 1} x the chosen setting over {total / 1e3:.1f} G tokens x {epochs} epochs",
-                            f"{train_cost:.1f} core-s per M token-epochs (one setting)", cpu_where,
-                            (replicates - 1) * total * epochs * train_cost, threads["rios_word2vec"], ["rios_word2vec"],
-                            notes=[f"its jobs differ by decade: the longest (the largest decade, {max(decade_mtokens):,.0f} M "
-                                   f"tokens) takes {max(decade_mtokens) * epochs * train_cost / threads['rios_word2vec'] / 3600:.1f} h "
-                                   f"on {threads['rios_word2vec']} cores"]))
+        rows.append(
+            cpu_row(
+                "rios_word2vec_replicate",
+                decades * (replicates - 1),
+                f"{replicates - 1} x the chosen setting over {total / 1e3:.1f} G tokens x {epochs} epochs",
+                f"{train_cost:.1f} core-s per M token-epochs (one setting)",
+                cpu_where,
+                (replicates - 1) * total * epochs * train_cost,
+                threads["rios_word2vec"],
+                ["rios_word2vec"],
+                notes=[
+                    f"its jobs differ by decade: the longest (the largest decade, {max(decade_mtokens):,.0f} M "
+                    f"tokens) takes "
+                    f"{max(decade_mtokens) * epochs * train_cost / threads['rios_word2vec'] / 3600:.1f} h "
+                    f"on {threads['rios_word2vec']} cores"
+                ],
+            )
+        )
     draws = rios["document_null_draws"]
     if draws:
         null_on = capped(rios["document_null_tokens"])
         trainings = sum((draws + (s < n)) * s for s, n in zip(null_on, decade_mtokens))
-        rows.append(cpu_row("rios_document_null", decades,
-                            f"{draws} draws over {sum(null_on):,.0f} M tokens"
-                            + (f" (samples of at most {rios['document_null_tokens'] / 1e6:g} M per decade, plus each "
-                               f"sample's own model)" if sum(null_on) < total else "") + f" x {epochs} epochs",
-                            f"{train_cost:.1f} core-s per M token-epochs (one setting)", cpu_where,
-                            trainings * epochs * train_cost, threads["rios_document_null"], ["rios_word2vec"]))
+        rows.append(
+            cpu_row(
+                "rios_document_null",
+                decades,
+                f"{draws} draws over {sum(null_on):,.0f} M tokens"
+                + (
+                    f" (samples of at most {rios['document_null_tokens'] / 1e6:g} M per decade, plus each "
+                    f"sample's own model)"
+                    if sum(null_on) < total
+                    else ""
+                )
+                + f" x {epochs} epochs",
+                f"{train_cost:.1f} core-s per M token-epochs (one setting)",
+                cpu_where,
+                trainings * epochs * train_cost,
+                threads["rios_document_null"],
+                ["rios_word2vec"],
+            )
+        )
     return rows
 
 
@@ -611,8 +857,13 @@ def schedule(rows: list[Row], cores: int, gpus: int, include_pretraining: bool) 
 
 # rules that carry `priority: CRITICAL_PATH_PRIORITY` in rules/ (the chain to the clinical BERT)
 PRIORITY_RULES = {"mimic_ingest", "mimic_notes", "hurtful_pretrain"}
-STUDIES = {"mimic_": "Zhang et al. (MIMIC-III)", "hurtful_": "Zhang et al. (MIMIC-III)", "rios_": "Rios et al. (PubMed)",
-           "mental_": "Sogancioglu et al.", "plm_": "Xie et al. (PLMs)"}
+STUDIES = {
+    "mimic_": "Zhang et al. (MIMIC-III)",
+    "hurtful_": "Zhang et al. (MIMIC-III)",
+    "rios_": "Rios et al. (PubMed)",
+    "mental_": "Sogancioglu et al.",
+    "plm_": "Xie et al. (PLMs)",
+}
 
 
 def study_of(rule: str) -> str:
@@ -620,26 +871,37 @@ def study_of(rule: str) -> str:
 
 
 def markdown(rows: list[Row], cores: int, gpus: int, sources: str) -> str:
-    lines = ["| rule | jobs | units | cost per unit | measured | core-hours | GPU-hours | per job | hours per job |",
-             "|---|---:|---|---|---|---:|---:|---|---:|"]
+    lines = [
+        "| rule | jobs | units | cost per unit | measured | core-hours | GPU-hours | per job | hours per job |",
+        "|---|---:|---|---|---|---:|---:|---|---:|",
+    ]
     for r in rows:
         flag = " (pretraining)" if r.pretraining else ""
-        lines.append(f"| `{r.rule}`{flag} | {r.jobs:,} | {r.units} | {r.cost} | {r.where} | {r.core_hours:,.1f} | "
-                     f"{r.gpu_hours:,.1f} | {r.threads} CPU{', 1 GPU' if r.gpus else ''} | {r.job_hours:,.2f} |")
-    lines.append(f"| **total** | {sum(r.jobs for r in rows):,} | | | | {sum(r.core_hours for r in rows):,.0f} | "
-                 f"{sum(r.gpu_hours for r in rows):,.0f} | | |")
+        lines.append(
+            f"| `{r.rule}`{flag} | {r.jobs:,} | {r.units} | {r.cost} | {r.where} | {r.core_hours:,.1f} | "
+            f"{r.gpu_hours:,.1f} | {r.threads} CPU{', 1 GPU' if r.gpus else ''} | {r.job_hours:,.2f} |"
+        )
+    lines.append(
+        f"| **total** | {sum(r.jobs for r in rows):,} | | | | {sum(r.core_hours for r in rows):,.0f} | "
+        f"{sum(r.gpu_hours for r in rows):,.0f} | | |"
+    )
     lines.append("")
     for label, include in (("pretraining excluded", False), ("with pretraining", True)):
         hours, finished = schedule(rows, cores, gpus, include)
         last = sorted(finished.items(), key=lambda item: -item[1])[:3]
-        lines.append(f"- Projected wall time on one {cores}-core, {gpus}-GPU node, the whole DAG, {label}: **{hours:,.1f} h** "
-                     f"({hours / 24:.1f} days); last to finish: " + ", ".join(f"`{rule}` at {h:,.1f} h" for rule, h in last))
+        lines.append(
+            f"- Projected wall time on one {cores}-core, {gpus}-GPU node, the whole DAG, {label}: **{hours:,.1f} h** "
+            f"({hours / 24:.1f} days); last to finish: " + ", ".join(f"`{rule}` at {h:,.1f} h" for rule, h in last)
+        )
     alone = []
     for study in dict.fromkeys(study_of(r.rule) for r in rows):
         hours, _ = schedule([r for r in rows if study_of(r.rule) == study], cores, gpus, False)
         alone.append(f"{study} {hours:,.1f} h")
         if any(r.pretraining for r in rows if study_of(r.rule) == study):
-            alone[-1] += f" ({schedule([r for r in rows if study_of(r.rule) == study], cores, gpus, True)[0]:,.1f} h with pretraining)"
+            alone[-1] += (
+                f" ({schedule([r for r in rows if study_of(r.rule) == study], cores, gpus, True)[0]:,.1f} h "
+                f"with pretraining)"
+            )
     lines.append("- Each study alone on that node, pretraining excluded: " + "; ".join(alone))
     for r in rows:
         lines += [f"- `{r.rule}`: {note}" for note in r.notes]
@@ -664,8 +926,12 @@ def main() -> None:
     parser.add_argument("--gpu-costs", type=Path, help="JSON written by --measure-gpu on a GPU machine")
     parser.add_argument("--measure-gpu", type=Path, metavar="OUT.json", help="measure the GPU costs here and stop")
     parser.add_argument("--markdown", type=Path, help="also write the table here")
-    parser.add_argument("--configfile", type=Path, default=REPO / "config/mimic.yaml",
-                        help="the real-world config to plan (default: config/mimic.yaml with the schema's defaults)")
+    parser.add_argument(
+        "--configfile",
+        type=Path,
+        default=REPO / "config/mimic.yaml",
+        help="the real-world config to plan (default: config/mimic.yaml with the schema's defaults)",
+    )
     parser.add_argument("--threads", type=int, default=2, help="torch threads of the CPU measurements")
     parser.add_argument("--cpu-costs", type=Path, help="reuse the CPU costs a previous run saved (--save-cpu-costs)")
     parser.add_argument("--save-cpu-costs", type=Path, help="write the measured CPU costs here (JSON)")
@@ -676,23 +942,48 @@ def main() -> None:
         import torch
 
         if not torch.cuda.is_available():
-            sys.exit("medbias: --measure-gpu needs a CUDA GPU, and torch sees none here; run it on a GPU node "
-                     "and give the plan its JSON with --gpu-costs")
+            sys.exit(
+                "medbias: --measure-gpu needs a CUDA GPU, and torch sees none here; run it on a GPU node "
+                "and give the plan its JSON with --gpu-costs"
+            )
         measure_gpu(args.measure_gpu)
         return
     import yaml
 
     counts = yaml.safe_load((REPO / "tests/benchmarks/scale_plan.yaml").read_text())
     config = real_config(args.configfile)
-    decade_tokens = float(np.median([counts["pubmed"]["articles"][d] * counts["pubmed"]["tokens_per_article"][d]
-                                     for d in counts["pubmed"]["articles"]]))
+    decade_tokens = float(
+        np.median(
+            [
+                counts["pubmed"]["articles"][d] * counts["pubmed"]["tokens_per_article"][d]
+                for d in counts["pubmed"]["articles"]
+            ]
+        )
+    )
     started = time.perf_counter()
     cpu: dict[str, float] = json.loads(args.cpu_costs.read_text()) if args.cpu_costs else {}
-    for label, step in [] if args.cpu_costs else (("note ingest and processing", lambda: measure_notes(args.notes)), ("PubMed map and reduce", measure_pubmed),
-                        ("skip-gram search settings", lambda: measure_word2vec(config, args.w2v_tokens, decade_tokens)),
-                        ("BERT-base forward passes", lambda: measure_bert_cpu(args.threads)),
-                        ("classifier grid (CPU)", lambda: {"mlp_grid_core_s_per_1k_rows": measure_mlp_grid(4000, "cpu") * args.threads}),
-                        ("fairness bootstrap", lambda: {"bootstrap_s_per_task": measure_bootstrap(int(counts["mimic"]["stays"]["pa"] * counts["mimic"]["test_share"]))})):
+    for label, step in (
+        []
+        if args.cpu_costs
+        else (
+            ("note ingest and processing", lambda: measure_notes(args.notes)),
+            ("PubMed map and reduce", measure_pubmed),
+            ("skip-gram search settings", lambda: measure_word2vec(config, args.w2v_tokens, decade_tokens)),
+            ("BERT-base forward passes", lambda: measure_bert_cpu(args.threads)),
+            (
+                "classifier grid (CPU)",
+                lambda: {"mlp_grid_core_s_per_1k_rows": measure_mlp_grid(4000, "cpu") * args.threads},
+            ),
+            (
+                "fairness bootstrap",
+                lambda: {
+                    "bootstrap_s_per_task": measure_bootstrap(
+                        int(counts["mimic"]["stays"]["pa"] * counts["mimic"]["test_share"])
+                    )
+                },
+            ),
+        )
+    ):
         t0 = time.perf_counter()
         cpu.update(step())
         print(f"measured {label} in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
@@ -705,10 +996,13 @@ def main() -> None:
     else:
         gpu, gpu_where = derived_gpu_costs(), f"not measured: FLOPs at {ASSUMED_MFU:.0%} of an A100's bf16 peak"
     rows = build_plan(config, counts, cpu, gpu, gpu_where, cpu_where)
-    measured = (f"read from {args.cpu_costs.name}" if args.cpu_costs else
-                f"measured in {time.perf_counter() - started:.0f} s")
-    sources = (f"Counts: tests/benchmarks/scale_plan.yaml (sources there), {args.configfile.name} with the schema's defaults, "
-               f"cluster/slurm/config.yaml. CPU costs {measured}; a CPU job's hours assume its threads scale linearly.")
+    measured = (
+        f"read from {args.cpu_costs.name}" if args.cpu_costs else f"measured in {time.perf_counter() - started:.0f} s"
+    )
+    sources = (
+        f"Counts: tests/benchmarks/scale_plan.yaml (sources there), {args.configfile.name} with the schema's defaults, "
+        f"cluster/slurm/config.yaml. CPU costs {measured}; a CPU job's hours assume its threads scale linearly."
+    )
     table = markdown(rows, counts["node"]["cores"], counts["node"]["gpus"], sources)
     print(json.dumps({k: round(v, 6) if isinstance(v, float) else v for k, v in cpu.items()}), file=sys.stderr)
     print(table)

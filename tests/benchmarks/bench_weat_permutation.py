@@ -35,7 +35,7 @@ def recompute_per_permutation(x, y, a, b, n_perm, rng):
     hits = 0
     for _ in range(n_perm):
         order = rng.permutation(len(targets))
-        px, py = targets[order[: len(x)]], targets[order[len(x):]]
+        px, py = targets[order[: len(x)]], targets[order[len(x) :]]
         stat = association_scores(px, a, b).sum() - association_scores(py, a, b).sum()
         hits += stat >= observed
     return (hits + 1) / (n_perm + 1)
@@ -54,13 +54,18 @@ def main() -> None:
     s_x, s_y = association_scores(x, a, b), association_scores(y, a, b)
     result = permutation_p_value(s_x, s_y, budget=args.permutations, rng=np.random.default_rng(1))
     engine = time.perf_counter() - t0
-    print(f"engine: {result.n_partitions:,} sampled partitions (exact={result.exact}) in {engine:.3f} s, p={result.p_value:.4f}")
+    print(
+        f"engine: {result.n_partitions:,} sampled partitions (exact={result.exact}) in {engine:.3f} s, "
+        f"p={result.p_value:.4f}"
+    )
     n_ref = 1_000
     t0 = time.perf_counter()
     recompute_per_permutation(x, y, a, b, n_ref, np.random.default_rng(1))
     ref = (time.perf_counter() - t0) * args.permutations / n_ref
-    print(f"recompute cosines per permutation: {n_ref:,} in {ref * n_ref / args.permutations:.2f} s "
-          f"-> {ref:.1f} s extrapolated to {args.permutations:,} ({ref / engine:.0f}x slower)")
+    print(
+        f"recompute cosines per permutation: {n_ref:,} in {ref * n_ref / args.permutations:.2f} s "
+        f"-> {ref:.1f} s extrapolated to {args.permutations:,} ({ref / engine:.0f}x slower)"
+    )
 
 
 def calibrated_cost(args) -> None:
@@ -83,13 +88,29 @@ def calibrated_cost(args) -> None:
             times.append(time.perf_counter() - t0)
         return result, min(times)
 
-    classic, classic_s = best_of_five(lambda: permutation_p_value(s_x, s_y, args.permutations, np.random.default_rng(0)))
-    null, null_s = best_of_five(lambda: word_vector_null(vectors, targets, 11, a, b, vocabulary, effect=0.0, mean_difference=0.0,
-                                                         direction_norm=1.0,
-                                                         alternative="greater", rng=np.random.default_rng(0)))
-    print(f"11+11 x 8+8, vocabulary {args.vocabulary:,}: classic permutation p ({classic.n_partitions:,} partitions) "
-          f"{classic_s:.3f} s; calibrated null ({null.draws:,} draws from {null.candidates:,} words) {null_s:.3f} s: "
-          f"{null_s / classic_s:.2f}x the classic cost")
+    classic, classic_s = best_of_five(
+        lambda: permutation_p_value(s_x, s_y, args.permutations, np.random.default_rng(0))
+    )
+    null, null_s = best_of_five(
+        lambda: word_vector_null(
+            vectors,
+            targets,
+            11,
+            a,
+            b,
+            vocabulary,
+            effect=0.0,
+            mean_difference=0.0,
+            direction_norm=1.0,
+            alternative="greater",
+            rng=np.random.default_rng(0),
+        )
+    )
+    print(
+        f"11+11 x 8+8, vocabulary {args.vocabulary:,}: classic permutation p ({classic.n_partitions:,} partitions) "
+        f"{classic_s:.3f} s; calibrated null ({null.draws:,} draws from {null.candidates:,} words) {null_s:.3f} s: "
+        f"{null_s / classic_s:.2f}x the classic cost"
+    )
 
 
 if __name__ == "__main__":

@@ -20,9 +20,9 @@ sys.path[:0] = [str(REPO / "workflow_scripts"), str(REPO / "tests/unit"), str(RE
 
 def main() -> None:
     import torch
+    from test_classify import _task_world
 
     from medbias.studies.hurtful.classify import NetworkConfig, train_task_classifiers
-    from test_classify import _task_world
 
     torch.set_num_threads(1)
     path, index, samples, windows, tasks = _task_world(Path(tempfile.mkdtemp()))
@@ -31,11 +31,26 @@ def main() -> None:
     runs = {}
     for label, device, workers in (("cpu", "cpu", 1), ("cuda", "cuda", 1), ("cuda, 2 workers", "cuda", 2)):
         training = {"max_epochs": 8, "patience": 2, "batch_size": 32, "learning_rate": 0.05, "device": device}
-        runs[label] = train_task_classifiers(np.load(path, mmap_mode="r"), index, samples, windows, tasks, grid,
-                                             [0.5, 2.0], seed=3, training=training, log=log, workers=workers, threads=2)
+        runs[label] = train_task_classifiers(
+            np.load(path, mmap_mode="r"),
+            index,
+            samples,
+            windows,
+            tasks,
+            grid,
+            [0.5, 2.0],
+            seed=3,
+            training=training,
+            log=log,
+            workers=workers,
+            threads=2,
+        )
         print(label, runs[label].selections[["task", "layers", "c", "validation_auprc"]].to_dict("records"), flush=True)
     one, two = runs["cuda"], runs["cuda, 2 workers"]
-    print("cuda, 2 workers == cuda, 1 worker:", one.predictions.equals(two.predictions) and one.selections.equals(two.selections))
+    print(
+        "cuda, 2 workers == cuda, 1 worker:",
+        one.predictions.equals(two.predictions) and one.selections.equals(two.selections),
+    )
     gap = (runs["cpu"].predictions["probability"] - one.predictions["probability"]).abs().max()
     print(f"largest |probability difference| cpu vs cuda: {gap:.2e}")
 

@@ -22,8 +22,14 @@ _dry_run_job = dryrun.Executor.run_job
 
 
 def _print_sbatch_call(self, job):
-    params = {"run_uuid": "medbias-test", "slurm_logfile": "slurm.log", "comment_str": f"rule_{job.name}",
-              "account": "", "partition": "", "workdir": "."}
+    params = {
+        "run_uuid": "medbias-test",
+        "slurm_logfile": "slurm.log",
+        "comment_str": f"rule_{job.name}",
+        "account": "",
+        "partition": "",
+        "workdir": ".",
+    }
     workflow = job.dag.workflow
     rule = job.rule
     # Workflow.is_local without the dry run's own local execution: localrules never go through sbatch

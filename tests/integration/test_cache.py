@@ -4,7 +4,6 @@ from $SNAKEMAKE_OUTPUT_CACHE by content hash; a changed parameter recomputes the
 from __future__ import annotations
 
 import pytest
-
 from conftest import demo_config, run_snakemake, write_config
 
 pytestmark = pytest.mark.wiring

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import REPO, snakemake_bin, write_config
 from test_config_helpers import fake_real_config, tiny_word2vec
 
@@ -23,8 +22,17 @@ pytestmark = pytest.mark.wiring
 PROFILE = yaml.safe_load((REPO / "cluster" / "slurm" / "config.yaml").read_text())
 SBATCH_CALLS = REPO / "tests" / "integration" / "sbatch_calls.py"
 # rules whose jobs run one model on a GPU (hurtful_pretrain: one process per GPU)
-GPU_RULES = {"hurtful_pretrain", "hurtful_features", "hurtful_classify", "hurtful_classify_replicate", "mental_features",
-             "plm_dropout", "plm_projection", "plm_evaluate", "plm_finetune"}
+GPU_RULES = {
+    "hurtful_pretrain",
+    "hurtful_features",
+    "hurtful_classify",
+    "hurtful_classify_replicate",
+    "mental_features",
+    "plm_dropout",
+    "plm_projection",
+    "plm_evaluate",
+    "plm_finetune",
+}
 STUDY_TARGETS = {"all", "rios", "hurtful", "mental", "plm"}
 
 
@@ -36,8 +44,14 @@ def _environment(**extra: str) -> dict[str, str]:
 def _as_typed(args: list[str], workdir: Path, env: dict[str, str] | None = None, program=None):
     """Run snakemake from the repository root, as a user does, with results under ``workdir``."""
     command = program or [snakemake_bin()]
-    return subprocess.run([*command, *args, "-d", str(workdir)], cwd=REPO, capture_output=True, text=True,
-                          timeout=600, env=env or _environment())
+    return subprocess.run(
+        [*command, *args, "-d", str(workdir)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env or _environment(),
+    )
 
 
 @pytest.fixture
@@ -47,8 +61,11 @@ def fake_real(tmp_path) -> tuple[Path, dict]:
 
 
 def _sbatch_lines(configfile: Path, workdir: Path) -> tuple[list[tuple[str, dict, str]], set[str]]:
-    result = _as_typed(["-n", "--profile", "slurm", "--configfile", str(configfile)], workdir,
-                       program=[sys.executable, str(SBATCH_CALLS)])
+    result = _as_typed(
+        ["-n", "--profile", "slurm", "--configfile", str(configfile)],
+        workdir,
+        program=[sys.executable, str(SBATCH_CALLS)],
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     calls, local = [], set()
     for line in result.stdout.splitlines():
@@ -73,8 +90,12 @@ def test_every_job_asks_slurm_for_its_gpus_cpus_memory_and_time(fake_real, tmp_p
     assert local == {"all", "report_page", "study_index"}
     assert not STUDY_TARGETS & {rule for rule, _, _ in calls}
     assert {rule for rule, _, _ in calls} >= GPU_RULES | {"mimic_notes", "rios_word2vec", "hurtful_classify"}
-    expected_threads = {"mimic_notes": config["mimic"]["threads"], "rios_word2vec": config["rios"]["word2vec"]["threads"],
-                        "hurtful_pretrain": config["hurtful"]["pretrain"]["threads"], **PROFILE["set-threads"]}
+    expected_threads = {
+        "mimic_notes": config["mimic"]["threads"],
+        "rios_word2vec": config["rios"]["word2vec"]["threads"],
+        "hurtful_pretrain": config["hurtful"]["pretrain"]["threads"],
+        **PROFILE["set-threads"],
+    }
     assert expected_threads["mimic_notes"] == 16 and expected_threads["rios_word2vec"] == 8  # the real config's
     for rule, wildcards, call in calls:
         contextual = rule != "mental_features" or wildcards["embedding"] not in config["embeddings"]
@@ -100,7 +121,8 @@ def test_several_pretraining_gpus_are_requested_and_single_process_rules_refuse_
     result = _as_typed(["-n", "--configfile", str(write_config(tmp_path / "bad.yaml", config))], tmp_path)
     assert result.returncode != 0
     assert [line for line in result.stderr.splitlines() if line.startswith("medbias:")] == [
-        "medbias: config key 'plm.gpus': got 2, expected a value <= 1"]
+        "medbias: config key 'plm.gpus': got 2, expected a value <= 1"
+    ]
 
 
 @pytest.mark.parametrize("profile", ["slurm", "cluster/slurm"])
@@ -128,8 +150,11 @@ def test_with_a_cache_location_the_profile_caches_its_rules(fake_real, tmp_path)
     configfile, _ = fake_real
     cache = tmp_path / "cache"
     cache.mkdir()
-    result = _as_typed(["-n", "--profile", "slurm", "--configfile", str(configfile)], tmp_path,
-                       env=_environment(SNAKEMAKE_OUTPUT_CACHE=str(cache)))
+    result = _as_typed(
+        ["-n", "--profile", "slurm", "--configfile", str(configfile)],
+        tmp_path,
+        env=_environment(SNAKEMAKE_OUTPUT_CACHE=str(cache)),
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
     assert "output caching is off" not in output
@@ -151,7 +176,7 @@ def _section(document: str, title: str) -> str:
     text = (REPO / document).read_text()
     start = text.index(f"## {title}")
     end = text.find("\n## ", start + 1)
-    return text[start:end if end > 0 else None]
+    return text[start : end if end > 0 else None]
 
 
 def test_docs_and_profile_name_the_same_cached_rules():
@@ -209,8 +234,11 @@ def _tiny_local_bert(folder: Path) -> Path:
     from medbias.synth.tiny_models import train_wordpiece
 
     tokenizer = train_wordpiece(["the patient has chf and copd .", "she reports pain ."] * 20, 60)
-    BertForMaskedLM(BertConfig(vocab_size=len(tokenizer), hidden_size=8, num_hidden_layers=3, num_attention_heads=2,
-                               intermediate_size=16)).save_pretrained(folder)
+    BertForMaskedLM(
+        BertConfig(
+            vocab_size=len(tokenizer), hidden_size=8, num_hidden_layers=3, num_attention_heads=2, intermediate_size=16
+        )
+    ).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
 
@@ -244,23 +272,34 @@ def test_one_registry_line_adds_the_models_jobs_in_every_study_it_names(tmp_path
     nothing else edited: the dry run plans their jobs in every study they name."""
     config = fake_real_config(tmp_path)
     folder = _tiny_local_bert(tmp_path / "my-clinical-bert")
-    config["models"]["my_model"] = {"source": str(folder), "kind": "masked", "studies": ["hurtful", "mental", "plm"],
-                                    "label": "My clinical BERT"}
+    config["models"]["my_model"] = {
+        "source": str(folder),
+        "kind": "masked",
+        "studies": ["hurtful", "mental", "plm"],
+        "label": "My clinical BERT",
+    }
     tiny_word2vec(tmp_path / "my-vectors.bin")
-    config["embeddings"]["my_vectors"] = {"source": str(tmp_path / "my-vectors.bin"), "format": "word2vec_binary",
-                                          "studies": ["mental"]}
+    config["embeddings"]["my_vectors"] = {
+        "source": str(tmp_path / "my-vectors.bin"),
+        "format": "word2vec_binary",
+        "studies": ["mental"],
+    }
     result = _as_typed(["-n", "--configfile", str(write_config(tmp_path / "mine.yaml", config))], tmp_path)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
     jobs = re.findall(r"rule (\w+):\n(?:    .*\n)*?    wildcards: ([^\n]*)", output)
     planned = {(rule, wildcards) for rule, wildcards in jobs}
-    for rule, wildcards in [("plm_evaluate", "model=my_model, debias=none"),
-                            ("plm_evaluate", "model=my_model, debias=sentencedebias"),
-                            ("plm_projection", "model=my_model, method=inlp"),
-                            ("mental_features", "embedding=my_model"), ("mental_classify", "embedding=my_model"),
-                            ("mental_features", "embedding=my_vectors"),
-                            ("hurtful_logprob", "model=my_model"), ("hurtful_features", "model=my_model"),
-                            ("hurtful_gaps", "model=my_model")]:
+    for rule, wildcards in [
+        ("plm_evaluate", "model=my_model, debias=none"),
+        ("plm_evaluate", "model=my_model, debias=sentencedebias"),
+        ("plm_projection", "model=my_model, method=inlp"),
+        ("mental_features", "embedding=my_model"),
+        ("mental_classify", "embedding=my_model"),
+        ("mental_features", "embedding=my_vectors"),
+        ("hurtful_logprob", "model=my_model"),
+        ("hurtful_features", "model=my_model"),
+        ("hurtful_gaps", "model=my_model"),
+    ]:
         assert (rule, wildcards) in planned, (rule, wildcards)
     assert not any("my_model" in w for r, w in planned if r == "plm_dropout")  # Dropout stays opt-in
     total = int(re.search(r"^total\s+(\d+)$", output, re.M).group(1))

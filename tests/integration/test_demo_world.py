@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import REPO, run_snakemake
-from medbias.pipeline.report import load_items
-from medbias.io.formats import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES
+
 from medbias.core.models import load_model_and_tokenizer, resolve_model_source
+from medbias.io.formats import ACUITY_EXPORTS, ANNOTATION_COLUMNS, MIMIC_TABLES
+from medbias.pipeline.report import load_items
 
 OUTPUTS_DOC = (REPO / "docs" / "outputs.md").read_text()
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
@@ -47,8 +47,12 @@ def truth(world):
 
 @pytest.fixture(scope="module")
 def tables(world):
-    return {t: pd.read_csv(world / "mimic-iii" / f"{t}.csv.gz", keep_default_na=False, na_values=[""],
-                           dtype={"ICD9_CODE": str}) for t in MIMIC_TABLES}
+    return {
+        t: pd.read_csv(
+            world / "mimic-iii" / f"{t}.csv.gz", keep_default_na=False, na_values=[""], dtype={"ICD9_CODE": str}
+        )
+        for t in MIMIC_TABLES
+    }
 
 
 def test_tables_read_back_with_real_columns_and_types(tables):
@@ -127,7 +131,9 @@ def _parse_pubmed(folder: Path) -> tuple[dict[int, tuple[int | None, str]], dict
             if element.tag == "PubmedArticle":
                 pmid = int(element.findtext(".//PMID"))
                 year = element.findtext(".//PubDate/Year") or (element.findtext(".//PubDate/MedlineDate") or "")[:4]
-                text = " ".join("".join(e.itertext()) for e in element.iter() if e.tag in ("ArticleTitle", "AbstractText"))
+                text = " ".join(
+                    "".join(e.itertext()) for e in element.iter() if e.tag in ("ArticleTitle", "AbstractText")
+                )
                 articles[pmid] = (int(year) if year.isdigit() else None, text)
             elif element.tag == "DeleteCitation":
                 for pmid in element.findall("PMID"):
@@ -155,7 +161,11 @@ def test_pubmed_files_parse_and_agree_with_truth(world, truth):
         assert len(in_decade) >= decade["articles"]
         by_gender = {}
         for gender, words, other in (("m", male, female), ("f", female, male)):
-            docs = [t for t in in_decade if words & set(t) and not other & set(t) and (set(pair["a"]) | set(pair["b"])) & set(t)]
+            docs = [
+                t
+                for t in in_decade
+                if words & set(t) and not other & set(t) and (set(pair["a"]) | set(pair["b"])) & set(t)
+            ]
             by_gender[gender] = np.mean([bool(career & set(t)) and not set(pair["b"]) & set(t) for t in docs])
         shares.append(by_gender["m"] - by_gender["f"])
     # the planted strength falls by decade and is gone in the last one
@@ -169,8 +179,9 @@ def test_tiny_models_and_vectors_load_with_the_real_loaders(world):
         folder = world / "models" / f"tiny-{arch}"
         model, tokenizer = load_model_and_tokenizer(resolve_model_source(arch, {"source": str(folder), "kind": kind}))
         assert len(tokenizer) <= 2000 and model.config.vocab_size == len(tokenizer)
-    wordpiece = load_model_and_tokenizer(resolve_model_source("b", {
-        "source": str(world / "models/tiny-bert"), "kind": "masked"}))[1]
+    wordpiece = load_model_and_tokenizer(
+        resolve_model_source("b", {"source": str(world / "models/tiny-bert"), "kind": "masked"})
+    )[1]
     assert wordpiece.tokenize("she has depression") == ["she", "has", "depression"]
     for corpus in ("general", "bio"):
         vectors = KeyedVectors.load_word2vec_format(world / f"word-vectors/{corpus}-w2v.bin", binary=True)
@@ -199,7 +210,9 @@ def test_manifest_and_report(wiring_run):
     assert stored == sorted(f"{Path(page).name}.html" for page in pages)  # every paper table and figure
     page = (wiring_run / "results/report/hurtful/downstream/table4_gaps.html").read_text()
     assert "<table>" in page and "What the paper reported" in page and "13 recall (62% favouring male)" in page
-    index = zipfile.ZipFile(wiring_run / "report.zip").read(next(n for n in names if n.endswith("report.html"))).decode()
+    index = (
+        zipfile.ZipFile(wiring_run / "report.zip").read(next(n for n in names if n.endswith("report.html"))).decode()
+    )
     assert "reproduces four studies" in index  # the report: directive's workflow description
 
 
@@ -209,8 +222,11 @@ def test_second_run_has_nothing_to_do(wiring_run):
 
 
 # one paper table per study, as the outputs page (docs/outputs.md) names them: what a user regenerates alone
-SINGLE_TABLES = ("results/hurtful/downstream/table4_gaps.csv", "results/rios/fig1_weat.csv",
-                 "results/plm/table2_seat.csv")
+SINGLE_TABLES = (
+    "results/hurtful/downstream/table4_gaps.csv",
+    "results/rios/fig1_weat.csv",
+    "results/plm/table2_seat.csv",
+)
 
 
 @pytest.mark.parametrize("table", SINGLE_TABLES)
@@ -218,7 +234,9 @@ def test_one_table_is_regenerated_alone_and_byte_identical(wiring_run, table):
     """``snakemake <table>`` after the table was deleted runs the one job that writes it (its inputs are
     up to date) and writes the same bytes (the config's seeds: determinism). The job's other outputs get
     their earlier modification times back, so the rest of the world stays up to date for later tests."""
-    assert f"`{table}" in OUTPUTS_DOC or f"`{table.rsplit('.', 1)[0]}" in OUTPUTS_DOC, f"docs/outputs.md does not name {table}"
+    assert f"`{table}" in OUTPUTS_DOC or f"`{table.rsplit('.', 1)[0]}" in OUTPUTS_DOC, (
+        f"docs/outputs.md does not name {table}"
+    )
     path = wiring_run / table
     before = path.read_bytes()
     times = {p: p.stat().st_mtime_ns for p in (wiring_run / "results").rglob("*") if p.is_file()}
@@ -236,13 +254,24 @@ def test_one_table_is_regenerated_alone_and_byte_identical(wiring_run, table):
 
 
 # folders of the demo world that ARE the (synthetic) inputs, note text included by design
-DEMO_INPUT_FOLDERS = {"mimic-iii", "mimic-code", "phenotype-annotations", "mimic3-benchmarks", "pubmed",
-                      "corpora", "models", "word-vectors", "truth"}
+DEMO_INPUT_FOLDERS = {
+    "mimic-iii",
+    "mimic-code",
+    "phenotype-annotations",
+    "mimic3-benchmarks",
+    "pubmed",
+    "corpora",
+    "models",
+    "word-vectors",
+    "truth",
+}
 
 
 def test_no_output_or_log_holds_a_run_of_eight_note_words(wiring_run):
     """Privacy rule: results (outside the demo inputs) and logs never contain note text."""
-    notes = pd.read_csv(wiring_run / "results/demo_world/mimic-iii/NOTEEVENTS.csv.gz", keep_default_na=False, usecols=["TEXT"])
+    notes = pd.read_csv(
+        wiring_run / "results/demo_world/mimic-iii/NOTEEVENTS.csv.gz", keep_default_na=False, usecols=["TEXT"]
+    )
     shingles = set()
     for text in notes["TEXT"]:
         words = text.lower().split()
@@ -252,10 +281,25 @@ def test_no_output_or_log_holds_a_run_of_eight_note_words(wiring_run):
     for root in (wiring_run / "results", wiring_run / "logs"):
         for path in root.rglob("*"):
             rel = path.relative_to(wiring_run / "results") if root.name == "results" else None
-            if rel is not None and rel.parts[:1] == ("demo_world",) and len(rel.parts) > 2 and rel.parts[1] in DEMO_INPUT_FOLDERS:
+            if (
+                rel is not None
+                and rel.parts[:1] == ("demo_world",)
+                and len(rel.parts) > 2
+                and rel.parts[1] in DEMO_INPUT_FOLDERS
+            ):
                 continue
-            if not path.is_file() or path.suffix in (".png", ".pdf", ".zip", ".gz", ".bin", ".safetensors", ".pt", ".pkl",
-                                                                ".joblib", ".npy"):
+            if not path.is_file() or path.suffix in (
+                ".png",
+                ".pdf",
+                ".zip",
+                ".gz",
+                ".bin",
+                ".safetensors",
+                ".pt",
+                ".pkl",
+                ".joblib",
+                ".npy",
+            ):
                 continue
             if path.suffix == ".parquet":
                 frame = pd.read_parquet(path)

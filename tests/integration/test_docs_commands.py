@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from conftest import REPO, demo_config
 
 DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -21,16 +20,21 @@ PYTHON = str(Path(sys.executable))
 RUN_BY = [
     (r"^bash scripts/demo\.sh\b", "test_docs_commands.py", "test_the_demo_command_plans_the_planted_tiers_world"),
     (r"^bash scripts/test\.sh\b", "test_docs_commands.py", "test_the_test_command_is_what_ci_runs"),
-    (r"^snakemake .*--configfile config/mimic\.yaml", "test_cluster_path.py",
-     "test_readme_real_world_commands_run_over_the_fake_input_tree"),
-    (r"bench_scale_plan\.py --markdown .*--cpu-costs", "test_docs_commands.py",
-     "test_the_plan_from_recorded_costs"),
+    (
+        r"^snakemake .*--configfile config/mimic\.yaml",
+        "test_cluster_path.py",
+        "test_readme_real_world_commands_run_over_the_fake_input_tree",
+    ),
+    (r"bench_scale_plan\.py --markdown .*--cpu-costs", "test_docs_commands.py", "test_the_plan_from_recorded_costs"),
     (r"bench_scale_plan\.py --markdown", "test_docs_commands.py", "test_the_plan_that_measures_here"),
     (r"bench_scale_plan\.py --measure-gpu", "test_docs_commands.py", "test_measuring_gpu_costs_needs_a_gpu"),
     (r"bench_note_lengths\.py --measure-lengths", "test_docs_commands.py", "test_note_lengths_measured_and_rerun"),
     (r"bench_note_lengths\.py --lengths", "test_docs_commands.py", "test_note_lengths_measured_and_rerun"),
-    (r"^python -c .*save_word2vec_format", "test_real_models.py",
-     "test_mental_features_read_real_glove_after_the_readme_conversion"),
+    (
+        r"^python -c .*save_word2vec_format",
+        "test_real_models.py",
+        "test_mental_features_read_real_glove_after_the_readme_conversion",
+    ),
 ]
 
 
@@ -56,8 +60,14 @@ def command_of(pattern: str) -> str:
 def run_as_typed(command: str, cwd: Path = REPO, timeout: int = 900) -> subprocess.CompletedProcess:
     """A documented command through bash from ``cwd``, with this environment's Python as `.venv/bin/python`."""
     command = command.replace(".venv/bin/python", PYTHON)
-    return subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "PYTHONPATH": str(REPO / "tests")})
+    return subprocess.run(
+        ["bash", "-c", command],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(REPO / "tests")},
+    )
 
 
 @pytest.mark.unit
@@ -92,7 +102,9 @@ def test_the_demo_command_plans_the_planted_tiers_world():
     default = load_config(REPO / "config" / "config.yaml")
     planted = demo_config()
     assert planted["demo"] == default["demo"]
-    assert {k: v for k, v in planted.items() if k != "resources"} == {k: v for k, v in default.items() if k != "resources"}
+    assert {k: v for k, v in planted.items() if k != "resources"} == {
+        k: v for k, v in default.items() if k != "resources"
+    }
 
 
 @pytest.mark.wiring
@@ -132,12 +144,15 @@ def test_measuring_gpu_costs_needs_a_gpu(tmp_path):
     import torch
 
     if torch.cuda.is_available():
-        pytest.skip("a GPU is here: the command measures (minutes), as tests/benchmarks/results/gpu_costs_h200.json records")
+        pytest.skip(
+            "a GPU is here: the command measures (minutes), as tests/benchmarks/results/gpu_costs_h200.json records"
+        )
     result = run_as_typed(_absolute(command_of(r"--measure-gpu")), cwd=tmp_path, timeout=120)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
         "medbias: --measure-gpu needs a CUDA GPU, and torch sees none here; run it on a GPU node and give the plan "
-        "its JSON with --gpu-costs"]
+        "its JSON with --gpu-costs"
+    ]
     assert not (tmp_path / "gpu_costs.json").exists()
 
 
@@ -147,9 +162,13 @@ def test_note_lengths_measured_and_rerun(tmp_path):
     second on what it wrote, with 200 notes on 1 worker and without the sweep."""
     mimic = tmp_path / "mimic"
     mimic.mkdir()
-    notes = pd.DataFrame({"ROW_ID": range(1, 7), "CATEGORY": ["Nursing", "Nursing", "Radiology", "Radiology", "Radiology",
-                                                                  "Discharge summary"],
-                          "TEXT": ["a" * 100, "b" * 300, "c" * 1000, "d" * 2000, "e" * 1500, "f" * 8000]})
+    notes = pd.DataFrame(
+        {
+            "ROW_ID": range(1, 7),
+            "CATEGORY": ["Nursing", "Nursing", "Radiology", "Radiology", "Radiology", "Discharge summary"],
+            "TEXT": ["a" * 100, "b" * 300, "c" * 1000, "d" * 2000, "e" * 1500, "f" * 8000],
+        }
+    )
     notes.to_csv(mimic / "NOTEEVENTS.csv.gz", index=False)
     measure = command_of(r"--measure-lengths").replace("/data/mimic-iii-clinical-database-1.4", str(mimic))
     result = run_as_typed(_absolute(measure), cwd=tmp_path, timeout=300)

@@ -10,15 +10,18 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import run_config
 
 
 def _parts(run):
     """(downstream folder, downstream config, task catalogue, the baseline's gaps) of a run."""
     downstream = run / "results" / "hurtful" / "downstream"
-    return (downstream, run_config(run)["hurtful"]["downstream"],
-            pd.read_csv(run / "results" / "mimic" / "tasks.csv"), pd.read_parquet(downstream / "baseline" / "gaps.parquet"))
+    return (
+        downstream,
+        run_config(run)["hurtful"]["downstream"],
+        pd.read_csv(run / "results" / "mimic" / "tasks.csv"),
+        pd.read_parquet(downstream / "baseline" / "gaps.parquet"),
+    )
 
 
 # what this module's tests read from each test world (built in one background run per world: conftest)
@@ -85,11 +88,20 @@ def test_planted_recall_gap_is_found_with_the_right_sign(downstream, config, bas
     planted, _ = _planted(demo_truth, tasks)
     assert planted
     gap = demo_truth["mimic"]["planted_recall_gaps"][0]
-    seeds = [baseline_gaps] + [pd.read_parquet(downstream / "baseline" / f"replicate{r}" / "gaps.parquet")
-                               for r in range(1, config["replicates"])]
+    seeds = [baseline_gaps] + [
+        pd.read_parquet(downstream / "baseline" / f"replicate{r}" / "gaps.parquet")
+        for r in range(1, config["replicates"])
+    ]
     assert len(seeds) >= 3
-    planted_rows = [gaps[(gaps["attribute"] == gap["attribute"]) & (gaps["group"] == gap["disadvantaged"])
-                         & (gaps["metric"] == "recall") & gaps["task"].isin(planted)] for gaps in seeds]
+    planted_rows = [
+        gaps[
+            (gaps["attribute"] == gap["attribute"])
+            & (gaps["group"] == gap["disadvantaged"])
+            & (gaps["metric"] == "recall")
+            & gaps["task"].isin(planted)
+        ]
+        for gaps in seeds
+    ]
     significant, signed = dict.fromkeys(planted, 0), dict.fromkeys(planted, 0)
     for rows in planted_rows:
         assert len(rows) == len(planted)
@@ -140,19 +152,27 @@ def test_classifier_seed_replicates_spread_every_gap(wiring):
     seeds = pd.read_csv(downstream / "gap_seeds.csv")
     assert config["replicates"] > 1 and (seeds["replicates"] == config["replicates"]).all()
     keys = ["task", "attribute", "group", "metric"]
-    base = seeds[seeds["model"] == "baseline"].merge(baseline_gaps, on=keys, suffixes=("", "_r0"), validate="one_to_one")
+    base = seeds[seeds["model"] == "baseline"].merge(
+        baseline_gaps, on=keys, suffixes=("", "_r0"), validate="one_to_one"
+    )
     assert len(base) == len(baseline_gaps)
     np.testing.assert_allclose(base["gap"], base["gap_r0"], equal_nan=True)  # replicate 0 is the tables' model
     defined = base["gap"].notna()
-    assert ((base.loc[defined, "gap_seed_min"] <= base.loc[defined, "gap"] + 1e-12)
-            & (base.loc[defined, "gap"] <= base.loc[defined, "gap_seed_max"] + 1e-12)).all()
+    assert (
+        (base.loc[defined, "gap_seed_min"] <= base.loc[defined, "gap"] + 1e-12)
+        & (base.loc[defined, "gap"] <= base.loc[defined, "gap_seed_max"] + 1e-12)
+    ).all()
     assert (seeds["gap_seed_sd"] > 0).any()  # another seed trains another classifier
     first = pd.read_parquet(downstream / "baseline" / "test_predictions.parquet")
     other = pd.read_parquet(downstream / "baseline" / "replicate1" / "test_predictions.parquet")
     assert first[["task", "ICUSTAY_ID", "label"]].equals(other[["task", "ICUSTAY_ID", "label"]])  # same test set
     assert not np.allclose(first["probability"], other["probability"])
     # every count of Table C3 lies within its range over the seeds, replicate 0 being one of them
-    for cell in pd.read_csv(downstream / "tableC3_gaps_fdr.csv")[["recall gap", "parity gap", "specificity gap"]].to_numpy().ravel():
+    for cell in (
+        pd.read_csv(downstream / "tableC3_gaps_fdr.csv")[["recall gap", "parity gap", "specificity gap"]]
+        .to_numpy()
+        .ravel()
+    ):
         count, low, high = (int(v) for v in re.fullmatch(r"(\d+) \(\d+%\) \[seeds (\d+)-(\d+)\]", cell).groups())
         assert low <= count <= high, cell
 
@@ -181,7 +201,9 @@ def test_tables_and_figures_are_complete(wiring):
     assert set(table5["model"]) == {"baseline", "debiased"} and set(table5["fdr"]) == {"no", "yes"}
     performance = pd.read_csv(downstream / "tableA2_performance_long.csv")
     assert len(performance) == len(tasks) * len(config["models"])
-    assert (performance["auroc_low"] <= performance["auroc"]).all() and (performance["auroc"] <= performance["auroc_high"]).all()
+    assert (performance["auroc_low"] <= performance["auroc"]).all() and (
+        performance["auroc"] <= performance["auroc_high"]
+    ).all()
     for name in ("figA1_auprc", "fig4_gaps_gender", "fig5_gaps_language"):
         assert (downstream / f"{name}.png").stat().st_size > 10_000 and (downstream / f"{name}.pdf").is_file()
     skipped = pd.read_csv(downstream / "intersectional_skipped.csv")

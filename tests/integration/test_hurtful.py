@@ -10,9 +10,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import run_config
-
 
 # what this module's tests read from each test world (built in one background run per world: conftest)
 PLANTED_TARGETS = ("hurtful",)
@@ -58,7 +56,10 @@ def test_untrained_base_model_shows_no_planted_ordering(hurtful, truth):
     reproduce the planted ordering in both directions."""
     planted = truth["logprob"]
     control = planted["control_category"]
-    untrained, trained = _gender_rows(hurtful, "scibert"), _gender_rows(hurtful, "baseline")  # demo scibert = untrained tiny BERT
+    untrained, trained = (
+        _gender_rows(hurtful, "scibert"),
+        _gender_rows(hurtful, "baseline"),
+    )  # demo scibert = untrained tiny BERT
     leaning = [c for c in planted["categories"] if c != control]
 
     def gap(rows, category):
@@ -67,7 +68,8 @@ def test_untrained_base_model_shows_no_planted_ordering(hurtful, truth):
     for category in leaning:
         assert abs(gap(untrained, category)) < 0.01 * abs(gap(trained, category)), category
     in_planted_direction = [
-        untrained.loc[c, "mannwhitney_vs_control_p"] < 0.01 and gap(untrained, c) * (1 if planted["categories"][c]["lean"] == "male" else -1) > 0
+        untrained.loc[c, "mannwhitney_vs_control_p"] < 0.01
+        and gap(untrained, c) * (1 if planted["categories"][c]["lean"] == "male" else -1) > 0
         for c in leaning
     ]
     assert not all(in_planted_direction)

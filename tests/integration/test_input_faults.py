@@ -23,15 +23,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import run_snakemake, wiring_config, write_config
 from test_config_helpers import fake_real_config
 
 pytestmark = pytest.mark.faults
 
-INGEST = "results/mimic/ingest_counts.json"      # mimic_ingest: the first job to read the MIMIC tables
+INGEST = "results/mimic/ingest_counts.json"  # mimic_ingest: the first job to read the MIMIC tables
 PARSE = "results/rios/parsed/pubmed26n0001.parquet"  # rios_parse of the first PubMed file
-WEAT = "results/audit/googlenews/weat.csv"       # audit_weat: the first job to read a word-vector file
+WEAT = "results/audit/googlenews/weat.csv"  # audit_weat: the first job to read a word-vector file
 DATA_FOLDERS = ("mimic-iii", "mimic-code", "phenotype-annotations", "mimic3-benchmarks", "pubmed", "word-vectors")
 
 
@@ -54,12 +53,16 @@ def real_world(synthetic: Path, tmp_path: Path) -> tuple[dict, Path]:
     for name in DATA_FOLDERS:
         shutil.copytree(synthetic / name, data / name)
     config["inputs"] = {
-        "mimic_dir": str(data / "mimic-iii"), "acuity_dir": str(data / "mimic-code"),
+        "mimic_dir": str(data / "mimic-iii"),
+        "acuity_dir": str(data / "mimic-code"),
         "phenotype_annotations": str(data / "phenotype-annotations" / "ACTdb102003.csv"),
-        "pubmed_dir": str(data / "pubmed"), "benchmark_testset": str(data / "mimic3-benchmarks" / "testset.csv"),
+        "pubmed_dir": str(data / "pubmed"),
+        "benchmark_testset": str(data / "mimic3-benchmarks" / "testset.csv"),
     }
     for name, corpus in (("googlenews", "general"), ("biowordvec", "bio")):
-        config["embeddings"][name].update(source=str(data / "word-vectors" / f"{corpus}-w2v.bin"), format="word2vec_binary")
+        config["embeddings"][name].update(
+            source=str(data / "word-vectors" / f"{corpus}-w2v.bin"), format="word2vec_binary"
+        )
     return config, data
 
 
@@ -95,6 +98,7 @@ def edit_rows(path: Path, edit: Callable[[list[list[str]]], None]) -> None:
 def set_cell(path: Path, row: int, column: str, value: str) -> None:
     def edit(rows):
         rows[row][rows[0].index(column)] = value
+
     edit_rows(path, edit)
 
 
@@ -109,7 +113,7 @@ def rewrite_text(path: Path, change: Callable[[str], str]) -> None:
 def word2vec_header(path: Path, header: str) -> None:
     """Replace a word2vec binary file's first line."""
     data = path.read_bytes()
-    path.write_bytes(header.encode() + data[data.index(b"\n"):])
+    path.write_bytes(header.encode() + data[data.index(b"\n") :])
 
 
 def mimic(data: Path, table: str) -> Path:
@@ -152,10 +156,10 @@ def vectors_header(data: Path, count_change: int = 0, dimension_change: int = 0)
 @dataclass(frozen=True)
 class Fault:
     name: str
-    corrupt: Callable[[Path], None] | None      # applied to the data folder
+    corrupt: Callable[[Path], None] | None  # applied to the data folder
     target: str
-    names: tuple[str, ...]                     # what the one line must name (file, row, column, key)
-    when: str = "before any job"               # or the rule of the first job that reads the file
+    names: tuple[str, ...]  # what the one line must name (file, row, column, key)
+    when: str = "before any job"  # or the rule of the first job that reads the file
     edit_config: Callable[[dict], None] | None = None
     config_text: Callable[[str], str] | None = None
 
@@ -172,98 +176,295 @@ ANNOTATIONS = ("phenotype-annotations", "ACTdb102003.csv")
 
 FAULTS = [
     # MIMIC-III tables and NOTEEVENTS
-    Fault("patients truncated gzip", lambda d: truncate(mimic(d, "PATIENTS")), INGEST,
-          ("PATIENTS.csv.gz", "the file ends early"), when="mimic_ingest"),
-    Fault("notes truncated gzip", lambda d: truncate(mimic(d, "NOTEEVENTS")), INGEST,
-          ("NOTEEVENTS.csv.gz", "the file ends early"), when="mimic_ingest"),
-    Fault("admissions not gzip", lambda d: mimic(d, "ADMISSIONS").write_bytes(b"ROW_ID,SUBJECT_ID\n1,2\n"), INGEST,
-          ("ADMISSIONS.csv.gz", "cannot read the header row")),
-    Fault("notes plain csv cut mid-row", notes_cut_mid_row, INGEST, ("NOTEEVENTS.csv", "malformed CSV"), when="mimic_ingest"),
-    Fault("notes bad byte in a late note", lambda d: notes_bad_byte(d, "last"), INGEST,
-          ("NOTEEVENTS.csv", "not utf-8", "in data rows 1 to"), when="mimic_ingest"),
-    Fault("notes bad byte in the first note", lambda d: notes_bad_byte(d, "first"), INGEST,
-          ("NOTEEVENTS.csv", "not utf-8", "in data rows 1 to"), when="mimic_ingest"),
-    Fault("admissions malformed timestamp", lambda d: set_cell(mimic(d, "ADMISSIONS"), 5, "ADMITTIME", "2101-13-45 08:00"),
-          INGEST, ("ADMISSIONS.csv.gz", "row 5, column ADMITTIME", "malformed timestamp"), when="mimic_ingest"),
-    Fault("icustays non-integer id", lambda d: set_cell(mimic(d, "ICUSTAYS"), 3, "ICUSTAY_ID", "2x0003"), INGEST,
-          ("ICUSTAYS.csv.gz", "row 3, column ICUSTAY_ID", "expected an integer"), when="mimic_ingest"),
-    Fault("notes unknown category", lambda d: set_cell(mimic(d, "NOTEEVENTS"), 7, "CATEGORY", "Podcast"), INGEST,
-          ("NOTEEVENTS.csv.gz", "row 7, column CATEGORY", "'Podcast'"), when="mimic_ingest"),
-    Fault("notes malformed chart date", lambda d: set_cell(mimic(d, "NOTEEVENTS"), 2, "CHARTDATE", "29/11/2138"), INGEST,
-          ("NOTEEVENTS.csv.gz", "row 2, column CHARTDATE"), when="mimic_ingest"),
-    Fault("notes non-integer subject", lambda d: set_cell(mimic(d, "NOTEEVENTS"), 4, "SUBJECT_ID", "s107"), INGEST,
-          ("NOTEEVENTS.csv.gz", "row 4, column SUBJECT_ID"), when="mimic_ingest"),
-    Fault("diagnoses row with an extra field", lambda d: edit_rows(mimic(d, "DIAGNOSES_ICD"), lambda r: r[9].append("x")),
-          INGEST, ("DIAGNOSES_ICD.csv.gz", "malformed CSV", "line 10"), when="mimic_ingest"),
-    Fault("patients missing column", lambda d: rewrite_text(mimic(d, "PATIENTS"), lambda t: t.replace(",DOB,", ",BIRTH,", 1)),
-          INGEST, ("PATIENTS.csv.gz", "missing column 'DOB'")),
-    Fault("patients empty", lambda d: mimic(d, "PATIENTS").write_bytes(gzip.compress(b"", mtime=0)), INGEST,
-          ("PATIENTS.csv.gz", "file is empty")),
+    Fault(
+        "patients truncated gzip",
+        lambda d: truncate(mimic(d, "PATIENTS")),
+        INGEST,
+        ("PATIENTS.csv.gz", "the file ends early"),
+        when="mimic_ingest",
+    ),
+    Fault(
+        "notes truncated gzip",
+        lambda d: truncate(mimic(d, "NOTEEVENTS")),
+        INGEST,
+        ("NOTEEVENTS.csv.gz", "the file ends early"),
+        when="mimic_ingest",
+    ),
+    Fault(
+        "admissions not gzip",
+        lambda d: mimic(d, "ADMISSIONS").write_bytes(b"ROW_ID,SUBJECT_ID\n1,2\n"),
+        INGEST,
+        ("ADMISSIONS.csv.gz", "cannot read the header row"),
+    ),
+    Fault(
+        "notes plain csv cut mid-row",
+        notes_cut_mid_row,
+        INGEST,
+        ("NOTEEVENTS.csv", "malformed CSV"),
+        when="mimic_ingest",
+    ),
+    Fault(
+        "notes bad byte in a late note",
+        lambda d: notes_bad_byte(d, "last"),
+        INGEST,
+        ("NOTEEVENTS.csv", "not utf-8", "in data rows 1 to"),
+        when="mimic_ingest",
+    ),
+    Fault(
+        "notes bad byte in the first note",
+        lambda d: notes_bad_byte(d, "first"),
+        INGEST,
+        ("NOTEEVENTS.csv", "not utf-8", "in data rows 1 to"),
+        when="mimic_ingest",
+    ),
+    Fault(
+        "admissions malformed timestamp",
+        lambda d: set_cell(mimic(d, "ADMISSIONS"), 5, "ADMITTIME", "2101-13-45 08:00"),
+        INGEST,
+        ("ADMISSIONS.csv.gz", "row 5, column ADMITTIME", "malformed timestamp"),
+        when="mimic_ingest",
+    ),
+    Fault(
+        "icustays non-integer id",
+        lambda d: set_cell(mimic(d, "ICUSTAYS"), 3, "ICUSTAY_ID", "2x0003"),
+        INGEST,
+        ("ICUSTAYS.csv.gz", "row 3, column ICUSTAY_ID", "expected an integer"),
+        when="mimic_ingest",
+    ),
+    Fault(
+        "notes unknown category",
+        lambda d: set_cell(mimic(d, "NOTEEVENTS"), 7, "CATEGORY", "Podcast"),
+        INGEST,
+        ("NOTEEVENTS.csv.gz", "row 7, column CATEGORY", "'Podcast'"),
+        when="mimic_ingest",
+    ),
+    Fault(
+        "notes malformed chart date",
+        lambda d: set_cell(mimic(d, "NOTEEVENTS"), 2, "CHARTDATE", "29/11/2138"),
+        INGEST,
+        ("NOTEEVENTS.csv.gz", "row 2, column CHARTDATE"),
+        when="mimic_ingest",
+    ),
+    Fault(
+        "notes non-integer subject",
+        lambda d: set_cell(mimic(d, "NOTEEVENTS"), 4, "SUBJECT_ID", "s107"),
+        INGEST,
+        ("NOTEEVENTS.csv.gz", "row 4, column SUBJECT_ID"),
+        when="mimic_ingest",
+    ),
+    Fault(
+        "diagnoses row with an extra field",
+        lambda d: edit_rows(mimic(d, "DIAGNOSES_ICD"), lambda r: r[9].append("x")),
+        INGEST,
+        ("DIAGNOSES_ICD.csv.gz", "malformed CSV", "line 10"),
+        when="mimic_ingest",
+    ),
+    Fault(
+        "patients missing column",
+        lambda d: rewrite_text(mimic(d, "PATIENTS"), lambda t: t.replace(",DOB,", ",BIRTH,", 1)),
+        INGEST,
+        ("PATIENTS.csv.gz", "missing column 'DOB'"),
+    ),
+    Fault(
+        "patients empty",
+        lambda d: mimic(d, "PATIENTS").write_bytes(gzip.compress(b"", mtime=0)),
+        INGEST,
+        ("PATIENTS.csv.gz", "file is empty"),
+    ),
     # mimic-code exports
-    Fault("sofa missing column", lambda d: rewrite_text(d / "mimic-code" / "sofa.csv", lambda t: t.replace(",sofa\n", ",score\n", 1)),
-          INGEST, ("sofa.csv", "missing column 'sofa'")),
-    Fault("oasis empty", lambda d: (d / "mimic-code" / "oasis.csv").write_text(""), INGEST, ("oasis.csv", "file is empty")),
+    Fault(
+        "sofa missing column",
+        lambda d: rewrite_text(d / "mimic-code" / "sofa.csv", lambda t: t.replace(",sofa\n", ",score\n", 1)),
+        INGEST,
+        ("sofa.csv", "missing column 'sofa'"),
+    ),
+    Fault(
+        "oasis empty", lambda d: (d / "mimic-code" / "oasis.csv").write_text(""), INGEST, ("oasis.csv", "file is empty")
+    ),
     # phenotype annotations
-    *[Fault(f"annotation label {value!r}", lambda d, v=value: set_cell(d.joinpath(*ANNOTATIONS), 6, "DEPRESSION", v), INGEST,
-            ("ACTdb102003.csv", "row 6, column DEPRESSION", f"label '{value}' is not 0 or 1"))
-      for value in ("2", "", "-1", "yes")],
-    Fault("annotation non-integer row id", lambda d: set_cell(d.joinpath(*ANNOTATIONS), 2, "ROW_ID", "r108"), INGEST,
-          ("ACTdb102003.csv", "row 2, column ROW_ID")),
+    *[
+        Fault(
+            f"annotation label {value!r}",
+            lambda d, v=value: set_cell(d.joinpath(*ANNOTATIONS), 6, "DEPRESSION", v),
+            INGEST,
+            ("ACTdb102003.csv", "row 6, column DEPRESSION", f"label '{value}' is not 0 or 1"),
+        )
+        for value in ("2", "", "-1", "yes")
+    ],
+    Fault(
+        "annotation non-integer row id",
+        lambda d: set_cell(d.joinpath(*ANNOTATIONS), 2, "ROW_ID", "r108"),
+        INGEST,
+        ("ACTdb102003.csv", "row 2, column ROW_ID"),
+    ),
     # the benchmark split
-    Fault("split with a foreign header", lambda d: rewrite_text(_split(d), lambda t: "patient,is_test\n" + t), INGEST,
-          ("testset.csv", "line 1, column SUBJECT_ID", "a header line?")),
-    Fault("split row abc,1", lambda d: rewrite_text(_split(d), lambda t: t.replace("\n", "\nabc,1\n", 1)), INGEST,
-          ("testset.csv", "line 2, column SUBJECT_ID", "'abc'")),
-    Fault("split flag 2", lambda d: rewrite_text(_split(d), lambda t: t.replace(",0\n", ",2\n", 1)), INGEST,
-          ("testset.csv", "column flag", "got '2'")),
-    Fault("split without test subjects", lambda d: rewrite_text(_split(d), lambda t: t.replace(",1\n", ",0\n")), INGEST,
-          ("testset.csv", "no test subject")),
-    Fault("split row with three fields", lambda d: rewrite_text(_split(d), lambda t: t.replace(",0\n", ",0,7\n", 1)), INGEST,
-          ("testset.csv", "expected 2 fields")),
+    Fault(
+        "split with a foreign header",
+        lambda d: rewrite_text(_split(d), lambda t: "patient,is_test\n" + t),
+        INGEST,
+        ("testset.csv", "line 1, column SUBJECT_ID", "a header line?"),
+    ),
+    Fault(
+        "split row abc,1",
+        lambda d: rewrite_text(_split(d), lambda t: t.replace("\n", "\nabc,1\n", 1)),
+        INGEST,
+        ("testset.csv", "line 2, column SUBJECT_ID", "'abc'"),
+    ),
+    Fault(
+        "split flag 2",
+        lambda d: rewrite_text(_split(d), lambda t: t.replace(",0\n", ",2\n", 1)),
+        INGEST,
+        ("testset.csv", "column flag", "got '2'"),
+    ),
+    Fault(
+        "split without test subjects",
+        lambda d: rewrite_text(_split(d), lambda t: t.replace(",1\n", ",0\n")),
+        INGEST,
+        ("testset.csv", "no test subject"),
+    ),
+    Fault(
+        "split row with three fields",
+        lambda d: rewrite_text(_split(d), lambda t: t.replace(",0\n", ",0,7\n", 1)),
+        INGEST,
+        ("testset.csv", "expected 2 fields"),
+    ),
     # PubMed
-    Fault("pubmed truncated gzip", lambda d: truncate(d / "pubmed" / "pubmed26n0001.xml.gz", 0.5), PARSE,
-          ("pubmed26n0001.xml.gz", "truncated or corrupt gzip"), when="rios_parse"),
-    Fault("pubmed malformed xml", lambda d: rewrite_text(d / "pubmed" / "pubmed26n0001.xml.gz",
-                                                         lambda t: t.replace("</PMID>", "</PMIX>", 2)), PARSE,
-          ("pubmed26n0001.xml.gz", "malformed XML at line"), when="rios_parse"),
-    Fault("pubmed non-integer pmid", lambda d: rewrite_text(d / "pubmed" / "pubmed26n0001.xml.gz", _pmid_not_a_number),
-          PARSE, ("pubmed26n0001.xml.gz", "PMID 'not-a-pmid'"), when="rios_parse"),
-    Fault("pubmed empty file", lambda d: (d / "pubmed" / "pubmed26n0001.xml.gz").write_bytes(gzip.compress(b"", mtime=0)),
-          PARSE, ("pubmed26n0001.xml.gz",), when="rios_parse"),
+    Fault(
+        "pubmed truncated gzip",
+        lambda d: truncate(d / "pubmed" / "pubmed26n0001.xml.gz", 0.5),
+        PARSE,
+        ("pubmed26n0001.xml.gz", "truncated or corrupt gzip"),
+        when="rios_parse",
+    ),
+    Fault(
+        "pubmed malformed xml",
+        lambda d: rewrite_text(d / "pubmed" / "pubmed26n0001.xml.gz", lambda t: t.replace("</PMID>", "</PMIX>", 2)),
+        PARSE,
+        ("pubmed26n0001.xml.gz", "malformed XML at line"),
+        when="rios_parse",
+    ),
+    Fault(
+        "pubmed non-integer pmid",
+        lambda d: rewrite_text(d / "pubmed" / "pubmed26n0001.xml.gz", _pmid_not_a_number),
+        PARSE,
+        ("pubmed26n0001.xml.gz", "PMID 'not-a-pmid'"),
+        when="rios_parse",
+    ),
+    Fault(
+        "pubmed empty file",
+        lambda d: (d / "pubmed" / "pubmed26n0001.xml.gz").write_bytes(gzip.compress(b"", mtime=0)),
+        PARSE,
+        ("pubmed26n0001.xml.gz",),
+        when="rios_parse",
+    ),
     # word vectors
-    Fault("vectors empty file", lambda d: (d / "word-vectors" / "general-w2v.bin").write_bytes(b""), WEAT,
-          ("general-w2v.bin", "file is empty")),
-    Fault("vectors headerless text declared binary", vectors_headerless_text, WEAT,
-          ("general-w2v.bin", "a text file without a header")),
-    Fault("vectors dimension too large in the header", lambda d: vectors_header(d, dimension_change=50), WEAT,
-          ("general-w2v.bin", "the header declares")),
-    Fault("vectors count above the vectors present", lambda d: vectors_header(d, count_change=100), WEAT,
-          ("general-w2v.bin", "the header declares")),
-    Fault("vectors count below the vectors present", vectors_one_more, WEAT,
-          ("general-w2v.bin", "but the file holds more"), when="audit_weat"),
-    Fault("vectors dimension too small in the header", lambda d: vectors_header(d, dimension_change=-3), WEAT,
-          ("general-w2v.bin",), when="audit_weat"),
+    Fault(
+        "vectors empty file",
+        lambda d: (d / "word-vectors" / "general-w2v.bin").write_bytes(b""),
+        WEAT,
+        ("general-w2v.bin", "file is empty"),
+    ),
+    Fault(
+        "vectors headerless text declared binary",
+        vectors_headerless_text,
+        WEAT,
+        ("general-w2v.bin", "a text file without a header"),
+    ),
+    Fault(
+        "vectors dimension too large in the header",
+        lambda d: vectors_header(d, dimension_change=50),
+        WEAT,
+        ("general-w2v.bin", "the header declares"),
+    ),
+    Fault(
+        "vectors count above the vectors present",
+        lambda d: vectors_header(d, count_change=100),
+        WEAT,
+        ("general-w2v.bin", "the header declares"),
+    ),
+    Fault(
+        "vectors count below the vectors present",
+        vectors_one_more,
+        WEAT,
+        ("general-w2v.bin", "but the file holds more"),
+        when="audit_weat",
+    ),
+    Fault(
+        "vectors dimension too small in the header",
+        lambda d: vectors_header(d, dimension_change=-3),
+        WEAT,
+        ("general-w2v.bin",),
+        when="audit_weat",
+    ),
     # config faults (the user's config file)
-    Fault("model name written twice", None, INGEST, ("real.yaml", "key 'scibert' is written twice"),
-          config_text=lambda t: t.replace("models:\n", "models:\n  scibert: {source: bert-base-uncased, kind: masked}\n", 1)),
-    *[Fault(f"{key} zero", None, INGEST, (f"config key '{key}'", "got 0, expected a value >= 100"),
-            edit_config=lambda c, k=key: _set(c, k, 0))
-      for key in ("rios.bootstrap", "mental.bootstrap", "plm.seat.bootstrap")],
-    Fault("intermediate inside results", None, INGEST, ("config key 'intermediate'", "results"),
-          edit_config=lambda c: c.__setitem__("intermediate", "results/text")),
-    Fault("plm label for an unknown model", None, INGEST, ("config key 'plm.labels.bert_basic'",),
-          edit_config=lambda c: c["plm"].__setitem__("labels", {"bert_basic": "BERT"})),
-    Fault("mental label for an unknown embedding", None, INGEST, ("config key 'mental.labels.glove'",),
-          edit_config=lambda c: c["mental"].__setitem__("labels", {"glove": "GloVe"})),
-    Fault("world Demo", None, INGEST, ("config key 'world'", "got 'Demo'"),
-          edit_config=lambda c: c.__setitem__("world", "Demo")),
-    Fault("decades out of order", None, INGEST, ("config key 'rios.decades'", "is listed after"),
-          edit_config=lambda c: c["rios"].__setitem__("decades", [[1970, 1979], [1960, 1969]])),
-    Fault("model source is a file", None, INGEST, ("config key 'models.scibert.source'", "is a file"),
-          edit_config=lambda c: c["models"]["scibert"].__setitem__("source", c["plm"]["debias"]["dropout"]["corpus"])),
-    Fault("fill-in-the-blank template without its slot", None, INGEST, ("config key 'hurtful.fill_blank.templates.0'",
-                                                                        "lacks the slot [RACE]"),
-          edit_config=lambda c: c["hurtful"]["fill_blank"].__setitem__("templates", ["pt sent to [MASK] ."])),
+    Fault(
+        "model name written twice",
+        None,
+        INGEST,
+        ("real.yaml", "key 'scibert' is written twice"),
+        config_text=lambda t: t.replace(
+            "models:\n", "models:\n  scibert: {source: bert-base-uncased, kind: masked}\n", 1
+        ),
+    ),
+    *[
+        Fault(
+            f"{key} zero",
+            None,
+            INGEST,
+            (f"config key '{key}'", "got 0, expected a value >= 100"),
+            edit_config=lambda c, k=key: _set(c, k, 0),
+        )
+        for key in ("rios.bootstrap", "mental.bootstrap", "plm.seat.bootstrap")
+    ],
+    Fault(
+        "intermediate inside results",
+        None,
+        INGEST,
+        ("config key 'intermediate'", "results"),
+        edit_config=lambda c: c.__setitem__("intermediate", "results/text"),
+    ),
+    Fault(
+        "plm label for an unknown model",
+        None,
+        INGEST,
+        ("config key 'plm.labels.bert_basic'",),
+        edit_config=lambda c: c["plm"].__setitem__("labels", {"bert_basic": "BERT"}),
+    ),
+    Fault(
+        "mental label for an unknown embedding",
+        None,
+        INGEST,
+        ("config key 'mental.labels.glove'",),
+        edit_config=lambda c: c["mental"].__setitem__("labels", {"glove": "GloVe"}),
+    ),
+    Fault(
+        "world Demo",
+        None,
+        INGEST,
+        ("config key 'world'", "got 'Demo'"),
+        edit_config=lambda c: c.__setitem__("world", "Demo"),
+    ),
+    Fault(
+        "decades out of order",
+        None,
+        INGEST,
+        ("config key 'rios.decades'", "is listed after"),
+        edit_config=lambda c: c["rios"].__setitem__("decades", [[1970, 1979], [1960, 1969]]),
+    ),
+    Fault(
+        "model source is a file",
+        None,
+        INGEST,
+        ("config key 'models.scibert.source'", "is a file"),
+        edit_config=lambda c: c["models"]["scibert"].__setitem__("source", c["plm"]["debias"]["dropout"]["corpus"]),
+    ),
+    Fault(
+        "fill-in-the-blank template without its slot",
+        None,
+        INGEST,
+        ("config key 'hurtful.fill_blank.templates.0'", "lacks the slot [RACE]"),
+        edit_config=lambda c: c["hurtful"]["fill_blank"].__setitem__("templates", ["pt sent to [MASK] ."]),
+    ),
 ]
 
 
@@ -309,7 +510,22 @@ def test_the_battery_covers_every_kind_of_input():
     """At least 30 corrupted files, spread over every kind of input file."""
     file_faults = [f for f in FAULTS if f.corrupt is not None]
     assert len(file_faults) >= 30
-    kinds = {kind for f in file_faults for kind in ("PATIENTS", "ADMISSIONS", "ICUSTAYS", "DIAGNOSES_ICD", "NOTEEVENTS",
-                                                     "sofa", "oasis", "ACTdb102003", "testset", "pubmed", "w2v")
-             if any(kind in name for name in f.names)}
+    kinds = {
+        kind
+        for f in file_faults
+        for kind in (
+            "PATIENTS",
+            "ADMISSIONS",
+            "ICUSTAYS",
+            "DIAGNOSES_ICD",
+            "NOTEEVENTS",
+            "sofa",
+            "oasis",
+            "ACTdb102003",
+            "testset",
+            "pubmed",
+            "w2v",
+        )
+        if any(kind in name for name in f.names)
+    }
     assert len(kinds) == 11, kinds

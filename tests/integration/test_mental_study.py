@@ -8,9 +8,7 @@ import json
 
 import pandas as pd
 import pytest
-
 from conftest import run_config
-
 
 # what this module's tests read from each test world (built in one background run per world: conftest)
 PLANTED_TARGETS = ("mental",)
@@ -35,21 +33,37 @@ def fairness(mental):
 def test_every_output_exists_with_the_papers_layout(wiring_run):
     mental = wiring_run / "results" / "mental"
     config = json.loads(json.dumps(run_config(wiring_run)))["mental"]
-    for name in ("table1_phenotypes.md", "table2_split.md", "table3_gender_terms.md", "table4_gender_uar.md",
-                 "table5_fairness.md", "table5_fairness_all_learners.md",
-                 "fig1_annotated_counts.png", "fig1_annotated_counts.pdf", "fig2_direct_bias.png", "fig2_direct_bias.pdf",
-                 "fig3_lime.png", "fig3_lime.pdf", "data.json"):
+    for name in (
+        "table1_phenotypes.md",
+        "table2_split.md",
+        "table3_gender_terms.md",
+        "table4_gender_uar.md",
+        "table5_fairness.md",
+        "table5_fairness_all_learners.md",
+        "fig1_annotated_counts.png",
+        "fig1_annotated_counts.pdf",
+        "fig2_direct_bias.png",
+        "fig2_direct_bias.pdf",
+        "fig3_lime.png",
+        "fig3_lime.pdf",
+        "data.json",
+    ):
         assert (mental / name).stat().st_size > 0, name
     table2 = pd.read_csv(mental / "table2_split.csv")
     assert table2["task"].tolist() == ["Depression", "Psychiatric disorders", "Alcohol abuse", "Substance abuse"]
-    assert [c for c in table2.columns if c != "task"] == [f"{s}_{label}_{g}" for s in ("train", "test")
-                                                          for label in ("positive", "negative") for g in ("F", "M")]
+    assert [c for c in table2.columns if c != "task"] == [
+        f"{s}_{label}_{g}" for s in ("train", "test") for label in ("positive", "negative") for g in ("F", "M")
+    ]
     table5 = pd.read_csv(mental / "table5_fairness.csv")
     assert len(table5) == len(config["embeddings"]) * len(config["treatments"])
     figure2 = pd.read_csv(mental / "fig2_direct_bias.csv")  # Direct Bias with its interval, the paper's quantity
     assert len(figure2) == len(config["embeddings"])
-    assert (figure2["direct_bias_low"] <= figure2["direct_bias"]).all() and (figure2["direct_bias"] <= figure2["direct_bias_high"]).all()
-    assert (figure2["signed_low"] <= figure2["signed_mean_cos"]).all() and (figure2["signed_mean_cos"] <= figure2["signed_high"]).all()
+    assert (figure2["direct_bias_low"] <= figure2["direct_bias"]).all() and (
+        figure2["direct_bias"] <= figure2["direct_bias_high"]
+    ).all()
+    assert (figure2["signed_low"] <= figure2["signed_mean_cos"]).all() and (
+        figure2["signed_mean_cos"] <= figure2["signed_high"]
+    ).all()
     assert table5["treatment"].tolist()[:4] == ["original", "swapped", "neutralized", "augmented"]
     for task in table2["task"]:
         assert {f"{task} TPRR", f"{task} FPRR", f"{task} mismatch", f"{task} F1"} <= set(table5.columns)
@@ -62,7 +76,9 @@ def test_every_output_exists_with_the_papers_layout(wiring_run):
 
 def test_planted_label_bias_shows_as_mismatch_and_augmentation_removes_it(fairness, demo_truth):
     planted = demo_truth["mental"]["planted_label_bias"][0]
-    svm = fairness[(fairness["learner"] == "svm") & (fairness["task"] == planted["task"])].set_index(["embedding", "treatment"])
+    svm = fairness[(fairness["learner"] == "svm") & (fairness["task"] == planted["task"])].set_index(
+        ["embedding", "treatment"]
+    )
     for embedding in svm.index.get_level_values(0).unique():
         original, augmented = svm.loc[(embedding, "original")], svm.loc[(embedding, "augmented")]
         assert original["mismatch_low"] > 0, embedding
@@ -78,7 +94,9 @@ def test_planted_label_bias_shows_as_mismatch_and_augmentation_removes_it(fairne
 
 def test_control_task_is_fair_without_training_on_swapped_notes(fairness, demo_truth):
     for task in demo_truth["mental"]["control_tasks"]:
-        original = fairness[(fairness["learner"] == "svm") & (fairness["task"] == task) & (fairness["treatment"] == "original")]
+        original = fairness[
+            (fairness["learner"] == "svm") & (fairness["task"] == task) & (fairness["treatment"] == "original")
+        ]
         assert (original["mismatch"] <= 0.1).all(), original[["embedding", "mismatch"]]
 
 
@@ -98,8 +116,10 @@ def test_direct_bias_finds_the_male_leaning_bio_vectors(mental, demo_truth):
     assert bio["direct_bias"] > general["direct_bias"]
     coverage = json.loads((mental / "fig2_direct_bias_coverage.json").read_text())
     assert coverage["biowordvec"]["pairs_used"] == 10
-    assert coverage["biowordvec"]["synonyms_used"] + len(coverage["biowordvec"]["synonyms_missing"]) == \
-        coverage["biowordvec"]["synonyms_requested"]
+    assert (
+        coverage["biowordvec"]["synonyms_used"] + len(coverage["biowordvec"]["synonyms_missing"])
+        == coverage["biowordvec"]["synonyms_requested"]
+    )
 
 
 def test_lime_explains_pairs_with_single_words(mental):

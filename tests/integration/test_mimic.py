@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-
 # what this module's tests read from each test world (built in one background run per world: conftest)
 PLANTED_TARGETS = ("mimic",)
 

@@ -9,7 +9,6 @@ import json
 import pandas as pd
 import pytest
 
-
 # what this module's tests read from each test world (built in one background run per world: conftest)
 PLANTED_TARGETS = ("results/plm/seat_long.csv", "results/plm/table5_debias_long.csv")
 WIRING_TARGETS = ("plm",)
@@ -39,7 +38,11 @@ def test_seat_finds_the_planted_associations_and_not_the_controls(plm, demo_trut
     for model in truth["trained_models"]:
         seat = seat_of(plm, model)
         for test in truth["seat_planted"]:
-            assert seat.at[test, "effect_size"] > 0 and seat.at[test, "p_value"] < 0.05, (model, test, seat.loc[test].to_dict())
+            assert seat.at[test, "effect_size"] > 0 and seat.at[test, "p_value"] < 0.05, (
+                model,
+                test,
+                seat.loc[test].to_dict(),
+            )
         for test in truth["seat_controls"]:  # family-wise 5% over the control checks (truth file)
             assert seat.at[test, "p_value"] >= truth["control_alpha"], (model, test, seat.loc[test].to_dict())
 
@@ -66,8 +69,9 @@ def test_sentencedebias_moves_planted_effects_towards_zero(plm, demo_truth):
         assert len(before) == len(truth["seat_planted"])
         learned = before.loc[before["significant"].astype(bool), "test"]
         assert len(learned) >= 1, model
-        rows = changes[(changes["model"] == model) & (changes["method"] == "sentencedebias")
-                       & changes["measure"].isin(learned)]
+        rows = changes[
+            (changes["model"] == model) & (changes["method"] == "sentencedebias") & changes["measure"].isin(learned)
+        ]
         assert len(rows) == len(learned)
         assert rows["toward_neutral"].all(), rows.to_dict("records")
 

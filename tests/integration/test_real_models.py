@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-
 from conftest import REPO, demo_config, run_snakemake, write_config
 from real_models import glove_50d, minilm_folder, write_glove_text
 
@@ -42,9 +41,13 @@ def test_the_real_encoder_loads_and_its_missing_lm_head_is_named(minilm):
     problem = lm_head_problem(model, "masked")
     assert problem and "cls.predictions.transform.dense.weight" in model.medbias_untrained_head
     assert set(model.medbias_untrained_head) == {
-        "cls.predictions.bias", "cls.predictions.decoder.bias", "cls.predictions.transform.LayerNorm.bias",
-        "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.dense.bias",
-        "cls.predictions.transform.dense.weight"}
+        "cls.predictions.bias",
+        "cls.predictions.decoder.bias",
+        "cls.predictions.transform.LayerNorm.bias",
+        "cls.predictions.transform.LayerNorm.weight",
+        "cls.predictions.transform.dense.bias",
+        "cls.predictions.transform.dense.weight",
+    }
     encoder, _ = load_model_and_tokenizer(resolve_model_source("minilm", {"source": str(minilm), "kind": "encoder"}))
     assert type(encoder).__name__ == "BertModel" and sum(p.numel() for p in encoder.parameters()) == 22_713_216
     with pytest.raises(MedbiasInputError, match=r"models\.minilm\.kind': 'causal' does not fit .*bert: BertModel"):
@@ -54,6 +57,7 @@ def test_the_real_encoder_loads_and_its_missing_lm_head_is_named(minilm):
 def _plain_seat_effect_size(model, tokenizer, sets: dict[str, list[str]]) -> float:
     """Caliskan's effect size written out: one sentence at a time through the encoder, the mean of
     its last hidden states over all tokens, cosines, s(w, A, B), and the ddof=1 deviation."""
+
     def embed(sentence):
         with torch.inference_mode():
             states = model(**tokenizer(sentence, return_tensors="pt")).last_hidden_state[0]
@@ -72,31 +76,54 @@ def _plain_seat_effect_size(model, tokenizer, sets: dict[str, list[str]]) -> flo
 
 
 def test_seat_on_the_real_encoder_equals_a_plain_computation(minilm):
-    from medbias.core.models import load_model_and_tokenizer, resolve_model_source
     from medbias.core.encoders import sentence_encoder
-    from medbias.studies.plm.seat import run_seat, seat_sentences
+    from medbias.core.models import load_model_and_tokenizer, resolve_model_source
     from medbias.io.resources import read_seat_tests
+    from medbias.studies.plm.seat import run_seat, seat_sentences
 
-    model, tokenizer = load_model_and_tokenizer(resolve_model_source("minilm", {"source": str(minilm), "kind": "encoder"}))
+    model, tokenizer = load_model_and_tokenizer(
+        resolve_model_source("minilm", {"source": str(minilm), "kind": "encoder"})
+    )
     tests = read_seat_tests(REPO / "config" / "resources" / "wordsets" / "xie2024.yaml")
     chosen = {name: tests[name] for name in ("race_seat_2", "lgbtq_seat")}
-    templates = {"person": ["This is [W].", "[W] is here."], "descriptor": ["This person is [W]."],
-                 "birthday": ["This person's birthday falls on the [W] day of the month."],
-                 "disease": ["This person has [W].", "The patient has [W]."]}
-    rows = run_seat(sentence_encoder(model, "encoder"), tokenizer, chosen, templates, model_name="minilm",
-                    pooling="mean", batch_size=16, max_length=64, prepend_bos=False, budget=2000,
-                    alternative="greater", n_bootstrap=0, min_fraction=0.5, seed=3).set_index("test")
+    templates = {
+        "person": ["This is [W].", "[W] is here."],
+        "descriptor": ["This person is [W]."],
+        "birthday": ["This person's birthday falls on the [W] day of the month."],
+        "disease": ["This person has [W].", "The patient has [W]."],
+    }
+    rows = run_seat(
+        sentence_encoder(model, "encoder"),
+        tokenizer,
+        chosen,
+        templates,
+        model_name="minilm",
+        pooling="mean",
+        batch_size=16,
+        max_length=64,
+        prepend_bos=False,
+        budget=2000,
+        alternative="greater",
+        n_bootstrap=0,
+        min_fraction=0.5,
+        seed=3,
+    ).set_index("test")
     for name, test in chosen.items():
         assert rows.at[name, "out_of_vocabulary"] == ""  # a real 30k WordPiece vocabulary knows every word
         sentences = {k: [s for _, s in pairs] for k, pairs in seat_sentences(test, templates).items()}
-        assert rows.at[name, "effect_size"] == pytest.approx(_plain_seat_effect_size(model, tokenizer, sentences), abs=1e-4)
+        assert rows.at[name, "effect_size"] == pytest.approx(
+            _plain_seat_effect_size(model, tokenizer, sentences), abs=1e-4
+        )
         assert 0 < rows.at[name, "p_value"] <= 1
 
 
-@pytest.mark.parametrize(("x", "y", "a", "b", "published"), [
-    ("flowers", "insects", "pleasant_5", "unpleasant_5a", 1.50),
-    ("male_names", "female_names", "career", "family", 1.81),
-])
+@pytest.mark.parametrize(
+    ("x", "y", "a", "b", "published"),
+    [
+        ("flowers", "insects", "pleasant_5", "unpleasant_5a", 1.50),
+        ("male_names", "female_names", "career", "family", 1.81),
+    ],
+)
 def test_published_weat_results_on_real_glove(x, y, a, b, published):
     """Caliskan et al. (2017), Table 1 (GloVe 840B): flowers vs insects with pleasant vs unpleasant
     d = 1.50, male vs female names with career vs family d = 1.81, both p < 1e-7. On GloVe 6B 50d
@@ -106,8 +133,17 @@ def test_published_weat_results_on_real_glove(x, y, a, b, published):
     words, vectors = glove_50d()
     lookup = dict(zip(words, vectors.astype(np.float64)))
     lower = {k: [w.lower() for w in WEAT_SETS[k]] for k in (x, y, a, b)}
-    result = weat(lookup, lower[x], lower[y], lower[a], lower[b], rng=np.random.default_rng(0), budget=20_000,
-                  n_bootstrap=200, min_fraction=0.8)
+    result = weat(
+        lookup,
+        lower[x],
+        lower[y],
+        lower[a],
+        lower[b],
+        rng=np.random.default_rng(0),
+        budget=20_000,
+        n_bootstrap=200,
+        min_fraction=0.8,
+    )
     assert result.effect_size > 1.0 and result.p_value < 0.001, (result.effect_size, result.p_value)
     assert abs(result.effect_size - published) < 0.6
     assert result.ci_low > 0
@@ -119,10 +155,30 @@ def _readme_conversion() -> str:
 
 
 # Bolukbasi et al. 2016, Figure 1: occupations GloVe/word2vec place at the female and the male extreme
-FEMALE_OCCUPATIONS = ["homemaker", "nurse", "receptionist", "librarian", "socialite", "hairdresser", "nanny",
-                      "bookkeeper", "stylist", "housekeeper"]
-MALE_OCCUPATIONS = ["maestro", "skipper", "protege", "philosopher", "captain", "architect", "financier", "warrior",
-                    "broadcaster", "magician"]
+FEMALE_OCCUPATIONS = [
+    "homemaker",
+    "nurse",
+    "receptionist",
+    "librarian",
+    "socialite",
+    "hairdresser",
+    "nanny",
+    "bookkeeper",
+    "stylist",
+    "housekeeper",
+]
+MALE_OCCUPATIONS = [
+    "maestro",
+    "skipper",
+    "protege",
+    "philosopher",
+    "captain",
+    "architect",
+    "financier",
+    "warrior",
+    "broadcaster",
+    "magician",
+]
 
 
 def test_the_calibrated_lean_on_real_glove_and_a_real_encoder(minilm):
@@ -147,22 +203,46 @@ def test_the_calibrated_lean_on_real_glove_and_a_real_encoder(minilm):
     # words lean male: its first ten -0.17 against the pool's -0.03, p 0.004; the null is not matched in frequency)
     drawn = [pool[i] for i in np.random.default_rng(5).choice(len(pool), 10, replace=False)]
     for name, group in (("female", FEMALE_OCCUPATIONS), ("male", MALE_OCCUPATIONS), ("random", drawn)):
-        rows[name], _ = direct_bias_row("glove", {"type": "word_vectors"}, "GloVe", pairs, pair_vectors, group,
-                                        [vector(w) for w in group], randoms, min_pairs=5, bootstrap=200,
-                                        null_draws=999, rng=np.random.default_rng(1))
+        rows[name], _ = direct_bias_row(
+            "glove",
+            {"type": "word_vectors"},
+            "GloVe",
+            pairs,
+            pair_vectors,
+            group,
+            [vector(w) for w in group],
+            randoms,
+            min_pairs=5,
+            bootstrap=200,
+            null_draws=999,
+            rng=np.random.default_rng(1),
+        )
     assert rows["female"]["signed_mean_cos"] > rows["female"]["random_words_signed_mean"]
     assert rows["male"]["signed_mean_cos"] < rows["male"]["random_words_signed_mean"]
     assert rows["female"]["signed_p_calibrated"] < 0.05 and rows["male"]["signed_p_calibrated"] < 0.05
     assert rows["random"]["signed_p_calibrated"] >= 0.05 and rows["female"]["random_words"] == 1000
-    model, tokenizer = load_model_and_tokenizer(resolve_model_source("minilm", {"source": str(minilm), "kind": "encoder"}))
+    model, tokenizer = load_model_and_tokenizer(
+        resolve_model_source("minilm", {"source": str(minilm), "kind": "encoder"})
+    )
     vocabulary = sorted(tokenizer.get_vocab(), key=tokenizer.get_vocab().get)
     templates = ["[W] is here.", "this is [W]."]
     flat = contextual_word_vectors(model, tokenizer, [w for pair in pairs for w in pair], templates)
     contextual, _ = direct_bias_row(
-        "minilm", {"type": "contextual"}, "MiniLM", pairs, [(flat[2 * i], flat[2 * i + 1]) for i in range(len(pairs))],
-        ["sad", "hopeless"], contextual_word_vectors(model, tokenizer, ["sad", "hopeless"], ["[W] is a synonym of depression."]),
-        contextual_word_vectors(model, tokenizer, random_words(vocabulary, exclude, 200, rng), ["[W] is a synonym of depression."]),
-        min_pairs=5, bootstrap=100, null_draws=199, rng=np.random.default_rng(2))
+        "minilm",
+        {"type": "contextual"},
+        "MiniLM",
+        pairs,
+        [(flat[2 * i], flat[2 * i + 1]) for i in range(len(pairs))],
+        ["sad", "hopeless"],
+        contextual_word_vectors(model, tokenizer, ["sad", "hopeless"], ["[W] is a synonym of depression."]),
+        contextual_word_vectors(
+            model, tokenizer, random_words(vocabulary, exclude, 200, rng), ["[W] is a synonym of depression."]
+        ),
+        min_pairs=5,
+        bootstrap=100,
+        null_draws=199,
+        rng=np.random.default_rng(2),
+    )
     assert contextual["random_words"] == 200 and 0 < contextual["signed_p_calibrated"] <= 1
 
 
@@ -170,13 +250,25 @@ def test_mental_features_read_real_glove_after_the_readme_conversion(tmp_path):
     from medbias.studies.mental.features import load_featurizer
 
     glove_text = write_glove_text(tmp_path / "glove.6B.50d.txt", limit=50_000)
-    command = _readme_conversion().replace("glove.6B.50d.txt", str(glove_text)).replace(
-        "glove.6B.50d.w2v.bin", str(tmp_path / "glove.6B.50d.w2v.bin"))
-    converted = subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=tmp_path,
-                               env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
+    command = (
+        _readme_conversion()
+        .replace("glove.6B.50d.txt", str(glove_text))
+        .replace("glove.6B.50d.w2v.bin", str(tmp_path / "glove.6B.50d.w2v.bin"))
+    )
+    converted = subprocess.run(
+        ["bash", "-c", command],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"},
+    )
     assert converted.returncode == 0, converted.stderr
-    featurizer = load_featurizer("glove", {"type": "word_vectors", "source": str(tmp_path / "glove.6B.50d.w2v.bin"),
-                                           "format": "word2vec_binary"}, {}, "cpu")
+    featurizer = load_featurizer(
+        "glove",
+        {"type": "word_vectors", "source": str(tmp_path / "glove.6B.50d.w2v.bin"), "format": "word2vec_binary"},
+        {},
+        "cpu",
+    )
     texts = ["patient reports depression and anxiety", "she denies suicidal ideation xqzv"]
     features, counts = featurizer.features(texts, None)
     words, vectors = glove_50d(50_000)
@@ -191,7 +283,12 @@ def test_one_registry_line_audits_the_real_encoder_and_marks_likelihoods(minilm,
     """The demo world's plm rules on the real encoder, enrolled by one registry line: SEAT runs,
     the StereoSet-style rows say why there is no score, and no likelihood is written."""
     config = demo_config(scale=0.05)
-    config["models"]["minilm"] = {"source": str(minilm), "kind": "masked", "studies": ["plm"], "label": "all-MiniLM-L6-v2"}
+    config["models"]["minilm"] = {
+        "source": str(minilm),
+        "kind": "masked",
+        "studies": ["plm"],
+        "label": "all-MiniLM-L6-v2",
+    }
     configfile = write_config(tmp_path / "config.yaml", config)
     targets = [f"results/plm/scores/minilm/{d}/summary.json" for d in ("none", "sentencedebias")]
     result = run_snakemake(["--cores", "2", *targets, "--configfile", str(configfile)], tmp_path, timeout=1500)
@@ -202,7 +299,9 @@ def test_one_registry_line_audits_the_real_encoder_and_marks_likelihoods(minilm,
         assert (seat["status"] == "ok").all() and seat["effect_size"].notna().all() and len(seat) == 5
         stereo = pd.read_csv(scores / "stereoset.csv")
         assert set(stereo.columns) == {"family", "status"}
-        assert stereo["status"].str.startswith("not applicable: the checkpoint has no trained language-model head").all()
+        assert (
+            stereo["status"].str.startswith("not applicable: the checkpoint has no trained language-model head").all()
+        )
         assert pd.read_parquet(scores / "sentence_scores.parquet").empty
         summary = json.loads((scores / "summary.json").read_text())
         assert summary["status"] == "ok" and summary["stereoset_status"].startswith("not applicable")
@@ -213,21 +312,30 @@ def test_audit_cards_of_the_real_encoder_and_real_glove(minilm, tmp_path):
     the demo config by one line each: SEAT on the card, every likelihood-based section skipped with
     the reason (no trained head), Caliskan's WEATs recovered on GloVe, and the entries' inputs listed."""
     glove_text = write_glove_text(tmp_path / "glove.6B.50d.txt", limit=100_000)
-    command = _readme_conversion().replace("glove.6B.50d.txt", str(glove_text)).replace(
-        "glove.6B.50d.w2v.bin", str(tmp_path / "glove.w2v.bin"))
+    command = (
+        _readme_conversion()
+        .replace("glove.6B.50d.txt", str(glove_text))
+        .replace("glove.6B.50d.w2v.bin", str(tmp_path / "glove.w2v.bin"))
+    )
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     assert subprocess.run(["bash", "-c", command], env=env).returncode == 0
     config = demo_config(scale=0.05)
     config["models"]["minilm"] = {"source": str(minilm), "kind": "masked", "label": "all-MiniLM-L6-v2"}
-    config["embeddings"]["glove"] = {"source": str(tmp_path / "glove.w2v.bin"), "format": "word2vec_binary",
-                                     "label": "GloVe 6B 50d"}
+    config["embeddings"]["glove"] = {
+        "source": str(tmp_path / "glove.w2v.bin"),
+        "format": "word2vec_binary",
+        "label": "GloVe 6B 50d",
+    }
     configfile = write_config(tmp_path / "config.yaml", config)
     targets = ["results/audit/minilm/card.md", "results/audit/glove/card.md"]
     result = run_snakemake(["--cores", "2", *targets, "--configfile", str(configfile)], tmp_path, timeout=1500)
     assert result.returncode == 0, result.stderr[-4000:]
 
     card = json.loads((tmp_path / "results/audit/minilm/card.json").read_text())
-    assert card["sections"] == ["SEAT (Xie et al. 2024, appendix A)", "StereoSet-style scores (Xie et al. 2024, section 3.2)"]
+    assert card["sections"] == [
+        "SEAT (Xie et al. 2024, appendix A)",
+        "StereoSet-style scores (Xie et al. 2024, section 3.2)",
+    ]
     skipped = {s["section"]: s["reason"] for s in card["skipped"]}
     for section in ("StereoSet-style scores", "log-probability gender score", "fill-in-the-blank"):
         assert skipped[section].startswith("not applicable: the checkpoint has no trained language-model head"), section

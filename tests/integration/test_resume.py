@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import run_snakemake, snakemake_command, wiring_config, write_config
 
 pytestmark = pytest.mark.wiring
@@ -29,14 +28,22 @@ def _kill_mid_job(folder: Path, timeout: float = 600) -> str:
     has finished and another is under way (marked incomplete); return the build's output so far."""
     log = folder / "killed.log"
     with open(log, "w") as handle:
-        process = subprocess.Popen(snakemake_command(COMMAND, folder), stdout=handle, stderr=subprocess.STDOUT,
-                                   cwd=folder, start_new_session=True)
+        process = subprocess.Popen(
+            snakemake_command(COMMAND, folder),
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            cwd=folder,
+            start_new_session=True,
+        )
     incomplete, started = folder / ".snakemake" / "incomplete", time.time()
     try:
         while time.time() - started < timeout:
             assert process.poll() is None, "the build ended before it could be killed:\n" + log.read_text()[-3000:]
-            if (folder / "results" / "demo_world" / "truth" / "mimic.json").exists() and incomplete.is_dir() \
-                    and any(incomplete.iterdir()):
+            if (
+                (folder / "results" / "demo_world" / "truth" / "mimic.json").exists()
+                and incomplete.is_dir()
+                and any(incomplete.iterdir())
+            ):
                 time.sleep(1.0)  # well inside a job of seconds
                 break
             time.sleep(0.2)

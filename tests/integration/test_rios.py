@@ -7,9 +7,7 @@ import json
 
 import pandas as pd
 import pytest
-
 from conftest import wiring_config
-
 
 # what this module's tests read from each test world (built in one background run per world: conftest)
 PLANTED_TARGETS = ("rios",)
@@ -76,7 +74,9 @@ def test_calibrated_null_keeps_controls_clean_where_the_permutation_test_does_no
     controls = seeds[seeds["control"] | seeds["decade"].isin(null_decade)]
     assert len(controls) == 33
     assert (controls["p_calibrated"] < 0.05).sum() <= 2, controls[["decade", "test", "replicate", "p_calibrated"]]
-    assert (controls["p_value"] < 0.05).sum() > (controls["p_calibrated"] < 0.05).sum()  # measured: 10 of 33 vs 0 (default scale)
+    assert (controls["p_value"] < 0.05).sum() > (
+        controls["p_calibrated"] < 0.05
+    ).sum()  # measured: 10 of 33 vs 0 (default scale)
 
 
 def test_trend_over_decades_uses_the_seeds(rios):

@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, demo_config, snakemake_bin, write_config
 
 pytestmark = pytest.mark.slurm
@@ -25,8 +24,14 @@ CLUSTER = REPO / "tests" / "integration" / "slurm_cluster.sh"
 TARGET = "results/demo_world/truth.json"
 WORD_VECTORS = "results/demo_world/word-vectors/general-w2v.bin"  # a cached rule
 PROJECTION = "results/plm/projections/bart_base/sentencedebias.npz"  # a GPU rule
-EXPECTED_RULES = {"synth_mimic", "synth_pubmed", "synth_logprob_resources", "synth_mental_truth", "synth_plm_corpus",
-                  "synth_truth"}
+EXPECTED_RULES = {
+    "synth_mimic",
+    "synth_pubmed",
+    "synth_logprob_resources",
+    "synth_mental_truth",
+    "synth_plm_corpus",
+    "synth_truth",
+}
 
 
 def _skip_reason() -> str | None:
@@ -70,19 +75,41 @@ def _run_as_typed(cluster: Path, workdir: Path, cache: Path, config: dict, targe
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
     }
     cmd = [
-        "timeout", "-k", "10", "600", snakemake_bin(), "--profile", "slurm", "-d", str(workdir),
-        "--slurm-status-command", "squeue", "--slurm-no-account", "--slurm-init-seconds-before-status-checks", "2",
-        "--slurm-keep-successful-logs", *extra, *targets, "--configfile", str(configfile),
+        "timeout",
+        "-k",
+        "10",
+        "600",
+        snakemake_bin(),
+        "--profile",
+        "slurm",
+        "-d",
+        str(workdir),
+        "--slurm-status-command",
+        "squeue",
+        "--slurm-no-account",
+        "--slurm-init-seconds-before-status-checks",
+        "2",
+        "--slurm-keep-successful-logs",
+        *extra,
+        *targets,
+        "--configfile",
+        str(configfile),
     ]
     result = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=660)
-    submitted = re.findall(r"has been submitted with SLURM jobid (\d+) \(log: .*/rule_(\w+)/", result.stdout + result.stderr)
+    submitted = re.findall(
+        r"has been submitted with SLURM jobid (\d+) \(log: .*/rule_(\w+)/", result.stdout + result.stderr
+    )
     return result, result.stdout + result.stderr, submitted
 
 
 def _job(jobid: str, cluster: Path) -> str:
     """What the controller granted a job (it keeps finished jobs for MinJobAge = 600 s)."""
-    shown = subprocess.run(["scontrol", "show", "job", "-o", jobid], capture_output=True, text=True,
-                           env={**os.environ, "SLURM_CONF": str(cluster / "slurm.conf")})
+    shown = subprocess.run(
+        ["scontrol", "show", "job", "-o", jobid],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SLURM_CONF": str(cluster / "slurm.conf")},
+    )
     assert shown.returncode == 0, shown.stderr
     return shown.stdout
 
@@ -103,8 +130,12 @@ def test_demo_jobs_run_through_sbatch_with_gpus_threads_cache_and_failures(clust
     first = tmp_path / "first"
     result, output, submitted = _run_as_typed(cluster, first, cache, config, [TARGET, WORD_VECTORS, PROJECTION])
     assert result.returncode == 0, output[-4000:]
-    assert {rule for _, rule in submitted} == EXPECTED_RULES | {"synth_word_vectors", "synth_tiny_model",
-                                                                 "plm_examples", "plm_projection"}, output[-3000:]
+    assert {rule for _, rule in submitted} == EXPECTED_RULES | {
+        "synth_word_vectors",
+        "synth_tiny_model",
+        "plm_examples",
+        "plm_projection",
+    }, output[-3000:]
     controller_log = (cluster / "slurmctld.log").read_text()
     for jobid, _ in submitted:
         assert re.search(rf"_slurm_rpc_submit_batch_job: JobId={jobid}\b", controller_log), jobid
@@ -131,9 +162,16 @@ def test_demo_jobs_run_through_sbatch_with_gpus_threads_cache_and_failures(clust
     (broken / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\npatient\n")
     config["models"]["broken"] = {"source": str(broken), "kind": "masked", "studies": []}
     second = tmp_path / "second"
-    result, output, submitted = _run_as_typed(cluster, second, cache, config,
-                                              [WORD_VECTORS, PROJECTION.replace("bart_base", "broken")],
-                                              "--retries", "0", "--keep-going")
+    result, output, submitted = _run_as_typed(
+        cluster,
+        second,
+        cache,
+        config,
+        [WORD_VECTORS, PROJECTION.replace("bart_base", "broken")],
+        "--retries",
+        "0",
+        "--keep-going",
+    )
     assert result.returncode != 0
     assert "Symlinking output file" in _job_log(second, "synth_word_vectors")
     assert (second / WORD_VECTORS).read_bytes() == (first / WORD_VECTORS).read_bytes()

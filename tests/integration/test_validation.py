@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-
 from conftest import run_config
-
 
 # what this module's tests read from each test world (built in one background run per world: conftest)
 PLANTED_TARGETS = ("validation",)
@@ -28,16 +26,22 @@ def rates(validation_run):
 
 
 def _row(table, source_part, p_kind, truth):
-    rows = table[table["source"].str.contains(source_part, regex=False) & (table["p_kind"] == p_kind)
-                 & (table["truth"] == truth)]
+    rows = table[
+        table["source"].str.contains(source_part, regex=False) & (table["p_kind"] == p_kind) & (table["truth"] == truth)
+    ]
     assert len(rows) == 1, (source_part, p_kind, truth)
     return rows.iloc[0]
 
 
 def test_every_source_and_decision_is_counted(rates):
     table, decisions = rates
-    for source in ("rios demo world", "plm demo world", "hurtful demo world", "mental demo world",
-                   "constructed null worlds"):
+    for source in (
+        "rios demo world",
+        "plm demo world",
+        "hurtful demo world",
+        "mental demo world",
+        "constructed null worlds",
+    ):
         assert table["source"].str.startswith(source).any(), source
     totals = decisions.groupby(["test", "source", "p_kind", "truth"]).size()
     for row in table.itertuples(index=False):
@@ -62,7 +66,8 @@ def test_calibrated_tests_hold_the_level_and_the_classic_one_shows_by_how_much_i
 def test_planted_effects_are_found(rates):
     """Measured at the default scale (the rios part is the same at the test scale): WEAT 75/75 classic and
     calibrated (weakest planted decade 0.2; 74/75 at 0.1); the planted recall gaps pass
-    BH more often with the score-test p (3 of 6 with the bootstrap-SE p it replaced) than with the counted p (2 of 6)."""
+    BH more often with the score-test p (3 of 6 with the bootstrap-SE p it replaced) than with the counted p (2
+    of 6)."""
     table, _ = rates
     assert _row(table, "rios demo world", "calibrated null", "planted")["rate"] >= 0.95  # measured 75 of 75
     assert _row(table, "rios demo world", "classic permutation", "planted")["rate"] == 1.0
@@ -108,12 +113,20 @@ def test_recovery_verdicts_agree_with_the_tables_they_read(recovery, validation_
             assert row["recovered"] == expected, row.to_dict()
     fairness = pd.read_csv(validation_run / "results" / "mental" / "table5_fairness_long.csv")
     control = demo_truth["mental"]["control_tasks"][0]
-    original = fairness[(fairness["learner"] == "svm") & (fairness["treatment"] == "original") & (fairness["task"] == control)]
-    clean = rows[(rows["study"] == "mental") & (rows["truth"] == "control") & rows["effect"].str.endswith("no label bias")]
+    original = fairness[
+        (fairness["learner"] == "svm") & (fairness["treatment"] == "original") & (fairness["task"] == control)
+    ]
+    clean = rows[
+        (rows["study"] == "mental") & (rows["truth"] == "control") & rows["effect"].str.endswith("no label bias")
+    ]
     assert sorted(clean["recovered"]) == sorted(original["mismatch_p"] >= 0.05)
     direct = pd.read_csv(validation_run / "results" / "mental" / "fig2_direct_bias.csv").set_index("embedding")
-    (lean,) = rows[(rows["study"] == "mental") & rows["effect"].str.endswith("lean no more than random words")].itertuples()
-    assert lean.truth == "control" and lean.recovered == (direct.at[lean.effect.split(":")[0], "signed_p_calibrated"] >= 0.05)
+    (lean,) = rows[
+        (rows["study"] == "mental") & rows["effect"].str.endswith("lean no more than random words")
+    ].itertuples()
+    assert lean.truth == "control" and lean.recovered == (
+        direct.at[lean.effect.split(":")[0], "signed_p_calibrated"] >= 0.05
+    )
 
 
 def test_rios_recovers_its_plants_and_nothing_else(recovery):

@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, demo_config, run_snakemake, snakemake_bin, write_config
 from test_config_helpers import fake_real_config
 
@@ -33,8 +32,18 @@ def test_dry_run_on_real_config_lists_the_expected_jobs(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout + result.stderr
     assert "rule input_manifest:" in out
-    for rule in ("rios_ingest", "rios_word2vec", "rios_weat", "rios_ect", "rios_ripa", "rios_table3",
-                 "mimic_ingest", "mimic_tokenizer", "mimic_notes", "mimic_cohorts"):
+    for rule in (
+        "rios_ingest",
+        "rios_word2vec",
+        "rios_weat",
+        "rios_ect",
+        "rios_ripa",
+        "rios_table3",
+        "mimic_ingest",
+        "mimic_tokenizer",
+        "mimic_notes",
+        "mimic_cohorts",
+    ):
         assert f"rule {rule}:" in out, rule
     assert "synth_" not in out  # the real world never runs the demo generators
     assert not (tmp_path / "results").exists()
@@ -44,17 +53,32 @@ def test_demo_dry_run_lists_the_whole_demo_dag(tmp_path):
     configfile = write_config(tmp_path / "config.yaml", demo_config())
     result = run_snakemake(["-n", "--configfile", str(configfile)], tmp_path)
     out = result.stdout + result.stderr
-    for rule in ("synth_mimic", "synth_pubmed", "synth_truth", "synth_tiny_model", "synth_word_vectors",
-                 "demo_world_summary", "input_manifest", "rios_ingest", "rios_word2vec", "rios_weat"):
+    for rule in (
+        "synth_mimic",
+        "synth_pubmed",
+        "synth_truth",
+        "synth_tiny_model",
+        "synth_word_vectors",
+        "demo_world_summary",
+        "input_manifest",
+        "rios_ingest",
+        "rios_word2vec",
+        "rios_weat",
+    ):
         assert f"rule {rule}:" in out, rule
 
 
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda c, t: c["demo"].__setitem__("scale", 0), "medbias: config key 'demo.scale': got 0, expected a value > 0"),
-        (lambda c, t: c["models"].__setitem__("mine", {"source": str(t / "nowhere"), "kind": "masked"}),
-         "medbias: config key 'models.mine.source': local model folder"),
+        (
+            lambda c, t: c["demo"].__setitem__("scale", 0),
+            "medbias: config key 'demo.scale': got 0, expected a value > 0",
+        ),
+        (
+            lambda c, t: c["models"].__setitem__("mine", {"source": str(t / "nowhere"), "kind": "masked"}),
+            "medbias: config key 'models.mine.source': local model folder",
+        ),
         (lambda c, t: c["models"]["gpt2"].__setitem__("kind", "decoder"), "medbias: config key 'models.gpt2.kind'"),
     ],
 )
@@ -92,15 +116,17 @@ def test_a_changed_or_added_pubmed_file_reruns_its_own_parse_job_and_the_reduce_
     import gzip
 
     import pandas as pd
-
     from pubmed_helpers import article, write
 
     config = fake_real_config(tmp_path)
     folder = Path(config["inputs"]["pubmed_dir"])
     (folder / "pubmed26n0001.xml.gz").unlink()
     for number, pmid in ((1, 100), (2, 200), (3, 300)):
-        write(folder / f"pubmed26n000{number}.xml.gz", article(pmid, "<Year>1985</Year>", f"article {pmid}")
-              + article(pmid + 1, "<Year>1986</Year>", f"article {pmid + 1}"))
+        write(
+            folder / f"pubmed26n000{number}.xml.gz",
+            article(pmid, "<Year>1985</Year>", f"article {pmid}")
+            + article(pmid + 1, "<Year>1986</Year>", f"article {pmid + 1}"),
+        )
     configfile = write_config(tmp_path / "mimic.yaml", config)
     until = ["--configfile", str(configfile), "--until", "rios_ingest", "--cores", "2"]
     first = run_snakemake(until, tmp_path)
@@ -120,9 +146,12 @@ def test_a_changed_or_added_pubmed_file_reruns_its_own_parse_job_and_the_reduce_
     assert "pubmed_file=pubmed26n0002" in dry.stdout
 
     # a new update file that deletes a baseline article: its parse job and the reduce
-    (folder / "pubmed26n1400.xml.gz").write_bytes(gzip.compress(
-        b'<?xml version="1.0"?>\n<PubmedArticleSet><DeleteCitation><PMID Version="1">101</PMID>'
-        b"</DeleteCitation></PubmedArticleSet>\n"))
+    (folder / "pubmed26n1400.xml.gz").write_bytes(
+        gzip.compress(
+            b'<?xml version="1.0"?>\n<PubmedArticleSet><DeleteCitation><PMID Version="1">101</PMID>'
+            b"</DeleteCitation></PubmedArticleSet>\n"
+        )
+    )
     dry = run_snakemake(["-n", *until], tmp_path)
     assert _ingest_jobs(dry.stdout + dry.stderr) == {"rios_parse": 2, "rios_ingest": 1}  # 0002's still pending
     assert run_snakemake(until, tmp_path).returncode == 0

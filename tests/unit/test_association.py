@@ -16,20 +16,20 @@ from medbias.metrics.association import (
     NullVocabulary,
     association_scores,
     attribute_direction,
-    calibrated_null,
-    draw_matched_sets,
-    frequency_bins,
     bootstrap_ect,
     bootstrap_effect_sizes,
+    calibrated_null,
+    draw_matched_sets,
     ect_score,
     effect_size,
+    frequency_bins,
     lookup,
     permutation_p_value,
     relation_vector,
-    unit_rows,
     ripa_scores,
-    weat_statistic,
+    unit_rows,
     weat,
+    weat_statistic,
 )
 
 # 2-d vectors chosen so that every cosine is a simple number
@@ -116,13 +116,28 @@ def test_weat_on_planted_and_null_vectors_and_coverage():
         vectors[f"ctl_a{i}"] = rng.normal(size=d)  # control: no association
         vectors[f"ctl_b{i}"] = rng.normal(size=d)
     males, females = [f"m{i}" for i in range(8)], [f"f{i}" for i in range(8)]
-    planted = weat(vectors, [f"career{i}" for i in range(8)] + ["absent"], [f"family{i}" for i in range(8)],
-                   males, females, rng=np.random.default_rng(1), n_bootstrap=200)
+    planted = weat(
+        vectors,
+        [f"career{i}" for i in range(8)] + ["absent"],
+        [f"family{i}" for i in range(8)],
+        males,
+        females,
+        rng=np.random.default_rng(1),
+        n_bootstrap=200,
+    )
     assert planted.effect_size > 1.5 and planted.p_value < 0.001 and planted.p_exact
     assert planted.ci_low > 0 and planted.ci_low <= planted.effect_size <= planted.ci_high
     assert planted.coverage["X"].missing == ("absent",) and len(planted.coverage["X"].found) == 8
-    control = weat(vectors, [f"ctl_a{i}" for i in range(8)], [f"ctl_b{i}" for i in range(8)], males, females,
-                   rng=np.random.default_rng(1), n_bootstrap=200, alternative="two-sided")
+    control = weat(
+        vectors,
+        [f"ctl_a{i}" for i in range(8)],
+        [f"ctl_b{i}" for i in range(8)],
+        males,
+        females,
+        rng=np.random.default_rng(1),
+        n_bootstrap=200,
+        alternative="two-sided",
+    )
     assert control.p_value > 0.05 and control.ci_low < 0 < control.ci_high
 
 
@@ -183,8 +198,8 @@ def test_ripa_recovers_the_planted_direction():
 def test_frequency_bins_double_in_rank_and_leave_test_words_out():
     bins = frequency_bins(200, [0, 3, 30, 150], np.array([0, 3, 30, 150]))
     assert bins[0].tolist() == bins[1].tolist() == [w for w in range(25) if w not in (0, 3)]  # [0, 25)
-    assert bins[2].tolist() == [w for w in range(25, 50) if w != 30]                         # [25, 50)
-    assert bins[3].tolist() == [w for w in range(100, 200) if w != 150]                      # [100, 200)
+    assert bins[2].tolist() == [w for w in range(25, 50) if w != 30]  # [25, 50)
+    assert bins[3].tolist() == [w for w in range(100, 200) if w != 150]  # [100, 200)
     # a bin too small for its words is joined with its neighbour
     crowded = frequency_bins(60, list(range(20)), np.arange(20))
     assert set(crowded[0].tolist()) == set(range(20, 60))
@@ -218,7 +233,9 @@ def test_calibrated_null_equals_a_plain_loop_over_the_random_sets():
         return (sx.mean() - sy.mean()) / np.linalg.norm(attribute_direction(aa, bb)), effect_size(sx, sy)
 
     null, d_null = np.array([projection(x, y, pool[ia], pool[ib]) for ia, ib in zip(a_draws, b_draws)]).T
-    result = calibrated_null(np.vstack([x, y]), 4, pool, a_draws, b_draws, effect=d, mean_difference=md, direction_norm=norm)
+    result = calibrated_null(
+        np.vstack([x, y]), 4, pool, a_draws, b_draws, effect=d, mean_difference=md, direction_norm=norm
+    )
     observed = md / norm
     assert result.projection == pytest.approx(observed)
     assert result.p_value == pytest.approx((np.sum(null >= observed) + 1) / 51)
@@ -227,16 +244,36 @@ def test_calibrated_null_equals_a_plain_loop_over_the_random_sets():
     assert (result.ci_low, result.ci_high) == pytest.approx((d - hi, d - lo))
     t_lo, t_hi = np.quantile(null - null.mean(), [0.025, 0.975])
     assert (result.md_ci_low, result.md_ci_high) == pytest.approx((md - norm * t_hi, md - norm * t_lo))
-    two = calibrated_null(np.vstack([x, y]), 4, pool, a_draws, b_draws, effect=d, mean_difference=md,
-                          direction_norm=norm, alternative="two-sided")
+    two = calibrated_null(
+        np.vstack([x, y]),
+        4,
+        pool,
+        a_draws,
+        b_draws,
+        effect=d,
+        mean_difference=md,
+        direction_norm=norm,
+        alternative="two-sided",
+    )
     assert two.p_value == pytest.approx((np.sum(np.abs(null - null.mean()) >= abs(observed - null.mean())) + 1) / 51)
     # SEAT form: a pool word is several sentences, its vector the mean of their unit vectors
     sentences, groups = rng.normal(size=(60, 6)), np.repeat(np.arange(30), 2)
-    grouped = calibrated_null(np.vstack([x, y]), 4, sentences, a_draws, b_draws, effect=d, mean_difference=md,
-                              direction_norm=norm, item_groups=groups)
-    word_sentences = [sentences[2 * i:2 * i + 2] for i in range(30)]
-    null_grouped = [projection(x, y, np.vstack([word_sentences[i] for i in ia]), np.vstack([word_sentences[i] for i in ib]))[0]
-                    for ia, ib in zip(a_draws, b_draws)]
+    grouped = calibrated_null(
+        np.vstack([x, y]),
+        4,
+        sentences,
+        a_draws,
+        b_draws,
+        effect=d,
+        mean_difference=md,
+        direction_norm=norm,
+        item_groups=groups,
+    )
+    word_sentences = [sentences[2 * i : 2 * i + 2] for i in range(30)]
+    null_grouped = [
+        projection(x, y, np.vstack([word_sentences[i] for i in ia]), np.vstack([word_sentences[i] for i in ib]))[0]
+        for ia, ib in zip(a_draws, b_draws)
+    ]
     assert grouped.p_value == pytest.approx((np.sum(np.array(null_grouped) >= observed) + 1) / 51)
 
 
@@ -262,8 +299,17 @@ def test_calibrated_null_holds_its_level_where_the_permutation_test_does_not(clu
     for seed in range(150):
         vectors, words = _null_world(seed, clustered)
         xs, ys = [f"x{i}" for i in range(8)], [f"y{i}" for i in range(8)]
-        result = weat(vectors, xs, ys, words[:8], words[8:16], rng=np.random.default_rng(seed), n_bootstrap=0,
-                      alternative="two-sided", null_vocabulary=NullVocabulary([*words, *xs, *ys], draws=1000))
+        result = weat(
+            vectors,
+            xs,
+            ys,
+            words[:8],
+            words[8:16],
+            rng=np.random.default_rng(seed),
+            n_bootstrap=0,
+            alternative="two-sided",
+            null_vocabulary=NullVocabulary([*words, *xs, *ys], draws=1000),
+        )
         classic.append(result.p_value)
         calibrated.append(result.calibrated.p_value)
     classic, calibrated = np.array(classic), np.array(calibrated)
@@ -281,7 +327,14 @@ def test_calibrated_null_finds_a_planted_association():
         vectors[f"a{i}"] = vectors["x0"] + vectors["x1"] + 0.5 * np.random.default_rng(i).normal(size=30)
         vectors[f"b{i}"] = vectors["y0"] + vectors["y1"] + 0.5 * np.random.default_rng(50 + i).normal(size=30)
     xs, ys = [f"x{i}" for i in range(8)], [f"y{i}" for i in range(8)]
-    result = weat(vectors, xs, ys, [f"a{i}" for i in range(8)], [f"b{i}" for i in range(8)], rng=np.random.default_rng(1),
-                  n_bootstrap=0, null_vocabulary=NullVocabulary([*words, *xs, *ys, *[f"{s}{i}" for s in "ab" for i in range(8)]],
-                                                                 draws=2000))
+    result = weat(
+        vectors,
+        xs,
+        ys,
+        [f"a{i}" for i in range(8)],
+        [f"b{i}" for i in range(8)],
+        rng=np.random.default_rng(1),
+        n_bootstrap=0,
+        null_vocabulary=NullVocabulary([*words, *xs, *ys, *[f"{s}{i}" for s in "ab" for i in range(8)]], draws=2000),
+    )
     assert result.calibrated.p_value < 0.01 and result.calibrated.ci_low > 0 and result.calibrated.md_ci_low > 0

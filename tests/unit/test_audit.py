@@ -6,8 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from medbias.studies.audit.card import (CALISKAN_TESTS, card_markdown, in_vocabulary_spelling, seat_section, stereoset_section,
-                           weat_rows, weat_section)
+from medbias.studies.audit.card import (
+    CALISKAN_TESTS,
+    card_markdown,
+    in_vocabulary_spelling,
+    seat_section,
+    stereoset_section,
+    weat_rows,
+    weat_section,
+)
 
 
 def _planted_vectors(wordsets, strength: float, seed: int = 0):
@@ -38,12 +45,14 @@ def _wordsets():
 
 def test_weat_rows_find_a_planted_association_and_none_where_nothing_is_planted():
     wordsets = _wordsets()
-    planted = weat_rows(_planted_vectors(wordsets, 1.0), wordsets, seed=1, budget=2000, n_bootstrap=100,
-                        min_fraction=0.5).set_index("test")
+    planted = weat_rows(
+        _planted_vectors(wordsets, 1.0), wordsets, seed=1, budget=2000, n_bootstrap=100, min_fraction=0.5
+    ).set_index("test")
     assert (planted["status"] == "ok").all()
     assert (planted["effect_size"] > 1.5).all() and (planted["p_value"] < 0.01).all()
-    null = weat_rows(_planted_vectors(wordsets, 0.0, seed=2), wordsets, seed=1, budget=2000, n_bootstrap=100,
-                     min_fraction=0.5).set_index("test")
+    null = weat_rows(
+        _planted_vectors(wordsets, 0.0, seed=2), wordsets, seed=1, budget=2000, n_bootstrap=100, min_fraction=0.5
+    ).set_index("test")
     assert (null["effect_size"].abs() < 1.0).all()
     # names are capitalised in WEAT.json and looked up lower-cased, as GloVe spells them
     assert planted.at["career_family", "coverage"].startswith("male_names 8/8")
@@ -79,13 +88,27 @@ def test_calibrated_p_finds_the_planted_association_and_not_the_shared_context()
     the words of a cluster for independent evidence; the calibrated p sees one random direction
     among random directions and stays large."""
     wordsets = _wordsets()
-    planted = weat_rows(_with_filler(_planted_vectors(wordsets, 1.0)), wordsets, seed=1, budget=2000,
-                        n_bootstrap=0, min_fraction=0.5, null_draws=2000).set_index("test")
+    planted = weat_rows(
+        _with_filler(_planted_vectors(wordsets, 1.0)),
+        wordsets,
+        seed=1,
+        budget=2000,
+        n_bootstrap=0,
+        min_fraction=0.5,
+        null_draws=2000,
+    ).set_index("test")
     assert (planted["p_value"] < 0.01).all() and (planted["p_calibrated"] < 0.01).all(), planted["p_calibrated"]
     assert (planted["null_draws"] == 2000).all()
 
-    clustered = weat_rows(_with_filler(_clustered_vectors(wordsets)), wordsets, seed=1, budget=2000,
-                          n_bootstrap=0, min_fraction=0.5, null_draws=2000).set_index("test")
+    clustered = weat_rows(
+        _with_filler(_clustered_vectors(wordsets)),
+        wordsets,
+        seed=1,
+        budget=2000,
+        n_bootstrap=0,
+        min_fraction=0.5,
+        null_draws=2000,
+    ).set_index("test")
     on_a_side = clustered[clustered["effect_size"] > 0]
     assert len(on_a_side) >= 1 and (on_a_side["p_value"] < 0.001).all(), clustered[["effect_size", "p_value"]]
     assert (clustered["p_calibrated"] > 0.05).all(), clustered["p_calibrated"]
@@ -95,8 +118,7 @@ def test_calibrated_p_finds_the_planted_association_and_not_the_shared_context()
 
 def test_without_null_draws_the_section_has_no_calibrated_column():
     wordsets = _wordsets()
-    rows = weat_rows(_planted_vectors(wordsets, 1.0), wordsets, seed=1, budget=500, n_bootstrap=0,
-                     min_fraction=0.5)
+    rows = weat_rows(_planted_vectors(wordsets, 1.0), wordsets, seed=1, budget=500, n_bootstrap=0, min_fraction=0.5)
     assert rows["p_calibrated"].isna().all() and (rows["null_draws"] == 0).all()
     section = weat_section(rows)
     assert "calibrated p" not in section and "target words permuted between X and Y" in section
@@ -117,8 +139,9 @@ def test_a_card_whose_every_weat_test_is_skipped_lists_the_reasons():
     """Vectors that miss most of Caliskan et al.'s words (a small domain vocabulary) skip every test:
     the rows then carry no result columns, and the section still lists each test with its reason."""
     wordsets = _wordsets()
-    vectors = {word: vector for word, vector in _planted_vectors(wordsets, 1.0).items()
-               if word in set(wordsets["pleasant_5"])}  # no target word of any test has a vector
+    vectors = {
+        word: vector for word, vector in _planted_vectors(wordsets, 1.0).items() if word in set(wordsets["pleasant_5"])
+    }  # no target word of any test has a vector
     rows = weat_rows(vectors, wordsets, seed=1, budget=500, n_bootstrap=0, min_fraction=0.5)
     assert (rows["status"] != "ok").all() and "effect_size" not in rows
     rows = rows.assign(published_d=1.5)  # as audit_weat.py adds it
@@ -128,16 +151,38 @@ def test_a_card_whose_every_weat_test_is_skipped_lists_the_reasons():
 
 
 def test_card_sections_and_layout():
-    seat = pd.DataFrame({"status": ["ok"], "test": ["race_seat_2"], "effect_size": [0.5], "ci_low": [0.1],
-                         "ci_high": [0.9], "p_value": [0.003], "n_X": [4], "n_Y": [4], "n_A": [6], "n_B": [6],
-                         "out_of_vocabulary": [np.nan]})
+    seat = pd.DataFrame(
+        {
+            "status": ["ok"],
+            "test": ["race_seat_2"],
+            "effect_size": [0.5],
+            "ci_low": [0.1],
+            "ci_high": [0.9],
+            "p_value": [0.003],
+            "n_X": [4],
+            "n_Y": [4],
+            "n_A": [6],
+            "n_B": [6],
+            "out_of_vocabulary": [np.nan],
+        }
+    )
     assert "| race_seat_2 | +0.500 | [+0.10, +0.90] | 0.003 | 4, 4, 6, 6 |  |" in seat_section(seat)
     calibrated = seat_section(seat.assign(p_calibrated=0.04))
-    assert "| calibrated p |" in calibrated and "| race_seat_2 | +0.500 | [+0.10, +0.90] | 0.003 | 0.04 | 4, 4, 6, 6 |  |" in calibrated
+    assert (
+        "| calibrated p |" in calibrated
+        and "| race_seat_2 | +0.500 | [+0.10, +0.90] | 0.003 | 0.04 | 4, 4, 6, 6 |  |" in calibrated
+    )
     marked = pd.DataFrame({"family": ["race"], "status": ["not applicable: no head"]})
     assert stereoset_section(marked) == "Not applicable: no head.\n"
-    card = card_markdown("m", "My model", {"source": "/x", "kind": "masked"}, [("SEAT", "table\n")],
-                         [("fill-in-the-blank", "no head")], {"entry": {"source": "/x"}}, "card.png")
+    card = card_markdown(
+        "m",
+        "My model",
+        {"source": "/x", "kind": "masked"},
+        [("SEAT", "table\n")],
+        [("fill-in-the-blank", "no head")],
+        {"entry": {"source": "/x"}},
+        "card.png",
+    )
     assert card.startswith("# Audit card: My model (`m`)\n\nSource `/x`, kind `masked`.")
     assert "## SEAT\n\ntable\n" in card and "- fill-in-the-blank: no head" in card
     assert "![effect sizes](card.png)" in card and '"source": "/x"' in card

@@ -6,7 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from medbias.studies.hurtful.classify import best_f1_threshold, choose_scaling_factor, merge_window_probabilities, note_labels
+from medbias.studies.hurtful.classify import (
+    best_f1_threshold,
+    choose_scaling_factor,
+    merge_window_probabilities,
+    note_labels,
+)
 
 
 def test_eq1_merge_by_hand():
@@ -78,8 +83,13 @@ def test_network_widths_and_grid_order():
     assert NetworkConfig(1, 2, 0.0).widths(100) == []  # a single linear layer: logistic regression
     grid = network_grid([1, 2], [2, 4], [0.0, 0.2])
     # one 1-layer net (ratio and dropout shape no hidden layer), then 2 x 2 two-layer nets
-    assert grid == [NetworkConfig(1, 2, 0.0), NetworkConfig(2, 2, 0.0), NetworkConfig(2, 2, 0.2),
-                    NetworkConfig(2, 4, 0.0), NetworkConfig(2, 4, 0.2)]
+    assert grid == [
+        NetworkConfig(1, 2, 0.0),
+        NetworkConfig(2, 2, 0.0),
+        NetworkConfig(2, 2, 0.2),
+        NetworkConfig(2, 4, 0.0),
+        NetworkConfig(2, 4, 0.2),
+    ]
     # the default grid is the reference code's 19 networks: 2-4 layers x 3 ratios x 2 dropouts, plus one
     assert len(network_grid([1, 2, 3, 4], [2, 4, 6], [0.0, 0.2])) == 19
     net = build_network(16, NetworkConfig(3, 2, 0.2))
@@ -101,12 +111,14 @@ def test_early_stopping_returns_the_best_epochs_parameters():
     rng = np.random.default_rng(0)
     train_x, train_y = _separable(rng, 200, 0.8)
     val_x, val_y = _separable(rng, 200, 0.8)
-    trained = train_network(train_x, train_y, val_x, val_y, NetworkConfig(3, 1, 0.0), seed=0, max_epochs=200,
-                            patience=3, learning_rate=1e-2)
+    trained = train_network(
+        train_x, train_y, val_x, val_y, NetworkConfig(3, 1, 0.0), seed=0, max_epochs=200, patience=3, learning_rate=1e-2
+    )
     assert trained.epochs < 200  # it overfits 200 rows and stops
     assert _loss(trained.network(6), val_x, val_y) == pytest.approx(trained.validation_loss, rel=1e-6)
-    again = train_network(train_x, train_y, val_x, val_y, NetworkConfig(3, 1, 0.0), seed=0, max_epochs=200,
-                          patience=3, learning_rate=1e-2)
+    again = train_network(
+        train_x, train_y, val_x, val_y, NetworkConfig(3, 1, 0.0), seed=0, max_epochs=200, patience=3, learning_rate=1e-2
+    )
     assert again.validation_loss == trained.validation_loss  # seeded
 
 
@@ -161,7 +173,9 @@ def test_task_windows_joins_samples_windows_and_feature_rows():
     rows = task_windows(samples, windows, index)
     assert rows["feature_row"].tolist() == [0, 1, 2] and rows["label"].tolist() == [1, 1, 0]
     with pytest.raises(ValueError, match="samples without windows \\(ICUSTAY_ID \\[3\\]"):
-        task_windows(pd.concat([samples, pd.DataFrame({"ICUSTAY_ID": [3], "label": [0], "split": ["val"]})]), windows, index)
+        task_windows(
+            pd.concat([samples, pd.DataFrame({"ICUSTAY_ID": [3], "label": [0], "split": ["val"]})]), windows, index
+        )
     with pytest.raises(ValueError, match="missing from the feature file \\(first ROW_ID 20\\)"):
         task_windows(samples, windows, index.iloc[:2])
 
@@ -177,8 +191,12 @@ def test_the_design_matrix_by_blocks_equals_standardising_all_columns_at_once():
     rows = pd.DataFrame({"feature_row": rng.integers(0, 50, 40), **{a: rng.normal(size=40) for a in ACUITY_FEATURES}})
     rows.loc[3, "oasis"] = np.nan
     is_train = rng.random(40) < 0.6
-    expected = np.hstack([standardise_on_training(features[rows["feature_row"].to_numpy()], is_train),
-                          standardise_on_training(rows[list(ACUITY_FEATURES)].to_numpy(), is_train)])
+    expected = np.hstack(
+        [
+            standardise_on_training(features[rows["feature_row"].to_numpy()], is_train),
+            standardise_on_training(rows[list(ACUITY_FEATURES)].to_numpy(), is_train),
+        ]
+    )
     got = design_matrix(rows, features, is_train, block=16)
     assert got.dtype == np.float32 and np.array_equal(got, expected)
 
@@ -190,8 +208,13 @@ def _task_world(tmp_path):
     rng = np.random.default_rng(7)
     stays = np.arange(1, 151)
     n_windows = rng.integers(1, 4, size=len(stays))
-    windows = pd.DataFrame({"ICUSTAY_ID": np.repeat(stays, n_windows), "ROW_ID": np.repeat(stays * 10, n_windows),
-                            "window": np.concatenate([np.arange(n) for n in n_windows])})
+    windows = pd.DataFrame(
+        {
+            "ICUSTAY_ID": np.repeat(stays, n_windows),
+            "ROW_ID": np.repeat(stays * 10, n_windows),
+            "window": np.concatenate([np.arange(n) for n in n_windows]),
+        }
+    )
     index = windows[["ROW_ID", "window"]].sample(frac=1, random_state=1).reset_index(drop=True)
     label = {"a": rng.random(len(stays)) < 0.4, "b": rng.random(len(stays)) < 0.5}
     features = rng.normal(size=(len(index), 12)).astype(np.float32)
@@ -199,11 +222,27 @@ def _task_world(tmp_path):
     features[:, 0] += 3.0 * label["a"][np.array([stay_of_row[r] for r in index["ROW_ID"]]) - 1]
     split = np.where(stays % 5 == 0, "test", np.where(stays % 5 == 1, "val", "train"))
     n = len(stays)
-    base = pd.DataFrame({"ICUSTAY_ID": stays, "SUBJECT_ID": stays + 1000, "split": split, "age": rng.normal(60, 10, n),
-                         "oasis": rng.normal(size=n), "sapsii": rng.normal(size=n), "sofa": rng.normal(size=n),
-                         "gender": rng.choice(["M", "F"], n), "language": "ENGL", "ethnicity": "WHITE", "insurance": "Medicare"})
-    samples = pd.concat([base.assign(task=task, cohort=cohort, label=label[source].astype(int))
-                         for task, cohort, source in (("t1", "c1", "a"), ("t2", "c1", "b"), ("t3", "c2", "a"))])
+    base = pd.DataFrame(
+        {
+            "ICUSTAY_ID": stays,
+            "SUBJECT_ID": stays + 1000,
+            "split": split,
+            "age": rng.normal(60, 10, n),
+            "oasis": rng.normal(size=n),
+            "sapsii": rng.normal(size=n),
+            "sofa": rng.normal(size=n),
+            "gender": rng.choice(["M", "F"], n),
+            "language": "ENGL",
+            "ethnicity": "WHITE",
+            "insurance": "Medicare",
+        }
+    )
+    samples = pd.concat(
+        [
+            base.assign(task=task, cohort=cohort, label=label[source].astype(int))
+            for task, cohort, source in (("t1", "c1", "a"), ("t2", "c1", "b"), ("t3", "c2", "a"))
+        ]
+    )
     all_windows = pd.concat([windows.assign(cohort="c1"), windows.assign(cohort="c2")])
     np.save(tmp_path / "features.npy", features)
     tasks = pd.DataFrame({"task": ["t1", "t2", "t3"], "cohort": ["c1", "c1", "c2"]})
@@ -221,16 +260,20 @@ def test_tasks_in_worker_processes_give_the_serial_results(tmp_path):
 
     path, index, samples, windows, tasks = _task_world(tmp_path)
     grid = [NetworkConfig(1, 2, 0.0), NetworkConfig(2, 2, 0.0)]
-    run = dict(seed=3, training={"max_epochs": 8, "patience": 2, "batch_size": 32, "learning_rate": 0.05},
-               log=logging.getLogger("test"))
+    run = dict(
+        seed=3,
+        training={"max_epochs": 8, "patience": 2, "batch_size": 32, "learning_rate": 0.05},
+        log=logging.getLogger("test"),
+    )
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as each of the two workers of 2 threads: float sums in the same order
     try:
         serial = train_task_classifiers(np.load(path), index, samples, windows, tasks, grid, [0.5, 2.0], **run)
     finally:
         torch.set_num_threads(threads)
-    parallel = train_task_classifiers(np.load(path, mmap_mode="r"), index, samples, windows, tasks, grid, [0.5, 2.0],
-                                      workers=2, threads=2, **run)
+    parallel = train_task_classifiers(
+        np.load(path, mmap_mode="r"), index, samples, windows, tasks, grid, [0.5, 2.0], workers=2, threads=2, **run
+    )
     assert serial.selections["task"].tolist() == ["t1", "t2", "t3"]
     assert serial.predictions.equals(parallel.predictions)
     assert serial.selections.equals(parallel.selections) and serial.grids.equals(parallel.grids)
@@ -256,27 +299,42 @@ def test_a_replicate_retrains_each_tasks_chosen_network_and_c(tmp_path):
 
     path, index, samples, windows, tasks = _task_world(tmp_path)
     grid = [NetworkConfig(1, 2, 0.0), NetworkConfig(2, 2, 0.0), NetworkConfig(2, 4, 0.2)]
-    run = dict(training={"max_epochs": 8, "patience": 2, "batch_size": 32, "learning_rate": 0.05},
-               log=logging.getLogger("test"), stack_tasks=False)
+    run = dict(
+        training={"max_epochs": 8, "patience": 2, "batch_size": 32, "learning_rate": 0.05},
+        log=logging.getLogger("test"),
+        stack_tasks=False,
+    )
     features = np.load(path)
     first = train_task_classifiers(features, index, samples, windows, tasks, grid, [0.5, 2.0], seed=3, **run)
     grids = chosen_grids(first.selections)
     assert set(grids) == {"t1", "t2", "t3"}
     for row in first.selections.itertuples():
         assert grids[row.task] == {"grid": [NetworkConfig(row.layers, row.width_ratio, row.dropout)], "c_grid": [row.c]}
-    same_seed = train_task_classifiers(features, index, samples, windows, tasks, grid, [0.5, 2.0], seed=3,
-                                       task_grids=grids, **run)
+    same_seed = train_task_classifiers(
+        features, index, samples, windows, tasks, grid, [0.5, 2.0], seed=3, task_grids=grids, **run
+    )
     assert same_seed.predictions.equals(first.predictions)
     assert same_seed.selections.equals(first.selections)
     assert len(same_seed.grids) == 3 and len(first.grids) == 9  # one fit per task instead of the grid's three
-    replicate = train_task_classifiers(features, index, samples, windows, tasks, grid, [0.5, 2.0], seed=99,
-                                       task_grids=grids, **run)
+    replicate = train_task_classifiers(
+        features, index, samples, windows, tasks, grid, [0.5, 2.0], seed=99, task_grids=grids, **run
+    )
     kept = ["task", "layers", "width_ratio", "dropout", "c"]
     assert replicate.selections[kept].equals(first.selections[kept])
     assert not np.allclose(replicate.predictions["probability"], first.predictions["probability"])
     with pytest.raises(ValueError, match="no chosen classifier for 1 task"):
-        train_task_classifiers(features, index, samples, windows, tasks, grid, [0.5], seed=3,
-                               task_grids={t: grids[t] for t in ("t1", "t2")}, **run)
+        train_task_classifiers(
+            features,
+            index,
+            samples,
+            windows,
+            tasks,
+            grid,
+            [0.5],
+            seed=3,
+            task_grids={t: grids[t] for t in ("t1", "t2")},
+            **run,
+        )
     with pytest.raises(ValueError, match="lacks column"):
         chosen_grids(first.selections.drop(columns="c"))
 
@@ -299,7 +357,7 @@ def _one_network_peer(train_x, train_y, val_x, val_y, config, seed, max_epochs, 
         network.train()
         order = torch.randperm(len(x), generator=generator)
         for start in range(0, len(x), batch_size):
-            rows = order[start:start + batch_size]
+            rows = order[start : start + batch_size]
             if len(rows) < 2:
                 continue
             optimizer.zero_grad()
@@ -352,24 +410,29 @@ def _stacked_against_alone(dropout: float) -> None:
 
     rng = np.random.default_rng(5)
     x = rng.normal(size=(300, 8)).astype(np.float32)
-    labels = np.stack([(x[:, 0] + 0.5 * rng.normal(size=300) > 0), (x[:, 1] - x[:, 2] > 0.3),
-                       rng.random(300) < 0.3], axis=1).astype(np.float32)  # a noisy, a clean and a random task
+    labels = np.stack(
+        [(x[:, 0] + 0.5 * rng.normal(size=300) > 0), (x[:, 1] - x[:, 2] > 0.3), rng.random(300) < 0.3], axis=1
+    ).astype(np.float32)  # a noisy, a clean and a random task
     config, seeds = NetworkConfig(3, 2, dropout), [11, 12, 13]
     tasks = [0] if dropout else [0, 1, 2]
     split = dict(train_x=x[:200], train_y=labels[:200][:, tasks], val_x=x[200:], val_y=labels[200:][:, tasks])
     one_epoch = dict(max_epochs=1, patience=3, batch_size=32, learning_rate=0.02)
     stacked = train_networks(**split, config=config, seeds=[seeds[t] for t in tasks], **one_epoch)
     for position, t in enumerate(tasks):
-        state, loss, _ = _one_network_peer(x[:200], labels[:200, t], x[200:], labels[200:, t], config, seeds[t],
-                                           **one_epoch)
+        state, loss, _ = _one_network_peer(
+            x[:200], labels[:200, t], x[200:], labels[200:, t], config, seeds[t], **one_epoch
+        )
         _assert_same_network(stacked[position].state, state, rtol=1e-4)
         assert stacked[position].validation_loss == pytest.approx(loss, rel=0.01)
     to_stopping = {**one_epoch, "max_epochs": 40}
     stacked = train_networks(**split, config=config, seeds=[seeds[t] for t in tasks], **to_stopping)
     for position, t in enumerate(tasks):
-        _, loss, epochs = _one_network_peer(x[:200], labels[:200, t], x[200:], labels[200:, t], config, seeds[t],
-                                            **to_stopping)
-        assert stacked[position].epochs == epochs < 40 and stacked[position].validation_loss == pytest.approx(loss, rel=0.05)
+        _, loss, epochs = _one_network_peer(
+            x[:200], labels[:200, t], x[200:], labels[200:, t], config, seeds[t], **to_stopping
+        )
+        assert stacked[position].epochs == epochs < 40 and stacked[position].validation_loss == pytest.approx(
+            loss, rel=0.05
+        )
     if dropout:
         together = train_networks(x[:200], labels[:200], x[200:], labels[200:], config, seeds, **to_stopping)
         assert len({t.epochs for t in together}) > 1  # each task stopped on its own
@@ -378,24 +441,32 @@ def _stacked_against_alone(dropout: float) -> None:
 
 def test_tasks_sharing_a_design_matrix_train_together_as_they_would_alone(tmp_path):
     """t1 and t2 share their cohort's stays, splits and windows (only the label differs): they form one
-    stacked group; t3 belongs to another cohort (with a copy of the same windows), a group of its own. Each task's selection and test probabilities are
+    stacked group; t3 belongs to another cohort (with a copy of the same windows), a group of its own. Each
+    task's selection and test probabilities are
     those of training it alone, to rounding."""
     import logging
 
     from medbias.studies.hurtful.classify import NetworkConfig, design_key, ordered_task_rows, train_task_classifiers
 
     path, index, samples, windows, tasks = _task_world(tmp_path)
-    rows = {t: ordered_task_rows({"task": t, "cohort": c}, samples, windows, index) for t, c in zip(tasks["task"], tasks["cohort"])}
+    rows = {
+        t: ordered_task_rows({"task": t, "cohort": c}, samples, windows, index)
+        for t, c in zip(tasks["task"], tasks["cohort"])
+    }
     assert design_key(rows["t1"]) == design_key(rows["t2"])
     assert design_key(rows["t1"]) != design_key(rows["t1"].iloc[1:])
     grid = [NetworkConfig(1, 2, 0.0), NetworkConfig(2, 2, 0.0)]
-    run = dict(seed=3, training={"max_epochs": 8, "patience": 2, "batch_size": 32, "learning_rate": 0.01},
-               log=logging.getLogger("test"))
+    run = dict(
+        seed=3,
+        training={"max_epochs": 8, "patience": 2, "batch_size": 32, "learning_rate": 0.01},
+        log=logging.getLogger("test"),
+    )
     features = np.load(path)
     together = train_task_classifiers(features, index, samples, windows, tasks, grid, [0.5, 2.0], **run)
     alone = train_task_classifiers(features, index, samples, windows, tasks, grid, [0.5, 2.0], stack_tasks=False, **run)
     kept = ["task", "layers", "width_ratio", "dropout", "c", "epochs", "test_samples"]
     assert together.selections[kept].equals(alone.selections[kept])
     assert together.predictions.drop(columns=["probability", "prediction"]).equals(
-        alone.predictions.drop(columns=["probability", "prediction"]))
+        alone.predictions.drop(columns=["probability", "prediction"])
+    )
     assert np.allclose(together.predictions["probability"], alone.predictions["probability"], atol=0.02)

@@ -70,8 +70,18 @@ def _train_regression(folder: str) -> None:
 
     torch.set_num_threads(1)
     model, record = _Regression(), []
-    train_steps(model, _regression_batch, 6, 0.05, 1, os.path.join(folder, "checkpoints"), checkpoint_every=100,
-                evaluate=lambda m: {}, eval_every=3, record=record)
+    train_steps(
+        model,
+        _regression_batch,
+        6,
+        0.05,
+        1,
+        os.path.join(folder, "checkpoints"),
+        checkpoint_every=100,
+        evaluate=lambda m: {},
+        eval_every=3,
+        record=record,
+    )
     state = PartialState()
     tag = f"{state.process_index}of{state.num_processes}"
     torch.save(model.state_dict(), os.path.join(folder, f"weights_{tag}.pt"))
@@ -112,27 +122,67 @@ def _pretraining_job(folder, seed_texts):
     tokenizer = train_wordpiece(seed_texts * 30, 150)
     tokenizer.save_pretrained(folder / "tokenizer")
     tokenizer.save_pretrained(folder / "base")
-    BertForPreTraining(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                  intermediate_size=32, max_position_embeddings=64, hidden_dropout_prob=0.0,
-                                  attention_probs_dropout_prob=0.0)).save_pretrained(folder / "base")
-    pd.DataFrame({
-        "ROW_ID": np.repeat(np.arange(1, 31), 4), "SUBJECT_ID": np.repeat(np.arange(101, 131), 4),
-        "HADM_ID": np.repeat(np.arange(1001, 1031), 4), "seq_index": np.tile(np.arange(4), 30),
-        "text": [seed_texts[i % 3] for i in range(120)],
-    }).to_parquet(folder / "sequences.parquet")
-    pd.DataFrame({"HADM_ID": np.arange(1001, 1031), "gender": ["M", "F"] * 15, "language": "English",
-                  "ethnicity": "WHITE", "insurance": "Medicare"}).to_parquet(folder / "demographics.parquet")
+    BertForPreTraining(
+        BertConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=64,
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+        )
+    ).save_pretrained(folder / "base")
+    pd.DataFrame(
+        {
+            "ROW_ID": np.repeat(np.arange(1, 31), 4),
+            "SUBJECT_ID": np.repeat(np.arange(101, 131), 4),
+            "HADM_ID": np.repeat(np.arange(1001, 1031), 4),
+            "seq_index": np.tile(np.arange(4), 30),
+            "text": [seed_texts[i % 3] for i in range(120)],
+        }
+    ).to_parquet(folder / "sequences.parquet")
+    pd.DataFrame(
+        {
+            "HADM_ID": np.arange(1001, 1031),
+            "gender": ["M", "F"] * 15,
+            "language": "English",
+            "ethnicity": "WHITE",
+            "insurance": "Medicare",
+        }
+    ).to_parquet(folder / "demographics.parquet")
     pd.DataFrame({"SUBJECT_ID": np.arange(101, 131), "split": ["train"] * 20 + ["val"] * 4 + ["test"] * 6}).to_parquet(
-        folder / "samples.parquet")
+        folder / "samples.parquet"
+    )
     inputs = {name: str(folder / f"{name}.parquet") for name in ("sequences", "demographics", "samples")}
     inputs["tokenizer"] = str(folder / "tokenizer")
-    outputs = {"model": str(folder / "out" / "model"), "curve": str(folder / "out" / "curve.csv"),
-               "summary": str(folder / "out" / "summary.json")}
-    pretrain = {"exclude_heldout_subjects": True, "dropout": None, "adversary_lambda": 1.0, "adversary_warmup_steps": 0,
-                "phases": [{"max_length": 32, "batch_size": 8, "epochs": 1, "max_steps": 4}], "learning_rate": 1e-3,
-                "warmup_fraction": 0.25, "checkpoint_every": 100, "eval_every": 2, "eval_pairs": 16}
-    params = {"pretrain": pretrain, "seed": 7, "base_name": "tiny", "base_entry": {"source": str(folder / "base"),
-              "kind": "masked"}, "attribute": "gender", "variant": "adv_gender", "checkpoints": str(folder / "ckpt")}
+    outputs = {
+        "model": str(folder / "out" / "model"),
+        "curve": str(folder / "out" / "curve.csv"),
+        "summary": str(folder / "out" / "summary.json"),
+    }
+    pretrain = {
+        "exclude_heldout_subjects": True,
+        "dropout": None,
+        "adversary_lambda": 1.0,
+        "adversary_warmup_steps": 0,
+        "phases": [{"max_length": 32, "batch_size": 8, "epochs": 1, "max_steps": 4}],
+        "learning_rate": 1e-3,
+        "warmup_fraction": 0.25,
+        "checkpoint_every": 100,
+        "eval_every": 2,
+        "eval_pairs": 16,
+    }
+    params = {
+        "pretrain": pretrain,
+        "seed": 7,
+        "base_name": "tiny",
+        "base_entry": {"source": str(folder / "base"), "kind": "masked"},
+        "attribute": "gender",
+        "variant": "adv_gender",
+        "checkpoints": str(folder / "ckpt"),
+    }
     return inputs, outputs, params
 
 

@@ -5,10 +5,16 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import REPO
+
 from medbias.studies.hurtful.cohorts import (
-    assign_splits, build_task_samples, cohort_windows, mortality_labels, phenotype_labels, select_stays, task_catalogue,
+    assign_splits,
+    build_task_samples,
+    cohort_windows,
+    mortality_labels,
+    phenotype_labels,
+    select_stays,
+    task_catalogue,
 )
 
 HCUP = yaml.safe_load((REPO / "config/resources/mimic3-benchmarks/hcup_ccs_2015_definitions.yaml").read_text())
@@ -16,44 +22,87 @@ T0 = pd.Timestamp("2150-01-01 08:00:00")
 
 
 def _stay(icu, subject, hadm, first="MICU", last="MICU", ward=(10, 10), hours=(0, 96)):
-    return {"ICUSTAY_ID": icu, "SUBJECT_ID": subject, "HADM_ID": hadm, "FIRST_CAREUNIT": first, "LAST_CAREUNIT": last,
-            "FIRST_WARDID": ward[0], "LAST_WARDID": ward[1], "INTIME": T0 + pd.Timedelta(hours=hours[0]),
-            "OUTTIME": T0 + pd.Timedelta(hours=hours[1])}
+    return {
+        "ICUSTAY_ID": icu,
+        "SUBJECT_ID": subject,
+        "HADM_ID": hadm,
+        "FIRST_CAREUNIT": first,
+        "LAST_CAREUNIT": last,
+        "FIRST_WARDID": ward[0],
+        "LAST_WARDID": ward[1],
+        "INTIME": T0 + pd.Timedelta(hours=hours[0]),
+        "OUTTIME": T0 + pd.Timedelta(hours=hours[1]),
+    }
 
 
 @pytest.fixture
 def world():
-    icustays = pd.DataFrame([
-        _stay(1, 10, 100),                                # a plain stay
-        _stay(2, 11, 101), _stay(3, 11, 101, hours=(120, 150)),  # two ICU stays in one admission: both out
-        _stay(4, 12, 102, last="CCU"),                    # care-unit transfer: out
-        _stay(5, 13, 103),                                # a minor: out
-        _stay(6, 14, 104),                                # dies after discharge
-        _stay(7, 15, 105),                                # only late notes: no mortality/pf sample
-    ])
-    admissions = pd.DataFrame({
-        "HADM_ID": [100, 101, 102, 103, 104, 105], "SUBJECT_ID": [10, 11, 12, 13, 14, 15],
-        "ADMITTIME": [T0 - pd.Timedelta(hours=5)] * 6, "DISCHTIME": [T0 + pd.Timedelta(days=6)] * 6,
-        "DEATHTIME": [T0 + pd.Timedelta(days=5), pd.NaT, pd.NaT, pd.NaT, pd.NaT, pd.NaT],
-    })
-    patients = pd.DataFrame({"SUBJECT_ID": [10, 11, 12, 13, 14, 15],
-                             "DOD": [T0.normalize() + pd.Timedelta(days=5), pd.NaT, pd.NaT, pd.NaT,
-                                     T0.normalize() + pd.Timedelta(days=40), pd.NaT]})
-    demographics = pd.DataFrame({"SUBJECT_ID": [10, 11, 12, 13, 14, 15], "HADM_ID": [100, 101, 102, 103, 104, 105],
-                                 "gender": ["M", "F", "M", "F", "F", "M"], "language": "English", "ethnicity": "WHITE",
-                                 "insurance": "Medicare", "age": [70, 60, 50, 16, 80, 65]})
+    icustays = pd.DataFrame(
+        [
+            _stay(1, 10, 100),  # a plain stay
+            _stay(2, 11, 101),
+            _stay(3, 11, 101, hours=(120, 150)),  # two ICU stays in one admission: both out
+            _stay(4, 12, 102, last="CCU"),  # care-unit transfer: out
+            _stay(5, 13, 103),  # a minor: out
+            _stay(6, 14, 104),  # dies after discharge
+            _stay(7, 15, 105),  # only late notes: no mortality/pf sample
+        ]
+    )
+    admissions = pd.DataFrame(
+        {
+            "HADM_ID": [100, 101, 102, 103, 104, 105],
+            "SUBJECT_ID": [10, 11, 12, 13, 14, 15],
+            "ADMITTIME": [T0 - pd.Timedelta(hours=5)] * 6,
+            "DISCHTIME": [T0 + pd.Timedelta(days=6)] * 6,
+            "DEATHTIME": [T0 + pd.Timedelta(days=5), pd.NaT, pd.NaT, pd.NaT, pd.NaT, pd.NaT],
+        }
+    )
+    patients = pd.DataFrame(
+        {
+            "SUBJECT_ID": [10, 11, 12, 13, 14, 15],
+            "DOD": [
+                T0.normalize() + pd.Timedelta(days=5),
+                pd.NaT,
+                pd.NaT,
+                pd.NaT,
+                T0.normalize() + pd.Timedelta(days=40),
+                pd.NaT,
+            ],
+        }
+    )
+    demographics = pd.DataFrame(
+        {
+            "SUBJECT_ID": [10, 11, 12, 13, 14, 15],
+            "HADM_ID": [100, 101, 102, 103, 104, 105],
+            "gender": ["M", "F", "M", "F", "F", "M"],
+            "language": "English",
+            "ethnicity": "WHITE",
+            "insurance": "Medicare",
+            "age": [70, 60, 50, 16, 80, 65],
+        }
+    )
 
     def note(row, hadm, category, hours=None, date=None):
-        return {"ROW_ID": row, "HADM_ID": hadm, "CATEGORY": category,
-                "CHARTTIME": T0 + pd.Timedelta(hours=hours) if hours is not None else pd.NaT,
-                "CHARTDATE": (T0 + pd.Timedelta(hours=hours)).normalize() if hours is not None else date}
+        return {
+            "ROW_ID": row,
+            "HADM_ID": hadm,
+            "CATEGORY": category,
+            "CHARTTIME": T0 + pd.Timedelta(hours=hours) if hours is not None else pd.NaT,
+            "CHARTDATE": (T0 + pd.Timedelta(hours=hours)).normalize() if hours is not None else date,
+        }
 
-    notes = pd.DataFrame([
-        note(1, 100, "Nursing/other", 2), note(2, 100, "Physician ", 10), note(3, 100, "Nursing", 47),
-        note(4, 100, "Nursing", 49), note(5, 100, "Radiology", 5),
-        note(6, 100, "Discharge summary", date=T0.normalize() + pd.Timedelta(days=6)),
-        note(7, 104, "Nursing/other", 3), note(8, 105, "Nursing", 60),
-    ])
+    notes = pd.DataFrame(
+        [
+            note(1, 100, "Nursing/other", 2),
+            note(2, 100, "Physician ", 10),
+            note(3, 100, "Nursing", 47),
+            note(4, 100, "Nursing", 49),
+            note(5, 100, "Radiology", 5),
+            note(6, 100, "Discharge summary", date=T0.normalize() + pd.Timedelta(days=6)),
+            note(7, 104, "Nursing/other", 3),
+            note(8, 105, "Nursing", 60),
+        ]
+    )
     n_windows = pd.Series({1: 1, 2: 2, 3: 3, 4: 1, 5: 1, 6: 4, 7: 1, 8: 2})
     return icustays, admissions, patients, demographics, notes, n_windows
 
@@ -62,8 +111,11 @@ def test_stay_rules_and_exclusions(world):
     icustays, admissions, patients, demographics, *_ = world
     selection = select_stays(icustays, admissions, demographics)
     assert sorted(selection.stays["ICUSTAY_ID"]) == [1, 6, 7]
-    assert selection.excluded == {"stays_with_transfer": 1, "stays_in_admissions_with_several_icu_stays": 2,
-                                  "stays_of_patients_under_18": 1}
+    assert selection.excluded == {
+        "stays_with_transfer": 1,
+        "stays_in_admissions_with_several_icu_stays": 2,
+        "stays_of_patients_under_18": 1,
+    }
 
 
 def test_mortality_label_inside_and_outside_the_admission(world):
@@ -113,12 +165,19 @@ def test_splits_are_disjoint_and_follow_the_test_list():
 def test_catalogue_has_57_tasks_and_samples_carry_labels(world):
     icustays, admissions, patients, demographics, notes, n_windows = world
     catalogue = task_catalogue(HCUP)
-    assert len(catalogue) == 57 and (catalogue["cohort"].value_counts().to_dict() == {"pa": 28, "pf": 28, "mortality": 1})
+    assert len(catalogue) == 57 and (
+        catalogue["cohort"].value_counts().to_dict() == {"pa": 28, "pf": 28, "mortality": 1}
+    )
     stays = select_stays(icustays, admissions, demographics).stays
     windows = cohort_windows(stays, notes, n_windows)
-    samples = build_task_samples(stays, windows, mortality_labels(stays, patients),
-                                 phenotype_labels(stays["HADM_ID"], pd.DataFrame({"HADM_ID": [100], "ICD9_CODE": ["4280"]}), HCUP),
-                                 assign_splits(stays["SUBJECT_ID"], set(), 0.0, 1), catalogue)
+    samples = build_task_samples(
+        stays,
+        windows,
+        mortality_labels(stays, patients),
+        phenotype_labels(stays["HADM_ID"], pd.DataFrame({"HADM_ID": [100], "ICD9_CODE": ["4280"]}), HCUP),
+        assign_splits(stays["SUBJECT_ID"], set(), 0.0, 1),
+        catalogue,
+    )
     mort = samples[samples["task"] == "mortality"].set_index("ICUSTAY_ID")["label"].to_dict()
     assert mort == {1: 1, 6: 0}
     hf = samples[samples["task"] == "pa_heart_failure"].set_index("ICUSTAY_ID")["label"].to_dict()

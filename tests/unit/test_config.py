@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import REPO, demo_config
-from medbias.pipeline.config import check_inputs, is_section, load_config, validate_config
+from test_config_helpers import fake_real_config
+
 from medbias.core.errors import MedbiasInputError
 from medbias.io.formats import MIMIC_TABLES
-from test_config_helpers import fake_real_config
+from medbias.pipeline.config import check_inputs, is_section, load_config, validate_config
 
 SCHEMA = REPO / "config" / "schema.yaml"
 
@@ -90,27 +90,42 @@ def test_the_config_reference_is_generated_from_the_schema():
 def test_defaults_fill_sections_key_by_key_and_replace_values_whole():
     from medbias.pipeline.config import apply_defaults
 
-    schema = {"type": "object", "required": ["study"], "properties": {
-        "seed": {"type": "integer", "default": 7},
-        "paths": {"type": "string"},
-        "study": {"type": "object", "required": ["grid"], "properties": {
-            "steps": {"type": "integer", "default": 100},
-            "sets": {"type": "object", "default": {"a": [1], "b": [2]}},
-            "grid": {"type": "object", "properties": {"x": {"type": "array", "default": [1, 2, 3]},
-                                                      "y": {"type": "number", "default": 0.5}}},
-        }},
-    }}
+    schema = {
+        "type": "object",
+        "required": ["study"],
+        "properties": {
+            "seed": {"type": "integer", "default": 7},
+            "paths": {"type": "string"},
+            "study": {
+                "type": "object",
+                "required": ["grid"],
+                "properties": {
+                    "steps": {"type": "integer", "default": 100},
+                    "sets": {"type": "object", "default": {"a": [1], "b": [2]}},
+                    "grid": {
+                        "type": "object",
+                        "properties": {
+                            "x": {"type": "array", "default": [1, 2, 3]},
+                            "y": {"type": "number", "default": 0.5},
+                        },
+                    },
+                },
+            },
+        },
+    }
     # nothing given: every default, the required section built from its keys, a key without default left out
-    assert apply_defaults({}, schema) == {"seed": 7, "study": {"steps": 100, "sets": {"a": [1], "b": [2]},
-                                                                "grid": {"x": [1, 2, 3], "y": 0.5}}}
+    assert apply_defaults({}, schema) == {
+        "seed": 7,
+        "study": {"steps": 100, "sets": {"a": [1], "b": [2]}, "grid": {"x": [1, 2, 3], "y": 0.5}},
+    }
     given = {"study": {"sets": {"c": [3]}, "grid": {"x": [9]}}, "unknown": 1}
     resolved = apply_defaults(given, schema)
-    assert resolved["study"]["sets"] == {"c": [3]}                 # a map with a default is one value: replaced whole
-    assert resolved["study"]["grid"] == {"x": [9], "y": 0.5}       # a section merges key by key
+    assert resolved["study"]["sets"] == {"c": [3]}  # a map with a default is one value: replaced whole
+    assert resolved["study"]["grid"] == {"x": [9], "y": 0.5}  # a section merges key by key
     assert resolved["study"]["steps"] == 100 and resolved["seed"] == 7
-    assert resolved["unknown"] == 1                                # kept, so validation names it
-    assert list(resolved) == ["seed", "study", "unknown"]          # the schema's order
-    assert given == {"study": {"sets": {"c": [3]}, "grid": {"x": [9]}}, "unknown": 1}   # the input is not modified
+    assert resolved["unknown"] == 1  # kept, so validation names it
+    assert list(resolved) == ["seed", "study", "unknown"]  # the schema's order
+    assert given == {"study": {"sets": {"c": [3]}, "grid": {"x": [9]}}, "unknown": 1}  # the input is not modified
 
 
 def test_a_real_config_with_only_paths_and_models_gets_the_papers_settings(tmp_path):
@@ -121,12 +136,16 @@ def test_a_real_config_with_only_paths_and_models_gets_the_papers_settings(tmp_p
     config = resolve_config(given, SCHEMA)
     hurtful = config["hurtful"]
     assert hurtful["variants"] == ["baseline", "adv_gender", "adv_language", "adv_ethnicity", "adv_insurance"]
-    assert hurtful["downstream"]["layers"] == [-4, -3, -2, -1]          # Zhang et al.: the last four layers
+    assert hurtful["downstream"]["layers"] == [-4, -3, -2, -1]  # Zhang et al.: the last four layers
     assert [p["max_length"] for p in hurtful["pretrain"]["phases"]] == [128, 512]
-    assert config["mental"]["split"]["per_cell"] == {"depression": 90, "psychiatric_disorders": 55,
-                                                     "alcohol_abuse": 50, "substance_abuse": 50}   # Table II
+    assert config["mental"]["split"]["per_cell"] == {
+        "depression": 90,
+        "psychiatric_disorders": 55,
+        "alcohol_abuse": 50,
+        "substance_abuse": 50,
+    }  # Table II
     assert config["inputs"]["benchmark_testset"] == "config/resources/mimic3-benchmarks/testset.csv"
-    assert config["plm"]["debias"]["dropout"]["steps"] == 10000        # Xie et al. section 5.1
+    assert config["plm"]["debias"]["dropout"]["steps"] == 10000  # Xie et al. section 5.1
     assert config["plm"]["gpus"] == 1 and "demo" not in config
     from medbias.pipeline.config import enrol_registry_models
 
@@ -139,28 +158,36 @@ def test_the_demo_worlds_paths_follow_demo_dir():
     from medbias.pipeline.config import resolve_config
 
     text = (REPO / "config" / "config.yaml").read_text()
-    assert "results/demo_world" not in text   # spelled once, as the schema's default of demo.dir
+    assert "results/demo_world" not in text  # spelled once, as the schema's default of demo.dir
     given = yaml.safe_load(text)
     given["demo"] = {"dir": "/scratch/world"}
     config = resolve_config(given, SCHEMA)
     assert config["inputs"]["mimic_dir"] == "/scratch/world/mimic-iii"
     assert config["models"]["plm_bert"]["source"] == "/scratch/world/models/tiny-plm-bert"
     assert config["plm"]["downstream"]["data"]["hoc"] == "/scratch/world/plm-downstream/hoc"
-    assert config["demo"]["patients"] == 2500                    # the rest of the section keeps its defaults
+    assert config["demo"]["patients"] == 2500  # the rest of the section keeps its defaults
     real = {**yaml.safe_load((REPO / "config" / "mimic.yaml").read_text())}
     real["inputs"] = {**real["inputs"], "pubmed_dir": "{demo_dir}/pubmed"}
     with pytest.raises(MedbiasInputError) as error:
         resolve_config(real, SCHEMA)
-    assert str(error.value) == "config key 'inputs.pubmed_dir': '{demo_dir}/pubmed' uses {demo_dir} but the config has no demo.dir"
+    assert (
+        str(error.value)
+        == "config key 'inputs.pubmed_dir': '{demo_dir}/pubmed' uses {demo_dir} but the config has no demo.dir"
+    )
 
 
 @pytest.mark.parametrize(
     ("edit", "expected"),
     [
-        (lambda c: c.__setitem__("mimic", {"thread": 4}), "config key 'mimic': unknown key(s) ('thread' was unexpected)"),
+        (
+            lambda c: c.__setitem__("mimic", {"thread": 4}),
+            "config key 'mimic': unknown key(s) ('thread' was unexpected)",
+        ),
         (lambda c: c["inputs"].pop("mimic_dir"), "config key 'inputs': 'mimic_dir' is a required property"),
-        (lambda c: c.__setitem__("hurtful", {"pretrain": {"gpus": -1}}),
-         "config key 'hurtful.pretrain.gpus': got -1, expected a value >= 0"),
+        (
+            lambda c: c.__setitem__("hurtful", {"pretrain": {"gpus": -1}}),
+            "config key 'hurtful.pretrain.gpus': got -1, expected a value >= 0",
+        ),
     ],
 )
 def test_a_wrong_key_in_a_short_config_names_it(edit, expected):
@@ -179,10 +206,15 @@ def test_a_wrong_key_in_a_short_config_names_it(edit, expected):
         (lambda c: c["demo"].__setitem__("scale", -1), "config key 'demo.scale': got -1, expected a value > 0"),
         (lambda c: c.__setitem__("wrld", "demo"), "config key '<top level>': unknown key(s) ('wrld' was unexpected)"),
         (lambda c: c.__setitem__("world", "fantasy"), "config key 'world': got 'fantasy', expected one of demo, real"),
-        (lambda c: c["models"]["gpt2"].__setitem__("kind", "decoder"),
-         "config key 'models.gpt2.kind': got 'decoder', expected one of masked, causal, seq2seq, encoder"),
+        (
+            lambda c: c["models"]["gpt2"].__setitem__("kind", "decoder"),
+            "config key 'models.gpt2.kind': got 'decoder', expected one of masked, causal, seq2seq, encoder",
+        ),
         (lambda c: c["models"]["gpt2"].pop("source"), "config key 'models.gpt2': 'source' is a required property"),
-        (lambda c: c["demo"].__setitem__("patients", "many"), "config key 'demo.patients': got 'many', expected integer"),
+        (
+            lambda c: c["demo"].__setitem__("patients", "many"),
+            "config key 'demo.patients': got 'many', expected integer",
+        ),
     ],
 )
 def test_schema_errors_name_the_key(edit, expected):
@@ -218,7 +250,9 @@ def test_missing_table_names_folder_and_table(tmp_path):
     acuity = Path(config["inputs"]["acuity_dir"])
     first = sorted(acuity.iterdir())[0]
     first.unlink()
-    with pytest.raises(MedbiasInputError, match=rf"^config key 'inputs.acuity_dir': {acuity} has no {first.stem}.csv\(.gz\)$"):
+    with pytest.raises(
+        MedbiasInputError, match=rf"^config key 'inputs.acuity_dir': {acuity} has no {first.stem}.csv\(.gz\)$"
+    ):
         check_inputs(config)
 
 
@@ -240,7 +274,9 @@ def test_empty_table_is_reported(tmp_path):
 def test_missing_local_model_folder(tmp_path):
     config = fake_real_config(tmp_path)
     config["models"]["scibert"]["source"] = str(tmp_path / "no-such-model")
-    with pytest.raises(MedbiasInputError, match=r"models.scibert.source': local model folder .*no-such-model does not exist"):
+    with pytest.raises(
+        MedbiasInputError, match=r"models.scibert.source': local model folder .*no-such-model does not exist"
+    ):
         check_inputs(config)
 
 
@@ -275,21 +311,35 @@ def test_unknown_base_model_name(tmp_path):
     ("edit", "expected"),
     [
         (lambda h: h.__setitem__("base_model", "scibret"), r"'hurtful.base_model': unknown model name 'scibret'"),
-        (lambda h: h["logprob"].__setitem__("models", ["scibert", "clinical"]),
-         r"'hurtful.logprob.models': unknown model name 'clinical'"),
+        (
+            lambda h: h["logprob"].__setitem__("models", ["scibert", "clinical"]),
+            r"'hurtful.logprob.models': unknown model name 'clinical'",
+        ),
         (lambda h: h.__setitem__("variants", ["adv_gender"]), r"'hurtful.variants': must include 'baseline'"),
-        (lambda h: h["logprob"]["target_sets"]["gender"].__setitem__("female", ["she"]),
-         r"'hurtful.logprob.target_sets.gender': groups must list paired words of equal number"),
-        (lambda h: h["logprob"].__setitem__("templates", "nowhere/templates.txt"),
-         r"'hurtful.logprob.templates': file nowhere/templates.txt does not exist"),
-        (lambda h: h["downstream"].__setitem__("models", ["baseline", "adv_gendr"]),
-         r"'hurtful.downstream.models': unknown model name 'adv_gendr'"),
-        (lambda h: h["downstream"].__setitem__("models", ["scibert"]),
-         r"'hurtful.downstream.models': must include 'baseline'"),
-        (lambda h: h["downstream"]["excluded_subgroups"].__setitem__("insurance", ["Selfpay"]),
-         r"'hurtful.downstream.excluded_subgroups.insurance': unknown subgroup 'Selfpay'"),
-        (lambda h: h["downstream"]["figures"].__setitem__("fig4", {"attribute": "gender", "group": "female"}),
-         r"'hurtful.downstream.figures.fig4.group': unknown gender subgroup 'female'"),
+        (
+            lambda h: h["logprob"]["target_sets"]["gender"].__setitem__("female", ["she"]),
+            r"'hurtful.logprob.target_sets.gender': groups must list paired words of equal number",
+        ),
+        (
+            lambda h: h["logprob"].__setitem__("templates", "nowhere/templates.txt"),
+            r"'hurtful.logprob.templates': file nowhere/templates.txt does not exist",
+        ),
+        (
+            lambda h: h["downstream"].__setitem__("models", ["baseline", "adv_gendr"]),
+            r"'hurtful.downstream.models': unknown model name 'adv_gendr'",
+        ),
+        (
+            lambda h: h["downstream"].__setitem__("models", ["scibert"]),
+            r"'hurtful.downstream.models': must include 'baseline'",
+        ),
+        (
+            lambda h: h["downstream"]["excluded_subgroups"].__setitem__("insurance", ["Selfpay"]),
+            r"'hurtful.downstream.excluded_subgroups.insurance': unknown subgroup 'Selfpay'",
+        ),
+        (
+            lambda h: h["downstream"]["figures"].__setitem__("fig4", {"attribute": "gender", "group": "female"}),
+            r"'hurtful.downstream.figures.fig4.group': unknown gender subgroup 'female'",
+        ),
     ],
 )
 def test_hurtful_names_are_checked(tmp_path, edit, expected):
@@ -309,13 +359,30 @@ def test_fill_blank_templates_need_race_and_mask_slots():
 @pytest.mark.parametrize(
     ("edit", "expected"),
     [
-        (lambda m: m.__setitem__("embeddings", ["googlenews", "glove"]), r"'mental.embeddings': unknown embedding 'glove'"),
-        (lambda m: m["lime"].__setitem__("embedding", "bert_base_cased_x"), r"'mental.lime.embedding': 'bert_base_cased_x'"),
-        (lambda m: m["lime"].__setitem__("treatments", ["original", "augmentd"]), r"'mental.lime.treatments': 'augmentd'"),
-        (lambda m: m.__setitem__("gender_classifier_task", "alcohol_abuse") or m.__setitem__("tasks", ["depression"])
-         or m["lime"].__setitem__("task", "depression"), r"'mental.gender_classifier_task': 'alcohol_abuse'"),
-        (lambda m: m["direct_bias"].__setitem__("synonym_template", "X is a synonym of depression."),
-         r"'mental.direct_bias.synonym_template': template .* needs exactly one \[W\] slot"),
+        (
+            lambda m: m.__setitem__("embeddings", ["googlenews", "glove"]),
+            r"'mental.embeddings': unknown embedding 'glove'",
+        ),
+        (
+            lambda m: m["lime"].__setitem__("embedding", "bert_base_cased_x"),
+            r"'mental.lime.embedding': 'bert_base_cased_x'",
+        ),
+        (
+            lambda m: m["lime"].__setitem__("treatments", ["original", "augmentd"]),
+            r"'mental.lime.treatments': 'augmentd'",
+        ),
+        (
+            lambda m: (
+                m.__setitem__("gender_classifier_task", "alcohol_abuse")
+                or m.__setitem__("tasks", ["depression"])
+                or m["lime"].__setitem__("task", "depression")
+            ),
+            r"'mental.gender_classifier_task': 'alcohol_abuse'",
+        ),
+        (
+            lambda m: m["direct_bias"].__setitem__("synonym_template", "X is a synonym of depression."),
+            r"'mental.direct_bias.synonym_template': template .* needs exactly one \[W\] slot",
+        ),
     ],
 )
 def test_mental_names_and_templates_are_checked(edit, expected):
@@ -336,18 +403,30 @@ def test_mental_schema_rejects_an_unknown_task():
     ("edit", "expected"),
     [
         (lambda p: p.__setitem__("models", ["plm_bert", "llama3"]), r"'plm.models': unknown model 'llama3'"),
-        (lambda p: p["seat"]["templates"].__setitem__("disease", ["This person has it."]),
-         r"'plm.seat.templates.disease': template 'This person has it.' needs exactly one \[W\] slot"),
-        (lambda p: p["stereoset"]["templates"].__setitem__("declarative", "A [IDENTITY] patient has cancer."),
-         r"'plm.stereoset.templates.declarative': .* needs exactly one \[BIAS\] slot"),
-        (lambda p: p["seat"]["figure"].__setitem__("x", "race_seat_3"),
-         r"'plm.seat.figure.x': no SEAT test or average 'race_seat_3' \(file has: .*; averages: race_seat\)"),
-        (lambda p: p["seat"]["averages"].__setitem__("race_seat", ["race_seat_1", "race_seat_4"]),
-         r"'plm.seat.averages.race_seat': no SEAT test 'race_seat_4'"),
-        (lambda p: p["seat"].__setitem__("averages", {"lgbtq_seat": ["race_seat_1", "race_seat_2"]}),
-         r"'plm.seat.averages.lgbtq_seat': the name of a SEAT test; an average needs its own"),
-        (lambda p: p["stereoset"]["families"].__setitem__("race", ["race_seat_9"]),
-         r"'plm.stereoset.families.race': no SEAT test 'race_seat_9'"),
+        (
+            lambda p: p["seat"]["templates"].__setitem__("disease", ["This person has it."]),
+            r"'plm.seat.templates.disease': template 'This person has it.' needs exactly one \[W\] slot",
+        ),
+        (
+            lambda p: p["stereoset"]["templates"].__setitem__("declarative", "A [IDENTITY] patient has cancer."),
+            r"'plm.stereoset.templates.declarative': .* needs exactly one \[BIAS\] slot",
+        ),
+        (
+            lambda p: p["seat"]["figure"].__setitem__("x", "race_seat_3"),
+            r"'plm.seat.figure.x': no SEAT test or average 'race_seat_3' \(file has: .*; averages: race_seat\)",
+        ),
+        (
+            lambda p: p["seat"]["averages"].__setitem__("race_seat", ["race_seat_1", "race_seat_4"]),
+            r"'plm.seat.averages.race_seat': no SEAT test 'race_seat_4'",
+        ),
+        (
+            lambda p: p["seat"].__setitem__("averages", {"lgbtq_seat": ["race_seat_1", "race_seat_2"]}),
+            r"'plm.seat.averages.lgbtq_seat': the name of a SEAT test; an average needs its own",
+        ),
+        (
+            lambda p: p["stereoset"]["families"].__setitem__("race", ["race_seat_9"]),
+            r"'plm.stereoset.families.race': no SEAT test 'race_seat_9'",
+        ),
         (lambda p: p["debias"]["dropout"].__setitem__("models", ["gpt2"]), r"'plm.debias.dropout.models': 'gpt2'"),
     ],
 )
@@ -360,16 +439,23 @@ def test_plm_names_and_templates_are_checked(edit, expected):
 
 def _registry_config():
     return {
-        "embeddings": {"news": {"source": "n.bin", "format": "word2vec_binary", "studies": ["mental"]},
-                       "spare": {"source": "s.bin", "format": "word2vec_binary"}},
-        "models": {"a": {"source": "x/a", "kind": "masked", "studies": ["plm"]},
-                   "b": {"source": "x/b", "kind": "causal", "studies": ["plm", "mental"], "label": "Model B"},
-                   "c": {"source": "x/c", "kind": "masked", "studies": ["hurtful"]},
-                   "d": {"source": "x/d", "kind": "masked", "studies": []}},
+        "embeddings": {
+            "news": {"source": "n.bin", "format": "word2vec_binary", "studies": ["mental"]},
+            "spare": {"source": "s.bin", "format": "word2vec_binary"},
+        },
+        "models": {
+            "a": {"source": "x/a", "kind": "masked", "studies": ["plm"]},
+            "b": {"source": "x/b", "kind": "causal", "studies": ["plm", "mental"], "label": "Model B"},
+            "c": {"source": "x/c", "kind": "masked", "studies": ["hurtful"]},
+            "d": {"source": "x/d", "kind": "masked", "studies": []},
+        },
         "plm": {"models": ["b"], "labels": {"b": "B from the study"}},
         "mental": {"embeddings": ["news", "baseline"], "labels": {"baseline": "Clinical-BERT"}},
-        "hurtful": {"logprob": {"models": ["baseline"]}, "fill_blank": {"models": ["baseline"]},
-                    "downstream": {"models": ["baseline", "adv_gender"]}},
+        "hurtful": {
+            "logprob": {"models": ["baseline"]},
+            "fill_blank": {"models": ["baseline"]},
+            "downstream": {"models": ["baseline", "adv_gender"]},
+        },
     }
 
 
@@ -396,8 +482,11 @@ def test_a_study_list_naming_an_entry_outside_the_study_stops_with_one_line():
 
     config = _registry_config()
     config["plm"]["models"].append("d")
-    with pytest.raises(MedbiasInputError, match=r"^config key 'models\.d\.studies': plm\.models lists 'd', so its "
-                                                r"studies must name 'plm' \(got \[\]\)$"):
+    with pytest.raises(
+        MedbiasInputError,
+        match=r"^config key 'models\.d\.studies': plm\.models lists 'd', so its "
+        r"studies must name 'plm' \(got \[\]\)$",
+    ):
         enrol_registry_models(config)
     config = _registry_config()
     config["mental"]["embeddings"].append("spare")
@@ -405,10 +494,13 @@ def test_a_study_list_naming_an_entry_outside_the_study_stops_with_one_line():
         enrol_registry_models(config)
 
 
-@pytest.mark.parametrize(("section", "name", "keys"), [
-    ("embeddings", "b", "'embeddings' and 'models'"),
-    ("hurtful_variants", "c", "'models' and 'hurtful.variants'"),
-])
+@pytest.mark.parametrize(
+    ("section", "name", "keys"),
+    [
+        ("embeddings", "b", "'embeddings' and 'models'"),
+        ("hurtful_variants", "c", "'models' and 'hurtful.variants'"),
+    ],
+)
 def test_a_name_given_twice_across_the_registry_stops_with_one_line(section, name, keys):
     from medbias.pipeline.config import enrol_registry_models
 
@@ -427,8 +519,9 @@ def _local_bert(folder: Path, layers: int) -> str:
     import json
 
     folder.mkdir()
-    (folder / "config.json").write_text(json.dumps({"model_type": "bert", "architectures": ["BertForMaskedLM"],
-                                                    "num_hidden_layers": layers}))
+    (folder / "config.json").write_text(
+        json.dumps({"model_type": "bert", "architectures": ["BertForMaskedLM"], "num_hidden_layers": layers})
+    )
     (folder / "model.safetensors").write_bytes(b"")
     (folder / "vocab.txt").write_text("[PAD]\n")
     return str(folder)
@@ -439,8 +532,13 @@ def test_feature_layers_deeper_than_a_local_model_stop_before_any_job(tmp_path):
     two-layer base model (and the pretrained variants that inherit its depth) cannot give them."""
     config = fake_real_config(tmp_path)
     config["models"]["scibert"]["source"] = _local_bert(tmp_path / "two-layer-bert", 2)
-    with pytest.raises(MedbiasInputError, match=(r"^config key 'hurtful.downstream.layers': \[-4, -3, -2, -1\] asks for "
-                                                 r"more layers than scibert has \(2 transformer layers plus the embeddings\)$")):
+    with pytest.raises(
+        MedbiasInputError,
+        match=(
+            r"^config key 'hurtful.downstream.layers': \[-4, -3, -2, -1\] asks for "
+            r"more layers than scibert has \(2 transformer layers plus the embeddings\)$"
+        ),
+    ):
         check_inputs(config)
     config["hurtful"]["downstream"]["layers"] = [-3, -2, -1]  # embeddings + two layers: fits
     check_inputs(config)
@@ -452,8 +550,10 @@ def test_feature_layers_deeper_than_a_local_model_stop_before_any_job(tmp_path):
 
 @pytest.mark.parametrize(
     ("decades", "expected"),
-    [([[1970, 1960]], r"^config key 'rios.decades': 1970-1960 ends before it starts$"),
-     ([[1960, 1970], [1965, 1979]], r"^config key 'rios.decades': 1960-1970 and 1965-1979 overlap$")],
+    [
+        ([[1970, 1960]], r"^config key 'rios.decades': 1970-1960 ends before it starts$"),
+        ([[1960, 1970], [1965, 1979]], r"^config key 'rios.decades': 1960-1970 and 1965-1979 overlap$"),
+    ],
 )
 def test_decades_written_end_first_or_overlapping_stop_before_any_job(tmp_path, decades, expected):
     config = fake_real_config(tmp_path)
@@ -483,8 +583,12 @@ def test_the_papers_prompts_and_templates_are_configured():
     ("often have/are mostly" is two forms), in the real config and the demo; Figure 2's x axis is the
     paper's Race SEAT, the average of the two race tests (appendix A)."""
     figure1 = "[RACE] pt became belligerent and violent . sent to [MASK] [MASK] ."
-    table3 = {"A [IDENTITY] patient has [BIAS].", "[IDENTITY] patients often have [BIAS].",
-              "[IDENTITY] patients are mostly [BIAS].", "A patient has [BIAS] because they are [IDENTITY]."}
+    table3 = {
+        "A [IDENTITY] patient has [BIAS].",
+        "[IDENTITY] patients often have [BIAS].",
+        "[IDENTITY] patients are mostly [BIAS].",
+        "A patient has [BIAS] because they are [IDENTITY].",
+    }
     for name in ("config.yaml", "mimic.yaml"):
         config = load_config(REPO / "config" / name)
         assert figure1 in config["hurtful"]["fill_blank"]["templates"], name

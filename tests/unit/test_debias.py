@@ -56,8 +56,10 @@ def test_attached_projection_acts_on_the_hidden_states_and_detaches():
     from transformers import BertConfig, BertModel
 
     torch.manual_seed(0)
-    model = BertModel(BertConfig(vocab_size=50, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
-                                 intermediate_size=16), add_pooling_layer=False).eval()
+    model = BertModel(
+        BertConfig(vocab_size=50, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=16),
+        add_pooling_layer=False,
+    ).eval()
     ids = torch.tensor([[1, 5, 7, 2]])
     with torch.inference_mode():
         plain = model(input_ids=ids).last_hidden_state

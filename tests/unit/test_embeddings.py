@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from medbias.core.errors import MedbiasInputError
+from medbias.io.pubmed import tokenize
 from medbias.metrics.similarity import similarity_spearman
 from medbias.studies.rios.documents import SwappedDocuments, document_swap_flags, pair_mapping
 from medbias.studies.rios.skipgram import candidate_settings, search_skipgram
-from medbias.core.errors import MedbiasInputError
-from medbias.io.pubmed import tokenize
 
 DEFAULTS = {"negative": 5, "window": 5}
 
@@ -17,7 +17,10 @@ DEFAULTS = {"negative": 5, "window": 5}
 def test_one_at_a_time_and_grid():
     grid = {"negative": [5, 10], "window": [2, 8]}
     assert candidate_settings(DEFAULTS, grid, "one_at_a_time") == [
-        {"negative": 5, "window": 5}, {"negative": 10, "window": 5}, {"negative": 5, "window": 2}, {"negative": 5, "window": 8},
+        {"negative": 5, "window": 5},
+        {"negative": 10, "window": 5},
+        {"negative": 5, "window": 2},
+        {"negative": 5, "window": 8},
     ]
     assert len(candidate_settings(DEFAULTS, grid, "grid")) == 4
     with pytest.raises(ValueError):
@@ -40,8 +43,15 @@ def test_search_keeps_the_best_candidate():
     sentences += [["gamma", "delta"] + list(rng.choice(["x", "y", "z", "w"], 6)) for _ in range(200)]
     pairs = [("alpha", "beta", 1500.0), ("gamma", "delta", 1400.0), ("alpha", "gamma", 100.0), ("beta", "delta", 50.0)]
     vectors, scores, best = search_skipgram(
-        sentences, {"negative": 5, "sample": 0.0, "min_count": 1, "alpha": 0.025, "vector_size": 10, "window": 2},
-        {"window": [1, 4]}, "one_at_a_time", 5, 1, 1, pairs, tokenize,
+        sentences,
+        {"negative": 5, "sample": 0.0, "min_count": 1, "alpha": 0.025, "vector_size": 10, "window": 2},
+        {"window": [1, 4]},
+        "one_at_a_time",
+        5,
+        1,
+        1,
+        pairs,
+        tokenize,
     )
     assert len(scores) == 3 and best == int(np.nanargmax([s["rho"] for s in scores]))
     assert scores[best]["pairs_used"] == 4 and len(vectors) == 8
@@ -57,8 +67,9 @@ def test_pair_mapping_swaps_both_ways_and_names_bad_lists():
 
 def test_swapped_documents_swap_the_flagged_documents_on_every_pass():
     documents = [["he", "is", "a", "man"], ["she", "saw", "him"], ["nothing", "here"]]
-    swapped = SwappedDocuments(documents, pair_mapping(["he", "man", "him"], ["she", "woman", "her"]),
-                               np.array([True, False, True]))
+    swapped = SwappedDocuments(
+        documents, pair_mapping(["he", "man", "him"], ["she", "woman", "her"]), np.array([True, False, True])
+    )
     expected = [["she", "is", "a", "woman"], ["she", "saw", "him"], ["nothing", "here"]]
     assert list(swapped) == expected and list(swapped) == expected  # restartable: gensim makes several passes
     assert documents[0] == ["he", "is", "a", "man"]  # the source is left as it was

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import REPO
 
 ENVS = sorted((REPO / "envs").glob("*.yaml"))
@@ -77,8 +76,11 @@ def test_environment_pins_the_requirements_versions(path):
 @pytest.mark.parametrize("path", ENVS, ids=lambda p: p.name)
 def test_environment_holds_every_package_the_scripts_import(path):
     _, pins = _env_pins(path)
-    missing = {module: sorted(files) for module, files in _third_party_imports().items()
-               if DISTRIBUTION.get(module, module).lower() not in pins}
+    missing = {
+        module: sorted(files)
+        for module, files in _third_party_imports().items()
+        if DISTRIBUTION.get(module, module).lower() not in pins
+    }
     assert not missing, f"{path.name} lacks packages imported by: {missing}"
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from medbias.metrics.bootstrap import within_label_resamples
 from medbias.metrics.fairness import (
     benjamini_hochberg,
     bootstrap_gaps,
@@ -18,7 +19,6 @@ from medbias.metrics.fairness import (
     pooled_rate_p,
     two_sided_p,
 )
-from medbias.metrics.bootstrap import within_label_resamples
 
 # Men: labels 1 1 0 0, predictions 1 0 1 0 -> TP FN FP TN one each: parity 2/4, recall 1/2, specificity 1/2.
 # Women: labels 1 1 1 0 0, predictions 1 1 1 0 0 -> parity 3/5, recall 1, specificity 1.
@@ -28,7 +28,9 @@ GROUP = np.array(["M"] * 4 + ["F"] * 5)
 
 
 def test_two_group_gaps_by_hand():
-    results = {(r.group, r.metric): r for r in fairness_gaps(PREDICTED, LABEL, GROUP, ["M", "F"], 50, np.random.default_rng(0))}
+    results = {
+        (r.group, r.metric): r for r in fairness_gaps(PREDICTED, LABEL, GROUP, ["M", "F"], 50, np.random.default_rng(0))
+    }
     expected = {"parity": -0.1, "recall": -0.5, "specificity": -0.5}
     for metric, gap in expected.items():
         assert results[("M", metric)].gap == pytest.approx(gap)
@@ -51,8 +53,9 @@ def test_multigroup_expansion_compares_with_the_farthest_group():
     assert farthest_groups(counted).tolist() == [1, 2, 1]
     np.testing.assert_allclose(multigroup_gaps(counted), [-0.2, 0.4, -0.4])
     # the same tie inside a replicate matrix, and a true near-tie that is not one (0.2 against 0.2001)
-    np.testing.assert_allclose(multigroup_gaps(np.vstack([counted, [0.5, 0.7, 0.2999]])),
-                               [[-0.2, 0.4, -0.4], [0.2001, 0.4001, -0.4001]])
+    np.testing.assert_allclose(
+        multigroup_gaps(np.vstack([counted, [0.5, 0.7, 0.2999]])), [[-0.2, 0.4, -0.4], [0.2001, 0.4001, -0.4001]]
+    )
     # an undefined rate has no gap and is never the comparison group
     np.testing.assert_allclose(multigroup_gaps(np.array([np.nan, 0.4, 0.1])), [np.nan, 0.3, -0.3])
     np.testing.assert_allclose(multigroup_gaps(np.array([np.nan, 0.4])), [np.nan, np.nan])
@@ -91,7 +94,10 @@ def test_replicates_without_positives_in_a_group_are_counted_not_dropped():
     label = np.array([1] * 20 + [0] * 80)
     group = np.array(["a"] * 19 + ["b"] + ["a"] * 40 + ["b"] * 40)  # b has one positive
     predicted = (rng.random(100) < 0.5).astype(int)
-    results = {(r.group, r.metric): r for r in fairness_gaps(predicted, label, group, ["a", "b"], 300, np.random.default_rng(5))}
+    results = {
+        (r.group, r.metric): r
+        for r in fairness_gaps(predicted, label, group, ["a", "b"], 300, np.random.default_rng(5))
+    }
     index = within_label_resamples(label, 300, np.random.default_rng(5))  # the same draws as inside
     b_positives = ((group[index] == "b") & (label[index] == 1)).sum(axis=1)
     expected = int((b_positives == 0).sum())
@@ -123,7 +129,11 @@ def test_planted_gap_is_significant_and_null_gaps_are_near_the_nominal_rate():
         label = (rng.random(300) < 0.3).astype(int)
         group = np.where(rng.random(300) < 0.5, "M", "F")
         predicted = np.where(label == 1, rng.random(300) < 0.7, rng.random(300) < 0.1).astype(int)
-        result = [r for r in fairness_gaps(predicted, label, group, ["M", "F"], 300, rng) if r.group == "M" and r.metric == "recall"][0]
+        result = [
+            r
+            for r in fairness_gaps(predicted, label, group, ["M", "F"], 300, rng)
+            if r.group == "M" and r.metric == "recall"
+        ][0]
         significant += result.significant
     assert significant <= 12  # nominal 5 of 100; the binomial 99.9% bound is about 13
 
@@ -152,12 +162,18 @@ def test_groups_below_the_minimum_get_no_gap_and_say_why():
     label = np.r_[rng.random(280) < 0.3, [1, 1, 1] + [0] * 17].astype(int)  # c: 3 positives
     predicted = np.where(rng.random(n) < 0.8, label, 1 - label)
     minimum = {"rows": 10, "positives": 10, "negatives": 10}
-    results = {(r.group, r.metric): r for r in fairness_gaps(predicted, label, group, ["a", "b", "c"], 200, rng, minimum=minimum)}
+    results = {
+        (r.group, r.metric): r
+        for r in fairness_gaps(predicted, label, group, ["a", "b", "c"], 200, rng, minimum=minimum)
+    }
     assert np.isnan(results[("c", "recall")].gap) and results[("c", "recall")].note == "fewer than 10 positives (3)"
     assert np.isnan(results[("c", "recall")].p_value) and not results[("c", "recall")].significant
     assert np.isfinite(results[("c", "parity")].gap)  # 20 rows are enough for parity
     assert results[("a", "recall")].compared_with == "b" and results[("b", "recall")].compared_with == "a"
-    two = {(r.group, r.metric): r for r in fairness_gaps(predicted[140:], label[140:], group[140:], ["b", "c"], 50, rng, minimum=minimum)}
+    two = {
+        (r.group, r.metric): r
+        for r in fairness_gaps(predicted[140:], label[140:], group[140:], ["b", "c"], 50, rng, minimum=minimum)
+    }
     assert two[("b", "recall")].note == "no other group to compare with"
 
 
@@ -180,8 +196,11 @@ def test_a_rate_at_the_boundary_keeps_its_uncertainty():
     label = np.ones(147, dtype=int)
     group = np.array(["small"] * 11 + ["large"] * 136)
     predicted = np.array([1] * 11 + [1] * 113 + [0] * 23)
-    result = [r for r in fairness_gaps(predicted, label, group, ["small", "large"], 1000, np.random.default_rng(0))
-              if r.group == "small" and r.metric == "recall"][0]
+    result = [
+        r
+        for r in fairness_gaps(predicted, label, group, ["small", "large"], 1000, np.random.default_rng(0))
+        if r.group == "small" and r.metric == "recall"
+    ][0]
     assert result.gap == pytest.approx(1 - 113 / 136)
     assert result.ci_low > 0  # the percentile interval is fooled by the boundary
     assert 0.08 < result.p_value < 0.2
@@ -201,8 +220,10 @@ def test_a_lone_strong_gap_survives_fdr_among_null_tasks():
     BH over 47 tests cannot reject it; with the score-test p it is rejected, and the null tasks are not."""
     rng = np.random.default_rng(7)
     tasks = [_task(rng, 800, 0.1)] + [_task(rng, 800, 0.8) for _ in range(46)]
-    results = [[r for r in fairness_gaps(*t, ["M", "F"], 1000, rng) if r.group == "F" and r.metric == "recall"][0]
-               for t in tasks]
+    results = [
+        [r for r in fairness_gaps(*t, ["M", "F"], 1000, rng) if r.group == "F" and r.metric == "recall"][0]
+        for t in tasks
+    ]
     assert results[0].gap < -0.5 and results[0].p_bootstrap == pytest.approx(2 / 1001)
     _, by_count = benjamini_hochberg([r.p_bootstrap for r in results])
     _, by_se = benjamini_hochberg([r.p_value for r in results])
@@ -214,8 +235,11 @@ def test_score_test_and_counted_p_values_agree_in_the_bulk_and_hold_the_level():
     rng = np.random.default_rng(3)
     pairs, flagged = [], 0
     for _ in range(200):  # no gap planted
-        result = [r for r in fairness_gaps(*_task(rng, 400, 0.8), ["M", "F"], 1000, rng)
-                  if r.group == "M" and r.metric == "recall"][0]
+        result = [
+            r
+            for r in fairness_gaps(*_task(rng, 400, 0.8), ["M", "F"], 1000, rng)
+            if r.group == "M" and r.metric == "recall"
+        ][0]
         pairs.append((result.p_value, result.p_bootstrap))
         flagged += result.p_value < 0.05
     normal, counted = np.array(pairs).T

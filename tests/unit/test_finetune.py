@@ -8,17 +8,34 @@ import json
 import pytest
 
 from medbias.core.errors import MedbiasInputError
-from medbias.studies.plm.finetune import (bio_spans, encode_words, entity_f1, finetune_and_score, micro_f1, read_bc5cdr,
-                              read_glue_task, read_hoc, read_pubmedqa)
+from medbias.studies.plm.finetune import (
+    bio_spans,
+    encode_words,
+    entity_f1,
+    finetune_and_score,
+    micro_f1,
+    read_bc5cdr,
+    read_glue_task,
+    read_hoc,
+    read_pubmedqa,
+)
 from medbias.synth.plm_downstream import write_downstream_sets
 
-SIZES = {"glue": {"train": 40, "test": 20}, "pubmedqa": {"train": 30, "dev": 5, "test": 20},
-         "hoc": {"train": 30, "dev": 5, "test": 20}, "bc5cdr": {"train": 30, "dev": 5, "test": 20}}
+SIZES = {
+    "glue": {"train": 40, "test": 20},
+    "pubmedqa": {"train": 30, "dev": 5, "test": 20},
+    "hoc": {"train": 30, "dev": 5, "test": 20},
+    "bc5cdr": {"train": 30, "dev": 5, "test": 20},
+}
 
 
 def test_bio_spans_and_entity_f1_by_hand():
     assert bio_spans(["B-Chemical", "I-Chemical", "O", "B-Disease", "B-Disease", "I-Chemical"]) == {
-        (0, 2, "Chemical"), (3, 4, "Disease"), (4, 5, "Disease"), (5, 6, "Chemical")}
+        (0, 2, "Chemical"),
+        (3, 4, "Disease"),
+        (4, 5, "Disease"),
+        (5, 6, "Chemical"),
+    }
     gold = [["B-Chemical", "I-Chemical", "O", "B-Disease"]]
     # one exact match of two gold and two predicted spans (the chemical's end differs)
     assert entity_f1(gold, [["B-Chemical", "O", "O", "B-Disease"]]) == pytest.approx(0.5)
@@ -80,8 +97,28 @@ def test_fine_tuning_learns_a_cue_word_task(tmp_path):
     folders = write_downstream_sets(tmp_path, {**SIZES, "glue": {"train": 200, "test": 60}}, seed=1)
     task = read_glue_task(folders["glue"], "SST-2")
     tokenizer = train_wordpiece(task.train.texts, 200)
-    model = build_tiny_model("bert", tokenizer, {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2,
-                                                 "intermediate_size": 64, "max_position_embeddings": 64}, 0, masked_only=True)
-    result = finetune_and_score(model.base_model, tokenizer, task, learning_rate=1e-3, batch_size=16, epochs=5,
-                                max_length=32, seed=0, leading_space=False)
+    model = build_tiny_model(
+        "bert",
+        tokenizer,
+        {
+            "hidden_size": 32,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "intermediate_size": 64,
+            "max_position_embeddings": 64,
+        },
+        0,
+        masked_only=True,
+    )
+    result = finetune_and_score(
+        model.base_model,
+        tokenizer,
+        task,
+        learning_rate=1e-3,
+        batch_size=16,
+        epochs=5,
+        max_length=32,
+        seed=0,
+        leading_space=False,
+    )
     assert result["metric"] == "accuracy" and result["score"] > 90 and result["last_loss"] < result["first_loss"]

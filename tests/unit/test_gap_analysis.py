@@ -22,12 +22,21 @@ def _predictions(n=200, seed=0, tasks=("t1", "t2", "t3")):
     frames = []
     for task in tasks:
         label = (rng.random(n) < 0.4).astype(int)
-        frames.append(pd.DataFrame({
-            "task": task, "ICUSTAY_ID": np.arange(n), "label": label,
-            "prediction": np.where(rng.random(n) < 0.8, label, 1 - label), "probability": rng.random(n),
-            "gender": rng.choice(["M", "F"], n), "language": rng.choice(["English", "Other", "Missing"], n),
-            "ethnicity": rng.choice(["WHITE", "BLACK", "UNKNOWN"], n), "insurance": "Medicare",
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "task": task,
+                    "ICUSTAY_ID": np.arange(n),
+                    "label": label,
+                    "prediction": np.where(rng.random(n) < 0.8, label, 1 - label),
+                    "probability": rng.random(n),
+                    "gender": rng.choice(["M", "F"], n),
+                    "language": rng.choice(["English", "Other", "Missing"], n),
+                    "ethnicity": rng.choice(["WHITE", "BLACK", "UNKNOWN"], n),
+                    "insurance": "Medicare",
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -62,9 +71,16 @@ def test_seeded_per_task_so_adding_a_task_changes_nothing_else():
 
 
 def test_intersectional_cells_skip_small_ones_and_list_them():
-    frame = pd.DataFrame({"gender": ["M"] * 30 + ["F"] * 30 + ["F"] * 3, "ethnicity": ["WHITE"] * 60 + ["BLACK"] * 3,
-                          "label": [1, 0] * 15 + [0] * 28 + [1, 1] + [1, 0, 0]})
-    kept, table = intersectional_cells(frame, ["gender", "ethnicity"], {"ethnicity": ["UNKNOWN"]}, min_rows=10, min_positives=5)
+    frame = pd.DataFrame(
+        {
+            "gender": ["M"] * 30 + ["F"] * 30 + ["F"] * 3,
+            "ethnicity": ["WHITE"] * 60 + ["BLACK"] * 3,
+            "label": [1, 0] * 15 + [0] * 28 + [1, 1] + [1, 0, 0],
+        }
+    )
+    kept, table = intersectional_cells(
+        frame, ["gender", "ethnicity"], {"ethnicity": ["UNKNOWN"]}, min_rows=10, min_positives=5
+    )
     assert kept == ["M & WHITE"]
     reasons = table.set_index("cell")["reason"]
     assert reasons["F & WHITE"] == "fewer than 5 positives" and reasons["F & BLACK"] == "fewer than 10 rows"
@@ -72,23 +88,41 @@ def test_intersectional_cells_skip_small_ones_and_list_them():
 
 
 def test_significance_counts_by_hand():
-    gaps = pd.DataFrame({
-        "attribute": "gender", "group": "M", "metric": ["recall", "recall", "recall", "parity"],
-        "gap": [0.2, -0.1, 0.3, 0.1], "significant": [True, True, False, False],
-    })
+    gaps = pd.DataFrame(
+        {
+            "attribute": "gender",
+            "group": "M",
+            "metric": ["recall", "recall", "recall", "parity"],
+            "gap": [0.2, -0.1, 0.3, 0.1],
+            "significant": [True, True, False, False],
+        }
+    )
     row = significance_counts(gaps).iloc[0]
     assert row["recall gap"] == "2 (50%)" and row["parity gap"] == "0 (0%)" and row["recall_favouring"] == 1
 
 
 def _seed_gaps(gap: list[float], significant_bh: list[bool]) -> pd.DataFrame:
     """Two recall gaps (tasks a, b) of one model, gender=F, as one seed replicate's gaps.parquet."""
-    return pd.DataFrame({"model": "m", "task": ["a", "b"], "attribute": "gender", "group": "F", "metric": "recall",
-                         "gap": gap, "significant": significant_bh, "significant_bh": significant_bh})
+    return pd.DataFrame(
+        {
+            "model": "m",
+            "task": ["a", "b"],
+            "attribute": "gender",
+            "group": "F",
+            "metric": "recall",
+            "gap": gap,
+            "significant": significant_bh,
+            "significant_bh": significant_bh,
+        }
+    )
 
 
 def test_seed_spread_by_hand():
-    replicates = [_seed_gaps([-0.6, 0.1], [True, False]), _seed_gaps([-0.2, 0.3], [False, True]),
-                  _seed_gaps([-0.4, -0.2], [True, True])]
+    replicates = [
+        _seed_gaps([-0.6, 0.1], [True, False]),
+        _seed_gaps([-0.2, 0.3], [False, True]),
+        _seed_gaps([-0.4, -0.2], [True, True]),
+    ]
     spread = seed_spread(replicates).set_index("task")
     a, b = spread.loc["a"], spread.loc["b"]
     assert a["gap"] == -0.6 and a["significant_bh"]  # replicate 0's own value and decision
@@ -107,8 +141,11 @@ def test_seed_spread_refuses_replicates_with_different_gaps():
 
 def test_significance_counts_carry_the_range_over_seeds():
     """Replicate 0 gives 'N (P%)'; the bracket is the lowest and highest N over the replicates."""
-    replicates = [_seed_gaps([-0.6, 0.1], [True, False]), _seed_gaps([-0.2, 0.3], [False, False]),
-                  _seed_gaps([-0.4, -0.2], [True, True])]
+    replicates = [
+        _seed_gaps([-0.6, 0.1], [True, False]),
+        _seed_gaps([-0.2, 0.3], [False, False]),
+        _seed_gaps([-0.4, -0.2], [True, True]),
+    ]
     row = significance_counts_over_seeds(replicates, "significant_bh").iloc[0]
     assert row["recall gap"] == "1 (0%) [seeds 0-2]" and row["parity gap"] == "0 (0%) [seeds 0-0]"
     assert significance_counts_over_seeds(replicates[:1], "significant_bh").iloc[0]["recall gap"] == "1 (0%)"

@@ -12,6 +12,7 @@ from scipy.stats import mannwhitneyu, wilcoxon
 
 from medbias.core.errors import MedbiasInputError
 from medbias.core.fill_blank import fill_in_the_blanks
+from medbias.metrics.logprob import ScoringItem
 from medbias.metrics.logprob_tests import (
     category_vs_control_p,
     logprob_table,
@@ -21,7 +22,6 @@ from medbias.metrics.logprob_tests import (
 )
 from medbias.studies.hurtful.gender_ratio import gender_ratio
 from medbias.studies.hurtful.probe import probe_attribute, split_by_subject
-from medbias.metrics.logprob import ScoringItem
 from medbias.synth.tiny_models import build_tiny_model, train_wordpiece
 from medbias.validation.decisions import LOGPROB_P_KINDS
 from medbias.validation.null_worlds import logprob_null_model_decisions
@@ -36,7 +36,9 @@ def _scores(values: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
         n = len(values[(category, words[0])])
         for k in range(n):
             for word in words:
-                rows.append((item, f"t{k % 2} [GEND] [{category}]", category, f"a{k}", word, values[(category, word)][k]))
+                rows.append(
+                    (item, f"t{k % 2} [GEND] [{category}]", category, f"a{k}", word, values[(category, word)][k])
+                )
             item += 1
     return pd.DataFrame(rows, columns=["item", "template", "category", "attribute", "word", "score"])
 
@@ -58,7 +60,9 @@ def test_logprob_table_means_and_tests_equal_scipy_on_the_pairs():
     assert row["mean_difference"] == pytest.approx(diff_a.mean())
     assert row["wilcoxon_p"] == pytest.approx(wilcoxon(diff_a).pvalue)
     diff_c = np.subtract(he_c, she_c)
-    assert row["mannwhitney_vs_control_p"] == pytest.approx(mannwhitneyu(diff_a, diff_c, alternative="two-sided").pvalue)
+    assert row["mannwhitney_vs_control_p"] == pytest.approx(
+        mannwhitneyu(diff_a, diff_c, alternative="two-sided").pvalue
+    )
     assert (row["pairs"], row["items"], row["templates"]) == (6, 6, 2)
     assert np.isnan(table.set_index("category").loc["CTRL", "mannwhitney_vs_control_p"])
 
@@ -68,12 +72,21 @@ def test_control_comparison_takes_the_attribute_as_its_unit():
     attribute-level test is the exact Mann-Whitney of 3 against 4 fully separated values, p = 2 / C(7, 3);
     counting the 6 against 8 template items as independent gives a p 17 times smaller."""
     rows, item = [], 0
-    values = {("A", "x"): [1.0, 3.0], ("A", "y"): [0.5, 1.5], ("A", "z"): [2.0, 2.2],
-              ("C", "c1"): [0.1, -0.1], ("C", "c2"): [0.0, 0.2], ("C", "c3"): [-0.3, 0.4], ("C", "c4"): [0.2, 0.4]}
+    values = {
+        ("A", "x"): [1.0, 3.0],
+        ("A", "y"): [0.5, 1.5],
+        ("A", "z"): [2.0, 2.2],
+        ("C", "c1"): [0.1, -0.1],
+        ("C", "c2"): [0.0, 0.2],
+        ("C", "c3"): [-0.3, 0.4],
+        ("C", "c4"): [0.2, 0.4],
+    }
     for (category, attribute), differences in values.items():
         for k, difference in enumerate(differences):
-            rows += [(item, f"t{k} [GEND] [{category}]", category, attribute, "he", difference),
-                     (item, f"t{k} [GEND] [{category}]", category, attribute, "she", 0.0)]
+            rows += [
+                (item, f"t{k} [GEND] [{category}]", category, attribute, "he", difference),
+                (item, f"t{k} [GEND] [{category}]", category, attribute, "she", 0.0),
+            ]
             item += 1
     scores = pd.DataFrame(rows, columns=["item", "template", "category", "attribute", "word", "score"])
     table = logprob_table(scores, {"gender": {"male": ["he"], "female": ["she"]}}, control_category="C")
@@ -82,8 +95,11 @@ def test_control_comparison_takes_the_attribute_as_its_unit():
     assert (row["attributes"], row["items"], row["templates"]) == (3, 6, 2)
     pairs = paired_differences(scores, ["he"], ["she"])
     by_pair = category_vs_control_p(pairs, "A", "C", unit="pair")
-    assert by_pair == pytest.approx(mannwhitneyu(sum((values["A", a] for a in "xyz"), []),
-                                                 sum((values["C", f"c{i}"] for i in range(1, 5)), [])).pvalue)
+    assert by_pair == pytest.approx(
+        mannwhitneyu(
+            sum((values["A", a] for a in "xyz"), []), sum((values["C", f"c{i}"] for i in range(1, 5)), [])
+        ).pvalue
+    )
     assert by_pair * 17 < row["mannwhitney_vs_control_p"]
     assert np.isnan(category_vs_control_p(pairs, "A", "missing"))
     with pytest.raises(ValueError, match="unit"):
@@ -97,14 +113,25 @@ def test_word_pairs_with_an_unscored_word_are_skipped():
 
 
 def test_gender_ratio_counts_patients_with_discharge_mentions():
-    notes = pd.DataFrame({
-        "SUBJECT_ID": [1, 1, 2, 3, 4, 5, 6],
-        "CATEGORY": ["Discharge summary", "Discharge summary", "Discharge summary ", "Nursing", "Discharge summary",
-                     "Discharge summary", "Discharge summary"],
-        "TEXT": ["Hx of HIV.", "hiv again", "on haart for hiv", "hiv", "hivx and cvd", "no mention", "CVD"],
-    })
+    notes = pd.DataFrame(
+        {
+            "SUBJECT_ID": [1, 1, 2, 3, 4, 5, 6],
+            "CATEGORY": [
+                "Discharge summary",
+                "Discharge summary",
+                "Discharge summary ",
+                "Nursing",
+                "Discharge summary",
+                "Discharge summary",
+                "Discharge summary",
+            ],
+            "TEXT": ["Hx of HIV.", "hiv again", "on haart for hiv", "hiv", "hivx and cvd", "no mention", "CVD"],
+        }
+    )
     genders = pd.Series({1: "M", 2: "F", 3: "M", 4: "F", 5: "M"})  # subject 6 has no recorded gender
-    ratio = gender_ratio(notes, genders, [("hiv", "HIV"), ("cvd", "CVD"), ("heart disease", "CVD")]).set_index("category")
+    ratio = gender_ratio(notes, genders, [("hiv", "HIV"), ("cvd", "CVD"), ("heart disease", "CVD")]).set_index(
+        "category"
+    )
     # HIV: subjects 1 and 2 (3's mention is not in a discharge note; 4's "hivx" is another word)
     assert ratio.loc["HIV", ["patients", "male", "female"]].tolist() == [2, 1, 1]
     assert ratio.loc["HIV", "male_share"] == 0.5
@@ -175,8 +202,13 @@ def test_batched_fill_in_the_blanks_equal_one_sentence_at_a_time_on_a_tiny_bert(
 
     texts = ["the patient was white and calm", "a black patient with pain was seen today", "pt was hispanic"] * 20
     tokenizer = train_wordpiece(texts, 80)
-    model = build_tiny_model("bert", tokenizer, {"hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
-                                                 "intermediate_size": 32}, seed=3, masked_only=True).eval()
+    model = build_tiny_model(
+        "bert",
+        tokenizer,
+        {"hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 32},
+        seed=3,
+        masked_only=True,
+    ).eval()
     templates = ["[RACE] patient was [MASK]", "the [RACE] patient with pain was seen [MASK] [MASK] today"]
     table = fill_in_the_blanks(model, tokenizer, templates, ["white", "black", "hispanic"], top_k=3, batch_size=2)
     assert len(table) == 3 * 1 + 3 * 2
@@ -235,8 +267,12 @@ def test_cls_vectors_keep_order_match_single_runs_and_concatenate_layers():
     texts = ["he has copd", "she reports depression on sertraline and more words", "pain", "he is better today"]
     tokenizer = train_wordpiece(texts * 20, 100)
     torch.manual_seed(0)
-    encoder = BertModel(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=4,
-                                   num_attention_heads=2, intermediate_size=32), add_pooling_layer=False).eval()
+    encoder = BertModel(
+        BertConfig(
+            vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=4, num_attention_heads=2, intermediate_size=32
+        ),
+        add_pooling_layer=False,
+    ).eval()
     batched = cls_vectors(encoder, tokenizer, texts, layers=(-4, -3, -2, -1), batch_size=3)
     assert batched.shape == (4, 64)
     for i, text in enumerate(texts):
@@ -252,16 +288,22 @@ def test_adversary_accuracy_against_known_predictions():
     from medbias.studies.hurtful.pretrain import AdversarialPretrainer, adversary_accuracy
 
     torch.manual_seed(0)
-    bert = BertForPreTraining(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                         intermediate_size=32))
+    bert = BertForPreTraining(
+        BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32)
+    )
     model = AdversarialPretrainer(bert, n_classes=2).eval()
     for disc in model.discriminators:  # always predict class 1
         last = disc.layers[-1]
         torch.nn.init.zeros_(last.weight)
         last.bias.data = torch.tensor([0.0, 5.0])
     ids = torch.randint(5, 50, (10, 7))
-    batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "token_type_ids": torch.zeros_like(ids),
-             "attribute": torch.tensor([1, 1, 1, 0, 0, 0, 0, 0, 0, 0]), "second_attribute": torch.ones(10, dtype=torch.long)}
+    batch = {
+        "input_ids": ids,
+        "attention_mask": torch.ones_like(ids),
+        "token_type_ids": torch.zeros_like(ids),
+        "attribute": torch.tensor([1, 1, 1, 0, 0, 0, 0, 0, 0, 0]),
+        "second_attribute": torch.ones(10, dtype=torch.long),
+    }
     result = adversary_accuracy(model, [batch])
     assert result["heldout_accuracy_0"] == 0.3 and result["heldout_majority_0"] == 0.7
     assert result["heldout_accuracy_1"] == 1.0 and result["heldout_majority_1"] == 1.0
@@ -271,17 +313,38 @@ def test_random_initialised_copies_score_as_the_base_model_does_and_feed_the_nul
     """Copies of a saved tiny BERT with fresh weights: one score frame per copy, the same items and
     words, different scores per seed and the same ones again for the same seed; every category of
     every copy is a control, tested with both units as ``category_vs_control_p`` computes them."""
-    corpus = ["he reports gout", "she reports fibromyalgia", "per family he has asthma", "she has eczema now",
-              "he has copd", "she reports migraine", "he reports acne", "she has lupus"] * 20
+    corpus = [
+        "he reports gout",
+        "she reports fibromyalgia",
+        "per family he has asthma",
+        "she has eczema now",
+        "he has copd",
+        "she reports migraine",
+        "he reports acne",
+        "she has lupus",
+    ] * 20
     tokenizer = train_wordpiece(corpus, 80)
-    model = build_tiny_model("bert", tokenizer, dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                                                     intermediate_size=64, max_position_embeddings=32), seed=1)
+    model = build_tiny_model(
+        "bert",
+        tokenizer,
+        dict(
+            hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64, max_position_embeddings=32
+        ),
+        seed=1,
+    )
     model.save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
     templates = [("[GEND] reports [{c}].".format(c=c), c) for c in ("A", "B", "CTRL")]
     templates += [("per family [GEND] has [{c}].".format(c=c), c) for c in ("A", "B", "CTRL")]
-    attributes = [("gout", "A"), ("copd", "A"), ("acne", "B"), ("lupus", "B"),
-                  ("asthma", "CTRL"), ("eczema", "CTRL"), ("migraine", "CTRL")]
+    attributes = [
+        ("gout", "A"),
+        ("copd", "A"),
+        ("acne", "B"),
+        ("lupus", "B"),
+        ("asthma", "CTRL"),
+        ("eczema", "CTRL"),
+        ("migraine", "CTRL"),
+    ]
     frames = list(random_initialised_score_frames(str(tmp_path), templates, attributes, ["he", "she"], 3, seed=5))
     assert len(frames) == 3
     assert all(f[["item", "word"]].equals(frames[0][["item", "word"]]) for f in frames)

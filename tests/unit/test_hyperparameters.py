@@ -33,13 +33,16 @@ def test_a_key_without_a_known_source_kind_is_reported():
     assert unsourced_keys(broken) == ["hurtful.downstream.c_grid", "hurtful.downstream.patience"]
 
 
-@pytest.mark.parametrize("text, kind", [
-    ("paper: Zhang et al. 2020 §4", "paper"),
-    ("reference code: finetune_on_target.py", "reference code"),
-    ("our choice: why", "our choice"),
-    ("the paper's", None),
-    ("papers: x", None),
-])
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ("paper: Zhang et al. 2020 §4", "paper"),
+        ("reference code: finetune_on_target.py", "reference code"),
+        ("our choice: why", "our choice"),
+        ("the paper's", None),
+        ("papers: x", None),
+    ],
+)
 def test_source_kind(text, kind):
     assert source_kind(text) == kind
 
@@ -47,8 +50,12 @@ def test_source_kind(text, kind):
 def test_the_settings_the_papers_do_not_state_say_so():
     """The issue's two cases: the MLP grid and the pretraining learning rate are not the paper's."""
     leaves = leaf_schemas(SCHEMA)
-    for key in ("hurtful.downstream.grid.layers", "hurtful.downstream.grid.width_ratio",
-                "hurtful.downstream.grid.dropout", "hurtful.pretrain.learning_rate"):
+    for key in (
+        "hurtful.downstream.grid.layers",
+        "hurtful.downstream.grid.width_ratio",
+        "hurtful.downstream.grid.dropout",
+        "hurtful.pretrain.learning_rate",
+    ):
         assert source_kind(leaves[key]["x-source"]) == "reference code", key
     assert leaves["hurtful.pretrain.learning_rate"]["default"] == pytest.approx(3e-5)
     assert source_kind(leaves["plm.downstream.settings"]["x-source"]) == "paper"
@@ -62,11 +69,13 @@ def test_settings_notes_give_the_value_used_and_mark_a_changed_default():
     # the demo sets its own grid: the note gives the demo's value and the default with its source
     assert by_key["hurtful.downstream.grid.layers"].startswith(
         "- `hurtful.downstream.grid.layers` = `[1, 2]` (set in this run's config; default `[1, 2, 3, 4]`): "
-        "reference code:")
+        "reference code:"
+    )
     # the demo keeps the default bootstrap: value and source, no "set in this run's config"
     assert by_key["hurtful.downstream.bootstrap"] == (
         "- `hurtful.downstream.bootstrap` = `1000`: paper: Zhang et al. 2020 §4 (1000 bootstrap samples over the "
-        "test set)")
+        "test set)"
+    )
     # run settings (resources) are left out: they do not change the numbers
     assert "hurtful.downstream.feature_gpus" not in by_key and "hurtful.downstream.feature_batch_size" not in by_key
     assert set(by_key) <= {k for k in leaf_schemas(SCHEMA) if k.startswith("hurtful.downstream.")}

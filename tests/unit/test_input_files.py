@@ -33,14 +33,20 @@ def test_a_header_naming_subject_id_is_recognised_and_skipped(tmp_path):
     assert read_benchmark_split(path)["SUBJECT_ID"].tolist() == [10, 11]
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("patient,flag\n10,0\n11,1\n", r"line 1, column SUBJECT_ID: expected an integer, got 'patient' \(a header line"),
-    ("10,0\nabc,1\n11,1\n", r"line 2, column SUBJECT_ID: expected an integer, got 'abc'$"),
-    ("10,0\n11,2\n", r"line 2, column flag: expected 0 or 1 \(1 = test\), got '2'"),
-    ("10,0\n11,1,3\n", r"line 2: expected 2 fields \(SUBJECT_ID,flag\), got 3"),
-    ("10,0\n11,0\n", r"no test subject \(no row with flag 1\)"),
-    ("10,1\n11,0\n10,0\n", r"line 3: SUBJECT_ID 10 is listed twice \(line 1\)"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "patient,flag\n10,0\n11,1\n",
+            r"line 1, column SUBJECT_ID: expected an integer, got 'patient' \(a header line",
+        ),
+        ("10,0\nabc,1\n11,1\n", r"line 2, column SUBJECT_ID: expected an integer, got 'abc'$"),
+        ("10,0\n11,2\n", r"line 2, column flag: expected 0 or 1 \(1 = test\), got '2'"),
+        ("10,0\n11,1,3\n", r"line 2: expected 2 fields \(SUBJECT_ID,flag\), got 3"),
+        ("10,0\n11,0\n", r"no test subject \(no row with flag 1\)"),
+        ("10,1\n11,0\n10,0\n", r"line 3: SUBJECT_ID 10 is listed twice \(line 1\)"),
+    ],
+)
 def test_a_faulty_split_stops_with_the_file_and_line(tmp_path, text, message):
     path = tmp_path / "testset.csv"
     path.write_text(text)
@@ -81,7 +87,9 @@ def test_annotations_are_read_with_integer_labels(tmp_path):
 def test_an_annotation_label_other_than_0_or_1_stops_with_file_row_and_column(tmp_path, value):
     column = ANNOTATION_COLUMNS.index("ALCOHOL.ABUSE")
     path = _annotations(tmp_path, lambda rows: rows[1].__setitem__(column, value))
-    with pytest.raises(MedbiasInputError, match=rf"^{path}: row 2, column ALCOHOL.ABUSE: label '{value}' is not 0 or 1$"):
+    with pytest.raises(
+        MedbiasInputError, match=rf"^{path}: row 2, column ALCOHOL.ABUSE: label '{value}' is not 0 or 1$"
+    ):
         read_annotations(path)
 
 
@@ -114,8 +122,11 @@ def test_a_truncated_gzip_a_csv_cut_mid_row_and_a_bad_byte_name_the_file(tmp_pat
     cut.write_bytes(b'a,b\n1,"an open quote\n')
     latin = tmp_path / "latin.csv"
     latin.write_bytes(b"a,b\n1,caf\xe9\n")
-    for path, message in ((truncated, "the file ends early"), (cut, "malformed CSV"),
-                          (latin, "a byte that is not utf-8")):
+    for path, message in (
+        (truncated, "the file ends early"),
+        (cut, "malformed CSV"),
+        (latin, "a byte that is not utf-8"),
+    ):
         with pytest.raises(MedbiasInputError, match=f"^{path}: .*{message}"):
             with reading(path):
                 pd.read_csv(path)
@@ -139,10 +150,16 @@ def test_notes_with_a_late_bad_byte_name_the_block_of_rows_being_read(tmp_path):
 
     header = ",".join(MIMIC_TABLES["NOTEEVENTS"])
     row = '{i},1,2,2101-01-01,,,Nursing,Report,,,"text {i}"'
-    body = "\n".join(row.format(i=i) for i in range(1, 6)).encode() + b'\n6,1,2,2101-01-01,,,Nursing,Report,,,"caf\xe9"\n'
+    body = (
+        "\n".join(row.format(i=i) for i in range(1, 6)).encode() + b'\n6,1,2,2101-01-01,,,Nursing,Report,,,"caf\xe9"\n'
+    )
     (tmp_path / "NOTEEVENTS.csv").write_bytes(header.encode() + b"\n" + body)
     output = tmp_path / "notes.parquet"
-    with pytest.raises(MedbiasInputError, match=r"NOTEEVENTS.csv: a byte that is not utf-8 \(b'\\xe9'\); the file must be UTF-8 text \(in data rows 5 to 6, the block being read\)"):
+    with pytest.raises(
+        MedbiasInputError,
+        match=r"NOTEEVENTS.csv: a byte that is not utf-8 \(b'\\xe9'\); the file must be UTF-8 text \(in data "
+        r"rows 5 to 6, the block being read\)",
+    ):
         ingest_notes(tmp_path, output, ["Nursing"], chunk_size=2)
     assert not output.exists() and not Path(f"{output}.part").exists()
 
@@ -184,19 +201,34 @@ def test_a_fasttext_binary_loads_with_its_subword_vectors(tmp_path):
     assert np.allclose(vectors["nurses"], model.wv["nurses"], atol=1e-5)
 
 
-@pytest.mark.parametrize(("make", "fmt", "message"), [
-    (lambda p: p.write_bytes(b""), "word2vec_binary", "file is empty"),
-    (lambda p: p.write_text("he 1 2 3\nshe 4 5 6\n"), "word2vec_binary",
-     r"the first line must be '<count> <dimension>' .*a text file without a header"),
-    (lambda p: _word2vec_binary(p, ["he", "she"], 4, header="2 40"), "word2vec_binary",
-     "the header declares 2 vectors of dimension 40, which need at least"),
-    (lambda p: _word2vec_binary(p, ["he", "she"], 4, header="9 4"), "word2vec_binary",
-     "the header declares 9 vectors of dimension 4"),
-    (lambda p: _word2vec_binary(p, ["he", "she", "nurse"], 4, header="2 4"), "word2vec_binary",
-     "the header declares 2 vectors but the file holds more"),
-    (lambda p: p.write_text("3 3\nhe 1 2 3\nshe 4 5 6\n"), "word2vec_text", "cannot read it as word2vec_text"),
-    (lambda p: p.write_text("1 3\nhe 1 2 3\nshe 4 5 6\n"), "word2vec_text", "the header declares 1 vectors but"),
-])
+@pytest.mark.parametrize(
+    ("make", "fmt", "message"),
+    [
+        (lambda p: p.write_bytes(b""), "word2vec_binary", "file is empty"),
+        (
+            lambda p: p.write_text("he 1 2 3\nshe 4 5 6\n"),
+            "word2vec_binary",
+            r"the first line must be '<count> <dimension>' .*a text file without a header",
+        ),
+        (
+            lambda p: _word2vec_binary(p, ["he", "she"], 4, header="2 40"),
+            "word2vec_binary",
+            "the header declares 2 vectors of dimension 40, which need at least",
+        ),
+        (
+            lambda p: _word2vec_binary(p, ["he", "she"], 4, header="9 4"),
+            "word2vec_binary",
+            "the header declares 9 vectors of dimension 4",
+        ),
+        (
+            lambda p: _word2vec_binary(p, ["he", "she", "nurse"], 4, header="2 4"),
+            "word2vec_binary",
+            "the header declares 2 vectors but the file holds more",
+        ),
+        (lambda p: p.write_text("3 3\nhe 1 2 3\nshe 4 5 6\n"), "word2vec_text", "cannot read it as word2vec_text"),
+        (lambda p: p.write_text("1 3\nhe 1 2 3\nshe 4 5 6\n"), "word2vec_text", "the header declares 1 vectors but"),
+    ],
+)
 def test_faulty_word_vector_files_stop_with_one_line_naming_the_file(tmp_path, make, fmt, message):
     from medbias.io.word_vectors import load_word_vectors
 
@@ -209,12 +241,15 @@ def test_faulty_word_vector_files_stop_with_one_line_naming_the_file(tmp_path, m
 # --- strict YAML -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("models:\n  a: {source: x}\n  a: {source: y}\n", r"key 'a' is written twice in one mapping \(lines 2 and 3\)"),
-    ("", "expected a mapping of keys at the top level, got an empty file"),
-    ("- a\n- b\n", "expected a mapping of keys at the top level, got a list"),
-    ("a: [1, 2\n", r"not valid YAML \(line"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("models:\n  a: {source: x}\n  a: {source: y}\n", r"key 'a' is written twice in one mapping \(lines 2 and 3\)"),
+        ("", "expected a mapping of keys at the top level, got an empty file"),
+        ("- a\n- b\n", "expected a mapping of keys at the top level, got a list"),
+        ("a: [1, 2\n", r"not valid YAML \(line"),
+    ],
+)
 def test_a_config_file_with_a_repeated_key_or_no_mapping_stops_naming_the_file(tmp_path, text, message):
     from medbias.io.yamlfile import load_yaml
 
@@ -229,9 +264,11 @@ def test_a_config_file_with_a_repeated_key_or_no_mapping_stops_naming_the_file(t
 
 def test_a_rule_script_stopped_by_bad_input_writes_one_line_and_no_traceback(tmp_path):
     script = tmp_path / "script.py"
-    script.write_text("from medbias.core.errors import MedbiasInputError, report_input_errors\n"
-                      "report_input_errors()\n"
-                      "raise MedbiasInputError('data.csv: row 3, column X: bad')\n")
+    script.write_text(
+        "from medbias.core.errors import MedbiasInputError, report_input_errors\n"
+        "report_input_errors()\n"
+        "raise MedbiasInputError('data.csv: row 3, column X: bad')\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "workflow_scripts")}
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
     assert result.returncode == 1
@@ -252,7 +289,9 @@ def test_the_fault_lines_of_this_run_are_the_last_of_each_log_written_since_it_s
     new.write_text("INFO reading\nmedbias: a.csv: row 1, column X: bad\n")
     twice.write_text("medbias: a.csv: row 1, column X: bad\n")
     clean.write_text("INFO done\n")
-    assert input_fault_lines([old, new, twice, clean], since=time.time() - 10) == ["medbias: a.csv: row 1, column X: bad"]
+    assert input_fault_lines([old, new, twice, clean], since=time.time() - 10) == [
+        "medbias: a.csv: row 1, column X: bad"
+    ]
 
 
 # --- locks of a killed run -------------------------------------------------------------------------

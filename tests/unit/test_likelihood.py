@@ -8,12 +8,22 @@ import numpy as np
 import pytest
 import torch
 
-from medbias.core.sentence_likelihood import (causal_log_likelihood, masked_copies, pseudo_log_likelihood,
-                                pseudo_log_likelihood_one_at_a_time, sentence_log_likelihood, seq2seq_log_likelihood)
+from medbias.core.sentence_likelihood import (
+    causal_log_likelihood,
+    masked_copies,
+    pseudo_log_likelihood,
+    pseudo_log_likelihood_one_at_a_time,
+    sentence_log_likelihood,
+    seq2seq_log_likelihood,
+)
 from medbias.synth.tiny_models import train_byte_bpe, train_wordpiece
 
-TEXTS = ["the gay patient needs treatment for hiv", "the black patient has sickle cell disease",
-         "this person has a birthday in may", "the patient needs treatment for pneumonia today"]
+TEXTS = [
+    "the gay patient needs treatment for hiv",
+    "the black patient has sickle cell disease",
+    "this person has a birthday in may",
+    "the patient needs treatment for pneumonia today",
+]
 SMALL = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}
 
 
@@ -46,8 +56,16 @@ def test_causal_score_is_the_sum_after_bos():
 
     tokenizer = train_byte_bpe(TEXTS * 10, 300, add_bos_eos=False)
     torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=2, n_head=2,
-                                       bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)).eval()
+    model = GPT2LMHeadModel(
+        GPT2Config(
+            vocab_size=len(tokenizer),
+            n_embd=32,
+            n_layer=2,
+            n_head=2,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+        )
+    ).eval()
     scores, tokens = causal_log_likelihood(model, tokenizer, TEXTS, batch_size=3)
     for i, text in enumerate(TEXTS):
         ids = [tokenizer.bos_token_id, *tokenizer(text, add_special_tokens=False)["input_ids"]]
@@ -65,11 +83,22 @@ def test_seq2seq_score_is_minus_the_models_summed_loss():
 
     tokenizer = train_byte_bpe(TEXTS * 10, 300, add_bos_eos=True)
     torch.manual_seed(0)
-    model = BartForConditionalGeneration(BartConfig(
-        vocab_size=len(tokenizer), d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
-        decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-        decoder_start_token_id=tokenizer.eos_token_id)).eval()
+    model = BartForConditionalGeneration(
+        BartConfig(
+            vocab_size=len(tokenizer),
+            d_model=32,
+            encoder_layers=1,
+            decoder_layers=1,
+            encoder_attention_heads=2,
+            decoder_attention_heads=2,
+            encoder_ffn_dim=64,
+            decoder_ffn_dim=64,
+            pad_token_id=tokenizer.pad_token_id,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            decoder_start_token_id=tokenizer.eos_token_id,
+        )
+    ).eval()
     scores, tokens = seq2seq_log_likelihood(model, tokenizer, TEXTS, batch_size=3)
     for i, text in enumerate(TEXTS):
         ids = torch.tensor([tokenizer(text)["input_ids"]])
@@ -108,8 +137,9 @@ def _masked_model(architecture: str, vocab_size: int):
         "bert": lambda: hf.BertForMaskedLM(hf.BertConfig(**small, **SMALL)),
         "roberta": lambda: hf.RobertaForMaskedLM(hf.RobertaConfig(**small, **SMALL, pad_token_id=0)),
         "albert": lambda: hf.AlbertForMaskedLM(hf.AlbertConfig(**small, **SMALL, embedding_size=16)),
-        "distilbert": lambda: hf.DistilBertForMaskedLM(hf.DistilBertConfig(**small, dim=32, n_layers=2, n_heads=2,
-                                                                           hidden_dim=64)),
+        "distilbert": lambda: hf.DistilBertForMaskedLM(
+            hf.DistilBertConfig(**small, dim=32, n_layers=2, n_heads=2, hidden_dim=64)
+        ),
         # a generator whose hidden size differs from the embedding size: its head needs the dense layer
         "electra": lambda: hf.ElectraForMaskedLM(hf.ElectraConfig(**small, embedding_size=16, **SMALL)),
         "electra_same_sizes": lambda: hf.ElectraForMaskedLM(hf.ElectraConfig(**small, embedding_size=32, **SMALL)),
@@ -118,8 +148,9 @@ def _masked_model(architecture: str, vocab_size: int):
     return configs[architecture]().eval()
 
 
-@pytest.mark.parametrize("architecture", ["bert", "roberta", "albert", "distilbert", "electra", "electra_same_sizes",
-                                          "deberta_v2"])
+@pytest.mark.parametrize(
+    "architecture", ["bert", "roberta", "albert", "distilbert", "electra", "electra_same_sizes", "deberta_v2"]
+)
 def test_batched_pll_equals_one_copy_at_a_time_for_every_masked_architecture(architecture):
     tokenizer = train_wordpiece(TEXTS * 10, 150)
     model = _masked_model(architecture, len(tokenizer))

@@ -23,7 +23,9 @@ def test_masking_picks_only_maskable_positions_and_at_least_one_per_row():
 
 @pytest.mark.parametrize("kind", ["masked", "causal", "seq2seq"])
 def test_batches_follow_each_kinds_objective(kind):
-    tokenizer = train_wordpiece(SENTENCES, 80) if kind == "masked" else train_byte_bpe(SENTENCES, 300, kind == "seq2seq")
+    tokenizer = (
+        train_wordpiece(SENTENCES, 80) if kind == "masked" else train_byte_bpe(SENTENCES, 300, kind == "seq2seq")
+    )
     batch = training_batch(tokenizer, kind, SENTENCES[:3], np.random.default_rng(0), 32, 0.3)
     ids, labels = batch["input_ids"].numpy(), batch["labels"].numpy()
     real = batch["attention_mask"].numpy() == 1
@@ -62,13 +64,19 @@ def test_bert_corruption_masks_80_swaps_10_keeps_10_percent():
 
 def test_training_is_deterministic_and_learns():
     tokenizer = train_wordpiece(SENTENCES, 80)
-    params = {"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 32,
-              "max_position_embeddings": 32}
+    params = {
+        "hidden_size": 16,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "intermediate_size": 32,
+        "max_position_embeddings": 32,
+    }
     runs = []
     for _ in range(2):
         model = build_tiny_model("bert", tokenizer, params, seed=3, masked_only=True)
-        losses = train_language_model(model, tokenizer, "masked", SENTENCES, steps=60, batch_size=8,
-                                      learning_rate=1e-2, seed=5)
+        losses = train_language_model(
+            model, tokenizer, "masked", SENTENCES, steps=60, batch_size=8, learning_rate=1e-2, seed=5
+        )
         runs.append((losses, next(model.parameters()).detach().clone()))
     assert runs[0][0] == runs[1][0] and torch.equal(runs[0][1], runs[1][1])
     assert np.mean(runs[0][0][-10:]) < np.mean(runs[0][0][:10]) - 0.5

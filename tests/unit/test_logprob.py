@@ -6,15 +6,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
 from conftest import REPO
+
 from medbias.core.errors import MedbiasInputError
-from medbias.metrics.logprob import build_items, log_probability_scores, mask_log_probs, target_token_ids
 from medbias.io.resources import read_attributes, read_templates
+from medbias.metrics.logprob import build_items, log_probability_scores, mask_log_probs, target_token_ids
 from medbias.synth.tiny_models import build_tiny_model, train_wordpiece
 
-CORPUS = ["he has hypertension and copd", "she has a hx of heart failure", "he is prescribed morphine",
-          "this is a 45 yo man with a pmh of diabetes", "she is given aspirin"] * 40
+CORPUS = [
+    "he has hypertension and copd",
+    "she has a hx of heart failure",
+    "he is prescribed morphine",
+    "this is a 45 yo man with a pmh of diabetes",
+    "she is given aspirin",
+] * 40
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +85,14 @@ def test_bad_templates_are_reported(tokenizer):
 
 
 def test_batched_equals_one_at_a_time_and_head_shortcut_equals_full_logits(tokenizer):
-    model = build_tiny_model("bert", tokenizer, dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                                      intermediate_size=64, max_position_embeddings=64), seed=3).eval()
+    model = build_tiny_model(
+        "bert",
+        tokenizer,
+        dict(
+            hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, max_position_embeddings=64
+        ),
+        seed=3,
+    ).eval()
     templates = [("[GEND] has a hx of [CVD]", "CVD"), ("this is a 45 yo [GEND] with a pmh of [CVD]", "CVD")]
     attributes = [("heart failure", "CVD"), ("cardiomyopathy", "CVD"), ("chf", "CVD")]
     items = build_items(templates, attributes, tokenizer)

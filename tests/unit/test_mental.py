@@ -8,26 +8,34 @@ import pandas as pd
 import pytest
 from sklearn.metrics import f1_score
 
-from medbias.studies.mental.explain import lime_weights, perturbation_masks
+from medbias.core.note_text import clean_for_embedding, her_counterpart, neutralize_gender, swap_gender
 from medbias.io.formats import ANNOTATION_PHENOTYPES
+from medbias.metrics.association import direct_bias
+from medbias.metrics.counterfactual import (
+    favoured_group,
+    mismatch_direction_p,
+    pair_metrics,
+    rate_ratio,
+    summarise_pairs,
+)
+from medbias.studies.mental.explain import lime_weights, perturbation_masks
 from medbias.studies.mental.features import counterfactual_pairs, mean_word_vectors, training_design
 from medbias.studies.mental.labels import join_notes, majority_vote, task_labels
 from medbias.studies.mental.split import balanced_split, treated_texts
-from medbias.metrics.association import direct_bias
-from medbias.metrics.counterfactual import (favoured_group, mismatch_direction_p, pair_metrics, rate_ratio,
-                                            summarise_pairs)
-from medbias.core.note_text import clean_for_embedding, her_counterpart, neutralize_gender, swap_gender
-
 
 # --- Table III ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "swapped"), [
-    ("He said his wife left him.", "She said her wife left her."),
-    ("She took her pills and gave them to her.", "He took his pills and gave them to him."),
-    ("Her mother told her that HER dog bit her", "His mother told him that HIS dog bit him"),
-    ("a 71 yo woman; male pattern; Female", "a 71 yo man; female pattern; Male"),
-    ("the woman's chart; the man's chart", "the man's chart; the woman's chart"),
-])
+
+@pytest.mark.parametrize(
+    ("text", "swapped"),
+    [
+        ("He said his wife left him.", "She said her wife left her."),
+        ("She took her pills and gave them to her.", "He took his pills and gave them to him."),
+        ("Her mother told her that HER dog bit her", "His mother told him that HIS dog bit him"),
+        ("a 71 yo woman; male pattern; Female", "a 71 yo man; female pattern; Male"),
+        ("the woman's chart; the man's chart", "the man's chart; the woman's chart"),
+    ],
+)
 def test_swap_is_token_aware_and_case_preserving(text, swapped):
     assert swap_gender(text) == swapped
 
@@ -52,18 +60,25 @@ def test_her_rule_reads_the_next_word():
 
 
 def test_neutralize_follows_table_iii():
-    assert neutralize_gender("He says his son saw him; she is a Woman, male.") == \
-        "Patient says its son saw its; patient is a Patient, ."
+    assert (
+        neutralize_gender("He says his son saw him; she is a Woman, male.")
+        == "Patient says its son saw its; patient is a Patient, ."
+    )
     assert swap_gender(swap_gender("he saw his dog and him")) == "he saw his dog and him"
 
 
 def test_cleaning_removes_digits_symbols_punctuation_and_one_letter_words():
     assert clean_for_embedding("Pt's BP 120/80, T 98.6 F; [**Name**] a-fib!") == "Pt BP Name fib"
     versions = treated_texts("Sex: M. He has 3 dogs.")
-    assert versions == {"original": "Sex He has dogs", "swapped": "Sex She has dogs", "neutralized": "Sex Patient has dogs"}
+    assert versions == {
+        "original": "Sex He has dogs",
+        "swapped": "Sex She has dogs",
+        "neutralized": "Sex Patient has dogs",
+    }
 
 
 # --- labels and the split ------------------------------------------------------------------------
+
 
 def _annotations(rows):
     frame = pd.DataFrame(rows)
@@ -73,15 +88,17 @@ def _annotations(rows):
 
 
 def test_majority_vote_breaks_ties_towards_the_positive_class():
-    frame = _annotations([
-        {"ROW_ID": 1, "SUBJECT_ID": 10, "OPERATOR": "a", "DEPRESSION": 1},
-        {"ROW_ID": 1, "SUBJECT_ID": 10, "OPERATOR": "b", "DEPRESSION": 0},  # tie -> positive
-        {"ROW_ID": 2, "SUBJECT_ID": 20, "OPERATOR": "a", "DEPRESSION": 1},
-        {"ROW_ID": 2, "SUBJECT_ID": 20, "OPERATOR": "b", "DEPRESSION": 0},
-        {"ROW_ID": 2, "SUBJECT_ID": 20, "OPERATOR": "c", "DEPRESSION": 0},  # 1 of 3 -> negative
-        {"ROW_ID": 3, "SUBJECT_ID": 30, "OPERATOR": "a", "ALCOHOL.ABUSE": 1},
-        {"ROW_ID": 3, "SUBJECT_ID": 30, "OPERATOR": "b", "ALCOHOL.ABUSE": 1},
-    ])
+    frame = _annotations(
+        [
+            {"ROW_ID": 1, "SUBJECT_ID": 10, "OPERATOR": "a", "DEPRESSION": 1},
+            {"ROW_ID": 1, "SUBJECT_ID": 10, "OPERATOR": "b", "DEPRESSION": 0},  # tie -> positive
+            {"ROW_ID": 2, "SUBJECT_ID": 20, "OPERATOR": "a", "DEPRESSION": 1},
+            {"ROW_ID": 2, "SUBJECT_ID": 20, "OPERATOR": "b", "DEPRESSION": 0},
+            {"ROW_ID": 2, "SUBJECT_ID": 20, "OPERATOR": "c", "DEPRESSION": 0},  # 1 of 3 -> negative
+            {"ROW_ID": 3, "SUBJECT_ID": 30, "OPERATOR": "a", "ALCOHOL.ABUSE": 1},
+            {"ROW_ID": 3, "SUBJECT_ID": 30, "OPERATOR": "b", "ALCOHOL.ABUSE": 1},
+        ]
+    )
     votes = majority_vote(frame)
     assert votes["DEPRESSION"].tolist() == [1, 0, 0]
     assert votes["none"].tolist() == [0, 1, 0] and votes["annotators"].tolist() == [2, 3, 2]
@@ -90,8 +107,9 @@ def test_majority_vote_breaks_ties_towards_the_positive_class():
 
 
 def test_join_reports_what_did_not_join():
-    votes = majority_vote(_annotations([{"ROW_ID": r, "SUBJECT_ID": s, "OPERATOR": "a"} for r, s in
-                                        [(1, 10), (2, 20), (3, 30), (4, 40)]]))
+    votes = majority_vote(
+        _annotations([{"ROW_ID": r, "SUBJECT_ID": s, "OPERATOR": "a"} for r, s in [(1, 10), (2, 20), (3, 30), (4, 40)]])
+    )
     notes = pd.DataFrame({"ROW_ID": [1, 2, 3], "SUBJECT_ID": [10, 99, 30], "TEXT": ["a", "b", "c"]})
     patients = pd.DataFrame({"SUBJECT_ID": [10, 30], "GENDER": ["F", None]})
     joined, report = join_notes(votes, notes, patients)
@@ -113,9 +131,12 @@ def test_balanced_split_caps_every_cell_and_lets_a_scarce_cell_give_what_it_has(
 
 
 def test_training_design_and_test_pairs_use_the_right_copies():
-    frame = pd.DataFrame({"ROW_ID": [1, 2, 3], "label": [1, 0, 1], "gender": ["F", "M", "M"],
-                          "split": ["train", "train", "test"]})
-    rows = {(r, v): i for i, (r, v) in enumerate((r, v) for r in (1, 2, 3) for v in ("original", "swapped", "neutralized"))}
+    frame = pd.DataFrame(
+        {"ROW_ID": [1, 2, 3], "label": [1, 0, 1], "gender": ["F", "M", "M"], "split": ["train", "train", "test"]}
+    )
+    rows = {
+        (r, v): i for i, (r, v) in enumerate((r, v) for r in (1, 2, 3) for v in ("original", "swapped", "neutralized"))
+    }
     features, labels, groups = training_design(frame, "augmented", rows)
     assert features.tolist() == [0, 3, 1, 4] and labels.tolist() == [1, 0, 1, 0] and groups.tolist() == [1, 2, 1, 2]
     assert training_design(frame, "neutralized", rows)[0].tolist() == [2, 5]
@@ -136,6 +157,7 @@ def test_mean_word_vectors_count_coverage():
 
 
 # --- counterfactual metrics -----------------------------------------------------------------------
+
 
 def test_pair_metrics_by_hand():
     label = np.array([1, 1, 1, 1, 0, 0, 0, 0])
@@ -193,7 +215,7 @@ def test_mismatch_direction_is_mcnemars_exact_test():
         flip = rng.random(200) < 0.3
         other = np.where(flip, 1 - base, base)
         null_flags.append(mismatch_direction_p(base, other) < 0.05)
-        biased = np.where(rng.random(200) < 0.2, 1, base)   # the F copy is predicted positive more often
+        biased = np.where(rng.random(200) < 0.2, 1, base)  # the F copy is predicted positive more often
         planted_flags.append(mismatch_direction_p(biased, base) < 0.05)
     assert 0.02 <= np.mean(null_flags) <= 0.08
     assert np.mean(planted_flags) > 0.95
@@ -202,6 +224,7 @@ def test_mismatch_direction_is_mcnemars_exact_test():
 
 
 # --- Direct Bias ---------------------------------------------------------------------------------
+
 
 def test_direct_bias_on_constructed_vectors():
     rng = np.random.default_rng(0)
@@ -220,7 +243,9 @@ def test_direct_bias_on_constructed_vectors():
     # the mixed words: |cos| is 1/sqrt(2) for both, so every resample's Direct Bias is that value, while
     # the signed mean of a resample is -1/sqrt(2), 0 or +1/sqrt(2)
     result = direct_bias(mixed, female, male, n_replicates=400, rng=np.random.default_rng(2))
-    assert result.direct_bias_low == pytest.approx(1 / np.sqrt(2)) and result.direct_bias_high == pytest.approx(1 / np.sqrt(2))
+    assert result.direct_bias_low == pytest.approx(1 / np.sqrt(2)) and result.direct_bias_high == pytest.approx(
+        1 / np.sqrt(2)
+    )
     assert result.signed_low == pytest.approx(-1 / np.sqrt(2)) and result.signed_high == pytest.approx(1 / np.sqrt(2))
 
 
@@ -237,7 +262,9 @@ def test_direct_bias_interval_is_the_percentile_interval_of_the_resampled_mean_a
     assert (result.direct_bias_low, result.direct_bias_high) == percentile_interval(np.abs(resampled).mean(axis=1))
     assert (result.signed_low, result.signed_high) == percentile_interval(resampled.mean(axis=1))
     assert result.direct_bias_low <= result.direct_bias <= result.direct_bias_high
-    assert direct_bias(words, female, male).direct_bias_low != direct_bias(words, female, male).direct_bias_low  # NaN without replicates
+    assert (
+        direct_bias(words, female, male).direct_bias_low != direct_bias(words, female, male).direct_bias_low
+    )  # NaN without replicates
 
 
 def test_the_calibrated_lean_compares_with_random_sets_of_the_same_size():
@@ -256,8 +283,10 @@ def test_the_calibrated_lean_compares_with_random_sets_of_the_same_size():
     assert mean == k / 9 and p == pytest.approx(min(1.0, 2 * (1 + k) / 10))
     # calibrated: a set drawn from the random words themselves has p < 0.05 in about 5% of trials
     pool = rng.normal(-0.03, 0.1, size=2000)
-    rates = [lean_against_random_words(pool[rng.choice(2000, 50, replace=False)].mean(), pool, 50, 199, rng)[1] < 0.05
-             for _ in range(300)]
+    rates = [
+        lean_against_random_words(pool[rng.choice(2000, 50, replace=False)].mean(), pool, 50, 199, rng)[1] < 0.05
+        for _ in range(300)
+    ]
     assert 0.01 <= np.mean(rates) <= 0.10  # 5% +- about 2.5 binomial standard errors
 
 
@@ -273,6 +302,7 @@ def test_random_words_are_frequent_whole_words_not_excluded():
 
 
 # --- LIME ----------------------------------------------------------------------------------------
+
 
 def test_perturbations_keep_the_text_first_and_remove_at_least_one_word_after():
     masks = perturbation_masks(6, 50, np.random.default_rng(0))
@@ -295,6 +325,7 @@ def test_lime_finds_the_words_a_known_model_uses():
 
 # --- contextual features -------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def tiny_bert():
     import torch
@@ -305,8 +336,12 @@ def tiny_bert():
     texts = ["he has depression and feels sad", "she reports anhedonia today", "the patient is better", "pain"]
     tokenizer = train_wordpiece(texts * 20, 120)
     torch.manual_seed(0)
-    encoder = BertModel(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                                   intermediate_size=32), add_pooling_layer=False).eval()
+    encoder = BertModel(
+        BertConfig(
+            vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32
+        ),
+        add_pooling_layer=False,
+    ).eval()
     return encoder, tokenizer
 
 
@@ -346,19 +381,27 @@ def test_span_vectors_take_the_words_own_pieces(tiny_bert):
     for i, (sentence, (start, end)) in enumerate(zip(sentences, spans)):
         encoded = tokenizer(sentence, return_offsets_mapping=True)
         rows = [j for j, (a, b) in enumerate(encoded["offset_mapping"]) if b > a and a >= start and b <= end]
-        np.testing.assert_allclose(vectors[i], _manual_last_states(encoder, encoded["input_ids"])[rows].mean(axis=0),
-                                   atol=1e-5)
+        np.testing.assert_allclose(
+            vectors[i], _manual_last_states(encoder, encoded["input_ids"])[rows].mean(axis=0), atol=1e-5
+        )
     assert not unknown.any()
 
 
 # --- Tables I and III ------------------------------------------------------------------------------
 
+
 def test_table3_is_the_papers_list_of_gender_terms():
     """Sogancioglu et al. 2023, Table III, transcribed: male, female and neutralized terms."""
     from medbias.studies.mental.reference_tables import table3_gender_terms
 
-    paper = [("he", "she", "patient"), ("man", "woman", "patient"), ("his", "her", "its"), ("him", "her", "its"),
-             ("male", "female", "(removed)"), ("Sex: M", "Sex: F", "Sex: (removed)")]
+    paper = [
+        ("he", "she", "patient"),
+        ("man", "woman", "patient"),
+        ("his", "her", "its"),
+        ("him", "her", "its"),
+        ("male", "female", "(removed)"),
+        ("Sex: M", "Sex: F", "Sex: (removed)"),
+    ]
     table = table3_gender_terms()
     assert [tuple(r) for r in table.frame.itertuples(index=False)] == paper
     assert "'her' swaps to 'him' when it is an object" in table.notes[0]

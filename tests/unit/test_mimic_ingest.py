@@ -7,10 +7,10 @@ import gzip
 import pandas as pd
 import pytest
 
-from medbias.studies.hurtful.demographics import AGE_OVER_89, admission_demographics, ethnicity_group, language_group
 from medbias.core.errors import MedbiasInputError
 from medbias.io.formats import MIMIC_TABLES
 from medbias.io.mimic import ingest_notes, read_table
+from medbias.studies.hurtful.demographics import AGE_OVER_89, admission_demographics, ethnicity_group, language_group
 
 CATEGORIES = ["Nursing", "Nursing/other", "Physician ", "Discharge summary", "Radiology"]
 
@@ -47,12 +47,18 @@ def test_notes_chunked_with_counts(tmp_path):
 @pytest.mark.parametrize(
     ("bad_row", "message"),
     [
-        ('6,11,101,2150-01-01,2150-13-01 12:00:00,,Nursing,Report,5,,"x"',
-         r"row 6, column CHARTTIME: malformed timestamp '2150-13-01 12:00:00'"),
-        ('6,11,101,2150-01-01,2150-01-01 12:00:00,,Nursing notes,Report,5,,"x"',
-         r"row 6, column CATEGORY: unknown note category 'Nursing notes'"),
-        ('6,eleven,101,2150-01-01,2150-01-01 12:00:00,,Nursing,Report,5,,"x"',
-         r"row 6, column SUBJECT_ID: expected an integer, got 'eleven'"),
+        (
+            '6,11,101,2150-01-01,2150-13-01 12:00:00,,Nursing,Report,5,,"x"',
+            r"row 6, column CHARTTIME: malformed timestamp '2150-13-01 12:00:00'",
+        ),
+        (
+            '6,11,101,2150-01-01,2150-01-01 12:00:00,,Nursing notes,Report,5,,"x"',
+            r"row 6, column CATEGORY: unknown note category 'Nursing notes'",
+        ),
+        (
+            '6,eleven,101,2150-01-01,2150-01-01 12:00:00,,Nursing,Report,5,,"x"',
+            r"row 6, column SUBJECT_ID: expected an integer, got 'eleven'",
+        ),
     ],
 )
 def test_bad_notes_name_file_row_and_value_and_leave_nothing(tmp_path, bad_row, message):
@@ -68,22 +74,44 @@ def test_bad_notes_name_file_row_and_value_and_leave_nothing(tmp_path, bad_row, 
 def test_small_table_timestamps_and_demographics(tmp_path):
     folder = tmp_path / "mimic"
     folder.mkdir()
-    (folder / "PATIENTS.csv").write_text(",".join(MIMIC_TABLES["PATIENTS"]) + "\n"
-                                         "1,10,F,2080-05-01 00:00:00,,,,0\n2,11,M,1850-01-01 00:00:00,,,,0\n")
+    (folder / "PATIENTS.csv").write_text(
+        ",".join(MIMIC_TABLES["PATIENTS"]) + "\n1,10,F,2080-05-01 00:00:00,,,,0\n2,11,M,1850-01-01 00:00:00,,,,0\n"
+    )
     adm_cols = MIMIC_TABLES["ADMISSIONS"]
+
     def adm(row, subject, hadm, lang, eth):
         values = dict.fromkeys(adm_cols, "")
-        values.update(ROW_ID=row, SUBJECT_ID=subject, HADM_ID=hadm, ADMITTIME="2150-04-30 10:00:00",
-                      DISCHTIME="2150-05-03 10:00:00", INSURANCE="Medicare", LANGUAGE=lang, ETHNICITY=eth)
+        values.update(
+            ROW_ID=row,
+            SUBJECT_ID=subject,
+            HADM_ID=hadm,
+            ADMITTIME="2150-04-30 10:00:00",
+            DISCHTIME="2150-05-03 10:00:00",
+            INSURANCE="Medicare",
+            LANGUAGE=lang,
+            ETHNICITY=eth,
+        )
         return ",".join(str(values[c]) for c in adm_cols)
-    (folder / "ADMISSIONS.csv").write_text(",".join(adm_cols) + "\n" + adm(1, 10, 100, "ENGL", "WHITE - RUSSIAN") + "\n"
-                                           + adm(2, 11, 101, "", "PATIENT DECLINED TO ANSWER") + "\n")
+
+    (folder / "ADMISSIONS.csv").write_text(
+        ",".join(adm_cols)
+        + "\n"
+        + adm(1, 10, 100, "ENGL", "WHITE - RUSSIAN")
+        + "\n"
+        + adm(2, 11, 101, "", "PATIENT DECLINED TO ANSWER")
+        + "\n"
+    )
     demo = admission_demographics(read_table(folder, "PATIENTS"), read_table(folder, "ADMISSIONS"))
     assert demo["age"].tolist() == [69.0, AGE_OVER_89]  # birthday not yet reached; shifted over-89 age
     assert demo["language"].tolist() == ["English", "Missing"]
     assert demo["ethnicity"].tolist() == ["WHITE", "UNKNOWN"]
-    (folder / "ICUSTAYS.csv").write_text(",".join(MIMIC_TABLES["ICUSTAYS"]) + "\n1,10,100,200,carevue,MICU,MICU,1,1,2150-04-31 10:00:00,2150-05-01 10:00:00,1.0\n")
-    with pytest.raises(MedbiasInputError, match=r"ICUSTAYS.csv: row 1, column INTIME: malformed timestamp '2150-04-31 10:00:00'"):
+    (folder / "ICUSTAYS.csv").write_text(
+        ",".join(MIMIC_TABLES["ICUSTAYS"])
+        + "\n1,10,100,200,carevue,MICU,MICU,1,1,2150-04-31 10:00:00,2150-05-01 10:00:00,1.0\n"
+    )
+    with pytest.raises(
+        MedbiasInputError, match=r"ICUSTAYS.csv: row 1, column INTIME: malformed timestamp '2150-04-31 10:00:00'"
+    ):
         read_table(folder, "ICUSTAYS")
 
 

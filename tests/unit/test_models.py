@@ -13,10 +13,20 @@ from medbias.synth.tiny_models import build_tiny_model, train_byte_bpe, train_wo
 
 TEXTS = ["she has afib on diltiazem drip.", "he reports alcohol abuse on ciwa scale.", "t 98.6 f hr 80"] * 50
 SMALL = {
-    "bert": dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, max_position_embeddings=64),
+    "bert": dict(
+        hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, max_position_embeddings=64
+    ),
     "gpt2": dict(n_embd=16, n_layer=1, n_head=2, n_positions=64),
-    "bart": dict(d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
-                 encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64),
+    "bart": dict(
+        d_model=16,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        max_position_embeddings=64,
+    ),
 }
 KIND = {"bert": "masked", "gpt2": "causal", "bart": "seq2seq"}
 
@@ -33,15 +43,18 @@ def test_folder_without_config_is_rejected(tmp_path):
 
 
 def test_ofa_loader_gives_one_clear_error():
-    model = resolve_model_source("biomedgpt", {"source": "PanaceaAI/BiomedGPT-Base-Pretrained", "kind": "seq2seq",
-                                               "loader": "ofa"})
+    model = resolve_model_source(
+        "biomedgpt", {"source": "PanaceaAI/BiomedGPT-Base-Pretrained", "kind": "seq2seq", "loader": "ofa"}
+    )
     with pytest.raises(MedbiasInputError, match="biomedgpt.*OFA-based"):
         load_model_and_tokenizer(model)
 
 
 @pytest.mark.parametrize("arch", ["bert", "gpt2", "bart"])
 def test_tiny_models_round_trip_through_the_registry_loader(tmp_path, arch):
-    tokenizer = train_wordpiece(TEXTS, 200) if arch == "bert" else train_byte_bpe(TEXTS, 300, add_bos_eos=arch == "bart")
+    tokenizer = (
+        train_wordpiece(TEXTS, 200) if arch == "bert" else train_byte_bpe(TEXTS, 300, add_bos_eos=arch == "bart")
+    )
     model = build_tiny_model(arch, tokenizer, SMALL[arch], seed=1)
     model.save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
@@ -84,8 +97,10 @@ def test_wordpiece_tokenizer_is_identical_across_processes():
         "texts = [' '.join(rng.choice(words) for _ in range(12)) for _ in range(300)]\n"
         "print(json.dumps(sorted(train_wordpiece(texts, 300).get_vocab().items())))\n"
     )
-    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-            for _ in range(3)}
+    runs = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        for _ in range(3)
+    }
     assert len(runs) == 1
     vocab = dict(json.loads(runs.pop()))
     assert len(vocab) == 300 and vocab["[PAD]"] == 0
@@ -116,7 +131,9 @@ def test_a_checkpoint_without_its_lm_head_is_found_and_refused_for_likelihoods(t
     assert lm_head_problem(load_model_and_tokenizer(whole)[0], "masked") is None
     encoder = resolve_model_source("enc", {"source": str(tmp_path / "bare"), "kind": "encoder"})
     model, _ = load_model_and_tokenizer(encoder)
-    assert type(model).__name__ == "BertModel" and lm_head_problem(model, "encoder").startswith("not applicable: kind encoder")
+    assert type(model).__name__ == "BertModel" and lm_head_problem(model, "encoder").startswith(
+        "not applicable: kind encoder"
+    )
 
 
 def test_declared_lm_head_from_the_checkpoint_config(tmp_path):
@@ -128,13 +145,31 @@ def test_declared_lm_head_from_the_checkpoint_config(tmp_path):
     assert declares_lm_head({"source": "bert-base-uncased", "kind": "masked"})  # a hub id: checked at load time
 
 
-@pytest.mark.parametrize(("kind", "make", "message"), [
-    ("causal", lambda f: _save_bert(f, head=True), r"models\.m\.kind': 'causal' does not fit the checkpoint's "
-                                                   r"architecture \(bert: BertForMaskedLM\)"),
-    ("masked", lambda f: _save_bert(f, head=True, tokenizer=False), r"models\.m\.source': folder .* has no tokenizer"),
-    ("masked", lambda f: (f.mkdir(), (f / "config.json").write_text('{"model_type": "bert"}'), (f / "vocab.txt").write_text("a\n")),
-     r"models\.m\.source': folder .* has no weights"),
-])
+@pytest.mark.parametrize(
+    ("kind", "make", "message"),
+    [
+        (
+            "causal",
+            lambda f: _save_bert(f, head=True),
+            r"models\.m\.kind': 'causal' does not fit the checkpoint's "
+            r"architecture \(bert: BertForMaskedLM\)",
+        ),
+        (
+            "masked",
+            lambda f: _save_bert(f, head=True, tokenizer=False),
+            r"models\.m\.source': folder .* has no tokenizer",
+        ),
+        (
+            "masked",
+            lambda f: (
+                f.mkdir(),
+                (f / "config.json").write_text('{"model_type": "bert"}'),
+                (f / "vocab.txt").write_text("a\n"),
+            ),
+            r"models\.m\.source': folder .* has no weights",
+        ),
+    ],
+)
 def test_local_checkpoints_that_cannot_serve_their_kind_stop_with_one_line(tmp_path, kind, make, message):
     make(tmp_path / "model")
     with pytest.raises(MedbiasInputError, match=rf"^config key '{message}"):
@@ -161,8 +196,11 @@ def test_parameters_are_counted_without_memory_and_a_model_that_cannot_fit_stops
     built = transformers.BertForMaskedLM(config)
     assert parameter_count(transformers.AutoModelForMaskedLM, config) == sum(p.numel() for p in built.parameters())
     # LLaMA-2 13B in bf16 on a 24 GiB GPU: 13,015,864,320 x 2 bytes = 24.2 GiB
-    with pytest.raises(MedbiasInputError, match=r"^model 'llama2_13b' needs about 24\.2 GiB on cuda:0 "
-                                                r"\(13,015,864,320 parameters x 2 bytes in bfloat16\) but the job has 24\.0 GiB"):
+    with pytest.raises(
+        MedbiasInputError,
+        match=r"^model 'llama2_13b' needs about 24\.2 GiB on cuda:0 "
+        r"\(13,015,864,320 parameters x 2 bytes in bfloat16\) but the job has 24\.0 GiB",
+    ):
         check_fits("llama2_13b", 13_015_864_320, "bfloat16", "cuda:0", 24 * 2**30)
     check_fits("llama2_13b", 13_015_864_320, "bfloat16", "cuda:0", 80 * 2**30)  # an 80 GB GPU holds it
     check_fits("tiny", 1000, "float32", "cpu", 4000)

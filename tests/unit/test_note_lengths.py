@@ -50,7 +50,9 @@ def test_the_resource_table_matches_the_category_counts_and_the_published_total(
     """The counts are noteevents_categories.tsv's; the estimated means give about the published
     3.9 GB of note text over 2,083,180 notes."""
     table = note_length_table(LENGTHS)
-    counts = pd.read_csv(REPO / "config/resources/mimic-facts/noteevents_categories.tsv", sep="\t", keep_default_na=False)
+    counts = pd.read_csv(
+        REPO / "config/resources/mimic-facts/noteevents_categories.tsv", sep="\t", keep_default_na=False
+    )
     assert table["category"].tolist() == counts["category"].tolist()
     assert table["notes"].tolist() == counts["count_mimic_iii_v1.4"].tolist()
     assert table["notes"].sum() == 2_083_180
@@ -58,8 +60,15 @@ def test_the_resource_table_matches_the_category_counts_and_the_published_total(
 
 
 def test_a_sample_follows_the_tables_proportions_and_mean_lengths():
-    table = pd.DataFrame({"category": ["Long", "Short"], "notes": [1000, 3000], "mean_chars": [8000, 500],
-                          "sigma_log": [0.3, 0.3], "style": ["discharge", "nursing"]})
+    table = pd.DataFrame(
+        {
+            "category": ["Long", "Short"],
+            "notes": [1000, 3000],
+            "mean_chars": [8000, 500],
+            "sigma_log": [0.3, 0.3],
+            "style": ["discharge", "nursing"],
+        }
+    )
     notes = sample_notes(table, 4000, seed=1)
     share = notes["CATEGORY"].value_counts(normalize=True)
     assert share["Short"] == pytest.approx(0.75, abs=0.03)
@@ -84,9 +93,11 @@ def test_a_sites_length_table_is_measured_from_its_noteevents_without_text(tmp_p
     folder = tmp_path / "mimic"
     folder.mkdir()
     header = ",".join(MIMIC_TABLES["NOTEEVENTS"])
-    rows = [f'1,10,100,2150-01-01,,,ECG,Report,,,"{"a" * 10}"',
-            f'2,10,100,2150-01-01,,,Discharge summary,Report,,,"{"b" * 50}"',
-            f'3,11,101,2150-01-01,,,ECG,Report,,,"{"c" * 999}\n"']
+    rows = [
+        f'1,10,100,2150-01-01,,,ECG,Report,,,"{"a" * 10}"',
+        f'2,10,100,2150-01-01,,,Discharge summary,Report,,,"{"b" * 50}"',
+        f'3,11,101,2150-01-01,,,ECG,Report,,,"{"c" * 999}\n"',
+    ]
     with gzip.open(folder / "NOTEEVENTS.csv.gz", "wt") as handle:
         handle.write(header + "\n" + "\n".join(rows) + "\n")
     table = measure_note_lengths(folder, {"ECG": "ecg"}, chunk_size=2)

@@ -6,21 +6,32 @@ import pytest
 
 from medbias.pipeline import plan
 
-REGISTRY = {"bert": {"source": "b", "kind": "masked"}, "gpt": {"source": "g", "kind": "causal"},
-            "ofa": {"source": "o", "kind": "seq2seq", "loader": "ofa"}}
+REGISTRY = {
+    "bert": {"source": "b", "kind": "masked"},
+    "gpt": {"source": "g", "kind": "causal"},
+    "ofa": {"source": "o", "kind": "seq2seq", "loader": "ofa"},
+}
 
 
 def _plm(models, methods, dropout_models=(), downstream_models=()):
-    return {"models": list(models), "debias": {"methods": list(methods), "dropout": {"models": list(dropout_models)}},
-            "downstream": {"models": list(downstream_models)}}
+    return {
+        "models": list(models),
+        "debias": {"methods": list(methods), "dropout": {"models": list(dropout_models)}},
+        "downstream": {"models": list(downstream_models)},
+    }
 
 
 def test_plm_evaluations_are_model_major_and_skip_what_a_model_cannot_take():
     config = _plm(["ofa", "bert", "gpt"], ["dropout", "sentencedebias", "inlp"], dropout_models=["gpt"])
     assert plan.plm_evaluations(config, REGISTRY) == [
-        ("ofa", "none"),                                     # not loadable: its row stays, marked
-        ("bert", "none"), ("bert", "sentencedebias"), ("bert", "inlp"),   # Dropout only where listed
-        ("gpt", "none"), ("gpt", "dropout"), ("gpt", "sentencedebias"), ("gpt", "inlp"),
+        ("ofa", "none"),  # not loadable: its row stays, marked
+        ("bert", "none"),
+        ("bert", "sentencedebias"),
+        ("bert", "inlp"),  # Dropout only where listed
+        ("gpt", "none"),
+        ("gpt", "dropout"),
+        ("gpt", "sentencedebias"),
+        ("gpt", "inlp"),
     ]
     assert plan.plm_evaluations(_plm(["bert"], []), REGISTRY) == [("bert", "none")]
 
@@ -31,29 +42,53 @@ def test_plm_finetunes_are_the_downstream_models_evaluations():
     assert plan.plm_finetunes(_plm(["bert"], ["inlp"]), REGISTRY) == []
 
 
-@pytest.mark.parametrize(("models", "tables", "figure_a1"), [
-    (["scibert", "baseline"], {}, None),
-    (["baseline", "adv_insurance", "adv_gender"],
-     {"table5_debiased_gender": "gender", "tableD7_debiased_insurance": "insurance"}, "adv_gender"),
-    (["baseline", "adv_language", "adv_ethnicity"],
-     {"tableD5_debiased_language": "language", "tableD6_debiased_ethnicity": "ethnicity"}, "adv_language"),
-])
+@pytest.mark.parametrize(
+    ("models", "tables", "figure_a1"),
+    [
+        (["scibert", "baseline"], {}, None),
+        (
+            ["baseline", "adv_insurance", "adv_gender"],
+            {"table5_debiased_gender": "gender", "tableD7_debiased_insurance": "insurance"},
+            "adv_gender",
+        ),
+        (
+            ["baseline", "adv_language", "adv_ethnicity"],
+            {"tableD5_debiased_language": "language", "tableD6_debiased_ethnicity": "ethnicity"},
+            "adv_language",
+        ),
+    ],
+)
 def test_debiased_tables_and_figure_a1_follow_the_analysed_models(models, tables, figure_a1):
     assert plan.debiased_tables(models) == tables
-    assert list(plan.debiased_tables(models)) == list(tables)        # the paper's order, not the config's
+    assert list(plan.debiased_tables(models)) == list(tables)  # the paper's order, not the config's
     assert plan.figure_a1_model(models) == figure_a1
 
 
 def test_downstream_table_names():
     downstream = {"models": ["scibert", "baseline"], "figures": {"fig4": {"attribute": "gender", "group": "F"}}}
     names = plan.downstream_table_names(downstream)
-    assert names == ["table4_gaps.csv", "table4_gaps.md", "tableC3_gaps_fdr.csv", "tableC3_gaps_fdr.md",
-                     "tableA2_performance.csv", "tableA2_performance.md", "tableA2_performance_long.csv",
-                     "gap_seeds.csv", "fig4_gaps_gender.png", "fig4_gaps_gender.pdf", "intersectional_gaps.csv",
-                     "intersectional_gaps.md", "intersectional_skipped.csv"]
+    assert names == [
+        "table4_gaps.csv",
+        "table4_gaps.md",
+        "tableC3_gaps_fdr.csv",
+        "tableC3_gaps_fdr.md",
+        "tableA2_performance.csv",
+        "tableA2_performance.md",
+        "tableA2_performance_long.csv",
+        "gap_seeds.csv",
+        "fig4_gaps_gender.png",
+        "fig4_gaps_gender.pdf",
+        "intersectional_gaps.csv",
+        "intersectional_gaps.md",
+        "intersectional_skipped.csv",
+    ]
     with_debiased = plan.downstream_table_names({**downstream, "models": ["baseline", "adv_gender"]})
-    assert set(with_debiased) - set(names) == {"table5_debiased_gender.csv", "table5_debiased_gender.md",
-                                               "figA1_auprc.png", "figA1_auprc.pdf"}
+    assert set(with_debiased) - set(names) == {
+        "table5_debiased_gender.csv",
+        "table5_debiased_gender.md",
+        "figA1_auprc.png",
+        "figA1_auprc.pdf",
+    }
 
 
 def test_variants_and_their_attributes():
@@ -77,21 +112,36 @@ def _resolver_config(tmp_path, world="real"):
     (local / "sub").mkdir(parents=True, exist_ok=True)
     (local / "config.json").write_text("{}")
     (local / "sub" / "vocab.txt").write_text("[PAD]\n")
-    return {"world": world, "demo": {"dir": str(tmp_path / "demo")},
-            "embeddings": {"news": {"source": "vectors/news.bin", "format": "word2vec_binary"}},
-            "models": {"hub": {"source": "org/some-bert", "kind": "masked"},
-                       "local": {"source": str(local), "kind": "masked"},
-                       "built": {"source": str(tmp_path / "demo" / "models" / "tiny-bert"), "kind": "masked"}},
-            "hurtful": {"variants": ["baseline", "adv_gender"]}}
+    return {
+        "world": world,
+        "demo": {"dir": str(tmp_path / "demo")},
+        "embeddings": {"news": {"source": "vectors/news.bin", "format": "word2vec_binary"}},
+        "models": {
+            "hub": {"source": "org/some-bert", "kind": "masked"},
+            "local": {"source": str(local), "kind": "masked"},
+            "built": {"source": str(tmp_path / "demo" / "models" / "tiny-bert"), "kind": "masked"},
+        },
+        "hurtful": {"variants": ["baseline", "adv_gender"]},
+    }
 
 
 def test_one_resolver_gives_every_study_the_same_entry_for_a_name(tmp_path):
     config = _resolver_config(tmp_path)
-    assert plan.model_entry(config, "news", "out/models") == {"type": "word_vectors", "source": "vectors/news.bin",
-                                                               "format": "word2vec_binary"}
-    assert plan.model_entry(config, "adv_gender", "out/models") == {"type": "contextual", "source": "out/models/adv_gender",
-                                                                     "kind": "masked"}
-    assert plan.model_entry(config, "hub", "out/models") == {"type": "contextual", "source": "org/some-bert", "kind": "masked"}
+    assert plan.model_entry(config, "news", "out/models") == {
+        "type": "word_vectors",
+        "source": "vectors/news.bin",
+        "format": "word2vec_binary",
+    }
+    assert plan.model_entry(config, "adv_gender", "out/models") == {
+        "type": "contextual",
+        "source": "out/models/adv_gender",
+        "kind": "masked",
+    }
+    assert plan.model_entry(config, "hub", "out/models") == {
+        "type": "contextual",
+        "source": "org/some-bert",
+        "kind": "masked",
+    }
     with pytest.raises(KeyError):
         plan.model_entry(config, "nowhere", "out/models")
 
@@ -104,5 +154,9 @@ def test_model_input_files_are_what_a_job_waits_for(tmp_path):
     local = str(tmp_path / "local-bert")
     assert plan.model_input_files(config, "local", "out/models") == [f"{local}/config.json", f"{local}/sub/vocab.txt"]
     built = str(tmp_path / "demo" / "models" / "tiny-bert")
-    assert plan.model_input_files(config, "built", "out/models") == []  # real world: a missing folder is not ours to build
-    assert plan.model_input_files(_resolver_config(tmp_path, "demo"), "built", "out/models") == [built]  # the demo builds it
+    assert (
+        plan.model_input_files(config, "built", "out/models") == []
+    )  # real world: a missing folder is not ours to build
+    assert plan.model_input_files(_resolver_config(tmp_path, "demo"), "built", "out/models") == [
+        built
+    ]  # the demo builds it

@@ -7,20 +7,37 @@ import pandas as pd
 import pytest
 
 from medbias.validation.decisions import counterfactual_decisions, logprob_decisions
-from medbias.validation.recovery import control_family, gap_recovery, logprob_recovery, mental_recovery, rios_recovery, seat_recovery
+from medbias.validation.recovery import (
+    control_family,
+    gap_recovery,
+    logprob_recovery,
+    mental_recovery,
+    rios_recovery,
+    seat_recovery,
+)
 from medbias.validation.truth import corpus_embeddings, logprob_model_roles
 
 
 def test_rios_rows_follow_the_truth_and_the_tables_stars():
-    truth = {"decades": [{"decade": "1960-1969"}, {"decade": "2010-2019"}],
-             "planted_pairs": [{"name": "career", "strengths": [0.5, 0.0]}]}
-    table = pd.DataFrame({
-        "decade": ["1960-1969", "1960-1969", "2010-2019", "2010-2019"], "test": ["career", "weapons"] * 2,
-        "control": [False, True, False, True], "mean_difference": [0.2, 0.01, 0.0, -0.3], "effect_size": [1.9, 0.1, 0, -1.5],
-        "p_value": [1e-4, 0.4, 0.5, 0.001], "p_calibrated": [1e-3, 0.5, 0.6, 0.01], "significant": [True, False, False, True],
-    })
-    trends = pd.DataFrame({"test": ["career", "weapons"], "control": [False, True], "md_slope": [-0.1, 0.02],
-                           "md_trend_p": [0.01, 0.6]})
+    truth = {
+        "decades": [{"decade": "1960-1969"}, {"decade": "2010-2019"}],
+        "planted_pairs": [{"name": "career", "strengths": [0.5, 0.0]}],
+    }
+    table = pd.DataFrame(
+        {
+            "decade": ["1960-1969", "1960-1969", "2010-2019", "2010-2019"],
+            "test": ["career", "weapons"] * 2,
+            "control": [False, True, False, True],
+            "mean_difference": [0.2, 0.01, 0.0, -0.3],
+            "effect_size": [1.9, 0.1, 0, -1.5],
+            "p_value": [1e-4, 0.4, 0.5, 0.001],
+            "p_calibrated": [1e-3, 0.5, 0.6, 0.01],
+            "significant": [True, False, False, True],
+        }
+    )
+    trends = pd.DataFrame(
+        {"test": ["career", "weapons"], "control": [False, True], "md_slope": [-0.1, 0.02], "md_trend_p": [0.01, 0.6]}
+    )
     rows = rios_recovery(table, trends, truth)
     assert rows["truth"].tolist() == ["planted", "control", "control", "control", "planted", "control"]
     assert rows["recovered"].tolist() == [True, True, True, False, True, True]  # 2010s weapons starred: flagged
@@ -29,11 +46,18 @@ def test_rios_rows_follow_the_truth_and_the_tables_stars():
 
 def test_seat_rows_count_untrained_models_as_controls():
     truth = {"trained_models": ["tb"], "seat_planted": ["race"], "seat_controls": ["birthday"]}
-    seat = pd.DataFrame({
-        "model": ["tb", "tb", "bart", "tb"], "test": ["race", "birthday", "race", "race"],
-        "debias": ["none", "none", "none", "inlp"], "status": "ok", "effect_size": [0.8, 0.3, -0.2, 0.1],
-        "p_value": [1e-4, 0.2, 0.01, 0.5], "p_calibrated": [1e-3, 0.3, 0.02, 0.6], "significant": [True, False, True, False],
-    })
+    seat = pd.DataFrame(
+        {
+            "model": ["tb", "tb", "bart", "tb"],
+            "test": ["race", "birthday", "race", "race"],
+            "debias": ["none", "none", "none", "inlp"],
+            "status": "ok",
+            "effect_size": [0.8, 0.3, -0.2, 0.1],
+            "p_value": [1e-4, 0.2, 0.01, 0.5],
+            "p_calibrated": [1e-3, 0.3, 0.02, 0.6],
+            "significant": [True, False, True, False],
+        }
+    )
     rows = seat_recovery(seat, truth)
     assert rows["effect"].tolist() == ["tb race", "tb birthday", "bart race (model not trained on the plm corpus)"]
     assert rows["truth"].tolist() == ["planted", "control", "control"]
@@ -41,17 +65,29 @@ def test_seat_rows_count_untrained_models_as_controls():
 
 
 def test_gap_rows_need_a_negative_bh_significant_gap():
-    truth = {"planted_recall_gaps": [{"attribute": "gender", "disadvantaged": "F", "phenotype": "Renal failure"}],
-             "phenotypes": {"Renal failure": {"type": "acute"}}}
+    truth = {
+        "planted_recall_gaps": [{"attribute": "gender", "disadvantaged": "F", "phenotype": "Renal failure"}],
+        "phenotypes": {"Renal failure": {"type": "acute"}},
+    }
     labels = {"pa_renal": "Renal failure", "pf_renal": "Renal failure", "pa_htn": "Hypertension"}
-    gaps = pd.DataFrame({
-        "model": "m", "task": ["pa_renal", "pf_renal", "pa_htn", "pa_renal"], "attribute": "gender",
-        "group": ["F", "F", "M", "M"], "compared_with": ["M", "M", "F", "F"], "metric": "recall",
-        "gap": [-0.8, -0.07, 0.7, 0.8],
-        "ci_low": [-0.9, -0.2, 0.5, 0.7], "ci_high": [-0.7, 0.05, 0.9, 0.9], "p_value": [1e-6, 0.3, 1e-4, 1e-6],
-        "p_bootstrap": [0.002, 0.3, 0.002, 0.002], "significant": [True, False, True, True],
-        "p_bh": [1e-5, 0.3, 1e-3, 1e-5], "significant_bh": [True, False, True, True],
-    })
+    gaps = pd.DataFrame(
+        {
+            "model": "m",
+            "task": ["pa_renal", "pf_renal", "pa_htn", "pa_renal"],
+            "attribute": "gender",
+            "group": ["F", "F", "M", "M"],
+            "compared_with": ["M", "M", "F", "F"],
+            "metric": "recall",
+            "gap": [-0.8, -0.07, 0.7, 0.8],
+            "ci_low": [-0.9, -0.2, 0.5, 0.7],
+            "ci_high": [-0.7, 0.05, 0.9, 0.9],
+            "p_value": [1e-6, 0.3, 1e-4, 1e-6],
+            "p_bootstrap": [0.002, 0.3, 0.002, 0.002],
+            "significant": [True, False, True, True],
+            "p_bh": [1e-5, 0.3, 1e-3, 1e-5],
+            "significant_bh": [True, False, True, True],
+        }
+    )
     rows = gap_recovery(gaps, truth, labels)
     assert rows["truth"].tolist() == ["planted", "planted", "control"]  # the mirrored M gap is left out
     assert rows["recovered"].tolist() == [True, False, False]
@@ -63,18 +99,36 @@ def test_gap_rows_need_a_negative_bh_significant_gap():
 def test_gap_rows_over_classifier_seeds_take_the_majority():
     """With three seed replicates, a planted gap found below 0 in 2 of 3 is found even where
     replicate 0 missed it; a control flagged in replicate 0 alone is not flagged."""
-    truth = {"planted_recall_gaps": [{"attribute": "gender", "disadvantaged": "F", "phenotype": "Renal failure"}],
-             "phenotypes": {"Renal failure": {"type": "acute"}}}
+    truth = {
+        "planted_recall_gaps": [{"attribute": "gender", "disadvantaged": "F", "phenotype": "Renal failure"}],
+        "phenotypes": {"Renal failure": {"type": "acute"}},
+    }
     labels = {"pf_renal": "Renal failure", "pa_htn": "Hypertension", "pa_lipid": "Lipids"}
-    gaps = pd.DataFrame({
-        "model": "m", "task": ["pf_renal", "pa_htn", "pa_lipid"], "attribute": "gender", "group": "F",
-        "compared_with": "M", "metric": "recall", "gap": [-0.05, 0.5, 0.4], "ci_low": [-0.2, 0.3, 0.2], "ci_high": [0.1, 0.7, 0.6],
-        "p_value": [0.6, 1e-4, 1e-3], "p_bootstrap": [0.6, 0.002, 0.002], "significant": [False, True, True],
-        "p_bh": [0.6, 1e-3, 0.01], "significant_bh": [False, True, True],
-    })
+    gaps = pd.DataFrame(
+        {
+            "model": "m",
+            "task": ["pf_renal", "pa_htn", "pa_lipid"],
+            "attribute": "gender",
+            "group": "F",
+            "compared_with": "M",
+            "metric": "recall",
+            "gap": [-0.05, 0.5, 0.4],
+            "ci_low": [-0.2, 0.3, 0.2],
+            "ci_high": [0.1, 0.7, 0.6],
+            "p_value": [0.6, 1e-4, 1e-3],
+            "p_bootstrap": [0.6, 0.002, 0.002],
+            "significant": [False, True, True],
+            "p_bh": [0.6, 1e-3, 0.01],
+            "significant_bh": [False, True, True],
+        }
+    )
     seeds = gaps[["model", "task", "attribute", "group", "metric"]].assign(
-        replicates=3, significant_bh_seeds=[2, 1, 3], significant_bh_below_seeds=[2, 0, 0],
-        gap_seed_min=[-0.4, 0.0, 0.3], gap_seed_max=[-0.05, 0.5, 0.5])
+        replicates=3,
+        significant_bh_seeds=[2, 1, 3],
+        significant_bh_below_seeds=[2, 0, 0],
+        gap_seed_min=[-0.4, 0.0, 0.3],
+        gap_seed_max=[-0.05, 0.5, 0.5],
+    )
     rows = gap_recovery(gaps, truth, labels, seeds)
     assert rows["truth"].tolist() == ["planted", "control", "control"]
     assert rows["recovered"].tolist() == [True, True, False]
@@ -88,29 +142,50 @@ def test_gap_rows_over_classifier_seeds_take_the_majority():
 def test_control_family_is_the_binomial_tail_over_families():
     """20 single tests, 3 flagged: P(X >= 3), X ~ Binomial(20, 0.05). Then a BH family of 10 gaps
     with two flags counts once: 21 families, 4 flagged."""
-    rows = pd.DataFrame({"study": "s", "effect": [f"c{i}" for i in range(20)], "truth": "control",
-                         "recovered": [False, False, False] + [True] * 17})
+    rows = pd.DataFrame(
+        {
+            "study": "s",
+            "effect": [f"c{i}" for i in range(20)],
+            "truth": "control",
+            "recovered": [False, False, False] + [True] * 17,
+        }
+    )
     rows["family"] = rows["effect"]
     family = control_family(rows).iloc[0]
     # P(X >= 3) for X ~ Binomial(20, 0.05) = 1 - (0.95^20 + 20 0.05 0.95^19 + 190 0.05^2 0.95^18)
-    tail = 1 - (0.95 ** 20 + 20 * 0.05 * 0.95 ** 19 + 190 * 0.05 ** 2 * 0.95 ** 18)
+    tail = 1 - (0.95**20 + 20 * 0.05 * 0.95**19 + 190 * 0.05**2 * 0.95**18)
     assert family["binomial_p"] == pytest.approx(tail) and family["flagged_controls"] == "c0; c1; c2"
     assert family["clean_at_level"] == (tail >= 0.05)
-    bh = pd.DataFrame({"study": "s", "effect": [f"g{i}" for i in range(10)], "truth": "control",
-                       "recovered": [False, False] + [True] * 8, "family": "m gender=F"})
+    bh = pd.DataFrame(
+        {
+            "study": "s",
+            "effect": [f"g{i}" for i in range(10)],
+            "truth": "control",
+            "recovered": [False, False] + [True] * 8,
+            "family": "m gender=F",
+        }
+    )
     both = control_family(pd.concat([rows, bh])).iloc[0]
     assert (both["controls"], both["flagged"], both["families"], both["families_flagged"]) == (30, 5, 21, 4)
-    assert both["binomial_p"] == pytest.approx(1 - sum(
-        __import__("math").comb(21, k) * 0.05 ** k * 0.95 ** (21 - k) for k in range(4)))
+    assert both["binomial_p"] == pytest.approx(
+        1 - sum(__import__("math").comb(21, k) * 0.05**k * 0.95 ** (21 - k) for k in range(4))
+    )
 
 
 def test_logprob_rows_order_against_the_control_and_bound_the_untrained_model():
-    truth = {"control_category": "CONTROL", "categories": {"MALELEAN": {"lean": "male"}, "FEMALELEAN": {"lean": "female"},
-                                                           "CONTROL": {"lean": "none"}}}
-    table = pd.DataFrame({
-        "model": ["pre"] * 3 + ["raw"] * 3, "target_set": "gender", "category": ["MALELEAN", "FEMALELEAN", "CONTROL"] * 2,
-        "mean_difference": [0.5, -0.2, 0.1, 0.0001, -0.01, 0.0], "mannwhitney_vs_control_p": [0.001, 0.02, None, 0.5, 0.5, None],
-    })
+    truth = {
+        "control_category": "CONTROL",
+        "categories": {"MALELEAN": {"lean": "male"}, "FEMALELEAN": {"lean": "female"}, "CONTROL": {"lean": "none"}},
+    }
+    table = pd.DataFrame(
+        {
+            "model": ["pre"] * 3 + ["raw"] * 3,
+            "target_set": "gender",
+            "category": ["MALELEAN", "FEMALELEAN", "CONTROL"] * 2,
+            "mean_difference": [0.5, -0.2, 0.1, 0.0001, -0.01, 0.0],
+            "mannwhitney_vs_control_p": [0.001, 0.02, None, 0.5, 0.5, None],
+        }
+    )
     rows = logprob_recovery(table, truth, ["pre"], ["raw"])
     assert rows["truth"].tolist() == ["planted", "planted", "control", "control"]
     # FEMALELEAN is on the right side but p 0.02 >= 0.01; the untrained FEMALELEAN distance 0.01 >= 1% of 0.4
@@ -128,34 +203,73 @@ def _fairness(mismatch_original, p_original, group, mismatch_augmented, control_
     rows = []
     for embedding in ("bio", "general"):
         rows += [
-            {"embedding": embedding, "treatment": "original", "task": "depression", "learner": "svm",
-             "mismatch": mismatch_original, "mismatch_group": group, "mismatch_p": p_original},
-            {"embedding": embedding, "treatment": "augmented", "task": "depression", "learner": "svm",
-             "mismatch": mismatch_augmented, "mismatch_group": "", "mismatch_p": 1.0},
-            {"embedding": embedding, "treatment": "original", "task": "psychiatric", "learner": "svm",
-             "mismatch": 0.04, "mismatch_group": "M", "mismatch_p": control_p},
+            {
+                "embedding": embedding,
+                "treatment": "original",
+                "task": "depression",
+                "learner": "svm",
+                "mismatch": mismatch_original,
+                "mismatch_group": group,
+                "mismatch_p": p_original,
+            },
+            {
+                "embedding": embedding,
+                "treatment": "augmented",
+                "task": "depression",
+                "learner": "svm",
+                "mismatch": mismatch_augmented,
+                "mismatch_group": "",
+                "mismatch_p": 1.0,
+            },
+            {
+                "embedding": embedding,
+                "treatment": "original",
+                "task": "psychiatric",
+                "learner": "svm",
+                "mismatch": 0.04,
+                "mismatch_group": "M",
+                "mismatch_p": control_p,
+            },
         ]
     return pd.DataFrame(rows)
 
 
 def test_mental_rows_use_mcnemar_and_the_direct_bias_lean():
-    truth = {"planted_label_bias": [{"task": "depression", "favoured": "F"}], "control_tasks": ["psychiatric"],
-             "direct_bias": {"bio": {"depression_male_share": 0.8}, "general": {"depression_male_share": 0.5}}}
-    direct = pd.DataFrame({"embedding": ["bio", "general"], "signed_mean_cos": [-0.2, -0.03], "signed_low": [-0.3, -0.05],
-                           "signed_high": [-0.1, -0.01], "random_words_signed_mean": [-0.02, -0.03],
-                           "signed_p_calibrated": [0.001, 0.6], "direct_bias": [0.2, 0.1]})
+    truth = {
+        "planted_label_bias": [{"task": "depression", "favoured": "F"}],
+        "control_tasks": ["psychiatric"],
+        "direct_bias": {"bio": {"depression_male_share": 0.8}, "general": {"depression_male_share": 0.5}},
+    }
+    direct = pd.DataFrame(
+        {
+            "embedding": ["bio", "general"],
+            "signed_mean_cos": [-0.2, -0.03],
+            "signed_low": [-0.3, -0.05],
+            "signed_high": [-0.1, -0.01],
+            "random_words_signed_mean": [-0.02, -0.03],
+            "signed_p_calibrated": [0.001, 0.6],
+            "direct_bias": [0.2, 0.1],
+        }
+    )
     names = {"bio": "bio", "general": "general"}
     good = mental_recovery(_fairness(0.3, 1e-6, "F", 0.02, 0.4), direct, truth, names)
     assert good.groupby("truth")["recovered"].all().to_dict() == {"control": True, "planted": True}
-    assert len(good) == 2 * 2 + 2 + 1 + 1  # label bias and its removal per embedding, controls, the lean, the no-lean control
+    assert (
+        len(good) == 2 * 2 + 2 + 1 + 1
+    )  # label bias and its removal per embedding, controls, the lean, the no-lean control
     # the general vectors' interval excludes 0, but they lean as random words do: a clean control
     assert good.loc[good["effect"] == "general: depression synonyms lean no more than random words", "recovered"].item()
     leaning_control = direct.assign(direct_bias=[0.05, 0.1], signed_p_calibrated=[0.001, 0.01])
     bad = mental_recovery(_fairness(0.3, 1e-6, "M", 0.2, 0.01), leaning_control, truth, names)
-    assert not bad["recovered"].any()  # wrong group, augmentation left 0.2, controls directed, DB below general's, control leans
+    assert not bad[
+        "recovered"
+    ].any()  # wrong group, augmentation left 0.2, controls directed, DB below general's, control leans
     like_random = direct.assign(signed_p_calibrated=[0.3, 0.6])  # the bio lean no further than random words'
-    assert not mental_recovery(_fairness(0.3, 1e-6, "F", 0.02, 0.4), like_random, truth, names).set_index("effect").at[
-        "bio: depression synonyms lean male", "recovered"]
+    assert (
+        not mental_recovery(_fairness(0.3, 1e-6, "F", 0.02, 0.4), like_random, truth, names)
+        .set_index("effect")
+        .at["bio: depression synonyms lean male", "recovered"]
+    )
     decisions = counterfactual_decisions(_fairness(0.3, 1e-6, "F", 0.02, 0.01), truth)
     assert decisions["truth"].tolist() == ["planted", "control"] * 2 and decisions["flagged"].all()
 

@@ -4,12 +4,12 @@ sentence encoder of each model kind."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import REPO
-from medbias.core.errors import MedbiasInputError
+
 from medbias.core.encoders import sentence_encoder
-from medbias.studies.plm.seat import contextualise, seat_sentences
+from medbias.core.errors import MedbiasInputError
 from medbias.io.resources import read_seat_tests
+from medbias.studies.plm.seat import contextualise, seat_sentences
 
 WORDSETS = REPO / "config/resources/wordsets/xie2024.yaml"
 
@@ -37,8 +37,12 @@ def test_bad_word_sets_and_templates_are_one_clear_error(tmp_path):
 
 def test_sentences_use_the_identity_context_templates():
     tests = read_seat_tests(WORDSETS)
-    templates = {"descriptor": ["This person is [W].", "The patient is [W]."], "disease": ["This person has [W]."],
-                 "person": ["This is [W]."], "birthday": ["This person's birthday falls on the [W] day of the month."]}
+    templates = {
+        "descriptor": ["This person is [W].", "The patient is [W]."],
+        "disease": ["This person has [W]."],
+        "person": ["This is [W]."],
+        "birthday": ["This person's birthday falls on the [W] day of the month."],
+    }
     sentences = seat_sentences(tests["lgbtq_seat"], templates)
     assert len(sentences["X"]) == 14 and sentences["X"][0] == ("Cisgender", "This person is Cisgender.")
     assert sentences["B"][0] == ("HIV", "This person has HIV.")
@@ -49,9 +53,18 @@ def test_sentences_use_the_identity_context_templates():
 def test_sentence_encoder_by_kind():
     from transformers import BartConfig, BartForConditionalGeneration, GPT2Config, GPT2LMHeadModel
 
-    bart = BartForConditionalGeneration(BartConfig(vocab_size=30, d_model=8, encoder_layers=1, decoder_layers=1,
-                                                   encoder_attention_heads=2, decoder_attention_heads=2,
-                                                   encoder_ffn_dim=8, decoder_ffn_dim=8))
+    bart = BartForConditionalGeneration(
+        BartConfig(
+            vocab_size=30,
+            d_model=8,
+            encoder_layers=1,
+            decoder_layers=1,
+            encoder_attention_heads=2,
+            decoder_attention_heads=2,
+            encoder_ffn_dim=8,
+            decoder_ffn_dim=8,
+        )
+    )
     assert sentence_encoder(bart, "seq2seq") is bart.get_encoder()
     gpt2 = GPT2LMHeadModel(GPT2Config(vocab_size=30, n_embd=8, n_layer=1, n_head=2))
     assert sentence_encoder(gpt2, "causal") is gpt2.transformer
@@ -61,20 +74,35 @@ def test_sentence_encoder_by_kind():
 
 def small_tests():
     return {
-        "race": {"X": ["white", "european american"], "Y": ["black", "african american", "ghanaian american"],
-                 "A": ["pox", "leukemia"], "B": ["stroke", "obesity", "anemia"], "identity_context": "descriptor"},
-        "queer": {"X": ["straight"], "Y": ["gay", "lesbian"], "A": ["asthma"], "B": ["hiv", "aids"],
-                  "identity_context": "descriptor"},
+        "race": {
+            "X": ["white", "european american"],
+            "Y": ["black", "african american", "ghanaian american"],
+            "A": ["pox", "leukemia"],
+            "B": ["stroke", "obesity", "anemia"],
+            "identity_context": "descriptor",
+        },
+        "queer": {
+            "X": ["straight"],
+            "Y": ["gay", "lesbian"],
+            "A": ["asthma"],
+            "B": ["hiv", "aids"],
+            "identity_context": "descriptor",
+        },
     }
 
 
-TABLE3 = {"declarative": "A [IDENTITY] patient has [BIAS].", "trait_first": "A patient has [BIAS] because they are [IDENTITY]."}
+TABLE3 = {
+    "declarative": "A [IDENTITY] patient has [BIAS].",
+    "trait_first": "A patient has [BIAS] because they are [IDENTITY].",
+}
 
 
 def test_stereoset_examples_count_every_combination_once():
     from medbias.studies.plm.stereoset import stereoset_examples
 
-    sentences, pairs = stereoset_examples(small_tests(), {"race": ["race"], "lgbtq": ["queer"]}, TABLE3, ["computer", "tree"])
+    sentences, pairs = stereoset_examples(
+        small_tests(), {"race": ["race"], "lgbtq": ["queer"]}, TABLE3, ["computer", "tree"]
+    )
     race = pairs[pairs["family"] == "race"]
     # blank on the bias: T |Y| |B| |A| = 2*3*3*2; blank on the identity: T |B| |Y| |X| = 2*3*3*2
     assert (race["blank"] == "bias").sum() == 36 and (race["blank"] == "identity").sum() == 36
@@ -91,15 +119,20 @@ def test_stereoset_examples_count_every_combination_once():
     assert text[identity["unrelated"]] in {"A computer patient has stroke.", "A tree patient has stroke."}
     # every meaningful (template, identity, disease) sentence exists: 2 templates x 5 identities x 5 diseases,
     # less the majority identities with non-stereotypical diseases, which no pair uses
-    meaningful = sentences[(sentences["family"] == "race") & (sentences["bias_kind"] != "unrelated")
-                           & (sentences["identity_group"] != "unrelated")]
+    meaningful = sentences[
+        (sentences["family"] == "race")
+        & (sentences["bias_kind"] != "unrelated")
+        & (sentences["identity_group"] != "unrelated")
+    ]
     assert len(meaningful) == 2 * (3 * 5 + 2 * 3)
 
 
 def test_stereoset_templates_need_both_slots():
     from medbias.studies.plm.stereoset import stereoset_examples
 
-    with pytest.raises(MedbiasInputError, match=r"'plm.stereoset.templates.bad': .* needs exactly one \[IDENTITY\] slot"):
+    with pytest.raises(
+        MedbiasInputError, match=r"'plm.stereoset.templates.bad': .* needs exactly one \[IDENTITY\] slot"
+    ):
         stereoset_examples(small_tests(), {"race": ["race"]}, {"bad": "A patient has [BIAS]."}, ["computer"])
 
 
@@ -129,9 +162,16 @@ def test_stereoset_summary_by_hand():
 
     from medbias.studies.plm.stereoset import stereoset_summary
 
-    pairs = pd.DataFrame({"family": ["f"] * 4, "blank": ["bias", "bias", "identity", "identity"],
-                          "template": ["t"] * 4, "stereotypical": [0, 1, 2, 3], "anti_stereotypical": [4, 5, 6, 7],
-                          "unrelated": [8, 8, 8, 8]})
+    pairs = pd.DataFrame(
+        {
+            "family": ["f"] * 4,
+            "blank": ["bias", "bias", "identity", "identity"],
+            "template": ["t"] * 4,
+            "stereotypical": [0, 1, 2, 3],
+            "anti_stereotypical": [4, 5, 6, 7],
+            "unrelated": [8, 8, 8, 8],
+        }
+    )
     scores = np.array([-1.0, -2.0, -3.0, -4.0, -2.0, -1.0, -3.0, -5.0, -9.0])
     table = stereoset_summary(pairs, scores).set_index(["blank", "template"])
     # pair wins: 1 (s>a), 0, tie (left out), 1 -> ss = 2/3; every meaningful option beats the unrelated
@@ -148,8 +188,11 @@ def tiny_bert():
 
     tokenizer = train_wordpiece(["this person is black", "this person has stroke", "gay patients"] * 5, 60)
     torch.manual_seed(0)
-    model = BertForMaskedLM(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1,
-                                       num_attention_heads=2, intermediate_size=32)).eval()
+    model = BertForMaskedLM(
+        BertConfig(
+            vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32
+        )
+    ).eval()
     return model, tokenizer
 
 
@@ -160,7 +203,9 @@ def test_out_of_vocabulary_words_are_listed_and_an_empty_set_is_one_error():
     model, tokenizer = tiny_bert()
     assert unknown_words(tokenizer, ["black", "Ω", "person"]) == ["Ω"]
     test = {"X": ["black", "Ω"], "Y": ["gay"], "A": ["stroke"], "B": ["ΩΩ"], "identity_context": "person"}
-    with pytest.raises(MedbiasInputError, match=r"model 'tiny', SEAT test 't' set B: 1 of 1 words are out of vocabulary \(ΩΩ\)"):
+    with pytest.raises(
+        MedbiasInputError, match=r"model 'tiny', SEAT test 't' set B: 1 of 1 words are out of vocabulary \(ΩΩ\)"
+    ):
         in_vocabulary_sets(test, tokenizer, "tiny", "t", 0.5)
     kept, dropped = in_vocabulary_sets({**test, "B": ["stroke"]}, tokenizer, "tiny", "t", 0.5)
     assert kept["X"] == ["black"] and dropped["X"] == ["Ω"]
@@ -174,8 +219,10 @@ def test_pooled_sentence_vectors_match_single_forward_passes():
 
     model, tokenizer = tiny_bert()
     sentences = ["this person is black", "gay", "this person has stroke stroke stroke"]
-    got = {pooling: pooled_sentence_vectors(model.base_model, tokenizer, sentences, pooling, batch_size=2)
-           for pooling in ("mean", "first", "last")}
+    got = {
+        pooling: pooled_sentence_vectors(model.base_model, tokenizer, sentences, pooling, batch_size=2)
+        for pooling in ("mean", "first", "last")
+    }
     for i, sentence in enumerate(sentences):
         with torch.inference_mode():
             states = model.base_model(**tokenizer(sentence, return_tensors="pt")).last_hidden_state[0].numpy()
@@ -191,10 +238,26 @@ def test_debias_changes_signs_and_direction_by_hand():
 
     from medbias.studies.plm.tables import debias_changes
 
-    seat = pd.DataFrame({"model": ["m"] * 4, "debias": ["none", "inlp", "none", "inlp"], "test": ["r", "r", "q", "q"],
-                         "effect_size": [0.8, 0.3, -0.2, -0.5], "status": "ok"})
-    stereo = pd.DataFrame({"model": ["m", "m"], "debias": ["none", "inlp"], "family": ["race", "race"], "blank": "all",
-                           "template": "all", "ss": [70.0, 55.0], "status": "ok"})
+    seat = pd.DataFrame(
+        {
+            "model": ["m"] * 4,
+            "debias": ["none", "inlp", "none", "inlp"],
+            "test": ["r", "r", "q", "q"],
+            "effect_size": [0.8, 0.3, -0.2, -0.5],
+            "status": "ok",
+        }
+    )
+    stereo = pd.DataFrame(
+        {
+            "model": ["m", "m"],
+            "debias": ["none", "inlp"],
+            "family": ["race", "race"],
+            "blank": "all",
+            "template": "all",
+            "ss": [70.0, 55.0],
+            "status": "ok",
+        }
+    )
     table = debias_changes(seat, stereo, ["inlp", "dropout"]).set_index("measure")
     assert table.at["r", "change"] == pytest.approx(-0.5) and table.at["r", "toward_neutral"]
     assert table.at["q", "change"] == pytest.approx(-0.3) and not table.at["q", "toward_neutral"]
@@ -206,8 +269,8 @@ def test_projection_checks_measure_what_a_projection_must_do():
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
-    from medbias.studies.plm.debias import INLP, projection_from_basis
     from medbias.core.encoders import projection_checks
+    from medbias.studies.plm.debias import INLP, projection_from_basis
 
     rng = np.random.default_rng(0)
     vectors = rng.normal(size=(200, 6))
@@ -217,7 +280,9 @@ def test_projection_checks_measure_what_a_projection_must_do():
     assert checks["removed_direction_max_abs"] < 1e-9 < checks["removed_direction_before_max_abs"]
     labels = (vectors[:, 0] > 0).astype(int)
     fitted = INLP(n_iterations=3, make_classifier=lambda: LogisticRegression(max_iter=500)).fit(vectors, labels)
-    checks = projection_checks(fitted.projection_, vectors, labels=labels, make_classifier=lambda: LogisticRegression(max_iter=500))
+    checks = projection_checks(
+        fitted.projection_, vectors, labels=labels, make_classifier=lambda: LogisticRegression(max_iter=500)
+    )
     assert checks["accuracy_before"] > 0.95 and checks["accuracy_after"] < 0.65
 
 
@@ -225,7 +290,8 @@ def test_an_unloadable_model_is_marked_and_other_errors_stop():
     from medbias.core.encoders import load_or_mark
 
     model, tokenizer, source, reason = load_or_mark(
-        "biomedgpt", {"source": "PanaceaAI/BiomedGPT-Base-Pretrained", "kind": "seq2seq", "loader": "ofa"}, "cpu")
+        "biomedgpt", {"source": "PanaceaAI/BiomedGPT-Base-Pretrained", "kind": "seq2seq", "loader": "ofa"}, "cpu"
+    )
     assert model is None and reason.startswith("not loadable: model 'biomedgpt'") and "OFA" in reason
     with pytest.raises(MedbiasInputError, match=r"'models.mine.source': local model folder ./nowhere/x does not exist"):
         load_or_mark("mine", {"source": "./nowhere/x", "kind": "masked"}, "cpu")
@@ -249,8 +315,18 @@ def test_seat_reports_the_calibrated_null_beside_the_classic_p():
     model, tokenizer = tiny_bert()
     tests = {"t": {"X": ["black"], "Y": ["gay"], "A": ["stroke"], "B": ["person"], "identity_context": "person"}}
     templates = {"person": ["this person is [W]", "[W] patients"], "disease": ["this person has [W]", "[W]"]}
-    common = dict(model_name="tiny", pooling="mean", batch_size=4, max_length=16, prepend_bos=False, budget=1000,
-                  alternative="greater", n_bootstrap=0, min_fraction=0.5, seed=0)
+    common = dict(
+        model_name="tiny",
+        pooling="mean",
+        batch_size=4,
+        max_length=16,
+        prepend_bos=False,
+        budget=1000,
+        alternative="greater",
+        n_bootstrap=0,
+        min_fraction=0.5,
+        seed=0,
+    )
     row = run_seat(model.base_model, tokenizer, tests, templates, null_draws=200, null_pool=10, **common).iloc[0]
     # the pool is every vocabulary word in no set: this, has, patients (3 x 2 ordered (A', B') pairs)
     assert row["null_pool_words"] == 3 and row["null_draws"] == 200
@@ -259,10 +335,19 @@ def test_seat_reports_the_calibrated_null_beside_the_classic_p():
     assert np.isnan(plain["p_calibrated"]) and plain["significant"] == (plain["p_value"] < 0.05)
     assert plain["effect_size"] == pytest.approx(row["effect_size"])
     # the level is the caller's (plm.seat.alpha): significant exactly when the calibrated p is below it
-    at_p = run_seat(model.base_model, tokenizer, tests, templates, null_draws=200, null_pool=10,
-                    alpha=row["p_calibrated"], **common).iloc[0]
-    above_p = run_seat(model.base_model, tokenizer, tests, templates, null_draws=200, null_pool=10,
-                       alpha=np.nextafter(row["p_calibrated"], 2.0), **common).iloc[0]
+    at_p = run_seat(
+        model.base_model, tokenizer, tests, templates, null_draws=200, null_pool=10, alpha=row["p_calibrated"], **common
+    ).iloc[0]
+    above_p = run_seat(
+        model.base_model,
+        tokenizer,
+        tests,
+        templates,
+        null_draws=200,
+        null_pool=10,
+        alpha=np.nextafter(row["p_calibrated"], 2.0),
+        **common,
+    ).iloc[0]
     assert at_p["p_calibrated"] == row["p_calibrated"] and not at_p["significant"] and above_p["significant"]
 
 

@@ -56,15 +56,28 @@ def test_reverse_gradient_flips_and_scales():
 def _batch(vocab=50, batch=6, length=12):
     g = torch.Generator().manual_seed(1)
     ids = torch.randint(5, vocab, (batch, length), generator=g)
-    return dict(input_ids=ids, attention_mask=torch.ones_like(ids), token_type_ids=torch.zeros_like(ids),
-                mlm_labels=torch.where(torch.rand(batch, length, generator=g) < 0.2, ids, torch.full_like(ids, -100)),
-                nsp_labels=torch.randint(0, 2, (batch,), generator=g), attribute=torch.randint(0, 2, (batch,), generator=g))
+    return dict(
+        input_ids=ids,
+        attention_mask=torch.ones_like(ids),
+        token_type_ids=torch.zeros_like(ids),
+        mlm_labels=torch.where(torch.rand(batch, length, generator=g) < 0.2, ids, torch.full_like(ids, -100)),
+        nsp_labels=torch.randint(0, 2, (batch,), generator=g),
+        attribute=torch.randint(0, 2, (batch,), generator=g),
+    )
 
 
 def test_adversarial_gradient_reaches_the_encoder_reversed():
     torch.manual_seed(0)
-    bert = BertForPreTraining(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                                         intermediate_size=32, max_position_embeddings=32))
+    bert = BertForPreTraining(
+        BertConfig(
+            vocab_size=50,
+            hidden_size=16,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=32,
+        )
+    )
     model = AdversarialPretrainer(bert, n_classes=2, weight=1.0)
     batch = _batch()
     _, losses = model(**batch)
@@ -74,7 +87,10 @@ def test_adversarial_gradient_reaches_the_encoder_reversed():
     encoder_weight = bert.bert.encoder.layer[0].attention.self.query.weight
     out = bert(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], output_hidden_states=True)
     cls = out.hidden_states[-1][:, 0]
-    adv = sum(torch.nn.functional.cross_entropy(d(reverse_gradient(cls, 1.0)), batch["attribute"]) for d in model.discriminators)
+    adv = sum(
+        torch.nn.functional.cross_entropy(d(reverse_gradient(cls, 1.0)), batch["attribute"])
+        for d in model.discriminators
+    )
     reversed_grad = torch.autograd.grad(adv, encoder_weight, retain_graph=True)[0]
     plain = sum(torch.nn.functional.cross_entropy(d(cls), batch["attribute"]) for d in model.discriminators)
     plain_grad = torch.autograd.grad(plain, encoder_weight)[0]
@@ -95,9 +111,18 @@ def test_pretraining_loss_and_gradients_equal_bert_for_pretraining():
     """The MLM head on the masked positions only gives BertForPreTraining's own loss (MLM over the
     labelled tokens + NSP) and the same gradients: the other positions add nothing."""
     torch.manual_seed(0)
-    bert = BertForPreTraining(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                                         intermediate_size=32, max_position_embeddings=32, hidden_dropout_prob=0.0,
-                                         attention_probs_dropout_prob=0.0))
+    bert = BertForPreTraining(
+        BertConfig(
+            vocab_size=50,
+            hidden_size=16,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=32,
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+        )
+    )
     model = AdversarialPretrainer(bert, n_classes=0)
     batch = _batch()
     batch["attention_mask"][:, -3:] = 0  # padding at the end of every row
@@ -105,9 +130,13 @@ def test_pretraining_loss_and_gradients_equal_bert_for_pretraining():
     ours.backward()
     ours_grads = {name: p.grad.clone() for name, p in bert.named_parameters() if p.grad is not None}
     bert.zero_grad()
-    peer = bert(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                token_type_ids=batch["token_type_ids"], labels=batch["mlm_labels"],
-                next_sentence_label=batch["nsp_labels"]).loss
+    peer = bert(
+        input_ids=batch["input_ids"],
+        attention_mask=batch["attention_mask"],
+        token_type_ids=batch["token_type_ids"],
+        labels=batch["mlm_labels"],
+        next_sentence_label=batch["nsp_labels"],
+    ).loss
     peer.backward()
     assert torch.isclose(ours, peer, atol=1e-6) and torch.isclose(losses["mlm_nsp"], peer, atol=1e-6)
     peer_grads = {name: p.grad for name, p in bert.named_parameters() if p.grad is not None}
@@ -118,18 +147,32 @@ def test_pretraining_loss_and_gradients_equal_bert_for_pretraining():
 
 def _tiny_pretrainer(seed=0):
     torch.manual_seed(seed)
-    bert = BertForPreTraining(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                         intermediate_size=32, max_position_embeddings=32, hidden_dropout_prob=0.0,
-                                         attention_probs_dropout_prob=0.0))
+    bert = BertForPreTraining(
+        BertConfig(
+            vocab_size=50,
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=32,
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+        )
+    )
     return AdversarialPretrainer(bert, n_classes=2, weight=1.0)
 
 
 def _batch_at(step):
     g = torch.Generator().manual_seed(1000 + step)  # data and masking seeded by the step
     ids = torch.randint(5, 50, (4, 10), generator=g)
-    return dict(input_ids=ids, attention_mask=torch.ones_like(ids), token_type_ids=torch.zeros_like(ids),
-                mlm_labels=torch.where(torch.rand(4, 10, generator=g) < 0.3, ids, torch.full_like(ids, -100)),
-                nsp_labels=torch.randint(0, 2, (4,), generator=g), attribute=torch.randint(0, 2, (4,), generator=g))
+    return dict(
+        input_ids=ids,
+        attention_mask=torch.ones_like(ids),
+        token_type_ids=torch.zeros_like(ids),
+        mlm_labels=torch.where(torch.rand(4, 10, generator=g) < 0.3, ids, torch.full_like(ids, -100)),
+        nsp_labels=torch.randint(0, 2, (4,), generator=g),
+        attribute=torch.randint(0, 2, (4,), generator=g),
+    )
 
 
 def test_killed_run_resumes_to_the_same_weights(tmp_path):
@@ -139,21 +182,63 @@ def test_killed_run_resumes_to_the_same_weights(tmp_path):
         return {"weight_sum": float(model.model.cls.predictions.bias.detach().sum())}
 
     straight, straight_record = _tiny_pretrainer(), []
-    assert train_steps(straight, _batch_at, 8, 1e-2, 2, str(tmp_path / "a"), checkpoint_every=3,
-                       evaluate=evaluate, eval_every=2, record=straight_record) == 8
+    assert (
+        train_steps(
+            straight,
+            _batch_at,
+            8,
+            1e-2,
+            2,
+            str(tmp_path / "a"),
+            checkpoint_every=3,
+            evaluate=evaluate,
+            eval_every=2,
+            record=straight_record,
+        )
+        == 8
+    )
     interrupted = _tiny_pretrainer()
-    assert train_steps(interrupted, _batch_at, 8, 1e-2, 2, str(tmp_path / "b"), checkpoint_every=3, stop_after=5,
-                       evaluate=evaluate, eval_every=2, record=[]) == 5
+    assert (
+        train_steps(
+            interrupted,
+            _batch_at,
+            8,
+            1e-2,
+            2,
+            str(tmp_path / "b"),
+            checkpoint_every=3,
+            stop_after=5,
+            evaluate=evaluate,
+            eval_every=2,
+            record=[],
+        )
+        == 5
+    )
     resumed, resumed_record = _tiny_pretrainer(seed=99), []  # a fresh process: other weights, restored from step 3
-    assert train_steps(resumed, _batch_at, 8, 1e-2, 2, str(tmp_path / "b"), checkpoint_every=3,
-                       evaluate=evaluate, eval_every=2, record=resumed_record) == 8
+    assert (
+        train_steps(
+            resumed,
+            _batch_at,
+            8,
+            1e-2,
+            2,
+            str(tmp_path / "b"),
+            checkpoint_every=3,
+            evaluate=evaluate,
+            eval_every=2,
+            record=resumed_record,
+        )
+        == 8
+    )
     for (name, a), b in zip(straight.state_dict().items(), resumed.state_dict().values()):
         assert torch.equal(a, b), name
     # the evaluation record (steps 2, 4, 6, 8) survives the kill: steps 2 from the checkpoint, 4-8 recomputed
     assert [r["step"] for r in resumed_record] == [2, 4, 6, 8]
     assert resumed_record == straight_record
     untrained = _tiny_pretrainer()
-    assert not torch.equal(untrained.state_dict()["model.cls.predictions.bias"], straight.state_dict()["model.cls.predictions.bias"])
+    assert not torch.equal(
+        untrained.state_dict()["model.cls.predictions.bias"], straight.state_dict()["model.cls.predictions.bias"]
+    )
 
 
 def test_pretraining_data_and_deterministic_batches():
@@ -164,13 +249,24 @@ def test_pretraining_data_and_deterministic_batches():
 
     texts = ["he has chf and copd .", "she reports depression on sertraline .", "pain controlled , sleeping well ."]
     tokenizer = train_wordpiece(texts * 30, 150)
-    sequences = pd.DataFrame({
-        "ROW_ID": np.repeat(np.arange(1, 31), 4), "SUBJECT_ID": np.repeat(np.arange(101, 131), 4),
-        "HADM_ID": np.repeat(np.arange(1001, 1031), 4), "seq_index": np.tile(np.arange(4), 30),
-        "text": [texts[i % 3] for i in range(120)],
-    })
-    demographics = pd.DataFrame({"HADM_ID": np.arange(1001, 1031), "gender": ["M", "F"] * 15, "language": "English",
-                                 "ethnicity": "WHITE", "insurance": "Medicare"})
+    sequences = pd.DataFrame(
+        {
+            "ROW_ID": np.repeat(np.arange(1, 31), 4),
+            "SUBJECT_ID": np.repeat(np.arange(101, 131), 4),
+            "HADM_ID": np.repeat(np.arange(1001, 1031), 4),
+            "seq_index": np.tile(np.arange(4), 30),
+            "text": [texts[i % 3] for i in range(120)],
+        }
+    )
+    demographics = pd.DataFrame(
+        {
+            "HADM_ID": np.arange(1001, 1031),
+            "gender": ["M", "F"] * 15,
+            "language": "English",
+            "ethnicity": "WHITE",
+            "insurance": "Medicare",
+        }
+    )
     data = build_pretraining_data(sequences, demographics, tokenizer, 32, seed=0, exclude_subjects={101, 102})
     assert data.excluded_subjects == 2 and len(data.input_ids) == 28 * 3
     first, second = data.attributes["gender"]
@@ -184,9 +280,19 @@ def test_pretraining_data_and_deterministic_batches():
     assert (a["mlm_labels"] != -100).any() and set(a["nsp_labels"].tolist()) <= {0, 1}
     sample = data.sample(20, seed=3)
     assert len(sample.input_ids) == 20 and sample.input_ids == data.sample(20, seed=3).input_ids
+
     def pairs(d):  # every field of each pair, so a sampled pair must keep its own fields together
-        return [(tuple(d.input_ids[i]), tuple(d.token_type_ids[i]), tuple(d.word_keys[i]), d.nsp_labels[i],
-                 d.attributes["gender"][0][i], d.attributes["gender"][1][i]) for i in range(len(d.input_ids))]
+        return [
+            (
+                tuple(d.input_ids[i]),
+                tuple(d.token_type_ids[i]),
+                tuple(d.word_keys[i]),
+                d.nsp_labels[i],
+                d.attributes["gender"][0][i],
+                d.attributes["gender"][1][i],
+            )
+            for i in range(len(d.input_ids))
+        ]
 
     from collections import Counter
 
@@ -226,21 +332,31 @@ def test_every_attribute_trains_an_adversary_with_its_classes(attribute):
     texts = ["he has chf and copd .", "she reports depression .", "pain controlled ."]
     tokenizer = train_wordpiece(texts * 30, 150)
     n = 24
-    sequences = pd.DataFrame({"ROW_ID": np.repeat(np.arange(n), 3), "SUBJECT_ID": np.repeat(np.arange(n), 3),
-                              "HADM_ID": np.repeat(np.arange(n), 3), "seq_index": np.tile(np.arange(3), n),
-                              "text": [texts[i % 3] for i in range(3 * n)]})
+    sequences = pd.DataFrame(
+        {
+            "ROW_ID": np.repeat(np.arange(n), 3),
+            "SUBJECT_ID": np.repeat(np.arange(n), 3),
+            "HADM_ID": np.repeat(np.arange(n), 3),
+            "seq_index": np.tile(np.arange(3), n),
+            "text": [texts[i % 3] for i in range(3 * n)],
+        }
+    )
     classes = ATTRIBUTE_CLASSES[attribute]
     values = [classes[i % len(classes)] for i in range(n)]
     values[0] = "SOMETHING ELSE"  # an unexpected value falls into the last class, never out of range
-    demographics = pd.DataFrame({"HADM_ID": np.arange(n), "gender": "M", "language": "English", "ethnicity": "WHITE",
-                                 "insurance": "Medicare"})
+    demographics = pd.DataFrame(
+        {"HADM_ID": np.arange(n), "gender": "M", "language": "English", "ethnicity": "WHITE", "insurance": "Medicare"}
+    )
     demographics[attribute] = values
     data = build_pretraining_data(sequences, demographics, tokenizer, 32, seed=0)
     first, _ = data.attributes[attribute]
     assert set(first) == set(range(len(classes)))
     batch_at, _ = batch_maker(data, tokenizer, 16, seed=0, attribute=attribute)
-    bert = BertForPreTraining(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1,
-                                         num_attention_heads=2, intermediate_size=32))
+    bert = BertForPreTraining(
+        BertConfig(
+            vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32
+        )
+    )
     model = AdversarialPretrainer(bert, n_classes=len(classes))
     loss, losses = model(**batch_at(0))
     loss.backward()
@@ -249,15 +365,27 @@ def test_every_attribute_trains_an_adversary_with_its_classes(attribute):
 
 def test_adversary_warmup_keeps_the_reversed_gradient_from_the_encoder():
     torch.manual_seed(0)
-    bert = BertForPreTraining(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                                         intermediate_size=32, max_position_embeddings=32, hidden_dropout_prob=0.0,
-                                         attention_probs_dropout_prob=0.0))
+    bert = BertForPreTraining(
+        BertConfig(
+            vocab_size=50,
+            hidden_size=16,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=32,
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+        )
+    )
     model = AdversarialPretrainer(bert, n_classes=2, weight=1.0)
     batch = _batch()
     encoder_weight = bert.bert.encoder.layer[0].attention.self.query.weight
     grads = {}
-    for name, extra in (("off", {"reversal_on": torch.tensor(0.0)}), ("baseline", {"attribute": None}),
-                        ("on", {"reversal_on": torch.tensor(1.0)})):
+    for name, extra in (
+        ("off", {"reversal_on": torch.tensor(0.0)}),
+        ("baseline", {"attribute": None}),
+        ("on", {"reversal_on": torch.tensor(1.0)}),
+    ):
         model.zero_grad()
         loss, _ = model(**{**batch, **extra})
         loss.backward()

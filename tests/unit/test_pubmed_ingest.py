@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from pubmed_helpers import HEAD, TAIL, article, write
 
 from medbias.core.errors import MedbiasInputError
-from pubmed_helpers import HEAD, TAIL, article, write
 from medbias.io.pubmed import (
     ARTICLE,
     BOOK,
@@ -26,20 +26,26 @@ from medbias.io.pubmed import (
     xml_file_records,
 )
 
+
 @pytest.fixture
 def files(tmp_path):
-    f1 = write(tmp_path / "pubmed26n0001.xml.gz",
-               article(1, "<Year>1965</Year>", "Career of <i>the</i> man", ("He works.", "In an office."))
-               + article(2, "<MedlineDate>1998 Dec-1999 Jan</MedlineDate>", "Family study")
-               + article(3, "<MedlineDate>Spring</MedlineDate>", "Undated thing")
-               + article(4, "<Year>1950</Year>", "Too early")
-               + '<PubmedBookArticle><BookDocument><PMID Version="1">9</PMID></BookDocument></PubmedBookArticle>'
-               + article(5, "<Year>2012</Year>", "Deleted later")
-               + article(6, "<Year>2013</Year>", "Deleted then reissued"))
-    f2 = write(tmp_path / "pubmed26n0002.xml",
-               article(1, "<Year>1965</Year>", "Career revised corrigendum")
-               + '<DeleteCitation><PMID Version="1">5</PMID><PMID Version="1">6</PMID><PMID Version="1">777</PMID></DeleteCitation>'
-               + article(6, "<Year>2014</Year>", "Reissued"), gz=False)
+    f1 = write(
+        tmp_path / "pubmed26n0001.xml.gz",
+        article(1, "<Year>1965</Year>", "Career of <i>the</i> man", ("He works.", "In an office."))
+        + article(2, "<MedlineDate>1998 Dec-1999 Jan</MedlineDate>", "Family study")
+        + article(3, "<MedlineDate>Spring</MedlineDate>", "Undated thing")
+        + article(4, "<Year>1950</Year>", "Too early")
+        + '<PubmedBookArticle><BookDocument><PMID Version="1">9</PMID></BookDocument></PubmedBookArticle>'
+        + article(5, "<Year>2012</Year>", "Deleted later")
+        + article(6, "<Year>2013</Year>", "Deleted then reissued"),
+    )
+    f2 = write(
+        tmp_path / "pubmed26n0002.xml",
+        article(1, "<Year>1965</Year>", "Career revised corrigendum")
+        + '<DeleteCitation><PMID Version="1">5</PMID><PMID Version="1">6</PMID><PMID '
+        'Version="1">777</PMID></DeleteCitation>' + article(6, "<Year>2014</Year>", "Reissued"),
+        gz=False,
+    )
     return [f1, f2]
 
 
@@ -92,10 +98,11 @@ def test_an_update_file_deletes_a_record_that_an_earlier_files_job_parsed(tmp_pa
     """Each file is parsed by its own job, which knows nothing of the others: the deletion in the
     update file reaches the baseline's record only in the reduce, and the reduce takes the files in
     their name order whatever order its inputs come in."""
-    baseline = write(tmp_path / "pubmed26n0001.xml.gz", article(21, "<Year>1981</Year>", "Kept")
-                     + article(22, "<Year>1982</Year>", "Withdrawn later"))
-    update = write(tmp_path / "pubmed26n1400.xml.gz",
-                   '<DeleteCitation><PMID Version="1">22</PMID></DeleteCitation>')
+    baseline = write(
+        tmp_path / "pubmed26n0001.xml.gz",
+        article(21, "<Year>1981</Year>", "Kept") + article(22, "<Year>1982</Year>", "Withdrawn later"),
+    )
+    update = write(tmp_path / "pubmed26n1400.xml.gz", '<DeleteCitation><PMID Version="1">22</PMID></DeleteCitation>')
     parsed_baseline, parsed_update = parsed([baseline, update], tmp_path)
     assert pd.read_parquet(parsed_baseline)["pmid"].tolist() == [21, 22]  # the baseline's job kept 22
     decades = parse_decades([[1980, 1989]])
@@ -108,10 +115,14 @@ def test_an_update_file_deletes_a_record_that_an_earlier_files_job_parsed(tmp_pa
 def test_deleting_the_first_article_of_the_first_file(tmp_path):
     """The first article of the first file has global rank 0; its deletion still applies (it was once
     skipped because rank 0 is falsy)."""
-    first = write(tmp_path / "pubmed26n0001.xml.gz", article(11, "<Year>1975</Year>", "First")
-                  + article(12, "<Year>1975</Year>", "Second"))
-    later = write(tmp_path / "pubmed26n0002.xml.gz",
-                  '<DeleteCitation><PMID Version="1">11</PMID></DeleteCitation>' + article(13, "<Year>1976</Year>", "Third"))
+    first = write(
+        tmp_path / "pubmed26n0001.xml.gz",
+        article(11, "<Year>1975</Year>", "First") + article(12, "<Year>1975</Year>", "Second"),
+    )
+    later = write(
+        tmp_path / "pubmed26n0002.xml.gz",
+        '<DeleteCitation><PMID Version="1">11</PMID></DeleteCitation>' + article(13, "<Year>1976</Year>", "Third"),
+    )
     index = index_versions([first, later])
     assert index.keep[0].tolist() == [False, True] and index.keep[1].tolist() == [True]
     assert (index.deleted, index.unknown_deletions, index.replaced) == (1, 0, 0)
@@ -124,7 +135,12 @@ def test_decade_corpora_and_counts(files, tmp_path):
     summary = ingest_files(files, decades, outputs, tmp_path)
     counts = {d["decade"]: d["articles"] for d in summary["decades"]}
     assert counts == {"1960-1969": 1, "1990-1999": 1, "2010-2020": 1, "2030-2039": 0}  # empty decade reported
-    assert (summary["undated"], summary["outside_decades"], summary["deleted"], summary["book_articles"]) == (1, 1, 1, 1)
+    assert (summary["undated"], summary["outside_decades"], summary["deleted"], summary["book_articles"]) == (
+        1,
+        1,
+        1,
+        1,
+    )
     frame = pd.read_parquet(outputs["1960-1969"])
     assert frame["tokens"].tolist() == ["career revised corrigendum"] and frame["n_tokens"].tolist() == [3]
     assert len(pd.read_parquet(outputs["2030-2039"])) == 0

@@ -35,7 +35,12 @@ def test_trend_by_hand():
     assert ols_slope(np.array([0.0, 1.0, 2.0])) == pytest.approx(1.0)
     # three decades, one seed: of the 6 orderings only the observed and its reverse reach |slope| = 1
     trend = decade_trend(np.array([[0.0, 1.0, 2.0]]))
-    assert (trend.slope, trend.p_value, trend.orderings, trend.seeds) == (pytest.approx(1.0), pytest.approx(2 / 6), 6, 1)
+    assert (trend.slope, trend.p_value, trend.orderings, trend.seeds) == (
+        pytest.approx(1.0),
+        pytest.approx(2 / 6),
+        6,
+        1,
+    )
     assert np.isnan(trend.slope_seed_sd)
     # seeds are averaged before the decades are permuted; their slopes' spread is reported
     values = np.array([[0.0, 1.0, 2.0, 3.0, 4.0], [0.2, 0.8, 2.2, 2.8, 4.2]])
@@ -58,12 +63,20 @@ def test_error_rate_is_clopper_pearson():
 
 
 def test_rios_decisions_follow_the_truth():
-    truth = {"decades": [{"decade": "1960"}, {"decade": "2010"}], "planted_pairs": [{"name": "career", "strengths": [0.5, 0.0]}]}
-    seeds = pd.DataFrame({
-        "decade": ["1960", "1960", "2010", "2010", "1960"], "test": ["career", "weapons", "career", "weapons", "career"],
-        "replicate": [0, 0, 0, 0, 1], "control": [False, True, False, True, False],
-        "p_value": [0.001, 0.01, 0.03, 0.5, 0.002], "p_calibrated": [0.002, 0.2, 0.3, 0.6, 0.001],
-    })
+    truth = {
+        "decades": [{"decade": "1960"}, {"decade": "2010"}],
+        "planted_pairs": [{"name": "career", "strengths": [0.5, 0.0]}],
+    }
+    seeds = pd.DataFrame(
+        {
+            "decade": ["1960", "1960", "2010", "2010", "1960"],
+            "test": ["career", "weapons", "career", "weapons", "career"],
+            "replicate": [0, 0, 0, 0, 1],
+            "control": [False, True, False, True, False],
+            "p_value": [0.001, 0.01, 0.03, 0.5, 0.002],
+            "p_calibrated": [0.002, 0.2, 0.3, 0.6, 0.001],
+        }
+    )
     decisions = rios_weat_decisions(seeds, truth)
     calibrated = decisions[decisions["p_kind"] == "calibrated null"]
     assert calibrated["truth"].tolist() == ["planted", "control", "control", "control", "planted"]
@@ -73,31 +86,64 @@ def test_rios_decisions_follow_the_truth():
     assert table.loc[("calibrated null", "planted"), ["flagged", "decisions"]].tolist() == [2, 2]
     assert table.loc[("classic permutation", "control"), "rate_over_level"] == pytest.approx((2 / 3) / 0.05)
     # Figure 1's table (replicate 0) adds the document-level null's decisions; a NaN p (no draws) is no decision
-    figure = pd.DataFrame({"decade": ["1960", "1960", "2010", "2010"], "test": ["career", "weapons", "career", "weapons"],
-                           "p_document": [0.025, 0.3, np.nan, 0.04]})
+    figure = pd.DataFrame(
+        {
+            "decade": ["1960", "1960", "2010", "2010"],
+            "test": ["career", "weapons", "career", "weapons"],
+            "p_document": [0.025, 0.3, np.nan, 0.04],
+        }
+    )
     document = rios_weat_decisions(seeds, truth, table=figure)
     document = document[document["p_kind"] == "document-level null"]
-    assert document["unit"].tolist() == ["1960 career seed 0 (strength 0.5)", "1960 weapons seed 0", "2010 weapons seed 0"]
+    assert document["unit"].tolist() == [
+        "1960 career seed 0 (strength 0.5)",
+        "1960 weapons seed 0",
+        "2010 weapons seed 0",
+    ]
     assert document["truth"].tolist() == ["planted", "control", "control"]
     assert document["flagged"].tolist() == [True, False, True]
 
 
 def test_gap_decisions_count_the_planted_group_and_leave_its_mirror_out():
-    truth = {"planted_recall_gaps": [{"attribute": "gender", "disadvantaged": "F", "phenotype": "Renal failure"}],
-             "phenotypes": {"Renal failure": {"type": "acute"}}}
+    truth = {
+        "planted_recall_gaps": [{"attribute": "gender", "disadvantaged": "F", "phenotype": "Renal failure"}],
+        "phenotypes": {"Renal failure": {"type": "acute"}},
+    }
     labels = {"pf_renal": "Renal failure", "pf_sepsis": "Sepsis", "pf_any_acute": "any_acute"}
     # the last three carry the plant without being it: an intersection with gender on the planted task,
     # and the planted attribute and its intersection on the aggregate task the phenotype feeds
-    gaps = pd.DataFrame({
-        "model": "m", "task": ["pf_renal", "pf_renal", "pf_sepsis", "pf_sepsis", "pf_renal", "pf_renal", "pf_any_acute",
-                               "pf_any_acute"],
-        "attribute": ["gender", "gender", "gender", "gender", "language", "gender x ethnicity", "gender",
-                      "gender x ethnicity"], "group": ["F", "M", "F", "M", "ENGL", "F & WHITE", "F", "M & WHITE"],
-        "compared_with": ["M", "F", "M", "F", "OTHER", "M & BLACK", "M", "F & WHITE"], "metric": "recall", "gap": [-0.8, 0.8, 0.01, -0.01, 0.05, -0.7, -0.3, 0.3],
-        "p_value": [1e-9, 1e-9, 0.9, 0.9, 0.5, 1e-6, 1e-3, 1e-3],
-        "p_bootstrap": [0.002, 0.002, 0.9, 0.9, 0.5, 0.002, 0.002, 0.002],
-        "significant": [True, True, False, False, False, True, True, True],
-    })
+    gaps = pd.DataFrame(
+        {
+            "model": "m",
+            "task": [
+                "pf_renal",
+                "pf_renal",
+                "pf_sepsis",
+                "pf_sepsis",
+                "pf_renal",
+                "pf_renal",
+                "pf_any_acute",
+                "pf_any_acute",
+            ],
+            "attribute": [
+                "gender",
+                "gender",
+                "gender",
+                "gender",
+                "language",
+                "gender x ethnicity",
+                "gender",
+                "gender x ethnicity",
+            ],
+            "group": ["F", "M", "F", "M", "ENGL", "F & WHITE", "F", "M & WHITE"],
+            "compared_with": ["M", "F", "M", "F", "OTHER", "M & BLACK", "M", "F & WHITE"],
+            "metric": "recall",
+            "gap": [-0.8, 0.8, 0.01, -0.01, 0.05, -0.7, -0.3, 0.3],
+            "p_value": [1e-9, 1e-9, 0.9, 0.9, 0.5, 1e-6, 1e-3, 1e-3],
+            "p_bootstrap": [0.002, 0.002, 0.9, 0.9, 0.5, 0.002, 0.002, 0.002],
+            "significant": [True, True, False, False, False, True, True, True],
+        }
+    )
     gaps["p_bh"], gaps["significant_bh"] = gaps["p_value"], gaps["p_value"] < 0.05
     decisions = gap_decisions(gaps, truth, labels)
     se = decisions[decisions["p_kind"] == "score-test p, BH"]
@@ -110,10 +156,16 @@ def test_gap_decisions_count_the_planted_group_and_leave_its_mirror_out():
 
 
 def test_mirror_rows_are_the_second_group_of_a_pair_compared_with_each_other():
-    gaps = pd.DataFrame({"model": "m", "task": "t", "metric": "recall",
-                         "attribute": ["gender", "gender", "ethnicity", "ethnicity", "ethnicity"],
-                         "group": ["M", "F", "WHITE", "BLACK", "ASIAN"],
-                         "compared_with": ["F", "M", "ASIAN", "ASIAN", "WHITE"]})
+    gaps = pd.DataFrame(
+        {
+            "model": "m",
+            "task": "t",
+            "metric": "recall",
+            "attribute": ["gender", "gender", "ethnicity", "ethnicity", "ethnicity"],
+            "group": ["M", "F", "WHITE", "BLACK", "ASIAN"],
+            "compared_with": ["F", "M", "ASIAN", "ASIAN", "WHITE"],
+        }
+    )
     # M mirrors F; WHITE and ASIAN are compared with each other, and ASIAN sorts first, so WHITE's row
     # is the mirror; BLACK is compared with ASIAN but ASIAN not with BLACK: a test of its own
     assert mirror_rows(gaps).tolist() == [True, False, True, False, False]

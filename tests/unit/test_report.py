@@ -14,8 +14,14 @@ from medbias.pipeline.report import caption_rst, check_item, json_to_html, load_
 
 REPO = Path(__file__).resolve().parents[2]
 ITEMS = REPO / "report" / "items.yaml"
-ITEM = {"title": "Table 9: counts", "study": "Some study", "part": "Tables", "shows": "Counts per decade.",
-        "paper": "12 in the 1960s.", "source": "Rule x; config y."}
+ITEM = {
+    "title": "Table 9: counts",
+    "study": "Some study",
+    "part": "Tables",
+    "shows": "Counts per decade.",
+    "paper": "12 in the 1960s.",
+    "source": "Rule x; config y.",
+}
 
 
 def test_a_markdown_table_becomes_an_html_table_with_its_title_and_notes():
@@ -36,7 +42,12 @@ def test_a_page_holds_the_table_or_the_embedded_figure_and_the_whole_caption(tmp
     md = tmp_path / "t.md"
     md.write_text("# T\n\n| a |\n|---|\n| 1 |\n")
     page = render_page(md, ITEM)
-    assert "<table>" in page and "Counts per decade." in page and "12 in the 1960s." in page and "Rule x; config y." in page
+    assert (
+        "<table>" in page
+        and "Counts per decade." in page
+        and "12 in the 1960s." in page
+        and "Rule x; config y." in page
+    )
     png = tmp_path / "f.png"
     png.write_bytes(b"\x89PNG\r\n\x1a\nfake")
     page = render_page(png, ITEM)
@@ -47,8 +58,13 @@ def test_a_page_holds_the_table_or_the_embedded_figure_and_the_whole_caption(tmp
 
 
 def test_a_manifest_becomes_tables_one_row_per_entry():
-    html = json_to_html({"world": "demo", "models": {"bert": {"kind": "masked", "studies": ["a", "b"]},
-                                                     "gpt2": {"kind": "causal"}}, "files": ["x", "y"]})
+    html = json_to_html(
+        {
+            "world": "demo",
+            "models": {"bert": {"kind": "masked", "studies": ["a", "b"]}, "gpt2": {"kind": "causal"}},
+            "files": ["x", "y"],
+        }
+    )
     assert "<th>world</th><td>demo</td>" in html
     assert "<th>name</th><th>kind</th><th>studies</th>" in html
     assert "<td>bert</td><td>masked</td><td>a, b</td>" in html and "<td>gpt2</td><td>causal</td><td></td>" in html
@@ -67,7 +83,10 @@ def test_real_runs_leave_out_the_demo_worlds_pages():
     assert not any(page.split("/")[0] in ("validation", "demo_world") for page in real)
     assert real["rios/table1_articles"]["file"] == "rios/table1_articles.md"
     assert "hurtful/tableD4_probe" not in load_items(ITEMS, "real", left_out=("hurtful/tableD4_probe.md",))
-    assert demo["rios/fig1_weat"]["file"] == "rios/fig1_weat.png" and demo["rios/fig1_weat_data"]["file"] == "rios/fig1_weat.md"
+    assert (
+        demo["rios/fig1_weat"]["file"] == "rios/fig1_weat.png"
+        and demo["rios/fig1_weat_data"]["file"] == "rios/fig1_weat.md"
+    )
 
 
 def test_two_items_on_one_page_are_named(tmp_path):
@@ -85,7 +104,7 @@ def test_the_outputs_page_lists_every_report_item_in_the_words_of_its_caption():
     doc = (REPO / "docs" / "outputs.md").read_text()
     items = load_items(ITEMS, "demo")
     assert doc == with_outputs_reference(doc, outputs_reference(items)), "run: python scripts/outputs_reference.py"
-    part = doc[doc.index(OUTPUTS_BEGIN):doc.index(OUTPUTS_END)]
+    part = doc[doc.index(OUTPUTS_BEGIN) : doc.index(OUTPUTS_END)]
     rows = [line for line in part.splitlines() if line.startswith("| `results/")]
     assert len(rows) == len(items)
     for item in items.values():
@@ -97,13 +116,24 @@ def test_the_outputs_page_lists_every_report_item_in_the_words_of_its_caption():
 def test_a_folder_index_lists_its_items_with_their_pages_and_no_other_folders():
     from medbias.pipeline.report import folder_index, folder_pages
 
-    items = {"x/table1": {**ITEM, "file": "x/table1.md"}, "x/fig1": {**ITEM, "title": "Figure 1 | a", "file": "x/fig1.png"},
-             "y/table2": {**ITEM, "file": "y/table2.md"}}
+    items = {
+        "x/table1": {**ITEM, "file": "x/table1.md"},
+        "x/fig1": {**ITEM, "title": "Figure 1 | a", "file": "x/fig1.png"},
+        "y/table2": {**ITEM, "file": "y/table2.md"},
+    }
     assert folder_pages(items) == {"x": ["x/table1", "x/fig1"], "y": ["y/table2"]}
     text = folder_index("x", items, "out")
     assert text.startswith("# Tables and figures in out/x\n")
     assert "| Table 9: counts | `out/x/table1.md` | `out/report/x/table1.html` |" in text
     assert "| Figure 1 \\| a | `out/x/fig1.png` | `out/report/x/fig1.html` |" in text
     assert "y/table2" not in text
-    assert set(folder_pages(load_items(ITEMS, "demo"))) == {"demo_world", "validation", "inputs", "rios", "mimic",
-                                                            "hurtful", "mental", "plm"}
+    assert set(folder_pages(load_items(ITEMS, "demo"))) == {
+        "demo_world",
+        "validation",
+        "inputs",
+        "rios",
+        "mimic",
+        "hurtful",
+        "mental",
+        "plm",
+    }

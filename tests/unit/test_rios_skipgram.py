@@ -7,10 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from medbias.studies.rios.documents import SelectedDocuments, sample_documents
-from medbias.studies.rios.skipgram import scale_min_count, search_skipgram
 from medbias.io.pubmed import tokenize
-from medbias.studies.rios.skipgram import chosen_setting, retrain_chosen, search_decade
+from medbias.studies.rios.documents import SelectedDocuments, sample_documents
+from medbias.studies.rios.skipgram import (
+    chosen_setting,
+    retrain_chosen,
+    scale_min_count,
+    search_decade,
+    search_skipgram,
+)
 
 SETTING = {"negative": 5, "sample": 0.0, "min_count": 1, "alpha": 0.025, "vector_size": 10, "window": 2}
 PAIRS = [("alpha", "beta", 1500.0), ("gamma", "delta", 1400.0), ("alpha", "gamma", 100.0), ("beta", "delta", 50.0)]
@@ -35,8 +40,13 @@ def test_sample_documents_caps_the_tokens_and_is_seeded():
     assert sample.tokens == lengths[taken].sum() <= 10 and sample.total_tokens == 28
     assert sample.fraction == pytest.approx(sample.tokens / 28)
     assert (sample_documents(documents, 10, seed=1).keep == sample.keep).all()
-    assert sample.summary() == {"documents": len(taken), "total_documents": 7, "tokens": int(lengths[taken].sum()),
-                                "total_tokens": 28, "token_fraction": round(sample.fraction, 6)}
+    assert sample.summary() == {
+        "documents": len(taken),
+        "total_documents": 7,
+        "tokens": int(lengths[taken].sum()),
+        "total_tokens": 28,
+        "token_fraction": round(sample.fraction, 6),
+    }
     tiny = sample_documents(documents, 1, seed=3)  # even a cap below every long document keeps one document
     assert tiny.keep.sum() >= 1
 
@@ -49,19 +59,39 @@ def test_selected_documents_keep_corpus_order_on_every_pass_and_check_the_flags(
         list(SelectedDocuments(documents, np.array([True, False])))
 
 
-@pytest.mark.parametrize(("count", "fraction", "expected"), [
-    (5, 1.0, 5), (5, 0.1, 1), (1200, 0.01, 12), (2400, 0.005, 12), (0, 0.01, 0), (15, 0.1, 2), (10, 0.04, 1),
-])
+@pytest.mark.parametrize(
+    ("count", "fraction", "expected"),
+    [
+        (5, 1.0, 5),
+        (5, 0.1, 1),
+        (1200, 0.01, 12),
+        (2400, 0.005, 12),
+        (0, 0.01, 0),
+        (15, 0.1, 2),
+        (10, 0.04, 1),
+    ],
+)
 def test_min_count_scales_with_the_sample(count, fraction, expected):
     assert scale_min_count({**SETTING, "min_count": count}, fraction) == {**SETTING, "min_count": expected}
 
 
 def test_search_on_the_whole_decade_returns_the_best_candidate_itself():
     corpus = _corpus()
-    vectors, record = search_decade(corpus, PAIRS, tokenize, defaults=SETTING, grid={"window": [1, 4]},
-                                    strategy="one_at_a_time", epochs=5, seed=1, workers=1, search_tokens=0)
-    reference, scores, best = search_skipgram(corpus, SETTING, {"window": [1, 4]}, "one_at_a_time", 5, 1, 1, PAIRS,
-                                              tokenize)
+    vectors, record = search_decade(
+        corpus,
+        PAIRS,
+        tokenize,
+        defaults=SETTING,
+        grid={"window": [1, 4]},
+        strategy="one_at_a_time",
+        epochs=5,
+        seed=1,
+        workers=1,
+        search_tokens=0,
+    )
+    reference, scores, best = search_skipgram(
+        corpus, SETTING, {"window": [1, 4]}, "one_at_a_time", 5, 1, 1, PAIRS, tokenize
+    )
     assert record["candidates"] == scores and record["best_candidate"] == best
     assert np.array_equal(vectors.vectors, reference.vectors)
     assert record["search_sample"]["token_fraction"] == 1.0 and record["final"]["rho"] == scores[best]["rho"]
@@ -73,8 +103,18 @@ def test_search_on_a_sample_trains_the_chosen_setting_on_the_whole_decade():
     rare = [["zeta", "eta", "x", "y"] for _ in range(3)]  # a word seen 3 times: kept at min_count 2, not in a sample
     corpus = corpus[:200] + rare + corpus[200:]
     grid = {"window": [1], "min_count": [2]}
-    vectors, record = search_decade(corpus, PAIRS, tokenize, defaults=SETTING, grid=grid, strategy="one_at_a_time",
-                                    epochs=5, seed=1, workers=1, search_tokens=800)
+    vectors, record = search_decade(
+        corpus,
+        PAIRS,
+        tokenize,
+        defaults=SETTING,
+        grid=grid,
+        strategy="one_at_a_time",
+        epochs=5,
+        seed=1,
+        workers=1,
+        search_tokens=800,
+    )
     sample = record["search_sample"]
     assert sample["tokens"] <= 800 < sample["total_tokens"] == 3212
     fraction = sample["tokens"] / sample["total_tokens"]
@@ -86,8 +126,10 @@ def test_search_on_a_sample_trains_the_chosen_setting_on_the_whole_decade():
         rare_kept = rare_in_sample >= max(1, candidate["trained_min_count"])
         assert candidate["vocabulary"] == 8 + 2 * rare_kept
     chosen = chosen_setting(record)
-    assert chosen == {**SETTING, **{k: v for k, v in record["candidates"][record["best_candidate"]].items()
-                                    if k in SETTING}}
+    assert chosen == {
+        **SETTING,
+        **{k: v for k, v in record["candidates"][record["best_candidate"]].items() if k in SETTING},
+    }
     assert chosen["min_count"] in (1, 2)  # the decade's units, never the sample's
     assert ("zeta" in vectors) == (chosen["min_count"] <= 3)
     assert record["final"]["trained_on"].startswith("the whole decade (the chosen setting")
@@ -96,8 +138,18 @@ def test_search_on_a_sample_trains_the_chosen_setting_on_the_whole_decade():
 
 def test_replicates_retrain_replicate_0s_choice_under_their_own_seed():
     corpus = _corpus()
-    first, record = search_decade(corpus, PAIRS, tokenize, defaults=SETTING, grid={"window": [4]},
-                                  strategy="one_at_a_time", epochs=5, seed=1, workers=1, search_tokens=0)
+    first, record = search_decade(
+        corpus,
+        PAIRS,
+        tokenize,
+        defaults=SETTING,
+        grid={"window": [4]},
+        strategy="one_at_a_time",
+        epochs=5,
+        seed=1,
+        workers=1,
+        search_tokens=0,
+    )
     again, same = retrain_chosen(corpus, record, PAIRS, tokenize, epochs=5, seed=1, workers=1)
     other, replicate = retrain_chosen(corpus, record, PAIRS, tokenize, epochs=5, seed=2, workers=1)
     assert replicate["setting"] == chosen_setting(record)

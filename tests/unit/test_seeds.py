@@ -30,8 +30,12 @@ def test_every_rule_asks_for_its_own_seed_and_none_writes_a_number():
     calls = _seed_calls()
     assert len(calls) >= 25  # every rule that draws random numbers
     assert [(f, rule, named) for f, rule, named in calls if rule != named] == []
-    literal = [(p.name, line.strip()) for p in RULES.glob("*.smk") for line in p.read_text().splitlines()
-               if re.search(r"\bseed=", line) and "seed_for(" not in line]
+    literal = [
+        (p.name, line.strip())
+        for p in RULES.glob("*.smk")
+        for line in p.read_text().splitlines()
+        if re.search(r"\bseed=", line) and "seed_for(" not in line
+    ]
     assert literal == []
     assert sorted({named for _, _, named in calls}) == sorted(RULE_SEED_OFFSETS)  # no stale table entry
 

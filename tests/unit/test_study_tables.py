@@ -23,42 +23,86 @@ def test_cells_note_names_the_floors_and_the_seed_range_only_with_seeds():
 
 
 def _seat_rows():
-    rows = pd.DataFrame({"test": ["race", "lgbtq"], "effect_size": [0.5, -0.25], "significant": [True, False],
-                         "status": ["ok", "ok"]})
-    marked = pd.DataFrame({"test": ["race", "lgbtq"], "effect_size": [float("nan")] * 2, "significant": [False] * 2,
-                           "status": ["not loadable: no OFA loader"] * 2})
+    rows = pd.DataFrame(
+        {"test": ["race", "lgbtq"], "effect_size": [0.5, -0.25], "significant": [True, False], "status": ["ok", "ok"]}
+    )
+    marked = pd.DataFrame(
+        {
+            "test": ["race", "lgbtq"],
+            "effect_size": [float("nan")] * 2,
+            "significant": [False] * 2,
+            "status": ["not loadable: no OFA loader"] * 2,
+        }
+    )
     return stamp_evaluations([rows, marked], [("bert", "none"), ("ofa", "none")])
 
 
 def test_seat_table_marks_significance_and_names_what_did_not_run():
-    table = seat_table(_seat_rows(), ["bert", "ofa"], {"bert": "BERT", "ofa": "OFA"}, pooling="mean", alpha=0.05,
-                       alternative="greater", unloadable=["OFA: not loadable: no OFA loader"])
-    assert table.frame.to_dict("records") == [{"model": "BERT", "race": "+0.500*", "lgbtq": "-0.250"},
-                                              {"model": "OFA", "race": "not loadable", "lgbtq": "not loadable"}]
+    table = seat_table(
+        _seat_rows(),
+        ["bert", "ofa"],
+        {"bert": "BERT", "ofa": "OFA"},
+        pooling="mean",
+        alpha=0.05,
+        alternative="greater",
+        unloadable=["OFA: not loadable: no OFA loader"],
+    )
+    assert table.frame.to_dict("records") == [
+        {"model": "BERT", "race": "+0.500*", "lgbtq": "-0.250"},
+        {"model": "OFA", "race": "not loadable", "lgbtq": "not loadable"},
+    ]
     assert "calibrated p < 0.05 (greater)" in table.notes[0] and table.notes[-1] == "OFA: not loadable: no OFA loader"
 
 
 def test_the_race_seat_average_is_the_mean_of_the_two_race_tests_beside_them():
     """Xie et al. 2024, appendix A: the paper's Race SEAT is the average effect size of its two race tests."""
-    rows = pd.DataFrame({"test": ["race_seat_1", "race_seat_2", "lgbtq_seat"], "effect_size": [0.30, 0.10, -0.2],
-                         "significant": [True, False, False], "status": ["ok", "ok", "ok"]})
+    rows = pd.DataFrame(
+        {
+            "test": ["race_seat_1", "race_seat_2", "lgbtq_seat"],
+            "effect_size": [0.30, 0.10, -0.2],
+            "significant": [True, False, False],
+            "status": ["ok", "ok", "ok"],
+        }
+    )
     half = rows.assign(status=["ok", "not applicable: no head", "ok"])
-    seat = with_seat_averages(stamp_evaluations([rows, half], [("bert", "none"), ("gpt", "none")]),
-                              {"race_seat": ["race_seat_1", "race_seat_2"]})
+    seat = with_seat_averages(
+        stamp_evaluations([rows, half], [("bert", "none"), ("gpt", "none")]),
+        {"race_seat": ["race_seat_1", "race_seat_2"]},
+    )
     average = seat[seat["test"] == "race_seat"].set_index("model")
     assert average.at["bert", "effect_size"] == (0.30 + 0.10) / 2 and average.at["bert", "status"] == "ok"
     assert average.at["gpt", "status"] == "not applicable: no head"  # one member did not run: no average
-    table = seat_table(seat, ["bert", "gpt"], {"bert": "BERT", "gpt": "GPT"}, pooling="mean", alpha=0.05,
-                       alternative="greater", unloadable=[])
+    table = seat_table(
+        seat,
+        ["bert", "gpt"],
+        {"bert": "BERT", "gpt": "GPT"},
+        pooling="mean",
+        alpha=0.05,
+        alternative="greater",
+        unloadable=[],
+    )
     assert list(table.frame.columns) == ["model", "race_seat_1", "race_seat_2", "race_seat", "lgbtq_seat"]
-    assert table.frame.to_dict("records")[0] == {"model": "BERT", "race_seat_1": "+0.300*", "race_seat_2": "+0.100",
-                                                 "race_seat": "+0.200", "lgbtq_seat": "-0.200"}
+    assert table.frame.to_dict("records")[0] == {
+        "model": "BERT",
+        "race_seat_1": "+0.300*",
+        "race_seat_2": "+0.100",
+        "race_seat": "+0.200",
+        "lgbtq_seat": "-0.200",
+    }
     assert any("race_seat: the mean effect size of race_seat_1 + race_seat_2" in note for note in table.notes)
 
 
 def test_debias_table_signs_changes_marks_away_and_averages():
-    changes = pd.DataFrame({"model": ["a", "b"], "method": ["inlp", "inlp"], "benchmark": ["SEAT", "SEAT"],
-                            "measure": ["race", "race"], "change": [-0.2, 0.1], "toward_neutral": [True, False]})
+    changes = pd.DataFrame(
+        {
+            "model": ["a", "b"],
+            "method": ["inlp", "inlp"],
+            "benchmark": ["SEAT", "SEAT"],
+            "measure": ["race", "race"],
+            "change": [-0.2, 0.1],
+            "toward_neutral": [True, False],
+        }
+    )
     table = debias_table(changes, ["a", "b", "c"], {"a": "A", "b": "B", "c": "C"}, ["inlp"], [("SEAT", "race")], [])
     assert table.frame["INLP race"].tolist() == ["-0.200", "+0.100 (away)", "-", "-0.050"]
     assert table.frame["model"].tolist() == ["A", "B", "C", "Overall (mean)"]
@@ -79,8 +123,9 @@ def test_rios_weat_note_says_which_tests_ran():
 
     plain = weat_note(alternative="greater", budget=1000, bootstrap=100, null_draws=0, replicates=3)
     assert "significant: classic p < 0.05 (no calibrated null configured)." in plain and "p_document" not in plain
-    full = weat_note(alternative="two-sided", budget=100000, bootstrap=1000, null_draws=10000, replicates=1,
-                     document_null_draws=39)
+    full = weat_note(
+        alternative="two-sided", budget=100000, bootstrap=1000, null_draws=10000, replicates=1, document_null_draws=39
+    )
     assert "10,000 draws" in full and "smallest 1/40" in full and "exact when at most 100,000 partitions" in full
 
 
@@ -88,9 +133,15 @@ def test_figure1_lines_complete_the_template_for_each_race_word_in_mask_order():
     from medbias.studies.hurtful.figures import fill_in_the_blank_lines
 
     template = "[RACE] pt became belligerent and violent . sent to [MASK] [MASK] ."
-    table = pd.DataFrame({"model": ["scibert"] * 4, "template": [template] * 4,
-                          "fill": ["white", "white", "black", "black"], "mask": [2, 1, 1, 2],
-                          "greedy": ["unit", "icu", "jail", "."]})
+    table = pd.DataFrame(
+        {
+            "model": ["scibert"] * 4,
+            "template": [template] * 4,
+            "fill": ["white", "white", "black", "black"],
+            "mask": [2, 1, 1, 2],
+            "greedy": ["unit", "icu", "jail", "."],
+        }
+    )
     assert fill_in_the_blank_lines(table) == [
         (f"scibert: {template}", "header"),
         ("  white pt became belligerent and violent . sent to [icu] [unit] .", "line"),

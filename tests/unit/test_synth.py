@@ -9,16 +9,16 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from conftest import REPO
 from scipy.stats import binom
 
-from conftest import REPO
-from medbias.pipeline.config import load_config
 from medbias.io.formats import MIMIC_TABLES
+from medbias.io.resources import read_umnsrs, read_wordsets
+from medbias.pipeline.config import load_config
 from medbias.synth.annotations import FLIP_POSITIVE, generate_annotations
 from medbias.synth.conditions import CONDITIONS, PlantedCondition, assign_carriers
 from medbias.synth.logprob import logprob_resources
 from medbias.synth.mimic import PHENOTYPE_PREVALENCE, benchmark_codes, generate_cohort
-from medbias.io.resources import read_umnsrs, read_wordsets
 from medbias.synth.pubmed import DECADES, STRENGTHS, generate_articles, write_pubmed
 from medbias.synth.sizes import demo_sizes
 
@@ -72,8 +72,10 @@ def test_table3_scores_full_share_plants_against_the_controls_in_single_gender_f
     annotation; the 90/10 conditions the annotations read stay out; frames name the gender once."""
     templates, attributes, truth = logprob_resources()
     by_phrase = {c.phrase: c for c in CONDITIONS}
-    categories = {category: [by_phrase[phrase] for phrase, cat in attributes if cat == category]
-                  for category in ("MALELEAN", "FEMALELEAN", "CONTROL")}
+    categories = {
+        category: [by_phrase[phrase] for phrase, cat in attributes if cat == category]
+        for category in ("MALELEAN", "FEMALELEAN", "CONTROL")
+    }
     assert [c.male_share for c in categories["MALELEAN"]] == [1.0] * 5
     assert [c.male_share for c in categories["FEMALELEAN"]] == [0.0] * 5
     assert all(c.annotation is None for c in categories["MALELEAN"] + categories["FEMALELEAN"])
@@ -151,7 +153,11 @@ def test_planted_recall_gap_mentions_evidence_less_in_the_disadvantaged_group(co
     tables = cohort.tables
     code_to_phenotype = phenotype_of_code(HCUP)
     dx = tables["DIAGNOSES_ICD"].assign(phenotype=tables["DIAGNOSES_ICD"]["ICD9_CODE"].map(code_to_phenotype))
-    notes = tables["NOTEEVENTS"].dropna(subset=["HADM_ID"]).merge(tables["PATIENTS"][["SUBJECT_ID", "GENDER"]], on="SUBJECT_ID")
+    notes = (
+        tables["NOTEEVENTS"]
+        .dropna(subset=["HADM_ID"])
+        .merge(tables["PATIENTS"][["SUBJECT_ID", "GENDER"]], on="SUBJECT_ID")
+    )
 
     def mention_rates(phenotype):
         hadms = set(dx.loc[dx["phenotype"] == phenotype, "HADM_ID"])
@@ -176,13 +182,18 @@ def test_the_planted_gaps_extra_mentions_leave_the_rest_of_the_world_unchanged(c
     from medbias.synth.phrases import PHENOTYPE_EVIDENCE
 
     (gap,) = cohort.truth["planted_recall_gaps"]
-    monkeypatch.setitem(mimic.PLANTED_RECALL_GAPS, gap["phenotype"],
-                        {**mimic.PLANTED_RECALL_GAPS[gap["phenotype"]], "advantaged_evidence_rate": 0.0})
+    monkeypatch.setitem(
+        mimic.PLANTED_RECALL_GAPS,
+        gap["phenotype"],
+        {**mimic.PLANTED_RECALL_GAPS[gap["phenotype"]], "advantaged_evidence_rate": 0.0},
+    )
     without = generate_cohort(300, HCUP, seed=7)
     for name, table in cohort.tables.items():
         if name != "NOTEEVENTS":
             pd.testing.assert_frame_equal(table, without.tables[name])
-    evidence = re.compile(r"\s*(He|She) has (" + "|".join(map(re.escape, PHENOTYPE_EVIDENCE[gap["phenotype"]])) + r")\.")
+    evidence = re.compile(
+        r"\s*(He|She) has (" + "|".join(map(re.escape, PHENOTYPE_EVIDENCE[gap["phenotype"]])) + r")\."
+    )
     with_text, without_text = cohort.tables["NOTEEVENTS"]["TEXT"], without.tables["NOTEEVENTS"]["TEXT"]
     assert (with_text != without_text).sum() > 0
     assert (with_text.map(lambda t: evidence.sub("", t)) == without_text.map(lambda t: evidence.sub("", t))).all()
@@ -192,10 +203,11 @@ def test_planted_label_bias_marks_only_the_planted_genders_notes_without_the_con
     from medbias.synth.annotations import PLANTED_LABEL_BIAS
 
     genders = dict(zip(cohort.tables["PATIENTS"]["SUBJECT_ID"].astype(int), cohort.tables["PATIENTS"]["GENDER"]))
-    frame, truth = generate_annotations(cohort.tables["NOTEEVENTS"], {}, cohort.note_mentions, 120, [2], seed=1,
-                                        gender_by_subject=genders)
+    frame, truth = generate_annotations(
+        cohort.tables["NOTEEVENTS"], {}, cohort.note_mentions, 120, [2], seed=1, gender_by_subject=genders
+    )
     plain, _ = generate_annotations(cohort.tables["NOTEEVENTS"], {}, cohort.note_mentions, 120, [2], seed=1)
-    (column, bias), = PLANTED_LABEL_BIAS.items()
+    ((column, bias),) = PLANTED_LABEL_BIAS.items()
     planted = truth["planted_label_bias"][column]
     assert 0 < planted["notes"] < planted["eligible"]
     votes = frame.groupby("ROW_ID").agg(subject=("SUBJECT_ID", "first"), marked=(column, "mean"))

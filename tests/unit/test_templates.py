@@ -16,8 +16,10 @@ def test_fill_with_span_points_at_the_word():
 
 
 def test_fill_template_replaces_slots_in_order():
-    assert fill_template("A [IDENTITY] patient has [BIAS].", {"[IDENTITY]": "Black", "[BIAS]": "sickle cell"}) == \
-        "A Black patient has sickle cell."
+    assert (
+        fill_template("A [IDENTITY] patient has [BIAS].", {"[IDENTITY]": "Black", "[BIAS]": "sickle cell"})
+        == "A Black patient has sickle cell."
+    )
     # slots are replaced one after the other, so a value may itself hold a later slot (the fill-in-the-blank
     # prompts' [MASK] becomes the tokenizer's mask token after [RACE] is filled)
     assert fill_template("[RACE] pt has [MASK].", {"[RACE]": "white", "[MASK]": "<mask>"}) == "white pt has <mask>."
@@ -27,5 +29,7 @@ def test_fill_template_replaces_slots_in_order():
 def test_a_template_without_exactly_one_slot_names_the_key(template):
     with pytest.raises(MedbiasInputError) as error:
         check_template(template, [WORD_SLOT], "plm.seat.templates.person")
-    assert str(error.value) == f"config key 'plm.seat.templates.person': template {template!r} needs exactly one [W] slot"
-    check_template("This is [W].", [WORD_SLOT], "plm.seat.templates.person")   # one slot: no error
+    assert (
+        str(error.value) == f"config key 'plm.seat.templates.person': template {template!r} needs exactly one [W] slot"
+    )
+    check_template("This is [W].", [WORD_SLOT], "plm.seat.templates.person")  # one slot: no error

@@ -21,16 +21,23 @@ from collections.abc import Sequence
 import numpy as np
 
 
-def cls_vectors(encoder, tokenizer, texts: Sequence[str], layers: Sequence[int] = (-1,), batch_size: int = 64,
-                max_length: int = 512) -> np.ndarray:
+def cls_vectors(
+    encoder, tokenizer, texts: Sequence[str], layers: Sequence[int] = (-1,), batch_size: int = 64, max_length: int = 512
+) -> np.ndarray:
     """(len(texts), hidden * len(layers)) float32 array of [CLS] states of ``layers`` (negative indices
     count from the last layer; ``encoder`` is a BertModel or any model with hidden states)."""
     ids = tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
     return cls_vectors_of_ids(encoder, ids, tokenizer.pad_token_id, layers, batch_size)
 
 
-def cls_vectors_of_ids(encoder, sequences: Sequence[Sequence[int]], pad_id: int, layers: Sequence[int] = (-1,),
-                       batch_size: int = 64, progress=None) -> np.ndarray:
+def cls_vectors_of_ids(
+    encoder,
+    sequences: Sequence[Sequence[int]],
+    pad_id: int,
+    layers: Sequence[int] = (-1,),
+    batch_size: int = 64,
+    progress=None,
+) -> np.ndarray:
     """[CLS] states of ``layers`` for token-id sequences that already hold [CLS] ... [SEP]: sorted by
     length, right-padded per batch with an attention mask, rows returned in input order.
     ``progress(done, total)`` is called after every batch."""
@@ -48,15 +55,18 @@ def cls_vectors_of_ids(encoder, sequences: Sequence[Sequence[int]], pad_id: int,
     return out.get("x", np.zeros((0, 0), dtype=np.float32))
 
 
-def note_windows(piece_ids: Sequence[int], cls_id: int, sep_id: int, window: int = 512, stride: int = 256,
-                 max_windows: int = 10) -> list[list[int]]:
+def note_windows(
+    piece_ids: Sequence[int], cls_id: int, sep_id: int, window: int = 512, stride: int = 256, max_windows: int = 10
+) -> list[list[int]]:
     """The note's sliding windows as model inputs, [CLS] + ``window - 2`` pieces + [SEP] each, at the
     offsets of ``medbias.core.note_text.window_starts`` (the same windows the cohorts counted)."""
     from medbias.core.note_text import window_starts
 
     inner = window - 2
-    return [[cls_id, *piece_ids[start : start + inner], sep_id]
-            for start in window_starts(len(piece_ids), inner, stride, max_windows)]
+    return [
+        [cls_id, *piece_ids[start : start + inner], sep_id]
+        for start in window_starts(len(piece_ids), inner, stride, max_windows)
+    ]
 
 
 def note_piece_ids(sequences, tokenizer, row_ids) -> dict[int, list[int]]:
@@ -91,7 +101,9 @@ def pad_sequences(sequences: Sequence[Sequence[int]], pad_id: int):
     return ids, attention
 
 
-def padded_batches(sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int, order: Sequence[int] | None = None):
+def padded_batches(
+    sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int, order: Sequence[int] | None = None
+):
     """Yield (rows, input ids, attention mask) for length-sorted batches of token-id sequences,
     right-padded with ``pad_id`` (CPU long tensors; ``rows`` index ``sequences``). ``order`` replaces
     the sort by token count (e.g. a sort by the texts' characters)."""
@@ -102,8 +114,9 @@ def padded_batches(sequences: Sequence[Sequence[int]], pad_id: int, batch_size: 
         yield (rows, *pad_sequences([sequences[i] for i in rows], pad_id))
 
 
-def device_batches(model, sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int,
-                   order: Sequence[int] | None = None):
+def device_batches(
+    model, sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int, order: Sequence[int] | None = None
+):
     """``padded_batches`` with the input ids and attention mask on ``model``'s device. Callers run it
     under ``torch.inference_mode``."""
     device = next(model.parameters()).device
@@ -119,7 +132,9 @@ def masked_token_sums(states, attention):
     return (states * mask).sum(dim=1), mask.sum(dim=1)
 
 
-def _run_padded(encoder, sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int, handle, progress=None) -> None:
+def _run_padded(
+    encoder, sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int, handle, progress=None
+) -> None:
     """``device_batches`` through ``encoder`` under inference mode; ``handle(rows, hidden_states,
     attention_mask)`` receives every batch (the model's tuple of per-layer states and the mask, on its
     device)."""
@@ -135,8 +150,15 @@ def _run_padded(encoder, sequences: Sequence[Sequence[int]], pad_id: int, batch_
                 progress(done, len(sequences))
 
 
-def mean_pooled_vectors(encoder, tokenizer, texts: Sequence[str], max_length: int = 512, stride: int = 256,
-                        batch_size: int = 16, progress=None) -> tuple[np.ndarray, np.ndarray]:
+def mean_pooled_vectors(
+    encoder,
+    tokenizer,
+    texts: Sequence[str],
+    max_length: int = 512,
+    stride: int = 256,
+    batch_size: int = 16,
+    progress=None,
+) -> tuple[np.ndarray, np.ndarray]:
     """(vectors, windows) per text: the attention-mask-aware mean of the last hidden states over
     every token of every window of the text (special tokens included, padding excluded). Windows
     hold ``max_length - 2`` word pieces between the model's first and last special tokens, at
@@ -168,8 +190,9 @@ def mean_pooled_vectors(encoder, tokenizer, texts: Sequence[str], max_length: in
     return (sums / np.maximum(counts, 1)[:, None]).astype(np.float32), np.bincount(owner, minlength=len(texts))
 
 
-def span_vectors(encoder, tokenizer, sentences: Sequence[str], spans: Sequence[tuple[int, int]],
-                 batch_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+def span_vectors(
+    encoder, tokenizer, sentences: Sequence[str], spans: Sequence[tuple[int, int]], batch_size: int = 64
+) -> tuple[np.ndarray, np.ndarray]:
     """(vectors, unknown) per sentence: the mean last hidden state of the word pieces whose
     characters lie in ``spans[i]`` (the word's own pieces, not the sentence), and whether every one
     of those pieces is the unknown token (the word has no representation)."""
@@ -204,7 +227,6 @@ def sigmoid_outputs(forward, features: np.ndarray, device, batch_size: int = 409
     out = []
     with torch.inference_mode():
         for start in range(0, len(features), batch_size):
-            x = torch.as_tensor(features[start:start + batch_size], dtype=torch.float32, device=device)
+            x = torch.as_tensor(features[start : start + batch_size], dtype=torch.float32, device=device)
             out.append(torch.sigmoid(forward(x)).float().cpu().numpy())
     return np.concatenate(out, axis=axis) if out else None
-

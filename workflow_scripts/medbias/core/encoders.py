@@ -59,8 +59,15 @@ def unknown_words(tokenizer, words: Sequence[str]) -> list[str]:
     return [w for w, ids in zip(words, pieces) if not ids or all(i == unk for i in ids)]
 
 
-def pooled_sentence_vectors(encoder, tokenizer, sentences: Sequence[str], pooling: str = "mean",
-                            batch_size: int = 64, max_length: int = 64, prepend_bos: bool = False) -> np.ndarray:
+def pooled_sentence_vectors(
+    encoder,
+    tokenizer,
+    sentences: Sequence[str],
+    pooling: str = "mean",
+    batch_size: int = 64,
+    max_length: int = 64,
+    prepend_bos: bool = False,
+) -> np.ndarray:
     """One vector per sentence from the last hidden states of ``encoder`` (with the tokenizer's
     special tokens, and BOS in front with ``prepend_bos`` for causal models whose tokenizer adds
     none): the attention-mask-aware mean, the first or the last real token."""
@@ -98,8 +105,13 @@ def piece_counts(tokenizer, words: Sequence[str], cap: int = 6) -> list[int]:
     return [max(1, min(cap, len(ids))) for ids in pieces]
 
 
-def projection_checks(projection: np.ndarray, vectors: np.ndarray, basis: np.ndarray | None = None,
-                      labels: np.ndarray | None = None, make_classifier=None) -> dict[str, float]:
+def projection_checks(
+    projection: np.ndarray,
+    vectors: np.ndarray,
+    basis: np.ndarray | None = None,
+    labels: np.ndarray | None = None,
+    make_classifier=None,
+) -> dict[str, float]:
     """What a debiasing projection must satisfy, measured: idempotent (max |PP - P|), symmetric,
     the removed basis (SentenceDebias) has no projection left (max |B^T P v| over the vectors), and
     the attribute's linear separability is gone (INLP: a fresh classifier's accuracy on P v against

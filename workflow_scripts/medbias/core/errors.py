@@ -36,7 +36,10 @@ def describe_read_error(error: BaseException) -> str | None:
     if isinstance(error, (gzip.BadGzipFile, zlib.error)):
         return f"not a readable gzip file ({error})"
     if isinstance(error, UnicodeDecodeError):
-        return f"a byte that is not {error.encoding} ({error.object[error.start:error.start + 1]!r}); the file must be UTF-8 text"
+        return (
+            f"a byte that is not {error.encoding} ({error.object[error.start : error.start + 1]!r}); the "
+            f"file must be UTF-8 text"
+        )
     if isinstance(error, pd.errors.ParserError):
         return f"malformed CSV ({str(error).strip().splitlines()[0]})"
     if isinstance(error, pd.errors.EmptyDataError):

@@ -13,8 +13,15 @@ from medbias.core.errors import MedbiasInputError
 from medbias.core.templates import fill_template
 
 
-def fill_in_the_blanks(model, tokenizer, templates: Sequence[str], fills: Sequence[str], slot: str = "[RACE]",
-                       top_k: int = 5, batch_size: int = 64) -> pd.DataFrame:
+def fill_in_the_blanks(
+    model,
+    tokenizer,
+    templates: Sequence[str],
+    fills: Sequence[str],
+    slot: str = "[RACE]",
+    top_k: int = 5,
+    batch_size: int = 64,
+) -> pd.DataFrame:
     """For each template and each word put in ``slot``, the model's completion of every ``[MASK]``:
     greedy (left to right, each filled mask fed back before the next, as one pass per mask over all
     sentences) and the top-k tokens with their probabilities when all masks are open at once."""
@@ -51,7 +58,13 @@ def fill_in_the_blanks(model, tokenizer, templates: Sequence[str], fills: Sequen
     for i, (template, fill) in enumerate(cases):
         for k in range(len(masks[i])):
             tokens = tokenizer.convert_ids_to_tokens(tops[i].indices[k].tolist())
-            rows_out.append({"template": template, "fill": fill, "mask": k + 1,
-                             "greedy": tokenizer.convert_ids_to_tokens(greedy[i][k]),
-                             "top_k": ", ".join(f"{t} ({p:.3f})" for t, p in zip(tokens, tops[i].values[k].tolist()))})
+            rows_out.append(
+                {
+                    "template": template,
+                    "fill": fill,
+                    "mask": k + 1,
+                    "greedy": tokenizer.convert_ids_to_tokens(greedy[i][k]),
+                    "top_k": ", ".join(f"{t} ({p:.3f})" for t, p in zip(tokens, tops[i].values[k].tolist())),
+                }
+            )
     return pd.DataFrame(rows_out)

@@ -84,8 +84,9 @@ def bert_corruption(ids: np.ndarray, chosen: np.ndarray, tokenizer, rng: np.rand
     return corrupted
 
 
-def training_batch(tokenizer, kind: str, sentences: Sequence[str], rng: np.random.Generator,
-                   max_length: int, mask_fraction: float) -> dict[str, Any]:
+def training_batch(
+    tokenizer, kind: str, sentences: Sequence[str], rng: np.random.Generator, max_length: int, mask_fraction: float
+) -> dict[str, Any]:
     """The model inputs and labels of one batch under ``kind``'s objective (module docstring)."""
     import torch
 
@@ -101,8 +102,11 @@ def training_batch(tokenizer, kind: str, sentences: Sequence[str], rng: np.rando
     special = np.isin(ids, list(tokenizer.all_special_ids))
     if kind == "causal":
         labels = np.where(attention == 1, ids, -100)
-        return {"input_ids": torch.as_tensor(ids), "attention_mask": torch.as_tensor(attention),
-                "labels": torch.as_tensor(labels)}
+        return {
+            "input_ids": torch.as_tensor(ids),
+            "attention_mask": torch.as_tensor(attention),
+            "labels": torch.as_tensor(labels),
+        }
     chosen = mask_tokens(ids, (attention == 1) & ~special, mask_fraction, rng)
     if kind == "masked":
         masked = bert_corruption(ids, chosen, tokenizer, rng)
@@ -112,18 +116,32 @@ def training_batch(tokenizer, kind: str, sentences: Sequence[str], rng: np.rando
         labels = np.where(attention == 1, ids, -100)
     else:
         raise MedbiasInputError(f"unknown model kind {kind!r} (masked, causal, seq2seq)")
-    batch = {"input_ids": torch.as_tensor(masked), "attention_mask": torch.as_tensor(attention),
-             "labels": torch.as_tensor(labels)}
+    batch = {
+        "input_ids": torch.as_tensor(masked),
+        "attention_mask": torch.as_tensor(attention),
+        "labels": torch.as_tensor(labels),
+    }
     return batch
 
 
-def train_language_model(model, tokenizer, kind: str, sentences: Sequence[str], *, steps: int, batch_size: int,
-                         learning_rate: float, seed: int, max_length: int = 64, mask_fraction: float = 0.15,
-                         warmup_fraction: float = 0.1, log=None) -> list[float]:
+def train_language_model(
+    model,
+    tokenizer,
+    kind: str,
+    sentences: Sequence[str],
+    *,
+    steps: int,
+    batch_size: int,
+    learning_rate: float,
+    seed: int,
+    max_length: int = 64,
+    mask_fraction: float = 0.15,
+    warmup_fraction: float = 0.1,
+    log=None,
+) -> list[float]:
     """Train ``model`` in place for ``steps`` steps of AdamW with linear warm-up and decay on
     batches of ``sentences`` drawn without replacement (reshuffled each pass); returns the losses."""
     import torch
-
 
     if not sentences:
         raise MedbiasInputError("language-model training needs at least one sentence")
@@ -148,7 +166,12 @@ def train_language_model(model, tokenizer, kind: str, sentences: Sequence[str], 
         optimizer.zero_grad()
         losses.append(float(loss.detach()))
         if log and ((step + 1) % 100 == 0 or step + 1 == steps):
-            log.info("step %d/%d loss %.4f (mean of last 100: %.4f)", step + 1, steps, losses[-1],
-                     float(np.mean(losses[-100:])))
+            log.info(
+                "step %d/%d loss %.4f (mean of last 100: %.4f)",
+                step + 1,
+                steps,
+                losses[-1],
+                float(np.mean(losses[-100:])),
+            )
     model.eval()
     return losses

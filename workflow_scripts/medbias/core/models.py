@@ -20,8 +20,15 @@ from medbias.core.errors import MedbiasInputError
 
 ModelKind = Literal["masked", "causal", "seq2seq", "encoder"]
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".msgpack")
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "spiece.model",
-                   "sentencepiece.bpe.model", "tokenizer.model")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.txt",
+    "vocab.json",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+    "tokenizer.model",
+)
 
 # owner/name or name, as the hub spells them (no path separators beyond the one slash)
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?$")
@@ -59,7 +66,8 @@ def resolve_model_source(name: str, entry: dict[str, Any], allow_missing: bool =
     if expanded.is_dir():
         if not (expanded / "config.json").is_file():
             raise MedbiasInputError(
-                f"config key 'models.{name}.source': folder {source} has no config.json (expected a save_pretrained folder)"
+                f"config key 'models.{name}.source': folder {source} has no config.json (expected a "
+                f"save_pretrained folder)"
             )
         if loader == "auto":
             check_local_checkpoint(name, expanded, kind)
@@ -67,7 +75,8 @@ def resolve_model_source(name: str, entry: dict[str, Any], allow_missing: bool =
     if expanded.is_file():
         raise MedbiasInputError(
             f"config key 'models.{name}.source': {source} is a file; expected the folder that save_pretrained wrote "
-            "(config.json and the weights), or a hub id")
+            "(config.json and the weights), or a hub id"
+        )
     if _looks_like_path(source):
         if allow_missing:
             return ModelSource(name, source, kind, True, dtype, loader)
@@ -99,8 +108,10 @@ def check_feature_layers(layers: list[int], depth: int, model: str) -> None:
     """Stop with one line when ``hurtful.downstream.layers`` (negative indices into the hidden states:
     the embeddings and one per transformer layer) reaches deeper than ``model``'s ``depth`` layers."""
     if max(-layer for layer in layers) > depth + 1:
-        raise MedbiasInputError(f"config key 'hurtful.downstream.layers': {list(layers)} asks for more layers than "
-                                f"{model} has ({depth} transformer layers plus the embeddings)")
+        raise MedbiasInputError(
+            f"config key 'hurtful.downstream.layers': {list(layers)} asks for more layers than "
+            f"{model} has ({depth} transformer layers plus the embeddings)"
+        )
 
 
 def _architecture(folder: Path) -> tuple[str, list[str]]:
@@ -138,17 +149,26 @@ def check_local_checkpoint(name: str, folder: Path, kind: str) -> None:
     if not any(f.endswith(WEIGHT_SUFFIXES) for f in files):
         raise MedbiasInputError(f"{key}.source': folder {folder} has no weights (*.safetensors or *.bin)")
     if not any(f in TOKENIZER_FILES for f in files):
-        raise MedbiasInputError(f"{key}.source': folder {folder} has no tokenizer (tokenizer.json, vocab.txt, ...): "
-                                "save the tokenizer beside the model")
+        raise MedbiasInputError(
+            f"{key}.source': folder {folder} has no tokenizer (tokenizer.json, vocab.txt, ...): "
+            "save the tokenizer beside the model"
+        )
     model_type, architectures = _architecture(folder)
     if not _kind_fits(kind, model_type, architectures):
         raise MedbiasInputError(
             f"{key}.kind': {kind!r} does not fit the checkpoint's architecture "
-            f"({model_type or 'no model_type'}: {', '.join(architectures) or 'no architectures'})")
+            f"({model_type or 'no model_type'}: {', '.join(architectures) or 'no architectures'})"
+        )
 
 
-LM_HEAD_CLASSES = ("ForMaskedLM", "ForPreTraining", "ForCausalLM", "LMHeadModel", "ForConditionalGeneration",
-                   "WithLMHead")
+LM_HEAD_CLASSES = (
+    "ForMaskedLM",
+    "ForPreTraining",
+    "ForCausalLM",
+    "LMHeadModel",
+    "ForConditionalGeneration",
+    "WithLMHead",
+)
 
 
 def declares_lm_head(entry: dict[str, Any]) -> bool:
@@ -174,8 +194,10 @@ def untrained_head_keys(model, missing_keys) -> list[str]:
     missing = sorted(missing_keys)
     inside = [k for k in missing if k.startswith(prefix)]
     if inside:
-        raise MedbiasInputError(f"{model.name_or_path}: the checkpoint lacks {len(inside)} weights of the encoder "
-                                f"itself (e.g. {inside[0]}): it is not a {type(model).__name__}")
+        raise MedbiasInputError(
+            f"{model.name_or_path}: the checkpoint lacks {len(inside)} weights of the encoder "
+            f"itself (e.g. {inside[0]}): it is not a {type(model).__name__}"
+        )
     return missing
 
 
@@ -191,7 +213,8 @@ def model_folder_files(source: str | Path) -> list[str]:
     if not folder.is_dir():
         return []
     return sorted(
-        str(path) for path in folder.rglob("*")
+        str(path)
+        for path in folder.rglob("*")
         if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts)
     )
 
@@ -251,8 +274,12 @@ def untrained_copy(source: str | Path, kind: ModelKind, seed: int):
     return getattr(transformers, _AUTO_CLASS[kind]).from_config(config).eval()
 
 
-_AUTO_CLASS = {"masked": "AutoModelForMaskedLM", "causal": "AutoModelForCausalLM", "seq2seq": "AutoModelForSeq2SeqLM",
-               "encoder": "AutoModel"}
+_AUTO_CLASS = {
+    "masked": "AutoModelForMaskedLM",
+    "causal": "AutoModelForCausalLM",
+    "seq2seq": "AutoModelForSeq2SeqLM",
+    "encoder": "AutoModel",
+}
 
 
 def load_model_and_tokenizer(model: ModelSource, device: str = "cpu", config_overrides: dict | None = None):
@@ -267,7 +294,8 @@ def load_model_and_tokenizer(model: ModelSource, device: str = "cpu", config_ove
 
     if model.loader == "ofa":
         raise MedbiasInputError(
-            f"model '{model.name}' ({model.source}) is OFA-based: transformers has no loader for it; install an OFA loader or remove it from the registry"
+            f"model '{model.name}' ({model.source}) is OFA-based: transformers has no loader for it; install "
+            f"an OFA loader or remove it from the registry"
         )
     auto = getattr(transformers, _AUTO_CLASS[model.kind])
     tokenizer = load_tokenizer(model.source)
@@ -276,11 +304,13 @@ def load_model_and_tokenizer(model: ModelSource, device: str = "cpu", config_ove
         check_fits(model.name, parameter_count(auto, config), model.dtype, device, available_memory(device))
         # straight onto the GPU: a 13 B model in bf16 never passes through the host's memory whole
         placement = {"device_map": device} if device != "cpu" else {}
-        lm, report = auto.from_pretrained(model.source, config=config, dtype=getattr(torch, model.dtype),
-                                          output_loading_info=True, **placement)
+        lm, report = auto.from_pretrained(
+            model.source, config=config, dtype=getattr(torch, model.dtype), output_loading_info=True, **placement
+        )
     except ValueError as error:  # transformers: no class of this kind for the checkpoint's configuration
-        raise MedbiasInputError(f"model '{model.name}' ({model.source}): kind {model.kind!r} does not fit: "
-                                f"{str(error).splitlines()[0]}") from None
+        raise MedbiasInputError(
+            f"model '{model.name}' ({model.source}): kind {model.kind!r} does not fit: {str(error).splitlines()[0]}"
+        ) from None
     # which head weights were newly initialised: read by lm_head_problem()
     lm.medbias_untrained_head = [] if model.kind == "encoder" else untrained_head_keys(lm, report["missing_keys"])
     lm.to(device).eval()
@@ -332,7 +362,8 @@ def check_fits(name: str, parameters: int, dtype: str, device: str, available: i
         raise MedbiasInputError(
             f"model '{name}' needs about {needed / 2**30:.1f} GiB on {device} ({parameters:,} parameters x "
             f"{BYTES_PER_PARAMETER[dtype]} bytes in {dtype}) but the job has {available / 2**30:.1f} GiB: ask for "
-            "more memory or a larger GPU (set-resources in the profile), or a smaller dtype in the registry")
+            "more memory or a larger GPU (set-resources in the profile), or a smaller dtype in the registry"
+        )
 
 
 def lm_head_problem(model, kind: str) -> str | None:

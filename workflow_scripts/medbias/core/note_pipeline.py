@@ -62,7 +62,9 @@ def _process_batch(args):
 def _batches(notes_parquet: str, size: int, params) -> Iterator[tuple]:
     import pyarrow.parquet as pq
 
-    for batch in pq.ParquetFile(notes_parquet).iter_batches(batch_size=size, columns=["ROW_ID", "SUBJECT_ID", "HADM_ID", "TEXT"]):
+    for batch in pq.ParquetFile(notes_parquet).iter_batches(
+        batch_size=size, columns=["ROW_ID", "SUBJECT_ID", "HADM_ID", "TEXT"]
+    ):
         cols = batch.to_pydict()
         yield (list(zip(cols["ROW_ID"], cols["SUBJECT_ID"], cols["HADM_ID"], cols["TEXT"])), *params)
 
@@ -84,17 +86,31 @@ def process_notes(
     import pyarrow.parquet as pq
     from tqdm import tqdm
 
-    seq_schema = pa.schema([("ROW_ID", pa.int64()), ("SUBJECT_ID", pa.int64()), ("HADM_ID", pa.int64()),
-                            ("seq_index", pa.int32()), ("n_pieces", pa.int32()), ("text", pa.string())])
-    count_schema = pa.schema([("ROW_ID", pa.int64()), ("n_pieces", pa.int32()), ("n_sequences", pa.int32()),
-                              ("n_windows", pa.int32())])
+    seq_schema = pa.schema(
+        [
+            ("ROW_ID", pa.int64()),
+            ("SUBJECT_ID", pa.int64()),
+            ("HADM_ID", pa.int64()),
+            ("seq_index", pa.int32()),
+            ("n_pieces", pa.int32()),
+            ("text", pa.string()),
+        ]
+    )
+    count_schema = pa.schema(
+        [("ROW_ID", pa.int64()), ("n_pieces", pa.int32()), ("n_sequences", pa.int32()), ("n_windows", pa.int32())]
+    )
     totals = {"notes": 0, "sequences": 0, "pieces": 0, "empty_notes": 0}
     params = (min_pieces, window, stride, max_windows)
-    with pq.ParquetWriter(str(sequences_out), seq_schema) as seq_writer, \
-            pq.ParquetWriter(str(counts_out), count_schema) as count_writer, \
-            Pool(max(1, threads), initializer=_init_worker, initargs=(str(tokenizer_dir),)) as pool:
-        for result in tqdm(pool.imap(_process_batch, _batches(str(notes_parquet), batch_size, params)),
-                           desc="note batches", mininterval=10):
+    with (
+        pq.ParquetWriter(str(sequences_out), seq_schema) as seq_writer,
+        pq.ParquetWriter(str(counts_out), count_schema) as count_writer,
+        Pool(max(1, threads), initializer=_init_worker, initargs=(str(tokenizer_dir),)) as pool,
+    ):
+        for result in tqdm(
+            pool.imap(_process_batch, _batches(str(notes_parquet), batch_size, params)),
+            desc="note batches",
+            mininterval=10,
+        ):
             seq_rows: dict[str, list] = {k: [] for k in seq_schema.names}
             count_rows: dict[str, list] = {k: [] for k in count_schema.names}
             for row_id, subject_id, hadm_id, sequences, total, n_windows in result:

@@ -35,17 +35,29 @@ PLACEHOLDER = re.compile(r"\[\*\*(.*?)\*\*\]", re.DOTALL)
 # ordered: the first family whose pattern matches the placeholder's inside wins
 _FAMILY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("age_over_90", re.compile(r"^\s*age over 90", re.I)),
-    ("date", re.compile(
-        r"^\s*(\d{1,4}([-/]\d{0,2}){0,2}|\d{1,2}-/\d{4}|(month|day|year|date range|holiday)\b.*)\s*$", re.I)),
+    (
+        "date",
+        re.compile(r"^\s*(\d{1,4}([-/]\d{0,2}){0,2}|\d{1,2}-/\d{4}|(month|day|year|date range|holiday)\b.*)\s*$", re.I),
+    ),
     ("contact", re.compile(r"^\s*(telephone|e-mail|url|pager)", re.I)),
-    ("number", re.compile(
-        r"^\s*(medical record|social security|serial|job number|md number|clip number|numeric identifier|"
-        r"provider number|unit number)", re.I)),
+    (
+        "number",
+        re.compile(
+            r"^\s*(medical record|social security|serial|job number|md number|clip number|numeric identifier|"
+            r"provider number|unit number)",
+            re.I,
+        ),
+    ),
     ("hospital", re.compile(r"^\s*(hospital|wardname)", re.I)),
     ("location", re.compile(r"^\s*(location|street address|apartment address|state|country|po box)", re.I)),
-    ("name", re.compile(
-        r"^\s*(known (first|last)name|(doctor |female |male )?(first|last) name|name\d*\b|name prefix|"
-        r"initials?\b|name initial|dictator info|attending info|cc contact info)", re.I)),
+    (
+        "name",
+        re.compile(
+            r"^\s*(known (first|last)name|(doctor |female |male )?(first|last) name|name\d*\b|name prefix|"
+            r"initials?\b|name initial|dictator info|attending info|cc contact info)",
+            re.I,
+        ),
+    ),
 )
 
 
@@ -161,26 +173,103 @@ def window_starts(n_pieces: int, window: int = 512, stride: int = 256, max_windo
 # decided by the word after it (``her_counterpart``). 'Sex: M' / 'Sex: F' is the MIMIC-III
 # discharge-summary field; a standalone 'M' or 'F' anywhere else ("98.6 F", units) is not gender.
 TABLE_III_SWAP: dict[str, str] = {
-    "he": "she", "she": "he",
-    "man": "woman", "woman": "man",
-    "his": "her", "him": "her",
-    "male": "female", "female": "male",
+    "he": "she",
+    "she": "he",
+    "man": "woman",
+    "woman": "man",
+    "his": "her",
+    "him": "her",
+    "male": "female",
+    "female": "male",
 }
 TABLE_III_NEUTRAL: dict[str, str] = {
-    "he": "patient", "she": "patient",
-    "man": "patient", "woman": "patient",
-    "his": "its", "her": "its", "him": "its",
-    "male": "", "female": "",
+    "he": "patient",
+    "she": "patient",
+    "man": "patient",
+    "woman": "patient",
+    "his": "its",
+    "her": "its",
+    "him": "its",
+    "male": "",
+    "female": "",
 }
 # after these words (or punctuation, or the end of the text) 'her' is an object: her -> him
-HER_OBJECT_FOLLOWERS: frozenset[str] = frozenset((
-    "to", "and", "or", "but", "nor", "with", "at", "for", "in", "into", "on", "onto", "of", "from", "by",
-    "about", "as", "than", "that", "this", "these", "those", "if", "when", "while", "because", "so",
-    "until", "after", "before", "since", "today", "yesterday", "tomorrow", "tonight", "now", "again",
-    "back", "up", "down", "out", "off", "over", "here", "there", "is", "was", "were", "will", "would",
-    "who", "which", "the", "a", "an", "some", "any", "all", "well", "very", "too", "also", "once",
-    "twice", "daily", "regularly", "via", "per", "without", "through", "during", "throughout",
-))
+HER_OBJECT_FOLLOWERS: frozenset[str] = frozenset(
+    (
+        "to",
+        "and",
+        "or",
+        "but",
+        "nor",
+        "with",
+        "at",
+        "for",
+        "in",
+        "into",
+        "on",
+        "onto",
+        "of",
+        "from",
+        "by",
+        "about",
+        "as",
+        "than",
+        "that",
+        "this",
+        "these",
+        "those",
+        "if",
+        "when",
+        "while",
+        "because",
+        "so",
+        "until",
+        "after",
+        "before",
+        "since",
+        "today",
+        "yesterday",
+        "tomorrow",
+        "tonight",
+        "now",
+        "again",
+        "back",
+        "up",
+        "down",
+        "out",
+        "off",
+        "over",
+        "here",
+        "there",
+        "is",
+        "was",
+        "were",
+        "will",
+        "would",
+        "who",
+        "which",
+        "the",
+        "a",
+        "an",
+        "some",
+        "any",
+        "all",
+        "well",
+        "very",
+        "too",
+        "also",
+        "once",
+        "twice",
+        "daily",
+        "regularly",
+        "via",
+        "per",
+        "without",
+        "through",
+        "during",
+        "throughout",
+    )
+)
 _GENDER_TERM = re.compile(r"\b(he|she|man|woman|his|him|her|male|female)\b", re.IGNORECASE)
 _SEX_FIELD = re.compile(r"\b(sex:[ \t]*)([MF])\b", re.IGNORECASE)
 _NEXT_WORD = re.compile(r"\s*([A-Za-z]+|\S)?")

@@ -16,8 +16,9 @@ from typing import Any
 
 
 @contextmanager
-def spawned_map(function: Callable, items: Iterable, workers: int, initializer: Callable | None = None,
-                initargs: tuple = ()) -> Iterator[Iterator[Any]]:
+def spawned_map(
+    function: Callable, items: Iterable, workers: int, initializer: Callable | None = None, initargs: tuple = ()
+) -> Iterator[Iterator[Any]]:
     """``function`` over ``items`` in ``workers`` spawned processes: yields the results in the items'
     order; unfinished work is cancelled when the block is left (an error included)."""
     import multiprocessing
@@ -26,8 +27,9 @@ def spawned_map(function: Callable, items: Iterable, workers: int, initializer: 
     main = sys.modules["__main__"]
     hidden = main.__dict__.pop("__file__", None)
     try:
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=initializer,
-                                   initargs=initargs)
+        pool = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn"), initializer=initializer, initargs=initargs
+        )
         results = pool.map(function, items)  # submits everything, which starts the processes
     finally:
         if hidden is not None:

@@ -32,7 +32,9 @@ def imported_modules(path: Path, package_root: Path) -> set[Path]:
             dotted = match.group(1) or match.group(3)
             candidates = [dotted]
             if match.group(2):  # "from medbias.x import y": y may itself be a module
-                candidates += [f"{dotted}.{name.strip()}" for name in match.group(2).strip("() ").split(",") if name.strip()]
+                candidates += [
+                    f"{dotted}.{name.strip()}" for name in match.group(2).strip("() ").split(",") if name.strip()
+                ]
             for name in candidates:
                 module = _module_file(package_root, name)
                 if module is not None and module not in seen:

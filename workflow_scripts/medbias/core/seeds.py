@@ -19,21 +19,43 @@ import numpy as np
 
 RULE_SEED_OFFSETS = {
     # the demo world
-    "synth_mimic": 0, "synth_truth": 0, "synth_pubmed": 10, "synth_tiny_model": 20, "synth_word_vectors": 30,
-    "synth_plm_corpus": 40, "synth_plm_model": 50, "synth_plm_downstream": 60,
+    "synth_mimic": 0,
+    "synth_truth": 0,
+    "synth_pubmed": 10,
+    "synth_tiny_model": 20,
+    "synth_word_vectors": 30,
+    "synth_plm_corpus": 40,
+    "synth_plm_model": 50,
+    "synth_plm_downstream": 60,
     # rios
     # (rios_word2vec_replicate trains rios_word2vec's replicates r > 0: the same base seed, so replicate r's
     # seed is the same whichever of the two rules trains it)
-    "rios_word2vec": 0, "rios_word2vec_replicate": 0, "rios_document_null": 0, "rios_weat": 0, "rios_ect": 0,
+    "rios_word2vec": 0,
+    "rios_word2vec_replicate": 0,
+    "rios_document_null": 0,
+    "rios_weat": 0,
+    "rios_ect": 0,
     # mimic and hurtful
-    "mimic_cohorts": 0, "hurtful_pretrain": 500, "hurtful_probe": 510, "hurtful_classify": 600, "hurtful_gaps": 700,
+    "mimic_cohorts": 0,
+    "hurtful_pretrain": 500,
+    "hurtful_probe": 510,
+    "hurtful_classify": 600,
+    "hurtful_gaps": 700,
     # mental
-    "mental_data": 700, "mental_features": 710, "mental_classify": 720, "mental_tables": 730,
-    "mental_direct_bias": 740, "mental_lime": 750,
+    "mental_data": 700,
+    "mental_features": 710,
+    "mental_classify": 720,
+    "mental_tables": 730,
+    "mental_direct_bias": 740,
+    "mental_lime": 750,
     # plm
-    "plm_dropout": 800, "plm_projection": 810, "plm_evaluate": 820, "plm_finetune": 830,
+    "plm_dropout": 800,
+    "plm_projection": 810,
+    "plm_evaluate": 820,
+    "plm_finetune": 830,
     # audit and validation
-    "audit_weat": 900, "validation_error_rates": 0,
+    "audit_weat": 900,
+    "validation_error_rates": 0,
 }
 
 

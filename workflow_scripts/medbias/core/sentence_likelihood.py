@@ -18,6 +18,7 @@ import numpy as np
 
 from medbias.core.batching import device_batches
 
+
 def masked_lm_head(model):
     """The function from the encoder's last hidden states to vocabulary logits, exactly as the
     model's own forward applies it, for the masked-LM classes whose head is known; None for any
@@ -39,12 +40,14 @@ def masked_lm_head(model):
         return lambda hidden: model.generator_lm_head(model.generator_predictions(hidden))
     if name == "DistilBertForMaskedLM":
         return lambda hidden: model.vocab_projector(
-            model.vocab_layer_norm(model.activation(model.vocab_transform(hidden))))
+            model.vocab_layer_norm(model.activation(model.vocab_transform(hidden)))
+        )
     return None
 
 
-def masked_copies(token_ids: Sequence[Sequence[int]], special_ids: set[int], mask_id: int
-                  ) -> tuple[list[list[int]], np.ndarray, np.ndarray, np.ndarray]:
+def masked_copies(
+    token_ids: Sequence[Sequence[int]], special_ids: set[int], mask_id: int
+) -> tuple[list[list[int]], np.ndarray, np.ndarray, np.ndarray]:
     """Every sentence once per scoreable token, with that token replaced by the mask: (copies, owner
     sentence, masked position, original token id) per copy."""
     copies, owner, position, target = [], [], [], []
@@ -61,7 +64,9 @@ def masked_copies(token_ids: Sequence[Sequence[int]], special_ids: set[int], mas
     return copies, np.array(owner, dtype=np.int64), np.array(position, dtype=np.int64), np.array(target, dtype=np.int64)
 
 
-def pseudo_log_likelihood(model, tokenizer, sentences: Sequence[str], batch_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+def pseudo_log_likelihood(
+    model, tokenizer, sentences: Sequence[str], batch_size: int = 64
+) -> tuple[np.ndarray, np.ndarray]:
     """(PLL, scored tokens) per sentence under a masked LM (module docstring), batched."""
     import torch
 
@@ -105,7 +110,9 @@ def pseudo_log_likelihood_one_at_a_time(model, tokenizer, sentence: str) -> floa
     return total
 
 
-def causal_log_likelihood(model, tokenizer, sentences: Sequence[str], batch_size: int = 32) -> tuple[np.ndarray, np.ndarray]:
+def causal_log_likelihood(
+    model, tokenizer, sentences: Sequence[str], batch_size: int = 32
+) -> tuple[np.ndarray, np.ndarray]:
     """(log-likelihood, scored tokens) per sentence under a causal LM: BOS prepended, every
     sentence token scored given the ones before it; right padding is masked out."""
     import torch
@@ -125,7 +132,9 @@ def causal_log_likelihood(model, tokenizer, sentences: Sequence[str], batch_size
     return scores, np.array([len(e) - 1 for e in encoded])
 
 
-def seq2seq_log_likelihood(model, tokenizer, sentences: Sequence[str], batch_size: int = 32) -> tuple[np.ndarray, np.ndarray]:
+def seq2seq_log_likelihood(
+    model, tokenizer, sentences: Sequence[str], batch_size: int = 32
+) -> tuple[np.ndarray, np.ndarray]:
     """(log-likelihood, scored tokens) per sentence under a seq2seq LM: the sentence is the encoder
     input and the decoder's labels; label padding is ignored."""
     import torch
@@ -146,8 +155,9 @@ def seq2seq_log_likelihood(model, tokenizer, sentences: Sequence[str], batch_siz
     return scores, np.array([len(e) for e in encoded])
 
 
-def sentence_log_likelihood(model, tokenizer, kind: str, sentences: Sequence[str], batch_size: int = 32
-                            ) -> tuple[np.ndarray, np.ndarray]:
+def sentence_log_likelihood(
+    model, tokenizer, kind: str, sentences: Sequence[str], batch_size: int = 32
+) -> tuple[np.ndarray, np.ndarray]:
     """Dispatch on the registry's model kind (masked, causal, seq2seq)."""
     scorers = {"masked": pseudo_log_likelihood, "causal": causal_log_likelihood, "seq2seq": seq2seq_log_likelihood}
     if kind not in scorers:

@@ -3,10 +3,10 @@ lists, so that gensim's several passes stay in bounded memory.
 """
 
 from __future__ import annotations
+
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
-
 
 
 class ParquetSentences:

@@ -14,19 +14,53 @@ from medbias.core.errors import MedbiasInputError
 MIMIC_TABLES: dict[str, tuple[str, ...]] = {
     "PATIENTS": ("ROW_ID", "SUBJECT_ID", "GENDER", "DOB", "DOD", "DOD_HOSP", "DOD_SSN", "EXPIRE_FLAG"),
     "ADMISSIONS": (
-        "ROW_ID", "SUBJECT_ID", "HADM_ID", "ADMITTIME", "DISCHTIME", "DEATHTIME", "ADMISSION_TYPE",
-        "ADMISSION_LOCATION", "DISCHARGE_LOCATION", "INSURANCE", "LANGUAGE", "RELIGION",
-        "MARITAL_STATUS", "ETHNICITY", "EDREGTIME", "EDOUTTIME", "DIAGNOSIS", "HOSPITAL_EXPIRE_FLAG",
+        "ROW_ID",
+        "SUBJECT_ID",
+        "HADM_ID",
+        "ADMITTIME",
+        "DISCHTIME",
+        "DEATHTIME",
+        "ADMISSION_TYPE",
+        "ADMISSION_LOCATION",
+        "DISCHARGE_LOCATION",
+        "INSURANCE",
+        "LANGUAGE",
+        "RELIGION",
+        "MARITAL_STATUS",
+        "ETHNICITY",
+        "EDREGTIME",
+        "EDOUTTIME",
+        "DIAGNOSIS",
+        "HOSPITAL_EXPIRE_FLAG",
         "HAS_CHARTEVENTS_DATA",
     ),
     "ICUSTAYS": (
-        "ROW_ID", "SUBJECT_ID", "HADM_ID", "ICUSTAY_ID", "DBSOURCE", "FIRST_CAREUNIT", "LAST_CAREUNIT",
-        "FIRST_WARDID", "LAST_WARDID", "INTIME", "OUTTIME", "LOS",
+        "ROW_ID",
+        "SUBJECT_ID",
+        "HADM_ID",
+        "ICUSTAY_ID",
+        "DBSOURCE",
+        "FIRST_CAREUNIT",
+        "LAST_CAREUNIT",
+        "FIRST_WARDID",
+        "LAST_WARDID",
+        "INTIME",
+        "OUTTIME",
+        "LOS",
     ),
     "DIAGNOSES_ICD": ("ROW_ID", "SUBJECT_ID", "HADM_ID", "SEQ_NUM", "ICD9_CODE"),
     "NOTEEVENTS": (
-        "ROW_ID", "SUBJECT_ID", "HADM_ID", "CHARTDATE", "CHARTTIME", "STORETIME", "CATEGORY",
-        "DESCRIPTION", "CGID", "ISERROR", "TEXT",
+        "ROW_ID",
+        "SUBJECT_ID",
+        "HADM_ID",
+        "CHARTDATE",
+        "CHARTTIME",
+        "STORETIME",
+        "CATEGORY",
+        "DESCRIPTION",
+        "CGID",
+        "ISERROR",
+        "TEXT",
     ),
 }
 
@@ -39,10 +73,19 @@ ACUITY_EXPORTS: dict[str, tuple[str, ...]] = {
 
 # PhysioNet "Phenotype Annotations for Patient Notes in the MIMIC-III Database"
 ANNOTATION_PHENOTYPES: tuple[str, ...] = (
-    "ADVANCED.CANCER", "ADVANCED.HEART.DISEASE", "ADVANCED.LUNG.DISEASE",
-    "CHRONIC.NEUROLOGICAL.DYSTROPHIES", "CHRONIC.PAIN.FIBROMYALGIA", "ALCOHOL.ABUSE",
-    "OTHER.SUBSTANCE.ABUSE", "OBESITY", "SCHIZOPHRENIA.AND.OTHER.PSYCHIATRIC.DISORDERS",
-    "DEPRESSION", "DEMENTIA", "DEVELOPMENTAL.DELAY.RETARDATION", "NON.ADHERENCE",
+    "ADVANCED.CANCER",
+    "ADVANCED.HEART.DISEASE",
+    "ADVANCED.LUNG.DISEASE",
+    "CHRONIC.NEUROLOGICAL.DYSTROPHIES",
+    "CHRONIC.PAIN.FIBROMYALGIA",
+    "ALCOHOL.ABUSE",
+    "OTHER.SUBSTANCE.ABUSE",
+    "OBESITY",
+    "SCHIZOPHRENIA.AND.OTHER.PSYCHIATRIC.DISORDERS",
+    "DEPRESSION",
+    "DEMENTIA",
+    "DEVELOPMENTAL.DELAY.RETARDATION",
+    "NON.ADHERENCE",
 )
 ANNOTATION_COLUMNS: tuple[str, ...] = (
     ("ROW_ID", "SUBJECT_ID", "HADM_ID", "OPERATOR") + ANNOTATION_PHENOTYPES + ("NONE", "UNSURE")
@@ -93,6 +136,4 @@ def check_columns(path: str | Path, required: tuple[str, ...], case_insensitive:
     for column in required:
         key = column.upper() if case_insensitive else column
         if key not in present:
-            raise MedbiasInputError(
-                f"{path}: missing column '{column}' (found: {', '.join(header)})"
-            )
+            raise MedbiasInputError(f"{path}: missing column '{column}' (found: {', '.join(header)})")

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from medbias.io.formats import ACUITY_EXPORTS, MIMIC_TABLES, find_table, read_header
 from medbias.core.models import resolve_model_source
+from medbias.io.formats import ACUITY_EXPORTS, MIMIC_TABLES, find_table, read_header
 
 
 def _file_entry(path: Path | None, has_header: bool = True) -> dict[str, Any]:
@@ -45,5 +45,10 @@ def embedding_manifest_entry(entry: dict[str, Any]) -> dict[str, Any]:
 def model_manifest_entry(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     """A registry model as the manifest records it: how its source resolved (hub id or local folder)."""
     source = resolve_model_source(name, entry, allow_missing=True)
-    return {"source": source.source, "kind": source.kind, "local": source.is_local, "dtype": source.dtype,
-            "loader": source.loader}
+    return {
+        "source": source.source,
+        "kind": source.kind,
+        "local": source.is_local,
+        "dtype": source.dtype,
+        "loader": source.loader,
+    }

@@ -21,8 +21,14 @@ import pandas as pd
 
 from medbias.core.errors import MedbiasInputError, reading
 from medbias.io.formats import (
-    ACUITY_EXPORTS, ANNOTATION_COLUMNS, ANNOTATION_PHENOTYPES, MIMIC_DATE_FORMAT, MIMIC_DATETIME_FORMAT, MIMIC_TABLES,
-    check_columns, find_table,
+    ACUITY_EXPORTS,
+    ANNOTATION_COLUMNS,
+    ANNOTATION_PHENOTYPES,
+    MIMIC_DATE_FORMAT,
+    MIMIC_DATETIME_FORMAT,
+    MIMIC_TABLES,
+    check_columns,
+    find_table,
 )
 
 log = logging.getLogger(__name__)
@@ -34,7 +40,17 @@ TIMESTAMP_COLUMNS: dict[str, tuple[str, ...]] = {
     "NOTEEVENTS": ("CHARTTIME",),
 }
 DATE_COLUMNS: dict[str, tuple[str, ...]] = {"NOTEEVENTS": ("CHARTDATE",)}
-NOTE_COLUMNS = ("ROW_ID", "SUBJECT_ID", "HADM_ID", "CHARTDATE", "CHARTTIME", "CATEGORY", "DESCRIPTION", "ISERROR", "TEXT")
+NOTE_COLUMNS = (
+    "ROW_ID",
+    "SUBJECT_ID",
+    "HADM_ID",
+    "CHARTDATE",
+    "CHARTTIME",
+    "CATEGORY",
+    "DESCRIPTION",
+    "ISERROR",
+    "TEXT",
+)
 
 
 def table_path(folder: str | Path, table: str) -> Path:
@@ -58,7 +74,8 @@ def _parse_times(frame: pd.DataFrame, columns: Iterable[str], fmt: str, path: Pa
         if bad.any():
             i = _first_bad(bad)
             raise MedbiasInputError(
-                f"{path}: row {row_offset + i + 1}, column {column}: malformed timestamp {raw.iloc[i]!r} (expected {fmt})"
+                f"{path}: row {row_offset + i + 1}, column {column}: malformed timestamp {raw.iloc[i]!r} "
+                f"(expected {fmt})"
             )
         frame[column] = parsed
 
@@ -76,7 +93,9 @@ def _check_integers(frame: pd.DataFrame, path: Path, row_offset: int) -> None:
         bad = raw.notna() & (numeric.isna() | (numeric % 1 != 0))
         if bad.any():
             i = _first_bad(bad)
-            raise MedbiasInputError(f"{path}: row {row_offset + i + 1}, column {column}: expected an integer, got {raw.iloc[i]!r}")
+            raise MedbiasInputError(
+                f"{path}: row {row_offset + i + 1}, column {column}: expected an integer, got {raw.iloc[i]!r}"
+            )
         frame[column] = numeric.astype("Int64")
 
 
@@ -86,8 +105,9 @@ def read_table(folder: str | Path, table: str, usecols: Iterable[str] | None = N
     check_columns(path, MIMIC_TABLES[table])
     wanted = [c.upper() for c in (usecols or MIMIC_TABLES[table])]
     with reading(path):  # every column is read: with usecols, pandas drops a row's surplus fields without a word
-        frame = pd.read_csv(path, dtype={"ICD9_CODE": str, "icd9_code": str}, keep_default_na=False, na_values=[""],
-                            low_memory=False)
+        frame = pd.read_csv(
+            path, dtype={"ICD9_CODE": str, "icd9_code": str}, keep_default_na=False, na_values=[""], low_memory=False
+        )
     frame.columns = [c.upper() for c in frame.columns]
     frame = frame[[c for c in frame.columns if c in wanted]]
     _check_integers(frame, path, 0)
@@ -115,14 +135,27 @@ def ingest_notes(
     counts = {"notes_read": 0, "iserror_dropped": 0, "outpatient_dropped": 0, "notes_kept": 0}
     tmp = Path(f"{output}.part")
     writer = None
-    schema = pa.schema([
-        ("ROW_ID", pa.int64()), ("SUBJECT_ID", pa.int64()), ("HADM_ID", pa.int64()),
-        ("CHARTDATE", pa.timestamp("ns")), ("CHARTTIME", pa.timestamp("ns")), ("CATEGORY", pa.string()),
-        ("DESCRIPTION", pa.string()), ("TEXT", pa.string()),
-    ])
+    schema = pa.schema(
+        [
+            ("ROW_ID", pa.int64()),
+            ("SUBJECT_ID", pa.int64()),
+            ("HADM_ID", pa.int64()),
+            ("CHARTDATE", pa.timestamp("ns")),
+            ("CHARTTIME", pa.timestamp("ns")),
+            ("CATEGORY", pa.string()),
+            ("DESCRIPTION", pa.string()),
+            ("TEXT", pa.string()),
+        ]
+    )
     try:
-        reader = pd.read_csv(path, chunksize=chunk_size, keep_default_na=False, na_values=[""],
-                             dtype={"TEXT": str, "text": str, "CATEGORY": str, "category": str}, low_memory=False)
+        reader = pd.read_csv(
+            path,
+            chunksize=chunk_size,
+            keep_default_na=False,
+            na_values=[""],
+            dtype={"TEXT": str, "text": str, "CATEGORY": str, "category": str},
+            low_memory=False,
+        )
         for chunk in _chunks_read(reader, path, counts, chunk_size):
             offset = counts["notes_read"]
             chunk.columns = [c.upper() for c in chunk.columns]
@@ -131,7 +164,8 @@ def ingest_notes(
             if unknown.any():
                 i = _first_bad(unknown)
                 raise MedbiasInputError(
-                    f"{path}: row {offset + i + 1}, column CATEGORY: unknown note category {chunk['CATEGORY'].iloc[i]!r}"
+                    f"{path}: row {offset + i + 1}, column CATEGORY: unknown note category "
+                    f"{chunk['CATEGORY'].iloc[i]!r}"
                 )
             _check_integers(chunk, path, offset)
             _parse_times(chunk, ["CHARTTIME"], MIMIC_DATETIME_FORMAT, path, offset)
@@ -174,8 +208,9 @@ def _chunks_read(reader, path: Path, counts: dict[str, int], chunk_size: int):
             return
         except MedbiasInputError as error:
             first = counts["notes_read"] + 1
-            raise MedbiasInputError(f"{error} (in data rows {first} to {first + chunk_size - 1}, the block being read)"
-                                    ) from error.__cause__
+            raise MedbiasInputError(
+                f"{error} (in data rows {first} to {first + chunk_size - 1}, the block being read)"
+            ) from error.__cause__
         yield chunk
 
 
@@ -219,13 +254,17 @@ def read_annotations(path: str | Path) -> pd.DataFrame:
     frame = frame.astype({column: "int64" for column in ("ROW_ID", "SUBJECT_ID", "HADM_ID")})
     empty = frame["OPERATOR"].str.strip() == ""
     if empty.any():
-        raise MedbiasInputError(f"{path}: row {_first_bad(empty) + 1}, column OPERATOR: empty (each row is one annotator's)")
+        raise MedbiasInputError(
+            f"{path}: row {_first_bad(empty) + 1}, column OPERATOR: empty (each row is one annotator's)"
+        )
     for column in ANNOTATION_LABEL_COLUMNS:
         values = frame[column].str.strip()
         bad = ~values.isin(["0", "1"])
         if bad.any():
             i = _first_bad(bad)
-            raise MedbiasInputError(f"{path}: row {i + 1}, column {column}: label {frame[column].iloc[i]!r} is not 0 or 1")
+            raise MedbiasInputError(
+                f"{path}: row {i + 1}, column {column}: label {frame[column].iloc[i]!r} is not 0 or 1"
+            )
         frame[column] = values.astype("int64")
     return frame
 
@@ -258,15 +297,20 @@ def read_benchmark_split(path: str | Path) -> pd.DataFrame:
         subject, flag = row[0].strip(), row[1].strip()
         if not subject.isdigit():
             hint = " (a header line? the file has none: SUBJECT_ID,flag rows)" if number == 1 else ""
-            raise MedbiasInputError(f"{path}: line {number}, column SUBJECT_ID: expected an integer, got {subject!r}{hint}")
+            raise MedbiasInputError(
+                f"{path}: line {number}, column SUBJECT_ID: expected an integer, got {subject!r}{hint}"
+            )
         if flag not in SPLIT_FLAGS:
             raise MedbiasInputError(f"{path}: line {number}, column flag: expected 0 or 1 (1 = test), got {flag!r}")
         if int(subject) in seen:
-            raise MedbiasInputError(f"{path}: line {number}: SUBJECT_ID {subject} is listed twice (line {seen[int(subject)]})")
+            raise MedbiasInputError(
+                f"{path}: line {number}: SUBJECT_ID {subject} is listed twice (line {seen[int(subject)]})"
+            )
         seen[int(subject)] = number
         subjects.append(int(subject))
         flags.append(int(flag))
     if 1 not in flags:
-        raise MedbiasInputError(f"{path}: no test subject (no row with flag 1); the split would leave every task "
-                                "without test stays")
+        raise MedbiasInputError(
+            f"{path}: no test subject (no row with flag 1); the split would leave every task without test stays"
+        )
     return pd.DataFrame({"SUBJECT_ID": subjects, "flag": flags})

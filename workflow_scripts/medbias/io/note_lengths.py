@@ -25,8 +25,14 @@ def measure_note_lengths(folder: str | Path, styles: dict[str, str], chunk_size:
     path = table_path(folder, "NOTEEVENTS")
     check_columns(path, ("CATEGORY", "TEXT"))
     lengths: dict[str, list[np.ndarray]] = {}
-    reader = pd.read_csv(path, chunksize=chunk_size, keep_default_na=False, dtype=str, low_memory=False,
-                         usecols=lambda c: c.upper() in ("CATEGORY", "TEXT"))
+    reader = pd.read_csv(
+        path,
+        chunksize=chunk_size,
+        keep_default_na=False,
+        dtype=str,
+        low_memory=False,
+        usecols=lambda c: c.upper() in ("CATEGORY", "TEXT"),
+    )
     for chunk in reader:
         chunk.columns = [c.upper() for c in chunk.columns]
         for category, text in chunk.groupby("CATEGORY")["TEXT"]:
@@ -35,7 +41,14 @@ def measure_note_lengths(folder: str | Path, styles: dict[str, str], chunk_size:
     for category, parts in lengths.items():
         n = np.concatenate(parts)
         logs = np.log(np.maximum(n, 1))
-        rows.append({"category": category, "notes": len(n), "mean_chars": round(float(n.mean())),
-                     "sigma_log": round(float(logs.std()), 2), "style": styles.get(category, "nursing"),
-                     **{f"q{int(q * 100)}_chars": int(np.quantile(n, q)) for q in LENGTH_QUANTILES}})
+        rows.append(
+            {
+                "category": category,
+                "notes": len(n),
+                "mean_chars": round(float(n.mean())),
+                "sigma_log": round(float(logs.std()), 2),
+                "style": styles.get(category, "nursing"),
+                **{f"q{int(q * 100)}_chars": int(np.quantile(n, q)) for q in LENGTH_QUANTILES},
+            }
+        )
     return pd.DataFrame(rows).sort_values("notes", ascending=False, ignore_index=True)

@@ -57,8 +57,10 @@ def parse_decades(spec: Sequence[Sequence[int]]) -> list[Decade]:
             raise MedbiasInputError(f"config key 'rios.decades': {d.label} ends before it starts")
     for prev, cur in zip(decades, decades[1:]):
         if cur.start < prev.start:
-            raise MedbiasInputError(f"config key 'rios.decades': {cur.label} is listed after {prev.label}; "
-                                    "list the decades from the earliest to the latest")
+            raise MedbiasInputError(
+                f"config key 'rios.decades': {cur.label} is listed after {prev.label}; "
+                "list the decades from the earliest to the latest"
+            )
         if cur.start <= prev.end:
             raise MedbiasInputError(f"config key 'rios.decades': {prev.label} and {cur.label} overlap")
     return decades
@@ -99,8 +101,10 @@ def _article_text(article) -> str:
 def _pmid(text: str | None, path: Path) -> int:
     """An article's PMID as an integer; a missing or non-integer PMID stops with one line."""
     if text is None or not text.strip().isdigit():
-        raise MedbiasInputError(f"{path}: a PubmedArticle has {'no PMID' if text is None else f'PMID {text!r}'} "
-                                "(expected MedlineCitation/PMID to hold an integer)")
+        raise MedbiasInputError(
+            f"{path}: a PubmedArticle has {'no PMID' if text is None else f'PMID {text!r}'} "
+            "(expected MedlineCitation/PMID to hold an integer)"
+        )
     return int(text)
 
 
@@ -152,8 +156,15 @@ def tokenize(text: str) -> list[str]:
 def _parsed_schema():
     import pyarrow as pa
 
-    return pa.schema([("event", pa.int8()), ("pmid", pa.int64()), ("year", pa.int32()),
-                      ("n_tokens", pa.int32()), ("tokens", pa.string())])
+    return pa.schema(
+        [
+            ("event", pa.int8()),
+            ("pmid", pa.int64()),
+            ("year", pa.int32()),
+            ("n_tokens", pa.int32()),
+            ("tokens", pa.string()),
+        ]
+    )
 
 
 def parse_file(path: str | Path, output: str | Path, batch_size: int = 5000) -> dict[str, object]:
@@ -224,8 +235,9 @@ def parsed_file_records(parsed: str | Path) -> FileRecords:
     pmids = table.column("pmid").to_numpy()
     is_article = events == ARTICLE
     articles_before = np.cumsum(is_article) - is_article  # articles that precede each row
-    deletions = [(int(pmid), int(before)) for pmid, before in
-                 zip(pmids[events == DELETE], articles_before[events == DELETE])]
+    deletions = [
+        (int(pmid), int(before)) for pmid, before in zip(pmids[events == DELETE], articles_before[events == DELETE])
+    ]
     return FileRecords(pmids[is_article].astype(np.int64), deletions, int((events == BOOK).sum()))
 
 
@@ -302,8 +314,9 @@ class FinalArticle:
     tokens: str  # space-joined
 
 
-def iter_final_articles(parsed: Sequence[str | Path], index: VersionIndex,
-                        batch_size: int = 10000) -> Iterator[FinalArticle]:
+def iter_final_articles(
+    parsed: Sequence[str | Path], index: VersionIndex, batch_size: int = 10000
+) -> Iterator[FinalArticle]:
     """The final version of each live article of the parsed files, in file order, read in batches."""
     import pyarrow.parquet as pq
 
@@ -311,8 +324,9 @@ def iter_final_articles(parsed: Sequence[str | Path], index: VersionIndex,
         position = 0
         for batch in pq.ParquetFile(str(path)).iter_batches(batch_size=batch_size):
             rows = batch.to_pydict()
-            for event, pmid, year, n_tokens, tokens in zip(rows["event"], rows["pmid"], rows["year"],
-                                                           rows["n_tokens"], rows["tokens"]):
+            for event, pmid, year, n_tokens, tokens in zip(
+                rows["event"], rows["pmid"], rows["year"], rows["n_tokens"], rows["tokens"]
+            ):
                 if event != ARTICLE:
                     continue
                 if index.keep[f][position]:
@@ -342,10 +356,17 @@ def write_decade_corpora(
     def flush(label: str) -> None:
         rows = buffers[label]
         if rows:
-            writers[label].write_table(pa.table({
-                "pmid": [r.pmid for r in rows], "year": [r.year for r in rows],
-                "n_tokens": [r.n_tokens for r in rows], "tokens": [r.tokens for r in rows],
-            }, schema=schema))
+            writers[label].write_table(
+                pa.table(
+                    {
+                        "pmid": [r.pmid for r in rows],
+                        "year": [r.year for r in rows],
+                        "n_tokens": [r.n_tokens for r in rows],
+                        "tokens": [r.tokens for r in rows],
+                    },
+                    schema=schema,
+                )
+            )
             rows.clear()
 
     try:
@@ -379,8 +400,9 @@ def write_decade_corpora(
     }
 
 
-def ingest_files(paths: Sequence[str | Path], decades: Sequence[Decade], outputs: dict[str, str | Path],
-                 workdir: str | Path) -> dict[str, object]:
+def ingest_files(
+    paths: Sequence[str | Path], decades: Sequence[Decade], outputs: dict[str, str | Path], workdir: str | Path
+) -> dict[str, object]:
     """Map then reduce in one process: each XML file parsed into ``workdir``, then the decade corpora
     (what the workflow's jobs do, for tests and benchmarks)."""
     parsed = []

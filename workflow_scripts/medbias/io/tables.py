@@ -22,8 +22,9 @@ def markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
     return "\n".join([header, rule, *rows]) + "\n"
 
 
-def write_table(frame: pd.DataFrame, csv: str | None, md: str, title: str, notes: tuple[str, ...] = (),
-                digits: int = 3) -> None:
+def write_table(
+    frame: pd.DataFrame, csv: str | None, md: str, title: str, notes: tuple[str, ...] = (), digits: int = 3
+) -> None:
     """A paper table as CSV (when ``csv`` is given) and as Markdown: a title, the table, then notes."""
     if csv is not None:
         frame.to_csv(csv, index=False)

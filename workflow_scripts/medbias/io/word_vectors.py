@@ -31,14 +31,17 @@ def check_word_vector_file(path: str | Path, fmt: str) -> None:
     if len(fields) != 2 or not all(field.isdigit() for field in fields) or 0 in (int(fields[0]), int(fields[1])):
         shown = first[:60].decode("utf-8", errors="replace").rstrip()
         hint = " (a text file without a header?)" if len(fields) > 2 else ""
-        raise MedbiasInputError(f"{path}: the first line must be '<count> <dimension>' of a {fmt} file, got {shown!r}{hint}")
+        raise MedbiasInputError(
+            f"{path}: the first line must be '<count> <dimension>' of a {fmt} file, got {shown!r}{hint}"
+        )
     count, dimension = int(fields[0]), int(fields[1])
     if fmt == "word2vec_binary":
         smallest = len(first) + count * (dimension * 4 + 2)
         if size < smallest:
             raise MedbiasInputError(
                 f"{path}: the header declares {count} vectors of dimension {dimension}, which need at least "
-                f"{smallest} bytes; the file has {size} (truncated, or the header's count or dimension is wrong)")
+                f"{smallest} bytes; the file has {size} (truncated, or the header's count or dimension is wrong)"
+            )
 
 
 def _fasttext(path: str | Path):
@@ -69,8 +72,9 @@ def load_word_vectors(path: str | Path, fmt: str):
         if isinstance(error, MedbiasInputError):
             raise
         detail = f"{type(error).__name__}: {error}".splitlines()[0][:160]
-        raise MedbiasInputError(f"{path}: cannot read it as {fmt} word vectors ({detail}); check the file and the "
-                                "entry's format") from error
+        raise MedbiasInputError(
+            f"{path}: cannot read it as {fmt} word vectors ({detail}); check the file and the entry's format"
+        ) from error
     if fmt in WORD2VEC_FORMATS:
         check_all_vectors_read(path, fmt, vectors)
     return vectors
@@ -96,5 +100,7 @@ def check_all_vectors_read(path: str | Path, fmt: str, vectors) -> None:
             extra = sum(1 for line in handle if line.strip()) - 1 - count
         unit = "lines"
     if extra > 0:
-        raise MedbiasInputError(f"{path}: the header declares {count} vectors but the file holds more "
-                                f"({extra} {unit} left unread); correct the header's count")
+        raise MedbiasInputError(
+            f"{path}: the header declares {count} vectors but the file holds more "
+            f"({extra} {unit} left unread); correct the header's count"
+        )

@@ -21,8 +21,10 @@ def _mapping_without_repeats(loader: _StrictLoader, node: yaml.MappingNode, deep
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=True)
         if key in seen:
-            raise MedbiasInputError(f"key {key!r} is written twice in one mapping (lines {seen[key]} and "
-                                    f"{key_node.start_mark.line + 1}); YAML would silently keep the last")
+            raise MedbiasInputError(
+                f"key {key!r} is written twice in one mapping (lines {seen[key]} and "
+                f"{key_node.start_mark.line + 1}); YAML would silently keep the last"
+            )
         seen[key] = key_node.start_mark.line + 1
     return loader.construct_mapping(node, deep=deep)
 

@@ -72,7 +72,8 @@ def lookup(
     if not found or coverage.fraction < min_fraction:
         raise MedbiasInputError(
             f"word set '{name}': {len(found)} of {len(unique)} words have vectors "
-            f"(minimum fraction {min_fraction}); missing: {', '.join(missing[:20])}{' ...' if len(missing) > 20 else ''}"
+            f"(minimum fraction {min_fraction}); missing: "
+            f"{', '.join(missing[:20])}{' ...' if len(missing) > 20 else ''}"
         )
     return np.stack([np.asarray(vectors[w], dtype=np.float64) for w in found]), coverage
 
@@ -205,8 +206,9 @@ def bootstrap_effect_sizes(
         return (sx.mean(axis=1) - sy.mean(axis=1)) / sd
 
 
-def frequency_bins(vocabulary_size: int, ranks: Sequence[int], excluded: np.ndarray, *, first: int = 25,
-                   factor: float = 2.0) -> list[np.ndarray]:
+def frequency_bins(
+    vocabulary_size: int, ranks: Sequence[int], excluded: np.ndarray, *, first: int = 25, factor: float = 2.0
+) -> list[np.ndarray]:
     """Candidate vocabulary indices for each word of rank ``ranks[i]``: the not-``excluded`` words of
     its frequency bin. Bins are disjoint rank ranges that grow by ``factor`` ([0, 25), [25, 50),
     [50, 100), ...: under Zipf's law a doubling of rank about halves the frequency); a bin with fewer
@@ -238,8 +240,10 @@ def frequency_bins(vocabulary_size: int, ranks: Sequence[int], excluded: np.ndar
     group_of = {b: g for g, members in enumerate(groups) for b in members}
     pools = [np.concatenate([bins[b] for b in members]) for members in groups]
     if sum(len(p) for p in pools) < len(ranks):
-        raise MedbiasInputError(f"calibrated null: the vocabulary has {sum(len(p) for p in pools)} words outside the test's "
-                                f"sets, fewer than the {len(ranks)} that one random draw needs")
+        raise MedbiasInputError(
+            f"calibrated null: the vocabulary has {sum(len(p) for p in pools)} words outside the test's "
+            f"sets, fewer than the {len(ranks)} that one random draw needs"
+        )
     return [pools[group_of[b]] for b in bin_of]
 
 
@@ -275,14 +279,14 @@ def draw_matched_sets(candidates: Sequence[np.ndarray], n_draws: int, rng: np.ra
 class CalibratedNull:
     """The random-attribute-set null of one WEAT/SEAT (``calibrated_null``)."""
 
-    p_value: float          # (1 + #draws at least as extreme) / (draws + 1), on the projection statistic
-    ci_low: float           # effect size d minus the null's 97.5% / 2.5% deviations of d from its centre
+    p_value: float  # (1 + #draws at least as extreme) / (draws + 1), on the projection statistic
+    ci_low: float  # effect size d minus the null's 97.5% / 2.5% deviations of d from its centre
     ci_high: float
-    md_ci_low: float        # the mean difference's interval, from the projection statistic's null
+    md_ci_low: float  # the mean difference's interval, from the projection statistic's null
     md_ci_high: float
-    null_center: float      # mean projection of the random sets (not 0 when A and B differ in frequency)
+    null_center: float  # mean projection of the random sets (not 0 when A and B differ in frequency)
     draws: int
-    candidates: int         # vocabulary words the draws came from
+    candidates: int  # vocabulary words the draws came from
     projection: float = float("nan")  # the observed projection statistic
 
 
@@ -290,11 +294,24 @@ def calibrated_columns(null: CalibratedNull | None) -> dict[str, float]:
     """The table columns of a calibrated null (NaN, and 0 draws, when none ran): one spelling for
     every study's WEAT/SEAT table."""
     if null is None:
-        return {"p_calibrated": float("nan"), "calibrated_ci_low": float("nan"), "calibrated_ci_high": float("nan"),
-                "md_ci_low": float("nan"), "md_ci_high": float("nan"), "null_center": float("nan"), "null_draws": 0}
-    return {"p_calibrated": null.p_value, "calibrated_ci_low": null.ci_low, "calibrated_ci_high": null.ci_high,
-            "md_ci_low": null.md_ci_low, "md_ci_high": null.md_ci_high, "null_center": null.null_center,
-            "null_draws": null.draws}
+        return {
+            "p_calibrated": float("nan"),
+            "calibrated_ci_low": float("nan"),
+            "calibrated_ci_high": float("nan"),
+            "md_ci_low": float("nan"),
+            "md_ci_high": float("nan"),
+            "null_center": float("nan"),
+            "null_draws": 0,
+        }
+    return {
+        "p_calibrated": null.p_value,
+        "calibrated_ci_low": null.ci_low,
+        "calibrated_ci_high": null.ci_high,
+        "md_ci_low": null.md_ci_low,
+        "md_ci_high": null.md_ci_high,
+        "null_center": null.null_center,
+        "null_draws": null.draws,
+    }
 
 
 def attribute_direction(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -303,9 +320,18 @@ def attribute_direction(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def calibrated_null(
-    targets: np.ndarray, n_x: int, pool: np.ndarray, a_draws: np.ndarray, b_draws: np.ndarray, *,
-    effect: float, mean_difference: float, direction_norm: float, alternative: Alternative = "greater",
-    level: float = 0.95, item_groups: np.ndarray | None = None,
+    targets: np.ndarray,
+    n_x: int,
+    pool: np.ndarray,
+    a_draws: np.ndarray,
+    b_draws: np.ndarray,
+    *,
+    effect: float,
+    mean_difference: float,
+    direction_norm: float,
+    alternative: Alternative = "greater",
+    level: float = 0.95,
+    item_groups: np.ndarray | None = None,
 ) -> CalibratedNull:
     """Null distribution of WEAT/SEAT when A and B are replaced by random word sets.
 
@@ -350,9 +376,15 @@ def calibrated_null(
     lo, hi = np.quantile(d_null - d_null.mean(), [alpha, 1 - alpha])
     t_lo, t_hi = np.quantile(projections - center, [alpha, 1 - alpha])
     return CalibratedNull(
-        (hits + 1) / (len(projections) + 1), float(effect - hi), float(effect - lo),
-        float(mean_difference - direction_norm * t_hi), float(mean_difference - direction_norm * t_lo), center,
-        int(len(projections)), 0, float(observed),
+        (hits + 1) / (len(projections) + 1),
+        float(effect - hi),
+        float(effect - lo),
+        float(mean_difference - direction_norm * t_hi),
+        float(mean_difference - direction_norm * t_lo),
+        center,
+        int(len(projections)),
+        0,
+        float(observed),
     )
 
 
@@ -413,23 +445,55 @@ def weat(
     b, cb = lookup(vectors, b_words, names[3], min_fraction)
     s_x, s_y = association_scores(x, a, b), association_scores(y, a, b)
     perm = permutation_p_value(s_x, s_y, budget, rng, alternative)
-    lo, hi = percentile_interval(bootstrap_effect_sizes(x, y, a, b, n_bootstrap, rng)) if n_bootstrap else (np.nan, np.nan)
+    lo, hi = (
+        percentile_interval(bootstrap_effect_sizes(x, y, a, b, n_bootstrap, rng)) if n_bootstrap else (np.nan, np.nan)
+    )
     d, md = effect_size(s_x, s_y), float(s_x.mean() - s_y.mean())
     calibrated = None
     if null_vocabulary is not None and null_vocabulary.draws > 0:
-        calibrated = word_vector_null(vectors, np.vstack([x, y]), len(x), ca.found, cb.found, null_vocabulary,
-                                      effect=d, mean_difference=md, direction_norm=float(np.linalg.norm(attribute_direction(a, b))),
-                                      alternative=alternative, rng=rng, exclude_also=(*cx.found, *cy.found))
+        calibrated = word_vector_null(
+            vectors,
+            np.vstack([x, y]),
+            len(x),
+            ca.found,
+            cb.found,
+            null_vocabulary,
+            effect=d,
+            mean_difference=md,
+            direction_norm=float(np.linalg.norm(attribute_direction(a, b))),
+            alternative=alternative,
+            rng=rng,
+            exclude_also=(*cx.found, *cy.found),
+        )
     return WeatResult(
-        d, weat_statistic(s_x, s_y), md, perm.p_value,
-        perm.exact, perm.n_partitions, perm.alternative, lo, hi, {c.name: c for c in (cx, cy, ca, cb)}, calibrated,
+        d,
+        weat_statistic(s_x, s_y),
+        md,
+        perm.p_value,
+        perm.exact,
+        perm.n_partitions,
+        perm.alternative,
+        lo,
+        hi,
+        {c.name: c for c in (cx, cy, ca, cb)},
+        calibrated,
     )
 
 
 def word_vector_null(
-    vectors: Mapping[str, np.ndarray], targets: np.ndarray, n_x: int, a_words: Sequence[str], b_words: Sequence[str],
-    vocabulary: NullVocabulary, *, effect: float, mean_difference: float, direction_norm: float,
-    alternative: Alternative, rng: np.random.Generator, exclude_also: Sequence[str] = (),
+    vectors: Mapping[str, np.ndarray],
+    targets: np.ndarray,
+    n_x: int,
+    a_words: Sequence[str],
+    b_words: Sequence[str],
+    vocabulary: NullVocabulary,
+    *,
+    effect: float,
+    mean_difference: float,
+    direction_norm: float,
+    alternative: Alternative,
+    rng: np.random.Generator,
+    exclude_also: Sequence[str] = (),
 ) -> CalibratedNull:
     """``calibrated_null`` for word vectors: each word of A and B is replaced by a random vocabulary
     word of its frequency bin (``frequency_bins``; rank = position in ``vocabulary.words``), never a
@@ -438,16 +502,26 @@ def word_vector_null(
     missing = [w for w in (*a_words, *b_words) if w not in rank]
     if missing:
         raise MedbiasInputError(f"calibrated null: {', '.join(missing[:5])} not in the vocabulary list")
-    excluded = np.array(sorted({rank[w] for w in (*a_words, *b_words, *exclude_also, *vocabulary.exclude) if w in rank}),
-                        dtype=np.int64)
+    excluded = np.array(
+        sorted({rank[w] for w in (*a_words, *b_words, *exclude_also, *vocabulary.exclude) if w in rank}), dtype=np.int64
+    )
     ranks = [rank[w] for w in (*a_words, *b_words)]
     candidates = frequency_bins(len(vocabulary.words), ranks, excluded)
     draws = draw_matched_sets(candidates, vocabulary.draws, rng)
     used, local = np.unique(draws, return_inverse=True)
     local = local.reshape(draws.shape)
     pool = np.stack([np.asarray(vectors[vocabulary.words[i]], dtype=np.float64) for i in used])
-    result = calibrated_null(targets, n_x, pool, local[:, :len(a_words)], local[:, len(a_words):], effect=effect,
-                             mean_difference=mean_difference, direction_norm=direction_norm, alternative=alternative)
+    result = calibrated_null(
+        targets,
+        n_x,
+        pool,
+        local[:, : len(a_words)],
+        local[:, len(a_words) :],
+        effect=effect,
+        mean_difference=mean_difference,
+        direction_norm=direction_norm,
+        alternative=alternative,
+    )
     return replace(result, candidates=int(len(np.unique(np.concatenate(candidates)))))
 
 
@@ -499,19 +573,20 @@ def ripa_scores(words: np.ndarray, g: np.ndarray) -> np.ndarray:
 class DirectBias:
     """Direct Bias of a word set (Bolukbasi et al. 2016; Sogancioglu et al. 2023, eq. 1)."""
 
-    direct_bias: float            # mean |cos(w, g)| (eq. 1, c = 1)
-    signed: float                 # mean cos(w, g): > 0 leans to the first (female) words of the pairs
+    direct_bias: float  # mean |cos(w, g)| (eq. 1, c = 1)
+    signed: float  # mean cos(w, g): > 0 leans to the first (female) words of the pairs
     signed_low: float
     signed_high: float
     words: int
     pairs: int
-    explained_variance: float     # share of the pair differences' variance along g
-    direct_bias_low: float = float("nan")   # 95% interval of Direct Bias, from the same resamples as the signed mean's
+    explained_variance: float  # share of the pair differences' variance along g
+    direct_bias_low: float = float("nan")  # 95% interval of Direct Bias, from the same resamples as the signed mean's
     direct_bias_high: float = float("nan")
 
 
-def lean_against_random_words(observed: float, random_cosines: np.ndarray, n_words: int, draws: int,
-                              rng: np.random.Generator) -> tuple[float, float]:
+def lean_against_random_words(
+    observed: float, random_cosines: np.ndarray, n_words: int, draws: int, rng: np.random.Generator
+) -> tuple[float, float]:
     """The calibrated lean: the signed mean cosine ``observed`` of ``n_words`` words against the signed mean
     cosines of ``draws`` random sets of ``n_words`` drawn from ``random_cosines`` (the cosines of random
     words with the same gender direction; without replacement where there are enough). Returns the null's
@@ -525,8 +600,13 @@ def lean_against_random_words(observed: float, random_cosines: np.ndarray, n_wor
     return float(null.mean()), float(min(1.0, 2 * min(below, above)))
 
 
-def direct_bias(words: np.ndarray, female: np.ndarray, male: np.ndarray, n_replicates: int = 0,
-                rng: np.random.Generator | None = None) -> DirectBias:
+def direct_bias(
+    words: np.ndarray,
+    female: np.ndarray,
+    male: np.ndarray,
+    n_replicates: int = 0,
+    rng: np.random.Generator | None = None,
+) -> DirectBias:
     """Direct Bias of ``words`` (rows) against the gender direction g of the definitional pairs
     (``female[i]``, ``male[i]``): g = ``relation_vector`` (the first principal component of the pair
     differences, uncentred, signed towards the female words). The signed mean says which side the
@@ -542,5 +622,14 @@ def direct_bias(words: np.ndarray, female: np.ndarray, male: np.ndarray, n_repli
         resampled = cosines[resample_indices(len(cosines), n_replicates, generator)]
         low, high = percentile_interval(resampled.mean(axis=1))
         db_low, db_high = percentile_interval(np.abs(resampled).mean(axis=1))
-    return DirectBias(float(np.abs(cosines).mean()), float(cosines.mean()), low, high, len(words), len(female), explained,
-                      db_low, db_high)
+    return DirectBias(
+        float(np.abs(cosines).mean()),
+        float(cosines.mean()),
+        low,
+        high,
+        len(words),
+        len(female),
+        explained,
+        db_low,
+        db_high,
+    )

@@ -38,7 +38,7 @@ def within_label_resamples(label: np.ndarray, n_replicates: int, rng: np.random.
     start = 0
     for rows in (np.flatnonzero(label), np.flatnonzero(~label)):
         if len(rows):
-            index[:, start:start + len(rows)] = rows[resample_indices(len(rows), n_replicates, rng)]
+            index[:, start : start + len(rows)] = rows[resample_indices(len(rows), n_replicates, rng)]
         start += len(rows)
     return index
 

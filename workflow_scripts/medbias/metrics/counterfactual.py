@@ -54,8 +54,9 @@ def _f1(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
     return np.where(denominator > 0, 2 * tp / np.where(denominator > 0, denominator, 1), 0.0)
 
 
-def pair_metrics(label: np.ndarray, pred_female: np.ndarray, pred_male: np.ndarray,
-                 weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
+def pair_metrics(
+    label: np.ndarray, pred_female: np.ndarray, pred_male: np.ndarray, weights: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
     """The metrics of the module docstring for pairs (``label``, prediction of the F copy, of the M
     copy), each weighted by ``weights`` ((replicates, pairs); None: every pair once). Returns arrays
     of one value per replicate, plus ``mismatch_female`` (share of mismatched pairs whose F copy was
@@ -73,8 +74,12 @@ def pair_metrics(label: np.ndarray, pred_female: np.ndarray, pred_male: np.ndarr
     fp = w @ ((1 - y) * (pf + pm))
     tn = w @ ((1 - y) * (2 - pf - pm))
     return {
-        "tpr_f": tpr_f, "tpr_m": tpr_m, "fpr_f": fpr_f, "fpr_m": fpr_m,
-        "tprr": rate_ratio(tpr_f, tpr_m), "fprr": rate_ratio(fpr_f, fpr_m),
+        "tpr_f": tpr_f,
+        "tpr_m": tpr_m,
+        "fpr_f": fpr_f,
+        "fpr_m": fpr_m,
+        "tprr": rate_ratio(tpr_f, tpr_m),
+        "fprr": rate_ratio(fpr_f, fpr_m),
         "mismatch": safe_ratio(mismatched, w.sum(axis=1)),
         "mismatch_female": safe_ratio(w @ (differ * pf), mismatched),
         "macro_f1": (_f1(tp, fp, fn) + _f1(tn, fn, fp)) / 2,
@@ -104,11 +109,17 @@ class PairSummary:
     favoured: dict[str, str]
     pairs: int
     positives: int
-    mismatch_p: float   # McNemar's exact test of the mismatch's direction
+    mismatch_p: float  # McNemar's exact test of the mismatch's direction
 
 
-def summarise_pairs(label: np.ndarray, pred_female: np.ndarray, pred_male: np.ndarray, n_replicates: int,
-                    rng: np.random.Generator, level: float = 0.95) -> PairSummary:
+def summarise_pairs(
+    label: np.ndarray,
+    pred_female: np.ndarray,
+    pred_male: np.ndarray,
+    n_replicates: int,
+    rng: np.random.Generator,
+    level: float = 0.95,
+) -> PairSummary:
     """``pair_metrics`` with bootstrap intervals: pairs resampled with replacement within each label
     (so every replicate keeps the test set's positives and negatives)."""
     point = {k: float(v[0]) for k, v in pair_metrics(label, pred_female, pred_male).items()}
@@ -121,9 +132,16 @@ def summarise_pairs(label: np.ndarray, pred_female: np.ndarray, pred_male: np.nd
             values = replicates[key][~np.isnan(replicates[key])]
             if len(values):
                 low[key], high[key] = percentile_interval(values, level)
-    mismatch_group = "" if point["mismatch"] == 0 or np.isnan(point["mismatch_female"]) else (
-        "F" if point["mismatch_female"] > 0.5 else "M" if point["mismatch_female"] < 0.5 else "")
-    favoured = {"tprr": favoured_group(point["tpr_f"], point["tpr_m"]),
-                "fprr": favoured_group(point["fpr_f"], point["fpr_m"]), "mismatch": mismatch_group}
-    return PairSummary(point, low, high, favoured, int(len(label)), int(np.sum(label)),
-                       mismatch_direction_p(pred_female, pred_male))
+    mismatch_group = (
+        ""
+        if point["mismatch"] == 0 or np.isnan(point["mismatch_female"])
+        else ("F" if point["mismatch_female"] > 0.5 else "M" if point["mismatch_female"] < 0.5 else "")
+    )
+    favoured = {
+        "tprr": favoured_group(point["tpr_f"], point["tpr_m"]),
+        "fprr": favoured_group(point["fpr_f"], point["fpr_m"]),
+        "mismatch": mismatch_group,
+    }
+    return PairSummary(
+        point, low, high, favoured, int(len(label)), int(np.sum(label)), mismatch_direction_p(pred_female, pred_male)
+    )

@@ -14,7 +14,7 @@ class ErrorRate:
     flagged: int
     decisions: int
     rate: float
-    low: float   # Clopper-Pearson 95% interval
+    low: float  # Clopper-Pearson 95% interval
     high: float
 
 

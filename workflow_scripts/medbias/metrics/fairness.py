@@ -49,8 +49,9 @@ GAP_METRICS: tuple[str, ...] = ("parity", "recall", "specificity")
 CELLS: tuple[str, ...] = ("tp", "fp", "fn", "tn")
 
 
-def group_counts(predicted: np.ndarray, label: np.ndarray, group_index: np.ndarray, n_groups: int,
-                 index: np.ndarray | None = None) -> dict[str, np.ndarray]:
+def group_counts(
+    predicted: np.ndarray, label: np.ndarray, group_index: np.ndarray, n_groups: int, index: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
     """Per-group confusion counts ``tp``, ``fp``, ``fn``, ``tn`` and ``n``: shape (n_groups,) over all
     rows, or (replicates, n_groups) over the rows of each replicate of an index matrix.
 
@@ -68,7 +69,9 @@ def group_counts(predicted: np.ndarray, label: np.ndarray, group_index: np.ndarr
     else:
         replicates = index.shape[0]
         flat = (np.arange(replicates, dtype=np.int64)[:, None] * n_codes + code[index]).ravel()
-        table = np.bincount(flat, minlength=replicates * n_codes).reshape(replicates, n_groups, len(CELLS)).astype(float)
+        table = (
+            np.bincount(flat, minlength=replicates * n_codes).reshape(replicates, n_groups, len(CELLS)).astype(float)
+        )
     counts = {cell: table[..., k] for k, cell in enumerate(CELLS)}
     counts["n"] = table.sum(axis=-1)
     return counts
@@ -82,8 +85,11 @@ def safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
 
 # Table 2's rates as (cells counted as successes, cells counted as trials):
 # parity (TP+FP)/N, recall TP/(TP+FN), specificity TN/(TN+FP)
-RATE_PARTS = {"parity": (("tp", "fp"), ("tp", "fp", "fn", "tn")), "recall": (("tp",), ("tp", "fn")),
-              "specificity": (("tn",), ("tn", "fp"))}
+RATE_PARTS = {
+    "parity": (("tp", "fp"), ("tp", "fp", "fn", "tn")),
+    "recall": (("tp",), ("tp", "fn")),
+    "specificity": (("tn",), ("tn", "fp")),
+}
 
 
 def rate_parts(counts: dict[str, np.ndarray], metric: str) -> tuple[np.ndarray, np.ndarray]:
@@ -130,7 +136,9 @@ def multigroup_gaps(rates: np.ndarray) -> np.ndarray:
 DENOMINATOR = {"parity": "rows", "recall": "positives", "specificity": "negatives"}
 
 
-def eligible_rates(counts: dict[str, np.ndarray], eligible: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+def eligible_rates(
+    counts: dict[str, np.ndarray], eligible: dict[str, np.ndarray] | None = None
+) -> dict[str, np.ndarray]:
     """``group_rates`` with the groups that ``eligible`` (metric -> bool per group) leaves out of a
     metric set to NaN: they get no gap and are never the comparison group."""
     rates = group_rates(counts)
@@ -144,8 +152,14 @@ def gaps_of(counts: dict[str, np.ndarray], eligible: dict[str, np.ndarray] | Non
     return {metric: multigroup_gaps(rate) for metric, rate in eligible_rates(counts, eligible).items()}
 
 
-def bootstrap_gaps(predicted: np.ndarray, label: np.ndarray, group_index: np.ndarray, n_groups: int,
-                   index: np.ndarray, eligible: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+def bootstrap_gaps(
+    predicted: np.ndarray,
+    label: np.ndarray,
+    group_index: np.ndarray,
+    n_groups: int,
+    index: np.ndarray,
+    eligible: dict[str, np.ndarray] | None = None,
+) -> dict[str, np.ndarray]:
     """Every replicate's gaps at once: metric -> (replicates, groups), from the index matrix."""
     return gaps_of(group_counts(predicted, label, group_index, n_groups, index), eligible)
 
@@ -187,7 +201,7 @@ class GapResult:
     gap: float
     ci_low: float
     ci_high: float
-    p_value: float      # two-proportion score test against compared_with (module docstring): what BH uses
+    p_value: float  # two-proportion score test against compared_with (module docstring): what BH uses
     significant: bool
     undefined_replicates: int
     n: int
@@ -196,9 +210,16 @@ class GapResult:
     p_bootstrap: float = float("nan")  # replicates counted on each side of 0, floored at 2 / (R + 1)
 
 
-def fairness_gaps(predicted: np.ndarray, label: np.ndarray, groups: Sequence[str], order: Sequence[str],
-                  n_replicates: int, rng: np.random.Generator, level: float = 0.95,
-                  minimum: dict[str, int] | None = None) -> list[GapResult]:
+def fairness_gaps(
+    predicted: np.ndarray,
+    label: np.ndarray,
+    groups: Sequence[str],
+    order: Sequence[str],
+    n_replicates: int,
+    rng: np.random.Generator,
+    level: float = 0.95,
+    minimum: dict[str, int] | None = None,
+) -> list[GapResult]:
     """Parity, recall and specificity gaps of every group in ``order`` (rows whose group is not in
     ``order`` must be removed by the caller, who reports them), with bootstrap intervals and p-values.
 
@@ -224,31 +245,45 @@ def fairness_gaps(predicted: np.ndarray, label: np.ndarray, groups: Sequence[str
     successes, trials = {}, {}
     for m in GAP_METRICS:
         successes[m], trials[m] = rate_parts(counts, m)
-    replicates = bootstrap_gaps(predicted, label, group_index, len(order), within_label_resamples(label, n_replicates, rng),
-                                eligible)
+    replicates = bootstrap_gaps(
+        predicted, label, group_index, len(order), within_label_resamples(label, n_replicates, rng), eligible
+    )
     results = []
     for metric in GAP_METRICS:
         for k, group in enumerate(order):
             column = replicates[metric][:, k]
             low, high = percentile_interval(column, level)
             gap = float(observed[metric][k])
-            results.append(GapResult(
-                group=str(group), metric=metric,
-                compared_with=str(order[comparators[metric][k]]) if np.isfinite(gap) else "",
-                gap=gap, ci_low=low, ci_high=high,
-                p_value=pooled_rate_p(successes[metric][k], trials[metric][k], successes[metric][comparators[metric][k]],
-                                      trials[metric][comparators[metric][k]]) if np.isfinite(gap) else float("nan"),
-                significant=bool(np.isfinite(gap) and (low > 0 or high < 0)),
-                undefined_replicates=int(np.sum(~np.isfinite(column))) if np.isfinite(gap) else 0,
-                n=int(sizes["rows"][k]), positives=int(sizes["positives"][k]),
-                note=_missing_gap_note(metric, k, eligible, sizes, minimum) if not np.isfinite(gap) else "",
-                p_bootstrap=two_sided_p(column) if np.isfinite(gap) else float("nan"),
-            ))
+            results.append(
+                GapResult(
+                    group=str(group),
+                    metric=metric,
+                    compared_with=str(order[comparators[metric][k]]) if np.isfinite(gap) else "",
+                    gap=gap,
+                    ci_low=low,
+                    ci_high=high,
+                    p_value=pooled_rate_p(
+                        successes[metric][k],
+                        trials[metric][k],
+                        successes[metric][comparators[metric][k]],
+                        trials[metric][comparators[metric][k]],
+                    )
+                    if np.isfinite(gap)
+                    else float("nan"),
+                    significant=bool(np.isfinite(gap) and (low > 0 or high < 0)),
+                    undefined_replicates=int(np.sum(~np.isfinite(column))) if np.isfinite(gap) else 0,
+                    n=int(sizes["rows"][k]),
+                    positives=int(sizes["positives"][k]),
+                    note=_missing_gap_note(metric, k, eligible, sizes, minimum) if not np.isfinite(gap) else "",
+                    p_bootstrap=two_sided_p(column) if np.isfinite(gap) else float("nan"),
+                )
+            )
     return results
 
 
-def _missing_gap_note(metric: str, k: int, eligible: dict[str, np.ndarray], sizes: dict[str, np.ndarray],
-                      minimum: dict[str, int]) -> str:
+def _missing_gap_note(
+    metric: str, k: int, eligible: dict[str, np.ndarray], sizes: dict[str, np.ndarray], minimum: dict[str, int]
+) -> str:
     what = DENOMINATOR[metric]
     if not eligible[metric][k]:
         return f"fewer than {minimum[what]} {what} ({int(sizes[what][k])})"

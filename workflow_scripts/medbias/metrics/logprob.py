@@ -103,8 +103,10 @@ def mask_log_probs(
     import torch
 
     encoded = tokenizer(list(sentences), return_offsets_mapping=True)
-    positions = np.array([_token_at(offsets, chars[i], sentences[i])
-                          for i, offsets in enumerate(encoded["offset_mapping"])], dtype=np.int64)
+    positions = np.array(
+        [_token_at(offsets, chars[i], sentences[i]) for i, offsets in enumerate(encoded["offset_mapping"])],
+        dtype=np.int64,
+    )
     order = np.argsort([len(s) for s in sentences], kind="stable")
     out = np.zeros((len(sentences), len(target_ids)))
     head = masked_lm_head(model)

@@ -30,9 +30,15 @@ def score_frame(items: Sequence[ScoringItem], scores: np.ndarray, words: Sequenc
     return pd.DataFrame(rows, columns=["item", "template", "category", "attribute", "word", "score"])
 
 
-def random_initialised_score_frames(model_folder: str, templates: Sequence[tuple[str, str]],
-                                    attributes: Sequence[tuple[str, str]], words: Sequence[str], n_models: int,
-                                    seed: int, batch_size: int = 128) -> Iterator[pd.DataFrame]:
+def random_initialised_score_frames(
+    model_folder: str,
+    templates: Sequence[tuple[str, str]],
+    attributes: Sequence[tuple[str, str]],
+    words: Sequence[str],
+    n_models: int,
+    seed: int,
+    batch_size: int = 128,
+) -> Iterator[pd.DataFrame]:
     """``score_frame`` of each of ``n_models`` masked LMs with the architecture and tokenizer of
     ``model_folder`` and fresh random weights (torch seeds ``seed``, ``seed`` + 1, ...): models that
     learned nothing, where no category can lean (the null of Table 3's tests)."""
@@ -41,8 +47,9 @@ def random_initialised_score_frames(model_folder: str, templates: Sequence[tuple
     target_ids, _ = target_token_ids(tokenizer, words)
     for k in range(n_models):
         model = untrained_copy(model_folder, "masked", seed + k)
-        yield score_frame(items, log_probability_scores(model, tokenizer, items, target_ids, batch_size),
-                          list(target_ids))
+        yield score_frame(
+            items, log_probability_scores(model, tokenizer, items, target_ids, batch_size), list(target_ids)
+        )
 
 
 def paired_differences(scores: pd.DataFrame, first_words: Sequence[str], second_words: Sequence[str]) -> pd.DataFrame:
@@ -58,13 +65,23 @@ def paired_differences(scores: pd.DataFrame, first_words: Sequence[str], second_
             continue
         a = by_word.xs(first, level="word")
         b = by_word.xs(second, level="word").loc[a.index]
-        frames.append(pd.DataFrame({"item": a.index, "pair": f"{first}/{second}", "first_score": a.to_numpy(),
-                                    "second_score": b.to_numpy()}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "item": a.index,
+                    "pair": f"{first}/{second}",
+                    "first_score": a.to_numpy(),
+                    "second_score": b.to_numpy(),
+                }
+            )
+        )
     columns = ["item", "pair", "first_score", "second_score", "difference", "category", "template", "attribute"]
     if not frames:
         return pd.DataFrame(columns=columns)
     pairs = pd.concat(frames, ignore_index=True)
-    pairs = pairs.join(scores.drop_duplicates("item").set_index("item")[["category", "template", "attribute"]], on="item")
+    pairs = pairs.join(
+        scores.drop_duplicates("item").set_index("item")[["category", "template", "attribute"]], on="item"
+    )
     pairs["difference"] = pairs["first_score"] - pairs["second_score"]
     return pairs[columns]
 
@@ -122,16 +139,25 @@ def logprob_table(
                 differences = cell["difference"].to_numpy(dtype=float)
                 testable = len(differences) > 1 and np.any(differences != 0)
                 row = {
-                    "target_set": set_name, "reference_group": reference, "group": group, "category": category,
-                    "reference_mean": cell["first_score"].mean(), "group_mean": cell["second_score"].mean(),
-                    "mean_difference": differences.mean(), "templates": cell["template"].nunique(),
-                    "attributes": cell["attribute"].nunique(), "items": cell["item"].nunique(), "pairs": len(cell),
+                    "target_set": set_name,
+                    "reference_group": reference,
+                    "group": group,
+                    "category": category,
+                    "reference_mean": cell["first_score"].mean(),
+                    "group_mean": cell["second_score"].mean(),
+                    "mean_difference": differences.mean(),
+                    "templates": cell["template"].nunique(),
+                    "attributes": cell["attribute"].nunique(),
+                    "items": cell["item"].nunique(),
+                    "pairs": len(cell),
                     "wilcoxon_p": float(wilcoxon(differences).pvalue) if testable else np.nan,
                 }
                 if control_category:
                     row["control_category"] = control_category
                     row["mannwhitney_vs_control_p"] = (
-                        np.nan if category == control_category
-                        else category_vs_control_p(pairs, category, control_category))
+                        np.nan
+                        if category == control_category
+                        else category_vs_control_p(pairs, category, control_category)
+                    )
                 rows.append(row)
     return pd.DataFrame(rows)

@@ -4,12 +4,13 @@ vocabulary, multi-word terms averaged over their tokens.
 """
 
 from __future__ import annotations
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
 import numpy as np
 from scipy.stats import spearmanr
-
 
 
 @dataclass(frozen=True)
@@ -54,5 +55,6 @@ def similarity_record(vectors, pairs: Sequence[tuple[str, str, float]], tokenize
     """One model's UMNSRS similarity as a search records it (``SIMILARITY_KEYS``): Spearman's rho
     (``similarity_spearman``), the pairs and multi-word pairs used, and the vocabulary's size."""
     evaluation = similarity_spearman(vectors, pairs, tokenize)
-    return dict(zip(SIMILARITY_KEYS, (evaluation.rho, evaluation.pairs_used, evaluation.multiword_pairs_used,
-                                      len(vectors))))
+    return dict(
+        zip(SIMILARITY_KEYS, (evaluation.rho, evaluation.pairs_used, evaluation.multiword_pairs_used, len(vectors)))
+    )

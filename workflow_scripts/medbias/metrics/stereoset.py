@@ -25,8 +25,9 @@ class StereotypeScore:
     ties: int
 
 
-def stereotype_scores(stereotypical: np.ndarray, anti: np.ndarray, unrelated: np.ndarray | None = None,
-                      ties_as_half: bool = False) -> StereotypeScore:
+def stereotype_scores(
+    stereotypical: np.ndarray, anti: np.ndarray, unrelated: np.ndarray | None = None, ties_as_half: bool = False
+) -> StereotypeScore:
     """ss, lms and ICAT of the module docstring from per-example log-likelihoods."""
     stereotypical, anti = np.asarray(stereotypical, dtype=float), np.asarray(anti, dtype=float)
     ties = int(np.sum(stereotypical == anti))

@@ -25,9 +25,9 @@ def ols_slope(values: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Trend:
-    slope: float            # OLS slope of the seed-averaged values per condition step
-    slope_seed_sd: float    # between-seed SD of the per-seed slopes (NaN with one seed)
-    p_value: float          # exact two-sided permutation p over all orderings of the conditions
+    slope: float  # OLS slope of the seed-averaged values per condition step
+    slope_seed_sd: float  # between-seed SD of the per-seed slopes (NaN with one seed)
+    p_value: float  # exact two-sided permutation p over all orderings of the conditions
     orderings: int
     seeds: int
 

@@ -1,1 +1,2 @@
-"""The workflow itself: the configuration loader and checks, what a configuration asks the DAG to build, report pages and cluster settings."""
+"""The workflow itself: the configuration loader and checks, what a configuration asks the DAG to build,
+report pages and cluster settings."""

@@ -8,7 +8,9 @@ from collections.abc import Mapping, Sequence
 CACHE_ENVVAR = "SNAKEMAKE_OUTPUT_CACHE"
 
 
-def usable_cache_rules(requested: Sequence[str] | None, environ: Mapping[str, str]) -> tuple[list[str] | None, str | None]:
+def usable_cache_rules(
+    requested: Sequence[str] | None, environ: Mapping[str, str]
+) -> tuple[list[str] | None, str | None]:
     """The cached rules to keep and a one-line notice, given the rules that ``--cache`` (or the
     profile's ``cache:`` list) asked for and the environment.
 
@@ -20,9 +22,11 @@ def usable_cache_rules(requested: Sequence[str] | None, environ: Mapping[str, st
         return None, None
     if environ.get(CACHE_ENVVAR, "").strip():
         return list(requested), None
-    notice = (f"medbias: output caching is off ({CACHE_ENVVAR} is not set); to restore "
-              f"{', '.join(requested) or 'the cached rules'} by content hash, "
-              f"export {CACHE_ENVVAR}=/a/folder/every/job/can/reach")
+    notice = (
+        f"medbias: output caching is off ({CACHE_ENVVAR} is not set); to restore "
+        f"{', '.join(requested) or 'the cached rules'} by content hash, "
+        f"export {CACHE_ENVVAR}=/a/folder/every/job/can/reach"
+    )
     return None, notice
 
 
@@ -32,8 +36,10 @@ def processes_for_gpus(gpus: int, visible_gpus: int) -> int:
     A job that reserved more GPUs than it can see would train on fewer than it holds; that stops
     with one line instead."""
     if gpus > 1 and visible_gpus < gpus:
-        raise RuntimeError(f"the job reserved {gpus} GPUs but sees {visible_gpus} (CUDA_VISIBLE_DEVICES); "
-                           "check the cluster's GPU binding")
+        raise RuntimeError(
+            f"the job reserved {gpus} GPUs but sees {visible_gpus} (CUDA_VISIBLE_DEVICES); "
+            "check the cluster's GPU binding"
+        )
     return max(1, gpus)
 
 
@@ -48,8 +54,9 @@ def _free_port() -> int:
 def _process_main(rank: int, function, args: tuple, world_size: int, port: int) -> None:
     import os
 
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), LOCAL_RANK=str(rank),
-                      WORLD_SIZE=str(world_size))
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size)
+    )
     function(*args)
 
 
@@ -64,5 +71,6 @@ def run_in_processes(function, args: tuple, processes: int) -> None:
         return
     import torch.multiprocessing
 
-    torch.multiprocessing.spawn(_process_main, args=(function, args, processes, _free_port()), nprocs=processes,
-                                join=True)
+    torch.multiprocessing.spawn(
+        _process_main, args=(function, args, processes, _free_port()), nprocs=processes, join=True
+    )

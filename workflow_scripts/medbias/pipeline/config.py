@@ -14,11 +14,11 @@ import jsonschema
 import yaml
 
 from medbias.core.errors import MedbiasInputError
-from medbias.io.yamlfile import load_yaml
+from medbias.core.models import check_feature_layers, resolve_model_source, transformer_depth
 from medbias.io.formats import ACUITY_EXPORTS, MIMIC_TABLES, check_columns, find_table
 from medbias.io.mimic import read_annotations, read_benchmark_split
 from medbias.io.word_vectors import check_word_vector_file
-from medbias.core.models import check_feature_layers, resolve_model_source, transformer_depth
+from medbias.io.yamlfile import load_yaml
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:
@@ -76,7 +76,11 @@ def apply_defaults(given: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
     for key, subschema in properties.items():
         if key in given:
             value = given[key]
-            resolved[key] = apply_defaults(value, subschema) if is_section(subschema) and isinstance(value, dict) else copy.deepcopy(value)
+            resolved[key] = (
+                apply_defaults(value, subschema)
+                if is_section(subschema) and isinstance(value, dict)
+                else copy.deepcopy(value)
+            )
         elif "default" in subschema:
             resolved[key] = copy.deepcopy(subschema["default"])
         elif is_section(subschema) and key in required:
@@ -94,7 +98,9 @@ def expand_demo_dir(config: Any, demo_dir: str | None, key: str = "") -> Any:
         return [expand_demo_dir(v, demo_dir, f"{key}.{i}") for i, v in enumerate(config)]
     if isinstance(config, str) and DEMO_DIR_TOKEN in config:
         if demo_dir is None:
-            raise MedbiasInputError(f"config key '{key}': {config!r} uses {DEMO_DIR_TOKEN} but the config has no demo.dir")
+            raise MedbiasInputError(
+                f"config key '{key}': {config!r} uses {DEMO_DIR_TOKEN} but the config has no demo.dir"
+            )
         return config.replace(DEMO_DIR_TOKEN, demo_dir)
     return config
 
@@ -154,8 +160,11 @@ def check_against_schema(config: dict[str, Any], schema: dict[str, Any]) -> None
 STUDY_MODEL_LISTS = {
     "plm": [("plm", "models")],
     "mental": [("mental", "embeddings")],
-    "hurtful": [("hurtful", "logprob", "models"), ("hurtful", "fill_blank", "models"),
-                ("hurtful", "downstream", "models")],
+    "hurtful": [
+        ("hurtful", "logprob", "models"),
+        ("hurtful", "fill_blank", "models"),
+        ("hurtful", "downstream", "models"),
+    ],
 }
 STUDY_LABELS = {"plm": ("plm", "labels"), "mental": ("mental", "labels")}
 
@@ -170,14 +179,19 @@ def check_unique_model_names(config: dict[str, Any]) -> None:
     """A name means one thing in every study (``medbias.pipeline.plan.model_entry`` resolves it):
     a name given to more than one of a word-vector entry, a registry model and a pretrained variant
     of the hurtful study stops with one line naming both keys."""
-    places = [("embeddings", list(config.get("embeddings", {}))), ("models", list(config.get("models", {}))),
-              ("hurtful.variants", list(config.get("hurtful", {}).get("variants", [])))]
+    places = [
+        ("embeddings", list(config.get("embeddings", {}))),
+        ("models", list(config.get("models", {}))),
+        ("hurtful.variants", list(config.get("hurtful", {}).get("variants", []))),
+    ]
     for i, (first, first_names) in enumerate(places):
-        for second, second_names in places[i + 1:]:
+        for second, second_names in places[i + 1 :]:
             shared = [name for name in first_names if name in second_names]
             if shared:
-                raise MedbiasInputError(f"config keys '{first}' and '{second}' both name {shared[0]!r}: "
-                                        "rename one, a model name must mean one thing in every study")
+                raise MedbiasInputError(
+                    f"config keys '{first}' and '{second}' both name {shared[0]!r}: "
+                    "rename one, a model name must mean one thing in every study"
+                )
 
 
 def enrol_registry_models(config: dict[str, Any]) -> dict[str, Any]:
@@ -219,10 +233,14 @@ def enrol_registry_models(config: dict[str, Any]) -> dict[str, Any]:
             label_key = ".".join(STUDY_LABELS[study])
             for name in given:
                 if name not in names:
-                    raise MedbiasInputError(f"config key '{label_key}.{name}': {name!r} is not in the {study} study "
-                                            f"(it has: {', '.join(names) or 'none'}); a label for it would be ignored")
+                    raise MedbiasInputError(
+                        f"config key '{label_key}.{name}': {name!r} is not in the {study} study "
+                        f"(it has: {', '.join(names) or 'none'}); a label for it would be ignored"
+                    )
             labels_parent[STUDY_LABELS[study][-1]] = {
-                **given, **{n: registry.get(n, {}).get("label", n) for n in names if n not in given}}
+                **given,
+                **{n: registry.get(n, {}).get("label", n) for n in names if n not in given},
+            }
     return config
 
 
@@ -259,7 +277,9 @@ def check_intermediate_folder(config: dict[str, Any]) -> None:
         if intermediate == other or other in intermediate.parents:
             raise MedbiasInputError(
                 f"config key 'intermediate': {config['intermediate']!r} overlaps the {key} folder {folder!r}; the "
-                f"intermediate tables hold note text, which may never be written under {key}/ (choose a folder beside it)")
+                f"intermediate tables hold note text, which may never be written under {key}/ (choose a folder "
+                f"beside it)"
+            )
 
 
 def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_models returns it
@@ -286,9 +306,7 @@ def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_mo
     annotations = inputs["phenotype_annotations"]
     if not skip(annotations):
         if not Path(annotations).is_file():
-            raise MedbiasInputError(
-                f"config key 'inputs.phenotype_annotations': file {annotations} does not exist"
-            )
+            raise MedbiasInputError(f"config key 'inputs.phenotype_annotations': file {annotations} does not exist")
         read_annotations(annotations)  # a few thousand rows: every label is checked before any job
 
     pubmed_dir = inputs["pubmed_dir"]
@@ -310,9 +328,7 @@ def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_mo
         if skip(entry["source"]):
             continue
         if not Path(entry["source"]).is_file():
-            raise MedbiasInputError(
-                f"config key 'embeddings.{name}.source': file {entry['source']} does not exist"
-            )
+            raise MedbiasInputError(f"config key 'embeddings.{name}.source': file {entry['source']} does not exist")
         check_word_vector_file(entry["source"], entry["format"])
 
     for name, entry in config["models"].items():
@@ -348,7 +364,9 @@ def _check_plm(config: dict[str, Any], skip) -> None:
 
     plm = config["plm"]
     if not plm.get("models"):
-        raise MedbiasInputError("config key 'plm.models': no model is enrolled (add studies: [plm] to a registry entry)")
+        raise MedbiasInputError(
+            "config key 'plm.models': no model is enrolled (add studies: [plm] to a registry entry)"
+        )
     for name in plm["models"]:
         if name not in config["models"]:
             raise MedbiasInputError(
@@ -361,19 +379,25 @@ def _check_plm(config: dict[str, Any], skip) -> None:
     averages = plm["seat"]["averages"]
     for name, members in averages.items():
         if name in tests:
-            raise MedbiasInputError(f"config key 'plm.seat.averages.{name}': the name of a SEAT test; an average needs its own")
+            raise MedbiasInputError(
+                f"config key 'plm.seat.averages.{name}': the name of a SEAT test; an average needs its own"
+            )
         for test in members:
             if test not in tests:
                 raise MedbiasInputError(
-                    f"config key 'plm.seat.averages.{name}': no SEAT test {test!r} (file has: {', '.join(tests)})")
+                    f"config key 'plm.seat.averages.{name}': no SEAT test {test!r} (file has: {', '.join(tests)})"
+                )
     for axis, test in plm["seat"]["figure"].items():
         if test not in tests and test not in averages:
-            raise MedbiasInputError(f"config key 'plm.seat.figure.{axis}': no SEAT test or average {test!r} "
-                                    f"(file has: {', '.join(tests)}; averages: {', '.join(averages) or 'none'})")
+            raise MedbiasInputError(
+                f"config key 'plm.seat.figure.{axis}': no SEAT test or average {test!r} "
+                f"(file has: {', '.join(tests)}; averages: {', '.join(averages) or 'none'})"
+            )
     for name, test in tests.items():
         if test["identity_context"] not in plm["seat"]["templates"]:
             raise MedbiasInputError(
-                f"config key 'plm.seat.templates': no templates for identity context {test['identity_context']!r} (test {name!r})"
+                f"config key 'plm.seat.templates': no templates for identity context "
+                f"{test['identity_context']!r} (test {name!r})"
             )
     for family, names in plm["stereoset"]["families"].items():
         for test in names:
@@ -385,7 +409,8 @@ def _check_plm(config: dict[str, Any], skip) -> None:
         if name in config["models"] and not declares_lm_head(config["models"][name]):
             raise MedbiasInputError(
                 f"config key 'plm.debias.dropout.models': {name!r} has no trained language-model head "
-                "(Dropout continues its masked/causal LM pretraining); remove it from the list")
+                "(Dropout continues its masked/causal LM pretraining); remove it from the list"
+            )
     for key in ("debias.dropout.models", "downstream.models"):
         section = plm["debias"]["dropout"] if key.startswith("debias") else plm["downstream"]
         for name in section["models"]:
@@ -398,7 +423,8 @@ def _check_plm(config: dict[str, Any], skip) -> None:
         for benchmark, folder in plm["downstream"]["data"].items():
             if not skip(folder) and not Path(folder).is_dir():
                 raise MedbiasInputError(
-                    f"config key 'plm.downstream.data.{benchmark}': folder {folder} does not exist (local copies only: no hub access)"
+                    f"config key 'plm.downstream.data.{benchmark}': folder {folder} does not exist (local "
+                    f"copies only: no hub access)"
                 )
 
 
@@ -408,29 +434,39 @@ def _check_mental(config: dict[str, Any]) -> None:
     mental = config["mental"]
     if not mental.get("embeddings"):
         raise MedbiasInputError(
-            "config key 'mental.embeddings': no embedding is enrolled (add studies: [mental] to a registry or embeddings entry)")
+            "config key 'mental.embeddings': no embedding is enrolled (add studies: [mental] to a registry or "
+            "embeddings entry)"
+        )
     variants = config.get("hurtful", {}).get("variants", [])
     known = [*config["embeddings"], *config["models"], *variants]
     for name in mental["embeddings"]:
         if name not in known:
             raise MedbiasInputError(
-                f"config key 'mental.embeddings': unknown embedding {name!r} (word vectors: {', '.join(config['embeddings'])}; "
+                f"config key 'mental.embeddings': unknown embedding {name!r} (word vectors: "
+                f"{', '.join(config['embeddings'])}; "
                 f"registry: {', '.join(config['models'])}; variants: {', '.join(variants)})"
             )
     lime = mental["lime"]
-    for key, value, allowed in (("embedding", lime["embedding"], mental["embeddings"]), ("task", lime["task"], mental["tasks"]),
-                                ("learner", lime["learner"], mental["learners"])):
+    for key, value, allowed in (
+        ("embedding", lime["embedding"], mental["embeddings"]),
+        ("task", lime["task"], mental["tasks"]),
+        ("learner", lime["learner"], mental["learners"]),
+    ):
         if value not in allowed:
-            raise MedbiasInputError(f"config key 'mental.lime.{key}': {value!r} is not one of mental.{key}s ({', '.join(allowed)})")
+            raise MedbiasInputError(
+                f"config key 'mental.lime.{key}': {value!r} is not one of mental.{key}s ({', '.join(allowed)})"
+            )
     missing = [t for t in lime["treatments"] if t not in mental["treatments"]]
     if missing or "original" not in mental["treatments"]:
         raise MedbiasInputError(
-            f"config key 'mental.lime.treatments': {missing[0] if missing else 'original'!r} is not one of mental.treatments "
+            f"config key 'mental.lime.treatments': {missing[0] if missing else 'original'!r} is not one of "
+            f"mental.treatments "
             "(the original treatment is needed to choose the pairs)"
         )
     if mental["gender_classifier_task"] not in mental["tasks"]:
         raise MedbiasInputError(
-            f"config key 'mental.gender_classifier_task': {mental['gender_classifier_task']!r} is not one of mental.tasks"
+            f"config key 'mental.gender_classifier_task': {mental['gender_classifier_task']!r} is not one of "
+            f"mental.tasks"
         )
     templates = [("pair_templates", t) for t in mental["direct_bias"]["pair_templates"]]
     templates.append(("synonym_template", mental["direct_bias"]["synonym_template"]))
@@ -448,9 +484,13 @@ def _check_hurtful(config: dict[str, Any], skip) -> None:
     variants = hurtful["variants"]
     names = f"registry: {', '.join(registry)}; variants: {', '.join(variants)}"
     if hurtful["base_model"] not in registry:
-        raise MedbiasInputError(f"config key 'hurtful.base_model': unknown model name {hurtful['base_model']!r} ({names})")
+        raise MedbiasInputError(
+            f"config key 'hurtful.base_model': unknown model name {hurtful['base_model']!r} ({names})"
+        )
     if "baseline" not in variants:
-        raise MedbiasInputError("config key 'hurtful.variants': must include 'baseline' (the debiased models are compared with it)")
+        raise MedbiasInputError(
+            "config key 'hurtful.variants': must include 'baseline' (the debiased models are compared with it)"
+        )
     for key in ("logprob", "fill_blank"):
         for model in hurtful[key]["models"]:
             if model not in registry and model not in variants:
@@ -459,10 +499,14 @@ def _check_hurtful(config: dict[str, Any], skip) -> None:
         if model not in registry and model not in variants:
             raise MedbiasInputError(f"config key 'hurtful.downstream.models': unknown model name {model!r} ({names})")
     if "baseline" not in hurtful["downstream"]["models"]:
-        raise MedbiasInputError("config key 'hurtful.downstream.models': must include 'baseline' (Tables 4 and 5 are about it)")
+        raise MedbiasInputError(
+            "config key 'hurtful.downstream.models': must include 'baseline' (Tables 4 and 5 are about it)"
+        )
     for model in hurtful["downstream"]["models"]:  # a variant has its base model's depth
         depth = transformer_depth(registry[model if model in registry else hurtful["base_model"]]["source"])
-        if depth is not None:  # a local folder that exists (hub ids and demo models not yet built are checked in the job)
+        if (
+            depth is not None
+        ):  # a local folder that exists (hub ids and demo models not yet built are checked in the job)
             check_feature_layers(hurtful["downstream"]["layers"], depth, model)
     from medbias.studies.hurtful.demographics import ATTRIBUTE_CLASSES
 
@@ -487,11 +531,13 @@ def _check_hurtful(config: dict[str, Any], skip) -> None:
         sizes = {group: len(words) for group, words in groups.items()}
         if len(set(sizes.values())) != 1:
             raise MedbiasInputError(
-                f"config key 'hurtful.logprob.target_sets.{set_name}': groups must list paired words of equal number (got {sizes})"
+                f"config key 'hurtful.logprob.target_sets.{set_name}': groups must list paired words of equal "
+                f"number (got {sizes})"
             )
     if hurtful["logprob"]["gender_set"] not in hurtful["logprob"]["target_sets"]:
         raise MedbiasInputError(
-            f"config key 'hurtful.logprob.gender_set': {hurtful['logprob']['gender_set']!r} is not a key of hurtful.logprob.target_sets"
+            f"config key 'hurtful.logprob.gender_set': {hurtful['logprob']['gender_set']!r} is not a key of "
+            f"hurtful.logprob.target_sets"
         )
 
 
@@ -537,23 +583,37 @@ def config_reference(schema: dict[str, Any]) -> str:
     """config/README.md: every key of the schema with its default, meaning and (for the studies' keys) the
     source of its default, one table per top-level section (generated by scripts/config_reference.py; a
     unit test keeps it equal to the schema)."""
-    lines = ["# Configuration keys", "",
-             "Generated from `config/schema.yaml` by `python scripts/config_reference.py`; edit the schema, not this file.",
-             "", schema["description"], "",
-             "A key shown as **required** has no default: a config file must give it. `(section)` rows hold the keys below them.",
-             "",
-             "The source column says where a study setting's default comes from: *paper* (the study's own text), "
-             "*reference code* (the authors' published code, where the paper is silent), *cited default* (the "
-             "default of a method or library the study cites), *our choice* (the paper and its code are silent; "
-             "why we chose it), or *run setting* (resources, paths and names: no effect on the numbers). The "
-             "tables print the same sources under their settings (medbias.pipeline.hyperparameters).",
-             ""]
+    lines = [
+        "# Configuration keys",
+        "",
+        "Generated from `config/schema.yaml` by `python scripts/config_reference.py`; edit the schema, not this file.",
+        "",
+        schema["description"],
+        "",
+        "A key shown as **required** has no default: a config file must give it. `(section)` rows hold the "
+        "keys below them.",
+        "",
+        "The source column says where a study setting's default comes from: *paper* (the study's own text), "
+        "*reference code* (the authors' published code, where the paper is silent), *cited default* (the "
+        "default of a method or library the study cites), *our choice* (the paper and its code are silent; "
+        "why we chose it), or *run setting* (resources, paths and names: no effect on the numbers). The "
+        "tables print the same sources under their settings (medbias.pipeline.hyperparameters).",
+        "",
+    ]
     properties = schema["properties"]
     leaves = [k for k, s in properties.items() if not is_section(s)]
     lines += ["## Top level", "", "| key | default | meaning | source |", "|---|---|---|---|"]
     lines += [row for row in _reference_rows({**schema, "properties": {k: properties[k] for k in leaves}}, "")]
     for key, sub in properties.items():
         if is_section(sub):
-            lines += ["", f"## `{key}`", "", sub["description"], "", "| key | default | meaning | source |", "|---|---|---|---|"]
+            lines += [
+                "",
+                f"## `{key}`",
+                "",
+                sub["description"],
+                "",
+                "| key | default | meaning | source |",
+                "|---|---|---|---|",
+            ]
             lines += _reference_rows(sub, f"{key}.")
     return "\n".join(lines) + "\n"

@@ -84,16 +84,21 @@ def settings_notes(schema: Mapping[str, Any], config: Mapping[str, Any], prefixe
             continue
         value = _value(config, key)
         if "default" in sub and value != sub["default"]:
-            lines.append(f"- `{key}` = `{flow_yaml(value)}` (set in this run's config; default `{flow_yaml(sub['default'])}`): "
-                         f"{source}")
+            lines.append(
+                f"- `{key}` = `{flow_yaml(value)}` (set in this run's config; default `{flow_yaml(sub['default'])}`): "
+                f"{source}"
+            )
         else:
             lines.append(f"- `{key}` = `{flow_yaml(value)}`: {source}")
     if not lines:
         return []
     # the heading opens with a newline: write_table drops empty notes, and the blank line ends the
     # paragraph of the notes above it
-    return ["\nSettings that shaped these numbers (config key = value: where it comes from; "
-            "paper, reference code, cited default or our choice):", *lines]
+    return [
+        "\nSettings that shaped these numbers (config key = value: where it comes from; "
+        "paper, reference code, cited default or our choice):",
+        *lines,
+    ]
 
 
 def with_settings(table: PaperTable, settings: Sequence[str]) -> PaperTable:

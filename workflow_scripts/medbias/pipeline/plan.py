@@ -15,14 +15,30 @@ from typing import Any
 # each study's decisions live in its own package; the rule files import them from here
 from medbias.studies.audit.outputs import audit_sections, audit_skipped
 from medbias.studies.hurtful.outputs import (
-    DEBIASED_TABLE_NAMES, debiased_attributes, debiased_tables, downstream_table_names, figure_a1_model,
+    DEBIASED_TABLE_NAMES,
+    debiased_attributes,
+    debiased_tables,
+    downstream_table_names,
+    figure_a1_model,
     variant_attribute,
 )
 from medbias.studies.plm.outputs import is_loadable, plm_evaluations, plm_finetunes
 
-__all__ = ["DEBIASED_TABLE_NAMES", "audit_sections", "audit_skipped", "debiased_attributes", "debiased_tables",
-           "downstream_table_names", "figure_a1_model", "is_loadable", "model_entry", "model_input_files",
-           "plm_evaluations", "plm_finetunes", "variant_attribute"]
+__all__ = [
+    "DEBIASED_TABLE_NAMES",
+    "audit_sections",
+    "audit_skipped",
+    "debiased_attributes",
+    "debiased_tables",
+    "downstream_table_names",
+    "figure_a1_model",
+    "is_loadable",
+    "model_entry",
+    "model_input_files",
+    "plm_evaluations",
+    "plm_finetunes",
+    "variant_attribute",
+]
 
 
 def model_entry(config: Mapping[str, Any], name: str, variants_dir: str) -> dict[str, Any]:

@@ -57,8 +57,10 @@ def load_items(path: Path, world: str, left_out: tuple[str, ...] = ()) -> dict[s
             continue
         page = item.get("page", str(Path(key).with_suffix("")))
         if page in pages:
-            raise MedbiasInputError(f"report/items.yaml: items {pages[page]['file']!r} and {key!r} make the same "
-                                    f"page {page!r}; give one a 'page:' of its own")
+            raise MedbiasInputError(
+                f"report/items.yaml: items {pages[page]['file']!r} and {key!r} make the same "
+                f"page {page!r}; give one a 'page:' of its own"
+            )
         pages[page] = {**item, "file": key}
     return pages
 
@@ -96,8 +98,11 @@ def json_to_html(data: dict) -> str:
     scalars = {k: v for k, v in data.items() if not isinstance(v, (dict, list))}
     parts = []
     if scalars:
-        parts.append("<table>" + "".join(f"<tr><th>{html.escape(k)}</th><td>{_cell(v)}</td></tr>"
-                                         for k, v in scalars.items()) + "</table>")
+        parts.append(
+            "<table>"
+            + "".join(f"<tr><th>{html.escape(k)}</th><td>{_cell(v)}</td></tr>" for k, v in scalars.items())
+            + "</table>"
+        )
     for key, value in data.items():
         if key in scalars:
             continue
@@ -107,29 +112,45 @@ def json_to_html(data: dict) -> str:
         elif value and all(isinstance(v, dict) for v in value.values()):
             columns = list(dict.fromkeys(c for v in value.values() for c in v))
             head = "".join(f"<th>{html.escape(c)}</th>" for c in ["name", *columns])
-            rows = "".join("<tr><td>" + html.escape(name) + "</td>"
-                           + "".join(f"<td>{_cell(entry.get(c, ''))}</td>" for c in columns) + "</tr>"
-                           for name, entry in value.items())
+            rows = "".join(
+                "<tr><td>"
+                + html.escape(name)
+                + "</td>"
+                + "".join(f"<td>{_cell(entry.get(c, ''))}</td>" for c in columns)
+                + "</tr>"
+                for name, entry in value.items()
+            )
             parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
         else:
-            parts.append("<table>" + "".join(f"<tr><th>{html.escape(str(k))}</th><td>{_cell(v)}</td></tr>"
-                                             for k, v in value.items()) + "</table>")
+            parts.append(
+                "<table>"
+                + "".join(f"<tr><th>{html.escape(str(k))}</th><td>{_cell(v)}</td></tr>" for k, v in value.items())
+                + "</table>"
+            )
     return "\n".join(parts)
 
 
 def caption_html(item: dict) -> str:
     """The caption block of a page: what it shows, what the paper reported, where it comes from."""
-    rows = (("What it shows", item["shows"]), ("What the paper reported", item["paper"]),
-            ("Where it comes from", item["source"]))
+    rows = (
+        ("What it shows", item["shows"]),
+        ("What the paper reported", item["paper"]),
+        ("Where it comes from", item["source"]),
+    )
     body = "".join(f"<dt>{label}</dt><dd>{html.escape(str(value).strip())}</dd>" for label, value in rows)
     return f'<dl class="caption">{body}</dl>'
 
 
 def caption_rst(item: dict) -> str:
     """The same caption as reStructuredText, for the report's own caption field."""
-    return "\n\n".join(f"**{label}** {str(value).strip()}" for label, value in (
-        ("What it shows:", item["shows"]), ("What the paper reported:", item["paper"]),
-        ("Where it comes from:", item["source"])))
+    return "\n\n".join(
+        f"**{label}** {str(value).strip()}"
+        for label, value in (
+            ("What it shows:", item["shows"]),
+            ("What the paper reported:", item["paper"]),
+            ("Where it comes from:", item["source"]),
+        )
+    )
 
 
 def render_page(source: Path, item: dict) -> str:
@@ -143,10 +164,14 @@ def render_page(source: Path, item: dict) -> str:
     elif source.suffix == ".png":
         body = f"<h1>{html.escape(item['title'])}</h1>" + figure_html(source.read_bytes(), item["title"])
     else:
-        raise MedbiasInputError(f"{source}: a report item must be a .md table, a .csv table, a .png figure or a .json record")
+        raise MedbiasInputError(
+            f"{source}: a report item must be a .md table, a .csv table, a .png figure or a .json record"
+        )
     title = html.escape(f"{item['study']}: {item['title']}")
-    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{title}</title>'
-            f"<style>{STYLE}</style></head><body>\n{body}\n{caption_html(item)}\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{title}</title>'
+        f"<style>{STYLE}</style></head><body>\n{body}\n{caption_html(item)}\n</body></html>\n"
+    )
 
 
 def results_folder(item: Mapping) -> str:
@@ -174,17 +199,25 @@ def folder_index(folder: str, items: Mapping[str, Mapping], results: str) -> str
 
     from medbias.io.tables import markdown_table
 
-    rows = [{"table or figure": _flat(item["title"]), "file": f"`{results}/{item['file']}`",
-             "report page": f"`{results}/report/{page}.html`"}
-            for page, item in items.items() if results_folder(item) == folder]
-    return "\n".join([
-        f"# Tables and figures in {results}/{folder}",
-        "",
-        "What each one shows, what the paper reported and which rule and settings made it: its report page "
-        "(open it in a browser), or all pages at once with `snakemake --report report.zip`.",
-        "",
-        markdown_table(pd.DataFrame(rows, columns=["table or figure", "file", "report page"])),
-    ])
+    rows = [
+        {
+            "table or figure": _flat(item["title"]),
+            "file": f"`{results}/{item['file']}`",
+            "report page": f"`{results}/report/{page}.html`",
+        }
+        for page, item in items.items()
+        if results_folder(item) == folder
+    ]
+    return "\n".join(
+        [
+            f"# Tables and figures in {results}/{folder}",
+            "",
+            "What each one shows, what the paper reported and which rule and settings made it: its report page "
+            "(open it in a browser), or all pages at once with `snakemake --report report.zip`.",
+            "",
+            markdown_table(pd.DataFrame(rows, columns=["table or figure", "file", "report page"])),
+        ]
+    )
 
 
 OUTPUTS_BEGIN = "<!-- tables and figures: generated from report/items.yaml by scripts/outputs_reference.py -->"
@@ -201,7 +234,12 @@ def outputs_reference(items: Mapping[str, Mapping], results: str = "results") ->
     by_study: dict[str, list[dict[str, str]]] = {}
     for item in items.values():
         by_study.setdefault(item["study"], []).append(
-            {"file": f"`{results}/{item['file']}`", "title": _flat(item["title"]), "what it shows": _flat(item["shows"])})
+            {
+                "file": f"`{results}/{item['file']}`",
+                "title": _flat(item["title"]),
+                "what it shows": _flat(item["shows"]),
+            }
+        )
     parts = [OUTPUTS_BEGIN]
     for study, rows in by_study.items():
         parts += ["", f"### {study}", "", markdown_table(pd.DataFrame(rows)).rstrip("\n")]
@@ -213,4 +251,4 @@ def with_outputs_reference(document: str, reference: str, where: str = "docs/out
     start, end = document.find(OUTPUTS_BEGIN), document.find(OUTPUTS_END)
     if start < 0 or end < start:
         raise MedbiasInputError(f"{where}: lacks the marker lines {OUTPUTS_BEGIN!r} and {OUTPUTS_END!r}")
-    return document[:start] + reference + document[end + len(OUTPUTS_END):]
+    return document[:start] + reference + document[end + len(OUTPUTS_END) :]

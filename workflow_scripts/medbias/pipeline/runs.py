@@ -9,7 +9,8 @@ process's start time) when its jobs start and deletes it when it ends. A later r
 that finds locks whose every recorded owner is gone releases them, with one line that says so; a
 lock with no record, or one whose owner lives or ran on another host, is left to Snakemake's own
 message. So is the lock of a run whose jobs ran on a cluster (SLURM): they may outlive the run, and a
-second copy of a running job would write the same files; the line then says what to check first. With ``rerun-incomplete`` (``profiles/default``) the jobs the killed run left half-written
+second copy of a running job would write the same files; the line then says what to check first. With
+``rerun-incomplete`` (``profiles/default``) the jobs the killed run left half-written
 then run again: the command resumes as typed.
 """
 
@@ -43,8 +44,17 @@ def record_run(snakemake_folder: Path, pid: int | None = None, executor: str = "
     folder = snakemake_folder / RUNS_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{pid}.json"
-    path.write_text(json.dumps({"host": socket.gethostname(), "pid": pid, "started": process_start_time(pid),
-                                "executor": executor, "remote": remote}))
+    path.write_text(
+        json.dumps(
+            {
+                "host": socket.gethostname(),
+                "pid": pid,
+                "started": process_start_time(pid),
+                "executor": executor,
+                "remote": remote,
+            }
+        )
+    )
     return path
 
 
@@ -80,14 +90,18 @@ def release_stale_locks(snakemake_folder: Path) -> str | None:
     remote = [record for record in records if record.get("remote")]
     if remote:  # its jobs may outlive it: a second copy of a running job would write the same files
         record = remote[0]
-        return (f"medbias (note): the run of process {record['pid']} on this host ended without releasing its lock, "
-                f"and its jobs ran on {record.get('executor', 'a cluster')}, where they may still be running; when "
-                "the queue holds none of them (squeue --me), run snakemake --unlock once, then the same command")
+        return (
+            f"medbias (note): the run of process {record['pid']} on this host ended without releasing its lock, "
+            f"and its jobs ran on {record.get('executor', 'a cluster')}, where they may still be running; when "
+            "the queue holds none of them (squeue --me), run snakemake --unlock once, then the same command"
+        )
     for path in [*locks, *paths]:
         path.unlink(missing_ok=True)
     pids = ", ".join(str(record["pid"]) for record in records)
-    return (f"medbias (note): the run of process {pids} on this host ended without releasing its lock "
-            "(killed?); lock released, and its unfinished jobs run again (rerun-incomplete)")
+    return (
+        f"medbias (note): the run of process {pids} on this host ended without releasing its lock "
+        "(killed?); lock released, and its unfinished jobs run again (rerun-incomplete)"
+    )
 
 
 def input_fault_lines(log_files: list[Path], since: float) -> list[str]:
@@ -98,8 +112,9 @@ def input_fault_lines(log_files: list[Path], since: float) -> list[str]:
         try:
             if path.stat().st_mtime < since:
                 continue
-            found = [line.rstrip("\n") for line in path.read_text(errors="replace").splitlines()
-                     if line.startswith(PREFIX)]
+            found = [
+                line.rstrip("\n") for line in path.read_text(errors="replace").splitlines() if line.startswith(PREFIX)
+            ]
         except OSError:
             continue
         if found and found[-1] not in lines:

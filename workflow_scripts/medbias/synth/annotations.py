@@ -58,22 +58,32 @@ def generate_annotations(
     rng = np.random.default_rng(seed)
     candidates = notes[(notes["CATEGORY"] == "Discharge summary") & notes["HADM_ID"].notna()]
     single_gender = {c.name for c in CONDITIONS if c.single_gender}
-    rows = np.array([r for r in candidates["ROW_ID"].to_numpy() if not note_mentions.get(r, set()) & single_gender],
-                    dtype=candidates["ROW_ID"].dtype)
+    rows = np.array(
+        [r for r in candidates["ROW_ID"].to_numpy() if not note_mentions.get(r, set()) & single_gender],
+        dtype=candidates["ROW_ID"].dtype,
+    )
     annotated_conditions = {c.name for c in CONDITIONS if c.annotation}
     mentioning = np.array([r for r in rows if note_mentions.get(r, set()) & annotated_conditions])
     others = np.setdiff1d(rows, mentioning)
     n_mentioning = min(len(mentioning), n_notes // 2)
-    chosen = np.concatenate([
-        rng.choice(mentioning, n_mentioning, replace=False),
-        rng.choice(others, min(len(others), n_notes - n_mentioning), replace=False),
-    ])
+    chosen = np.concatenate(
+        [
+            rng.choice(mentioning, n_mentioning, replace=False),
+            rng.choice(others, min(len(others), n_notes - n_mentioning), replace=False),
+        ]
+    )
     chosen.sort()
     by_row = candidates.set_index("ROW_ID")
     column_of = {c.name: c.annotation for c in CONDITIONS if c.annotation}
     records, true_counts = [], dict.fromkeys(ANNOTATION_PHENOTYPES, 0)
-    biased = {column: {"gender": bias["gender"], "rate": bias["rate"], "notes": 0, "eligible": 0}
-              for column, bias in PLANTED_LABEL_BIAS.items()} if gender_by_subject is not None else {}
+    biased = (
+        {
+            column: {"gender": bias["gender"], "rate": bias["rate"], "notes": 0, "eligible": 0}
+            for column, bias in PLANTED_LABEL_BIAS.items()
+        }
+        if gender_by_subject is not None
+        else {}
+    )
     for row_id in chosen:
         note = by_row.loc[row_id]
         truth = dict.fromkeys(ANNOTATION_PHENOTYPES, 0)
@@ -97,11 +107,17 @@ def generate_annotations(
             for column, value in labelled.items():
                 flip = rng.random() < (FLIP_POSITIVE if value else FLIP_NEGATIVE)
                 labels[column] = int(value ^ flip)
-            records.append({
-                "ROW_ID": int(row_id), "SUBJECT_ID": int(note["SUBJECT_ID"]), "HADM_ID": int(note["HADM_ID"]),
-                "OPERATOR": str(operator), **labels,
-                "NONE": int(not any(labels.values())), "UNSURE": int(rng.random() < UNSURE_RATE),
-            })
+            records.append(
+                {
+                    "ROW_ID": int(row_id),
+                    "SUBJECT_ID": int(note["SUBJECT_ID"]),
+                    "HADM_ID": int(note["HADM_ID"]),
+                    "OPERATOR": str(operator),
+                    **labels,
+                    "NONE": int(not any(labels.values())),
+                    "UNSURE": int(rng.random() < UNSURE_RATE),
+                }
+            )
     frame = pd.DataFrame(records)[list(ANNOTATION_COLUMNS)]
     truth_summary = {
         "annotated_notes": int(len(chosen)),

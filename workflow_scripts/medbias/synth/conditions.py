@@ -41,13 +41,17 @@ CONDITIONS: tuple[PlantedCondition, ...] = (
     PlantedCondition("depression", "depression on sertraline", 0.10, 0.1, "DEPRESSION"),
     PlantedCondition("fibromyalgia", "fibromyalgia with chronic pain", 0.05, 0.1, "CHRONIC.PAIN.FIBROMYALGIA"),
     PlantedCondition("anxiety", "anxiety with lorazepam as needed", 0.06, 0.0, None),
-    PlantedCondition("schizophrenia", "schizophrenia on olanzapine", 0.04, 0.5, "SCHIZOPHRENIA.AND.OTHER.PSYCHIATRIC.DISORDERS"),
+    PlantedCondition(
+        "schizophrenia", "schizophrenia on olanzapine", 0.04, 0.5, "SCHIZOPHRENIA.AND.OTHER.PSYCHIATRIC.DISORDERS"
+    ),
     PlantedCondition("gout", "gout flare in the right toe", 0.05, 0.5, None),
     PlantedCondition("glaucoma", "glaucoma with eye drops continued", 0.05, 0.5, None),
     PlantedCondition("cancer", "metastatic cancer on palliative chemo", 0.05, 0.5, "ADVANCED.CANCER"),
     PlantedCondition("dementia", "dementia oriented to self only", 0.05, 0.5, "DEMENTIA"),
     PlantedCondition("obesity", "morbid obesity needing a bariatric bed", 0.06, 0.5, "OBESITY"),
-    PlantedCondition("delay", "developmental delay with group home support", 0.02, 0.5, "DEVELOPMENTAL.DELAY.RETARDATION"),
+    PlantedCondition(
+        "delay", "developmental delay with group home support", 0.02, 0.5, "DEVELOPMENTAL.DELAY.RETARDATION"
+    ),
     PlantedCondition("nonadherence", "missed home doses, nonadherent", 0.05, 0.5, "NON.ADHERENCE"),
     PlantedCondition("parkinson", "parkinson disease with tremor", 0.03, 0.5, "CHRONIC.NEUROLOGICAL.DYSTROPHIES"),
     # Table 3's planted leans (medbias.synth.logprob): conditions no phenotype annotation reads are
@@ -66,9 +70,7 @@ CONDITIONS: tuple[PlantedCondition, ...] = (
 )
 
 
-def assign_carriers(
-    genders: np.ndarray, condition: PlantedCondition, rng: np.random.Generator
-) -> np.ndarray:
+def assign_carriers(genders: np.ndarray, condition: PlantedCondition, rng: np.random.Generator) -> np.ndarray:
     """Indices of patients carrying ``condition``: exactly round(p*N) carriers, round(m*n) male.
 
     Raises ValueError when a gender has too few patients for its share.
@@ -80,7 +82,5 @@ def assign_carriers(
     females = np.flatnonzero(genders == "F")
     if n_male > len(males) or n_female > len(females):
         raise ValueError(f"too few patients to plant condition {condition.name!r}")
-    chosen = np.concatenate(
-        [rng.choice(males, n_male, replace=False), rng.choice(females, n_female, replace=False)]
-    )
+    chosen = np.concatenate([rng.choice(males, n_male, replace=False), rng.choice(females, n_female, replace=False)])
     return np.sort(chosen)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from medbias.synth.conditions import CONDITIONS
 
-
 LOGPROB_CATEGORIES = {"male": "MALELEAN", "female": "FEMALELEAN", "none": "CONTROL"}
 LOGPROB_FRAMES = ("[GEND] reports [{slot}].", "per family [GEND] has [{slot}].")
 # the controls and the conditions planted at a full share (see the module docstring)
@@ -42,9 +41,12 @@ def logprob_resources() -> tuple[list[str], list[tuple[str, str]], dict]:
             }
             for lean in LOGPROB_CATEGORIES
         },
-        "expect": ("after pretraining on the demo notes, mean(male word - female word) of MALELEAN is above CONTROL's and of "
-                   "FEMALELEAN below it, each Mann-Whitney p < 0.01 against CONTROL (one value per condition); the untrained base model "
-                   "shows no such ordering; the discharge-note gender ratio of each category is about the male "
-                   "share of its conditions"),
+        "expect": (
+            "after pretraining on the demo notes, mean(male word - female word) of MALELEAN is above CONTROL's and of "
+            "FEMALELEAN below it, each Mann-Whitney p < 0.01 against CONTROL (one value per condition); the "
+            "untrained base model "
+            "shows no such ordering; the discharge-note gender ratio of each category is about the male "
+            "share of its conditions"
+        ),
     }
     return templates, attributes, truth

@@ -25,8 +25,22 @@ from medbias.synth.annotations import PLANTED_LABEL_BIAS
 DEPRESSION_MALE_SHARE: dict[str, float] = {"general": 0.5, "bio": 1.0}
 DEPRESSION_SENTENCES = 4000  # per corpus: half with depression synonyms, half with symptoms
 PHYSICAL_SYMPTOMS: tuple[str, ...] = (
-    "cough", "fever", "rash", "nausea", "vomiting", "diarrhea", "wheezing", "edema", "itching",
-    "bleeding", "swelling", "numbness", "cramps", "chills", "dyspnea", "hoarseness",
+    "cough",
+    "fever",
+    "rash",
+    "nausea",
+    "vomiting",
+    "diarrhea",
+    "wheezing",
+    "edema",
+    "itching",
+    "bleeding",
+    "swelling",
+    "numbness",
+    "cramps",
+    "chills",
+    "dyspnea",
+    "hoarseness",
 )
 # Words that neither the notes nor the abstracts use: a frame word the notes also use ("per", "was",
 # "with") carries a gender lean from the notes, which the synonyms then inherit, so that the general
@@ -44,8 +58,9 @@ def single_word_synonyms(synonyms: Sequence[str]) -> list[str]:
     return [s.lower() for s in dict.fromkeys(synonyms) if s.isalpha() and s.isascii()]
 
 
-def depression_context_sentences(pairs: Sequence[tuple[str, str]], synonyms: Sequence[str], male_share: float,
-                                 n_sentences: int, seed: int) -> list[str]:
+def depression_context_sentences(
+    pairs: Sequence[tuple[str, str]], synonyms: Sequence[str], male_share: float, n_sentences: int, seed: int
+) -> list[str]:
     """``n_sentences`` lower-case sentences: half pair a gender word with two depression synonyms
     (exactly ``round(male_share * half)`` of them male), half pair the other gender's words with
     two physical symptoms."""
@@ -70,16 +85,24 @@ def mental_truth() -> dict[str, Any]:
     return {
         "mental": {
             "planted_label_bias": [
-                {"task": TASK_OF_COLUMN[column], "column": column, "favoured": bias["gender"], "rate": bias["rate"],
-                 "expect": "original models: mismatch ratio above zero, positives favour the planted gender; "
-                           "augmented models: mismatch ratio close to zero"}
+                {
+                    "task": TASK_OF_COLUMN[column],
+                    "column": column,
+                    "favoured": bias["gender"],
+                    "rate": bias["rate"],
+                    "expect": "original models: mismatch ratio above zero, positives favour the planted gender; "
+                    "augmented models: mismatch ratio close to zero",
+                }
                 for column, bias in PLANTED_LABEL_BIAS.items()
             ],
             "control_tasks": ["psychiatric_disorders"],
             "direct_bias": {
-                corpus: {"depression_male_share": share,
-                         "expect": "depression synonyms lean male; Direct Bias above the general vectors'"
-                         if share > 0.5 else "control: no planted lean"}
+                corpus: {
+                    "depression_male_share": share,
+                    "expect": "depression synonyms lean male; Direct Bias above the general vectors'"
+                    if share > 0.5
+                    else "control: no planted lean",
+                }
                 for corpus, share in DEPRESSION_MALE_SHARE.items()
             },
         }

@@ -58,19 +58,38 @@ PHENOTYPE_PREVALENCE: dict[str, float] = {
 }
 
 ETHNICITIES: dict[str, float] = {
-    "WHITE": 0.64, "WHITE - RUSSIAN": 0.02, "WHITE - OTHER EUROPEAN": 0.02,
-    "BLACK/AFRICAN AMERICAN": 0.08, "BLACK/CAPE VERDEAN": 0.01,
-    "HISPANIC OR LATINO": 0.03, "HISPANIC/LATINO - PUERTO RICAN": 0.01,
-    "ASIAN": 0.02, "ASIAN - CHINESE": 0.01, "ASIAN - ASIAN INDIAN": 0.005,
-    "OTHER": 0.03, "UNKNOWN/NOT SPECIFIED": 0.09, "PATIENT DECLINED TO ANSWER": 0.01,
+    "WHITE": 0.64,
+    "WHITE - RUSSIAN": 0.02,
+    "WHITE - OTHER EUROPEAN": 0.02,
+    "BLACK/AFRICAN AMERICAN": 0.08,
+    "BLACK/CAPE VERDEAN": 0.01,
+    "HISPANIC OR LATINO": 0.03,
+    "HISPANIC/LATINO - PUERTO RICAN": 0.01,
+    "ASIAN": 0.02,
+    "ASIAN - CHINESE": 0.01,
+    "ASIAN - ASIAN INDIAN": 0.005,
+    "OTHER": 0.03,
+    "UNKNOWN/NOT SPECIFIED": 0.09,
+    "PATIENT DECLINED TO ANSWER": 0.01,
     "UNABLE TO OBTAIN": 0.015,
 }
 LANGUAGES: dict[str, float] = {
-    "ENGL": 0.55, "": 0.33, "SPAN": 0.04, "RUSS": 0.02, "CANT": 0.015, "PTUN": 0.015,
-    "PORT": 0.01, "HAIT": 0.01, "MAND": 0.01,
+    "ENGL": 0.55,
+    "": 0.33,
+    "SPAN": 0.04,
+    "RUSS": 0.02,
+    "CANT": 0.015,
+    "PTUN": 0.015,
+    "PORT": 0.01,
+    "HAIT": 0.01,
+    "MAND": 0.01,
 }
 INSURANCES: dict[str, float] = {
-    "Medicare": 0.50, "Private": 0.33, "Medicaid": 0.10, "Government": 0.05, "Self Pay": 0.02,
+    "Medicare": 0.50,
+    "Private": 0.33,
+    "Medicaid": 0.10,
+    "Government": 0.05,
+    "Self Pay": 0.02,
 }
 RELIGIONS = ("CATHOLIC", "NOT SPECIFIED", "PROTESTANT QUAKER", "JEWISH", "UNOBTAINABLE", "OTHER")
 MARITAL = ("MARRIED", "SINGLE", "WIDOWED", "DIVORCED", "")
@@ -103,9 +122,15 @@ FALSE_MENTION_RATE = 0.01
 # one sentence among a first note's dozen, the first-note task's [CLS] classifier reached AUROC 0.68-0.75
 # and its recall gap was BH-significant in 1 of 3 classifier seeds at demo scale 0.4. Every other
 # phenotype's evidence is mentioned alike for all patients, in one sentence (the controls).
-PLANTED_RECALL_GAPS = {"Acute and unspecified renal failure": {
-    "attribute": "gender", "disadvantaged": "F", "evidence_rate_factor": 0.0, "advantaged_evidence_rate": 1.0,
-    "advantaged_sentences": 2}}
+PLANTED_RECALL_GAPS = {
+    "Acute and unspecified renal failure": {
+        "attribute": "gender",
+        "disadvantaged": "F",
+        "evidence_rate_factor": 0.0,
+        "advantaged_evidence_rate": 1.0,
+        "advantaged_sentences": 2,
+    }
+}
 CONDITION_MENTION_RATE = 0.9  # share of a carrier's notes (not ECG, Echo, Radiology) that mention it
 GRAVE_RATE_DIED, GRAVE_RATE_SURVIVED = 0.5, 0.04
 CONDITION_BY_NAME = {c.name: c for c in CONDITIONS}
@@ -154,9 +179,7 @@ def phenotype_of_code(hcup: dict[str, Any]) -> dict[str, str]:
 def other_codes(hcup: dict[str, Any]) -> list[str]:
     """Codes of the non-benchmark HCUP groups (background diagnoses)."""
     benchmark = {c for d in hcup.values() if d.get("use_in_benchmark") for c in d["codes"]}
-    return sorted(
-        {c for d in hcup.values() if not d.get("use_in_benchmark") for c in d["codes"]} - benchmark
-    )
+    return sorted({c for d in hcup.values() if not d.get("use_in_benchmark") for c in d["codes"]} - benchmark)
 
 
 def _fmt(ts: datetime | None) -> str:
@@ -274,10 +297,22 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
     patients, admissions, icustays, diagnoses, notes = [], [], [], [], []
     note_mentions: dict[int, set[str]] = {}
     hadm_next, icu_next, note_row = 100001, 200001, 1
-    counts = {k: 0 for k in ("minor_patients", "over_89_patients", "second_admissions", "second_icu_stays",
-                             "careunit_transfers", "iserror_notes", "outpatient_notes",
-                             "deaths_in_hospital", "deaths_after_discharge", "discharge_summaries",
-                             "stays_with_late_first_note")}
+    counts = {
+        k: 0
+        for k in (
+            "minor_patients",
+            "over_89_patients",
+            "second_admissions",
+            "second_icu_stays",
+            "careunit_transfers",
+            "iserror_notes",
+            "outpatient_notes",
+            "deaths_in_hospital",
+            "deaths_after_discharge",
+            "discharge_summaries",
+            "stays_with_late_first_note",
+        )
+    }
     counts["minor_patients"], counts["over_89_patients"] = n_minor, n_old
     phenotype_names = list(PHENOTYPE_PREVALENCE)
     prevalence = np.array([PHENOTYPE_PREVALENCE[p] for p in phenotype_names])
@@ -318,15 +353,24 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
                 dbsource = "carevue" if stay_start.year % 2 == 0 else "metavision"
                 ward = int(rng.integers(7, 60))
                 row = {
-                    "ROW_ID": icu_next - 200000, "SUBJECT_ID": sid, "HADM_ID": hadm, "ICUSTAY_ID": icu_next,
-                    "DBSOURCE": dbsource, "FIRST_CAREUNIT": first_unit, "LAST_CAREUNIT": last_unit,
-                    "FIRST_WARDID": ward, "LAST_WARDID": ward + 1 if transfer else ward,
-                    "INTIME": _fmt(stay_start), "OUTTIME": _fmt(outtime), "LOS": round(los, 4),
+                    "ROW_ID": icu_next - 200000,
+                    "SUBJECT_ID": sid,
+                    "HADM_ID": hadm,
+                    "ICUSTAY_ID": icu_next,
+                    "DBSOURCE": dbsource,
+                    "FIRST_CAREUNIT": first_unit,
+                    "LAST_CAREUNIT": last_unit,
+                    "FIRST_WARDID": ward,
+                    "LAST_WARDID": ward + 1 if transfer else ward,
+                    "INTIME": _fmt(stay_start),
+                    "OUTTIME": _fmt(outtime),
+                    "LOS": round(los, 4),
                 }
                 icustays.append(row)
                 hadm_stays.append((icu_next, stay_start, outtime, dbsource))
-                stay_rows.append({"icustay_id": icu_next, "subject_id": sid, "hadm_id": hadm, "died": died,
-                                  "acute": acute})
+                stay_rows.append(
+                    {"icustay_id": icu_next, "subject_id": sid, "hadm_id": hadm, "died": died, "acute": acute}
+                )
                 icu_next += 1
                 stay_start = outtime + timedelta(days=float(rng.uniform(0.5, 3)))
             last_out = hadm_stays[-1][2]
@@ -338,39 +382,73 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
             else:
                 deathtime = None
                 dischtime = last_out + timedelta(days=float(rng.uniform(1, 6)))
-            admissions.append({
-                "ROW_ID": hadm - 100000, "SUBJECT_ID": sid, "HADM_ID": hadm, "ADMITTIME": _fmt(admit),
-                "DISCHTIME": _fmt(dischtime), "DEATHTIME": _fmt(deathtime),
-                "ADMISSION_TYPE": str(_pick(rng, ADMISSION_TYPES, 1)[0]),
-                "ADMISSION_LOCATION": "EMERGENCY ROOM ADMIT", "DISCHARGE_LOCATION": "DEAD/EXPIRED" if died else "HOME",
-                "INSURANCE": str(_pick(rng, INSURANCES, 1)[0]), "LANGUAGE": str(_pick(rng, LANGUAGES, 1)[0]),
-                "RELIGION": RELIGIONS[rng.integers(len(RELIGIONS))], "MARITAL_STATUS": MARITAL[rng.integers(len(MARITAL))],
-                "ETHNICITY": str(_pick(rng, ETHNICITIES, 1)[0]),
-                "EDREGTIME": _fmt(admit - timedelta(hours=3)), "EDOUTTIME": _fmt(admit),
-                "DIAGNOSIS": (present[0].split(";")[0].split(" (")[0].upper() if present else "CHEST PAIN"),
-                "HOSPITAL_EXPIRE_FLAG": int(died), "HAS_CHARTEVENTS_DATA": 1,
-            })
+            admissions.append(
+                {
+                    "ROW_ID": hadm - 100000,
+                    "SUBJECT_ID": sid,
+                    "HADM_ID": hadm,
+                    "ADMITTIME": _fmt(admit),
+                    "DISCHTIME": _fmt(dischtime),
+                    "DEATHTIME": _fmt(deathtime),
+                    "ADMISSION_TYPE": str(_pick(rng, ADMISSION_TYPES, 1)[0]),
+                    "ADMISSION_LOCATION": "EMERGENCY ROOM ADMIT",
+                    "DISCHARGE_LOCATION": "DEAD/EXPIRED" if died else "HOME",
+                    "INSURANCE": str(_pick(rng, INSURANCES, 1)[0]),
+                    "LANGUAGE": str(_pick(rng, LANGUAGES, 1)[0]),
+                    "RELIGION": RELIGIONS[rng.integers(len(RELIGIONS))],
+                    "MARITAL_STATUS": MARITAL[rng.integers(len(MARITAL))],
+                    "ETHNICITY": str(_pick(rng, ETHNICITIES, 1)[0]),
+                    "EDREGTIME": _fmt(admit - timedelta(hours=3)),
+                    "EDOUTTIME": _fmt(admit),
+                    "DIAGNOSIS": (present[0].split(";")[0].split(" (")[0].upper() if present else "CHEST PAIN"),
+                    "HOSPITAL_EXPIRE_FLAG": int(died),
+                    "HAS_CHARTEVENTS_DATA": 1,
+                }
+            )
             seq = 1
             dx_codes = [codes[p][rng.integers(len(codes[p]))] for p in present]
             dx_codes += [background[j] for j in rng.choice(len(background), int(rng.integers(1, 5)), replace=False)]
             for code in dx_codes:
-                diagnoses.append({"ROW_ID": len(diagnoses) + 1, "SUBJECT_ID": sid, "HADM_ID": hadm,
-                                  "SEQ_NUM": seq, "ICD9_CODE": code})
+                diagnoses.append(
+                    {
+                        "ROW_ID": len(diagnoses) + 1,
+                        "SUBJECT_ID": sid,
+                        "HADM_ID": hadm,
+                        "SEQ_NUM": seq,
+                        "ICD9_CODE": code,
+                    }
+                )
                 seq += 1
 
-            def add_note(category: str, charttime: datetime | None, chartdate: datetime, hadm_id: int | None,
-                         early: bool, iserror: bool = False) -> None:
+            def add_note(
+                category: str,
+                charttime: datetime | None,
+                chartdate: datetime,
+                hadm_id: int | None,
+                early: bool,
+                iserror: bool = False,
+            ) -> None:
                 nonlocal note_row
-                text, mentioned = _note_text(rng, category, gender, age, present, patient_conditions[i], died, early,
-                                             (admit, dischtime))
-                notes.append({
-                    "ROW_ID": note_row, "SUBJECT_ID": sid, "HADM_ID": hadm_id,
-                    "CHARTDATE": chartdate.strftime(MIMIC_DATE_FORMAT), "CHARTTIME": _fmt(charttime),
-                    "STORETIME": _fmt(None if charttime is None else charttime + timedelta(minutes=int(rng.integers(5, 90)))),
-                    "CATEGORY": category, "DESCRIPTION": NOTE_DESCRIPTIONS[category],
-                    "CGID": int(rng.integers(14000, 21000)) if charttime is not None else None,
-                    "ISERROR": 1 if iserror else None, "TEXT": text,
-                })
+                text, mentioned = _note_text(
+                    rng, category, gender, age, present, patient_conditions[i], died, early, (admit, dischtime)
+                )
+                notes.append(
+                    {
+                        "ROW_ID": note_row,
+                        "SUBJECT_ID": sid,
+                        "HADM_ID": hadm_id,
+                        "CHARTDATE": chartdate.strftime(MIMIC_DATE_FORMAT),
+                        "CHARTTIME": _fmt(charttime),
+                        "STORETIME": _fmt(
+                            None if charttime is None else charttime + timedelta(minutes=int(rng.integers(5, 90)))
+                        ),
+                        "CATEGORY": category,
+                        "DESCRIPTION": NOTE_DESCRIPTIONS[category],
+                        "CGID": int(rng.integers(14000, 21000)) if charttime is not None else None,
+                        "ISERROR": 1 if iserror else None,
+                        "TEXT": text,
+                    }
+                )
                 if mentioned:
                     note_mentions[note_row] = mentioned
                 note_row += 1
@@ -407,12 +485,18 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
                 t = admit + timedelta(days=float(rng.uniform(1, 20)))
                 counts["outpatient_notes"] += 1
                 add_note("ECG" if rng.random() < 0.5 else "Radiology", t, t, None, early=False)
-        patients.append({
-            "ROW_ID": i + 1, "SUBJECT_ID": sid, "GENDER": gender, "DOB": _fmt(dob.replace(hour=0, minute=0, second=0)),
-            "DOD": _fmt(dod.replace(hour=0, minute=0, second=0)) if dod else "",
-            "DOD_HOSP": _fmt(dod.replace(hour=0, minute=0, second=0)) if dod and dod == dischtime and died else "",
-            "DOD_SSN": "", "EXPIRE_FLAG": int(dod is not None),
-        })
+        patients.append(
+            {
+                "ROW_ID": i + 1,
+                "SUBJECT_ID": sid,
+                "GENDER": gender,
+                "DOB": _fmt(dob.replace(hour=0, minute=0, second=0)),
+                "DOD": _fmt(dod.replace(hour=0, minute=0, second=0)) if dod else "",
+                "DOD_HOSP": _fmt(dod.replace(hour=0, minute=0, second=0)) if dod and dod == dischtime and died else "",
+                "DOD_SSN": "",
+                "EXPIRE_FLAG": int(dod is not None),
+            }
+        )
 
     tables = {
         "PATIENTS": pd.DataFrame(patients),
@@ -500,13 +584,20 @@ def _cohort_truth(
     gender_of = dict(zip(subject_ids.tolist(), genders.tolist()))
     for c in CONDITIONS:
         ids = subject_ids[carriers[c.name]]
-        conditions.append({
-            "name": c.name, "phrase": c.phrase, "lean": c.lean, "male_share": c.male_share,
-            "prevalence": c.prevalence, "annotation_column": c.annotation,
-            "carriers": int(len(ids)), "male_carriers": int(sum(gender_of[s] == "M" for s in ids)),
-            "female_carriers": int(sum(gender_of[s] == "F" for s in ids)),
-            "control": c.lean == "none",
-        })
+        conditions.append(
+            {
+                "name": c.name,
+                "phrase": c.phrase,
+                "lean": c.lean,
+                "male_share": c.male_share,
+                "prevalence": c.prevalence,
+                "annotation_column": c.annotation,
+                "carriers": int(len(ids)),
+                "male_carriers": int(sum(gender_of[s] == "M" for s in ids)),
+                "female_carriers": int(sum(gender_of[s] == "F" for s in ids)),
+                "control": c.lean == "none",
+            }
+        )
     return {
         "patients": int(len(tables["PATIENTS"])),
         "admissions": int(len(tables["ADMISSIONS"])),

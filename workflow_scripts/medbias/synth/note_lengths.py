@@ -41,42 +41,99 @@ _PROSE = (
     "Plan is to wean O2 as tolerated and mobilize with PT.",
 )
 _HEADERS = (
-    "Chief Complaint", "History of Present Illness", "Past Medical History", "Social History",
-    "Family History", "Physical Exam", "Pertinent Results", "Brief Hospital Course",
-    "Medications on Admission", "Discharge Medications", "Discharge Disposition", "Discharge Diagnosis",
-    "Discharge Condition", "Discharge Instructions", "Followup Instructions",
+    "Chief Complaint",
+    "History of Present Illness",
+    "Past Medical History",
+    "Social History",
+    "Family History",
+    "Physical Exam",
+    "Pertinent Results",
+    "Brief Hospital Course",
+    "Medications on Admission",
+    "Discharge Medications",
+    "Discharge Disposition",
+    "Discharge Diagnosis",
+    "Discharge Condition",
+    "Discharge Instructions",
+    "Followup Instructions",
 )
 _SYSTEMS = ("Neuro", "CV", "Resp", "GI", "GU", "Skin", "ID", "Endo", "Social", "Plan")
-_DRUGS = ("Aspirin 81 mg", "Metoprolol Tartrate 25 mg", "Lisinopril 10 mg", "Atorvastatin 40 mg",
-          "Furosemide 40 mg", "Insulin Glargine 20 units", "Pantoprazole 40 mg", "Heparin 5000 units")
-_LABS = ("WBC", "RBC", "Hgb", "Hct", "MCV", "Plt", "Na", "K", "Cl", "HCO3", "BUN", "Creat", "Glucose",
-         "Ca", "Mg", "Phos", "ALT", "AST", "AlkPhos", "TBili", "Lactate", "PT", "PTT", "INR")
+_DRUGS = (
+    "Aspirin 81 mg",
+    "Metoprolol Tartrate 25 mg",
+    "Lisinopril 10 mg",
+    "Atorvastatin 40 mg",
+    "Furosemide 40 mg",
+    "Insulin Glargine 20 units",
+    "Pantoprazole 40 mg",
+    "Heparin 5000 units",
+)
+_LABS = (
+    "WBC",
+    "RBC",
+    "Hgb",
+    "Hct",
+    "MCV",
+    "Plt",
+    "Na",
+    "K",
+    "Cl",
+    "HCO3",
+    "BUN",
+    "Creat",
+    "Glucose",
+    "Ca",
+    "Mg",
+    "Phos",
+    "ALT",
+    "AST",
+    "AlkPhos",
+    "TBili",
+    "Lactate",
+    "PT",
+    "PTT",
+    "INR",
+)
 _FINDINGS = (
-    "There is mild cardiomegaly.", "No focal consolidation is seen.",
-    "Small bilateral pleural effusions are unchanged.", "The left ventricular cavity size is normal.",
-    "There is no pneumothorax.", "Endotracheal tube terminates 4 cm above the carina.",
+    "There is mild cardiomegaly.",
+    "No focal consolidation is seen.",
+    "Small bilateral pleural effusions are unchanged.",
+    "The left ventricular cavity size is normal.",
+    "There is no pneumothorax.",
+    "Endotracheal tube terminates 4 cm above the carina.",
     "Overall left ventricular systolic function is mildly depressed (LVEF 40-45%).",
 )
-_ECG = ("Sinus rhythm.", "Sinus tachycardia.", "Left axis deviation.", "Nonspecific ST-T wave changes.",
-        "Low QRS voltages in the limb leads.", "Atrial fibrillation with rapid ventricular response.")
+_ECG = (
+    "Sinus rhythm.",
+    "Sinus tachycardia.",
+    "Left axis deviation.",
+    "Nonspecific ST-T wave changes.",
+    "Low QRS voltages in the limb leads.",
+    "Atrial fibrillation with rapid ventricular response.",
+)
 
 
 def _prose(rng: np.random.Generator) -> str:
     text = _PROSE[int(rng.integers(len(_PROSE)))]
-    return text.format(age=int(rng.integers(20, 90)), noun=("man", "woman")[int(rng.integers(2))],
-                       name=_placeholder(rng, "name"))
+    return text.format(
+        age=int(rng.integers(20, 90)), noun=("man", "woman")[int(rng.integers(2))], name=_placeholder(rng, "name")
+    )
 
 
 def _lab_line(rng: np.random.Generator) -> str:
     """One lab line as results sections print them: dozens of values, no sentence end."""
-    values = " ".join(f"{_LABS[int(i)]}-{rng.uniform(0.5, 140):.1f}{'*' if rng.random() < 0.3 else ''}"
-                      for i in rng.integers(len(_LABS), size=int(rng.integers(8, 20))))
+    values = " ".join(
+        f"{_LABS[int(i)]}-{rng.uniform(0.5, 140):.1f}{'*' if rng.random() < 0.3 else ''}"
+        for i in rng.integers(len(_LABS), size=int(rng.integers(8, 20)))
+    )
     return f"{_placeholder(rng, 'date')} 05:40AM BLOOD {values}"
 
 
 def _med_list(rng: np.random.Generator) -> str:
-    return "\n".join(f"{i}. {_DRUGS[int(rng.integers(len(_DRUGS)))]} Tablet Sig: One (1) Tablet PO DAILY (Daily)."
-                     for i in range(1, int(rng.integers(3, 12))))
+    return "\n".join(
+        f"{i}. {_DRUGS[int(rng.integers(len(_DRUGS)))]} Tablet Sig: One (1) Tablet PO DAILY (Daily)."
+        for i in range(1, int(rng.integers(3, 12)))
+    )
 
 
 def _discharge_block(rng: np.random.Generator) -> str:
@@ -110,17 +167,24 @@ def _radiology_block(rng: np.random.Generator) -> str:
 
 
 def _ecg_block(rng: np.random.Generator) -> str:
-    return " ".join(_ECG[int(i)] for i in rng.integers(len(_ECG), size=2)) + \
-        f" Since the previous tracing of {_placeholder(rng, 'date')} no significant change.\n"
+    return (
+        " ".join(_ECG[int(i)] for i in rng.integers(len(_ECG), size=2))
+        + f" Since the previous tracing of {_placeholder(rng, 'date')} no significant change.\n"
+    )
 
 
 _BLOCKS: dict[str, Callable[[np.random.Generator], str]] = {
-    "discharge": _discharge_block, "physician": _physician_block, "nursing": _nursing_block,
-    "radiology": _radiology_block, "ecg": _ecg_block,
+    "discharge": _discharge_block,
+    "physician": _physician_block,
+    "nursing": _nursing_block,
+    "radiology": _radiology_block,
+    "ecg": _ecg_block,
 }
 _OPENINGS: dict[str, Callable[[np.random.Generator], str]] = {
-    "discharge": lambda rng: (f"Admission Date: {_placeholder(rng, 'date')} Discharge Date: "
-                              f"{_placeholder(rng, 'date')}\n\nService: MEDICINE\n\n"),
+    "discharge": lambda rng: (
+        f"Admission Date: {_placeholder(rng, 'date')} Discharge Date: "
+        f"{_placeholder(rng, 'date')}\n\nService: MEDICINE\n\n"
+    ),
     "physician": lambda rng: f"Chief Complaint: dyspnea\n24 Hour Events: seen by {_placeholder(rng, 'name')}\n\n",
     "nursing": lambda rng: "Nursing Progress Note 0700-1900\n",
     "radiology": lambda rng: f"FINAL REPORT\nCHEST (PORTABLE AP) {_placeholder(rng, 'date')}\n",
@@ -156,7 +220,9 @@ def note_length_table(path: str | Path) -> pd.DataFrame:
         raise ValueError(f"{path}: missing column(s) {', '.join(missing)}; expected {', '.join(LENGTH_COLUMNS)}")
     unknown = sorted(set(table["style"]) - set(STYLES))
     if unknown:
-        raise ValueError(f"{path}: column style: unknown style(s) {', '.join(unknown)}; expected one of {', '.join(STYLES)}")
+        raise ValueError(
+            f"{path}: column style: unknown style(s) {', '.join(unknown)}; expected one of {', '.join(STYLES)}"
+        )
     return table
 
 

@@ -115,8 +115,9 @@ def identity_groups(tests: Mapping[str, Mapping[str, Any]]) -> list[tuple[list[s
     return groups
 
 
-def plm_corpus(tests: Mapping[str, Mapping[str, Any]], mentions_per_group: int, seed: int,
-               share: float = PLANTED_SHARE) -> tuple[list[str], dict[str, Any]]:
+def plm_corpus(
+    tests: Mapping[str, Mapping[str, Any]], mentions_per_group: int, seed: int, share: float = PLANTED_SHARE
+) -> tuple[list[str], dict[str, Any]]:
     """Sentences of the plm demo corpus and the counts behind them (module docstring). Words keep the
     word sets' case and frames the test templates' (byte-level tokenizers are case-sensitive).
 
@@ -128,8 +129,12 @@ def plm_corpus(tests: Mapping[str, Mapping[str, Any]], mentions_per_group: int, 
     """
     rng = np.random.default_rng(seed)
     sentences: list[str] = []
-    counts: dict[str, Any] = {"share": share, "mentions_per_group": mentions_per_group, "identities": {},
-                              "controls": {}}
+    counts: dict[str, Any] = {
+        "share": share,
+        "mentions_per_group": mentions_per_group,
+        "identities": {},
+        "controls": {},
+    }
     diseases: set[str] = set(conflicting_diseases(tests))
     counts["unpaired_diseases"] = conflicting_diseases(tests)
     for identities, own_diseases, other_diseases in identity_groups(tests):
@@ -143,8 +148,9 @@ def plm_corpus(tests: Mapping[str, Mapping[str, Any]], mentions_per_group: int, 
             for frame, disease, second_disease in zip(frames, chosen, also):
                 # list frames put the identity and two diseases in exchangeable slots, in random order
                 words = rng.permutation([identity, disease, second_disease]).tolist()
-                sentences.append(frame.format(identity=identity, disease=disease, first=words[0], second=words[1],
-                                              third=words[2]))
+                sentences.append(
+                    frame.format(identity=identity, disease=disease, first=words[0], second=words[1], third=words[2])
+                )
             sentences.append(SOLO_FRAMES[0].format(identity=identity))
             counts["identities"][identity] = {"mentions": mentions_per_identity, "own_group": own}
     ordinals = sorted({w for t in tests.values() if t["identity_context"] == "birthday" for w in (*t["X"], *t["Y"])})
@@ -153,8 +159,12 @@ def plm_corpus(tests: Mapping[str, Mapping[str, Any]], mentions_per_group: int, 
     half = max(len(t["X"]) for t in tests.values() if t["identity_context"] == "birthday") if ordinals else 1
     repeats = max(1, math.ceil(mentions_per_group / half / (len(CONTROL_FRAMES) * len(all_diseases))))
     for ordinal in ordinals:
-        control = [frame.format(ordinal=ordinal, disease=disease)
-                   for frame in CONTROL_FRAMES for disease in all_diseases for _ in range(repeats)]
+        control = [
+            frame.format(ordinal=ordinal, disease=disease)
+            for frame in CONTROL_FRAMES
+            for disease in all_diseases
+            for _ in range(repeats)
+        ]
         sentences += control + [SOLO_FRAMES[2].format(ordinal=ordinal)]
         counts["controls"][ordinal] = len(control)
     sentences += [SOLO_FRAMES[1].format(disease=d) for d in all_diseases]
@@ -164,8 +174,9 @@ def plm_corpus(tests: Mapping[str, Mapping[str, Any]], mentions_per_group: int, 
     return [sentences[i] for i in order], counts
 
 
-def plm_truth(tests: Mapping[str, Mapping[str, Any]], counts: Mapping[str, Any], trained_models: Sequence[str]
-              ) -> dict[str, Any]:
+def plm_truth(
+    tests: Mapping[str, Mapping[str, Any]], counts: Mapping[str, Any], trained_models: Sequence[str]
+) -> dict[str, Any]:
     """What the plm study must find on the demo world's trained tiny models (``trained_models``,
     registry names): positive, significant SEAT effects for every planted test; no significant
     effect for the birthday controls; StereoSet-style scores above 50 for both families; and
@@ -183,8 +194,8 @@ def plm_truth(tests: Mapping[str, Mapping[str, Any]], counts: Mapping[str, Any],
         "expect": {
             "seat_planted": "effect size > 0 and p < 0.05 on every trained model",
             "seat_controls": "p >= 0.05 / (controls x trained models) on every trained model: ordinals co-occur with "
-                             "every disease equally and are exchangeable, so each control alone has the test's 5% chance "
-                             "of p < 0.05; the family of control checks is held at 5% (Bonferroni)",
+            "every disease equally and are exchangeable, so each control alone has the test's 5% chance "
+            "of p < 0.05; the family of control checks is held at 5% (Bonferroni)",
             "stereoset": "stereotype score > 50 for race and LGBTQ+ on every trained model",
             "sentencedebias": "|effect size| smaller after SentenceDebias for every planted test",
         },

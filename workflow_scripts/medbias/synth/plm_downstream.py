@@ -20,11 +20,16 @@ DISEASES = ("asthma", "pneumonia", "migraine", "arthritis", "influenza", "mening
 SYMPTOMS = ("cough", "fever", "rash", "nausea", "fatigue", "dizziness")
 DRUGS = ("aspirin", "metformin", "cisplatin", "lithium", "warfarin", "heparin", "ibuprofen", "insulin")
 HALLMARKS = {
-    "proliferation": ("proliferation", "growth"), "evasion": ("suppressor", "evasion"),
-    "death": ("apoptosis", "death"), "immortality": ("telomerase", "immortality"),
-    "angiogenesis": ("angiogenesis", "vessels"), "invasion": ("metastasis", "invasion"),
-    "instability": ("mutation", "instability"), "inflammation": ("inflammation", "cytokines"),
-    "energetics": ("glycolysis", "metabolism"), "immune": ("immune", "lymphocytes"),
+    "proliferation": ("proliferation", "growth"),
+    "evasion": ("suppressor", "evasion"),
+    "death": ("apoptosis", "death"),
+    "immortality": ("telomerase", "immortality"),
+    "angiogenesis": ("angiogenesis", "vessels"),
+    "invasion": ("metastasis", "invasion"),
+    "instability": ("mutation", "instability"),
+    "inflammation": ("inflammation", "cytokines"),
+    "energetics": ("glycolysis", "metabolism"),
+    "immune": ("immune", "lymphocytes"),
 }
 # train / dev / test sizes; PubMedQA's are the paper's (450 / 50 / 500)
 DEMO_SIZES = {
@@ -59,16 +64,25 @@ def write_glue(folder: Path, sizes: dict[str, int], rng: np.random.Generator) ->
         for i in range(n):
             disease, other = rng.choice(DISEASES, 2, replace=False)
             entailed = bool(rng.integers(2))
-            rows.append([str(i), f"the patient has {disease} and {_pick(rng, SYMPTOMS)} .",
-                         f"the patient has {disease if entailed else other} .", "entailment" if entailed else "not_entailment"])
+            rows.append(
+                [
+                    str(i),
+                    f"the patient has {disease} and {_pick(rng, SYMPTOMS)} .",
+                    f"the patient has {disease if entailed else other} .",
+                    "entailment" if entailed else "not_entailment",
+                ]
+            )
         _write_tsv(folder / "RTE" / f"{split}.tsv", ["index", "sentence1", "sentence2", "label"], rows)
 
 
 def write_pubmedqa(folder: Path, sizes: dict[str, int], rng: np.random.Generator) -> None:
     """Questions "does D reduce X?" whose context says it did, did not, or was unclear."""
     folder.mkdir(parents=True, exist_ok=True)
-    cue = {"yes": "{d} reduced {x} in the trial .", "no": "{d} did not change {x} in the trial .",
-           "maybe": "the effect of {d} on {x} was unclear in the trial ."}
+    cue = {
+        "yes": "{d} reduced {x} in the trial .",
+        "no": "{d} did not change {x} in the trial .",
+        "maybe": "the effect of {d} on {x} was unclear in the trial .",
+    }
     counter = 0
     for split, n in (("train_set", sizes["train"]), ("dev_set", sizes["dev"]), ("test_set", sizes["test"])):
         items = {}

@@ -25,7 +25,12 @@ import numpy as np
 from medbias.io.gzipped import gzip_text_writer
 
 DECADES: tuple[tuple[int, int], ...] = (
-    (1960, 1969), (1970, 1979), (1980, 1989), (1990, 1999), (2000, 2009), (2010, 2020),
+    (1960, 1969),
+    (1970, 1979),
+    (1980, 1989),
+    (1990, 1999),
+    (2000, 2009),
+    (2010, 2020),
 )
 MALE_WORDS = ("male", "man", "boy", "brother", "he", "him", "his", "son", "father", "uncle", "grandfather")
 FEMALE_WORDS = ("female", "woman", "girl", "sister", "she", "her", "hers", "daughter", "mother", "aunt", "grandmother")
@@ -45,9 +50,27 @@ class TargetPair:
 STRENGTHS = (0.6, 0.5, 0.4, 0.3, 0.2, 0.0)
 LEAN_STRENGTH = 0.6  # occupations and mental-health words planted to lean male or female in every decade
 MALE_OCCUPATIONS = ("mechanic", "surgeon", "investigator", "plumber", "colonel", "fisherman", "butler", "carpenter")
-FEMALE_OCCUPATIONS = ("nanny", "receptionist", "housekeeper", "hairdresser", "ballerina", "librarian", "teacher", "counselor")
+FEMALE_OCCUPATIONS = (
+    "nanny",
+    "receptionist",
+    "housekeeper",
+    "hairdresser",
+    "ballerina",
+    "librarian",
+    "teacher",
+    "counselor",
+)
 MALE_MENTAL = ("gambling", "cannabis", "nicotine", "caffeine", "alcoholic", "cocaine", "opioid", "pyromania")
-FEMALE_MENTAL = ("anorexia", "bulimia", "hysteria", "dysmorphic", "munchausen", "somatization", "histrionic", "insomnia")
+FEMALE_MENTAL = (
+    "anorexia",
+    "bulimia",
+    "hysteria",
+    "dysmorphic",
+    "munchausen",
+    "somatization",
+    "histrionic",
+    "insomnia",
+)
 
 
 def control_pairs(wordsets: dict[str, Any]) -> tuple[TargetPair, ...]:
@@ -70,7 +93,8 @@ def planted_pairs(wordsets: dict[str, Any]) -> tuple[TargetPair, ...]:
     return tuple(pairs)
 
 
-FILLER = tuple("""
+FILLER = tuple(
+    """
 patients study results treatment clinical disease cells effect analysis levels group data
 therapy risk response protein expression blood cancer increased associated compared activity
 significant method model function cases development factors human specific years potential
@@ -83,7 +107,8 @@ growth injury pain pressure flow volume weight body muscle bone skin cardiac ren
 pulmonary neural vascular immune inflammatory metabolic clinical therapeutic surgical
 randomized prospective retrospective multivariate regression logistic survival hazard ratio
 confidence interval median mean deviation sensitivity specificity accuracy detection screening
-""".split())
+""".split()
+)
 MARKUP_TAGS = ("i", "sup", "b", "sub")
 LABELS = ("BACKGROUND", "METHODS", "RESULTS", "CONCLUSIONS")
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -161,7 +186,9 @@ def _document_tokens(
     return [token for i in rng.permutation(len(units)) for token in units[i]]
 
 
-def build_vocabulary(wordsets: dict[str, Any], umnsrs: list[tuple[str, str, float]], pairs: tuple[TargetPair, ...]) -> Vocabulary:
+def build_vocabulary(
+    wordsets: dict[str, Any], umnsrs: list[tuple[str, str, float]], pairs: tuple[TargetPair, ...]
+) -> Vocabulary:
     """Neutral words (every ECT word not in a planted set) and planted UMNSRS pairs.
 
     ``UMNSRS_PAIRS`` single-word pairs spanning the rating range are planted. At a UMNSRS slot one of
@@ -173,7 +200,9 @@ def build_vocabulary(wordsets: dict[str, Any], umnsrs: list[tuple[str, str, floa
     """
     planted = {w for p in pairs for w in p.a + p.b}
     neutral = sorted({w.lower() for ws in wordsets["ect_sets"].values() for w in ws if w.isalpha()} - planted)
-    single = sorted(((a.lower(), b.lower(), r) for a, b, r in umnsrs if a.isalpha() and b.isalpha()), key=lambda x: x[2])
+    single = sorted(
+        ((a.lower(), b.lower(), r) for a, b, r in umnsrs if a.isalpha() and b.isalpha()), key=lambda x: x[2]
+    )
     chosen = [single[i] for i in np.unique(np.linspace(0, len(single) - 1, min(UMNSRS_PAIRS, len(single))).astype(int))]
     terms = sorted({t for a, b, _ in chosen for t in (a, b)})
     rng = np.random.default_rng(len(chosen))
@@ -219,8 +248,10 @@ def generate_articles(
         for p in pairs + controls:
             s = sides[p.name]
             cells[p.name] = {
-                "male_a": int((male & s).sum()), "male_b": int((male & ~s).sum()),
-                "female_a": int((~male & s).sum()), "female_b": int((~male & ~s).sum()),
+                "male_a": int((male & s).sum()),
+                "male_b": int((male & ~s).sum()),
+                "female_a": int((~male & s).sum()),
+                "female_b": int((~male & ~s).sum()),
                 "strength": p.strengths[d],
             }
         # male and female articles get the same multiset of lengths
@@ -240,8 +271,16 @@ def generate_articles(
                     medline = f"{year} {MONTHS[rng.integers(6)]}-{MONTHS[6 + rng.integers(6)]}"
             planted.append(Article(pmid, year if medline is None else None, medline, title, sections))
             pmid += 1
-        truth_decades.append({"decade": f"{start}-{end}", "start": start, "end": end, "articles": n,
-                              "male_articles": int(male.sum()), "cells": cells})
+        truth_decades.append(
+            {
+                "decade": f"{start}-{end}",
+                "start": start,
+                "end": end,
+                "articles": n,
+                "male_articles": int(male.sum()),
+                "cells": cells,
+            }
+        )
     neutral = []
     for _ in range(max(6, articles_per_decade // 50)):
         tokens = _document_tokens(rng, int(rng.integers(50, 151)), None, [], None)
@@ -252,21 +291,41 @@ def generate_articles(
         "decades": truth_decades,
         "male_words": list(MALE_WORDS),
         "female_words": list(FEMALE_WORDS),
-        "planted_pairs": [{"name": p.name, "a": list(p.a), "b": list(p.b), "strengths": list(p.strengths),
-                           "expected": "male words closer to A; strength falls by decade; null in the last decade"}
-                          for p in pairs],
-        "control_pairs": [{"name": p.name, "a": list(p.a), "b": list(p.b), "expected": "no association"}
-                          for p in controls],
+        "planted_pairs": [
+            {
+                "name": p.name,
+                "a": list(p.a),
+                "b": list(p.b),
+                "strengths": list(p.strengths),
+                "expected": "male words closer to A; strength falls by decade; null in the last decade",
+            }
+            for p in pairs
+        ],
+        "control_pairs": [
+            {"name": p.name, "a": list(p.a), "b": list(p.b), "expected": "no association"} for p in controls
+        ],
         "lean_words": {
-            "occupations": {"male": list(MALE_OCCUPATIONS), "female": list(FEMALE_OCCUPATIONS), "strength": LEAN_STRENGTH},
+            "occupations": {
+                "male": list(MALE_OCCUPATIONS),
+                "female": list(FEMALE_OCCUPATIONS),
+                "strength": LEAN_STRENGTH,
+            },
             "mental_health": {"male": list(MALE_MENTAL), "female": list(FEMALE_MENTAL), "strength": LEAN_STRENGTH},
             "expected": "RIPA: male words on the male side, female words on the female side, every decade",
         },
         "neutral_words": len(vocab.neutral),
-        "umnsrs": {"planted_pairs": len(vocab.umnsrs_pairs), "terms": len(vocab.umnsrs_own_context),
-                   "expected": "positive Spearman rho between cosine and rating"},
-        "recipe": {"gender_rate": GENDER_RATE, "domain_rate_per_pair": DOMAIN_RATE_PER_PAIR,
-                   "neutral_rate": NEUTRAL_RATE, "umnsrs_rate": UMNSRS_RATE, "tokens_per_article": [50, 150]},
+        "umnsrs": {
+            "planted_pairs": len(vocab.umnsrs_pairs),
+            "terms": len(vocab.umnsrs_own_context),
+            "expected": "positive Spearman rho between cosine and rating",
+        },
+        "recipe": {
+            "gender_rate": GENDER_RATE,
+            "domain_rate_per_pair": DOMAIN_RATE_PER_PAIR,
+            "neutral_rate": NEUTRAL_RATE,
+            "umnsrs_rate": UMNSRS_RATE,
+            "tokens_per_article": [50, 150],
+        },
     }
     return planted, neutral, truth
 
@@ -283,7 +342,9 @@ def _marked_up(tokens: list[str], rng: np.random.Generator) -> str:
     return " ".join(parts)
 
 
-def article_xml(article: Article, rng: np.random.Generator, version: int = 1, extra_tokens: tuple[str, ...] = ()) -> str:
+def article_xml(
+    article: Article, rng: np.random.Generator, version: int = 1, extra_tokens: tuple[str, ...] = ()
+) -> str:
     """One PubmedArticle element as text."""
     if article.medline_date is not None:
         pub_date = f"<MedlineDate>{escape(article.medline_date)}</MedlineDate>"
@@ -307,7 +368,7 @@ def article_xml(article: Article, rng: np.random.Generator, version: int = 1, ex
         f"<PubDate>{pub_date}</PubDate></JournalIssue><Title>Journal of Synthetic Medicine</Title></Journal>"
         f"<ArticleTitle>{_marked_up(article.title, rng)}</ArticleTitle>"
         f"<Abstract>{abstract}</Abstract><Language>eng</Language></Article></MedlineCitation>"
-        '<PubmedData><PublicationStatus>ppublish</PublicationStatus></PubmedData></PubmedArticle>\n'
+        "<PubmedData><PublicationStatus>ppublish</PublicationStatus></PubmedData></PubmedArticle>\n"
     )
 
 
@@ -373,22 +434,27 @@ def write_pubmed(
         handle.write(HEADER)
         for a in revised:
             handle.write(article_xml(a, rng, version=1, extra_tokens=(REVISED_MARKER,)))
-        handle.write("<DeleteCitation>" + "".join(f'<PMID Version="1">{a.pmid}</PMID>' for a in deleted)
-                     + "</DeleteCitation>\n</PubmedArticleSet>\n")
+        handle.write(
+            "<DeleteCitation>"
+            + "".join(f'<PMID Version="1">{a.pmid}</PMID>' for a in deleted)
+            + "</DeleteCitation>\n</PubmedArticleSet>\n"
+        )
     paths.append(path)
     revised_ids = {a.pmid for a in revised}
     texts = []
     for a in planted + kept_neutral:
         tokens = a.title + [t for s in a.sections for t in s] + ([REVISED_MARKER] if a.pmid in revised_ids else [])
         texts.append(" ".join(tokens))
-    truth.update({
-        "files": [p.name for p in paths],
-        "book_articles": [book_pmid],
-        "revised_pmids": sorted(revised_ids),
-        "revised_marker": REVISED_MARKER,
-        "deleted_pmids": [a.pmid for a in deleted],
-        "undated_pmids": [a.pmid for a in undated],
-        "neutral_dated_pmids": [a.pmid for a in kept_neutral],
-        "articles_after_ingest": len(planted) + len(kept_neutral),
-    })
+    truth.update(
+        {
+            "files": [p.name for p in paths],
+            "book_articles": [book_pmid],
+            "revised_pmids": sorted(revised_ids),
+            "revised_marker": REVISED_MARKER,
+            "deleted_pmids": [a.pmid for a in deleted],
+            "undated_pmids": [a.pmid for a in undated],
+            "neutral_dated_pmids": [a.pmid for a in kept_neutral],
+            "articles_after_ingest": len(planted) + len(kept_neutral),
+        }
+    )
     return paths, truth, texts

@@ -28,54 +28,98 @@ def planted_table(truth: dict[str, Any]) -> pd.DataFrame:
     """One row per planted effect or control of the demo world, with its expected direction."""
     rows = []
     for c in truth["mimic"]["planted_conditions"]:
-        rows.append({
-            "study_input": "notes", "effect": f"condition '{c['name']}' co-occurs with gender",
-            "expected": "control (none)" if c["control"] else f"leans {c['lean']}",
-            "strength": c["male_share"], "count": c["carriers"],
-        })
+        rows.append(
+            {
+                "study_input": "notes",
+                "effect": f"condition '{c['name']}' co-occurs with gender",
+                "expected": "control (none)" if c["control"] else f"leans {c['lean']}",
+                "strength": c["male_share"],
+                "count": c["carriers"],
+            }
+        )
     for gap in truth["mimic"].get("planted_recall_gaps", []):
-        rows.append({
-            "study_input": "notes", "effect": (f"evidence of '{gap['phenotype']}' mentioned less in {gap['disadvantaged']} notes "
-                       f"(other notes: at rate {gap['advantaged_evidence_rate']:g}, in {gap['advantaged_sentences']} sentences)"),
-            "expected": f"negative recall gap for {gap['attribute']} {gap['disadvantaged']} (other phenotypes: none)",
-            "strength": gap["evidence_rate_factor"],
-            "count": truth["mimic"]["phenotypes"][gap["phenotype"]]["admissions_with"],
-        })
+        rows.append(
+            {
+                "study_input": "notes",
+                "effect": (
+                    f"evidence of '{gap['phenotype']}' mentioned less in {gap['disadvantaged']} notes "
+                    f"(other notes: at rate {gap['advantaged_evidence_rate']:g}, in "
+                    f"{gap['advantaged_sentences']} sentences)"
+                ),
+                "expected": f"negative recall gap for {gap['attribute']} {gap['disadvantaged']} (other "
+                f"phenotypes: none)",
+                "strength": gap["evidence_rate_factor"],
+                "count": truth["mimic"]["phenotypes"][gap["phenotype"]]["admissions_with"],
+            }
+        )
     counts = truth.get("phenotype_annotations", {}).get("planted_label_bias", {})
     for bias in truth.get("mental", {}).get("planted_label_bias", []):
-        rows.append({
-            "study_input": "phenotype annotations",
-            "effect": f"'{bias['column']}' marked on {bias['favoured']} notes that do not mention it",
-            "expected": f"{bias['task']}: original models' mismatch above 0 favouring {bias['favoured']}; augmented close to 0",
-            "strength": bias["rate"], "count": counts.get(bias["column"], {}).get("notes", 0),
-        })
+        rows.append(
+            {
+                "study_input": "phenotype annotations",
+                "effect": f"'{bias['column']}' marked on {bias['favoured']} notes that do not mention it",
+                "expected": f"{bias['task']}: original models' mismatch above 0 favouring {bias['favoured']}; "
+                f"augmented close to 0",
+                "strength": bias["rate"],
+                "count": counts.get(bias["column"], {}).get("notes", 0),
+            }
+        )
     for task in truth.get("mental", {}).get("control_tasks", []):
-        rows.append({"study_input": "phenotype annotations", "effect": f"{task} labelled from note content only",
-                     "expected": "control (mismatch close to 0)", "strength": 0.0, "count": 0})
+        rows.append(
+            {
+                "study_input": "phenotype annotations",
+                "effect": f"{task} labelled from note content only",
+                "expected": "control (mismatch close to 0)",
+                "strength": 0.0,
+                "count": 0,
+            }
+        )
     for corpus, plant in truth.get("mental", {}).get("direct_bias", {}).items():
-        rows.append({
-            "study_input": f"{corpus} word vectors", "effect": "depression synonyms x male words in extra sentences",
-            "expected": "synonyms lean male (Direct Bias above the general vectors')" if plant["depression_male_share"] > 0.5
-            else "control (gender-balanced sentences)",
-            "strength": plant["depression_male_share"], "count": 0,
-        })
+        rows.append(
+            {
+                "study_input": f"{corpus} word vectors",
+                "effect": "depression synonyms x male words in extra sentences",
+                "expected": "synonyms lean male (Direct Bias above the general vectors')"
+                if plant["depression_male_share"] > 0.5
+                else "control (gender-balanced sentences)",
+                "strength": plant["depression_male_share"],
+                "count": 0,
+            }
+        )
     plm = truth.get("plm")
     if plm:
         for test in plm["seat_planted"]:
-            rows.append({"study_input": "plm corpus", "effect": f"{test}: minority identities x stereotypical diseases",
-                         "expected": "SEAT effect > 0 and significant; StereoSet ss > 50", "strength": plm["planted_share"],
-                         "count": plm["mentions_per_group"]})
+            rows.append(
+                {
+                    "study_input": "plm corpus",
+                    "effect": f"{test}: minority identities x stereotypical diseases",
+                    "expected": "SEAT effect > 0 and significant; StereoSet ss > 50",
+                    "strength": plm["planted_share"],
+                    "count": plm["mentions_per_group"],
+                }
+            )
         for test in plm["seat_controls"]:
-            rows.append({"study_input": "plm corpus", "effect": f"{test}: birthday ordinals x every disease equally",
-                         "expected": "control (SEAT not significant)", "strength": 0.0, "count": plm["mentions_per_group"]})
+            rows.append(
+                {
+                    "study_input": "plm corpus",
+                    "effect": f"{test}: birthday ordinals x every disease equally",
+                    "expected": "control (SEAT not significant)",
+                    "strength": 0.0,
+                    "count": plm["mentions_per_group"],
+                }
+            )
     for pair in truth["pubmed"]["planted_pairs"] + truth["pubmed"]["control_pairs"]:
         strengths = pair.get("strengths", [0.0] * len(truth["pubmed"]["decades"]))
         for decade, s in zip(truth["pubmed"]["decades"], strengths):
-            rows.append({
-                "study_input": "pubmed", "effect": f"{pair['name']} x male/female, {decade['decade']}",
-                "expected": "male words closer to A" if s > 0 else "control (none)",
-                "strength": s, "count": decade["articles"],
-            })
+            rows.append(
+                {
+                    "study_input": "pubmed",
+                    "effect": f"{pair['name']} x male/female, {decade['decade']}",
+                    "expected": "male words closer to A" if s > 0 else "control (none)",
+                    "strength": s,
+                    "count": decade["articles"],
+                }
+            )
     return pd.DataFrame(rows)
 
 

@@ -84,10 +84,12 @@ def word_pre_tokenizer(keep_inner_punctuation: bool):
 
     if not keep_inner_punctuation:
         return pre_tokenizers.BertPreTokenizer()
-    return pre_tokenizers.Sequence([
-        pre_tokenizers.WhitespaceSplit(),
-        pre_tokenizers.Split(Regex(r"[^\w'-]|(?<!\w)['-]|['-](?!\w)"), behavior="isolated"),
-    ])
+    return pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.WhitespaceSplit(),
+            pre_tokenizers.Split(Regex(r"[^\w'-]|(?<!\w)['-]|['-](?!\w)"), behavior="isolated"),
+        ]
+    )
 
 
 def train_wordpiece(texts: Iterable[str], vocab_size: int, keep_inner_punctuation: bool = False):
@@ -115,8 +117,13 @@ def train_wordpiece(texts: Iterable[str], vocab_size: int, keep_inner_punctuatio
     )
     tok.decoder = decoders.WordPiece()
     return PreTrainedTokenizerFast(
-        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-        sep_token="[SEP]", mask_token="[MASK]", do_lower_case=True,
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        do_lower_case=True,
     )
 
 
@@ -136,27 +143,35 @@ def train_byte_bpe(texts: Iterable[str], vocab_size: int, add_bos_eos: bool, kee
 
     tok = Tokenizer(models.BPE())
     if keep_inner_punctuation:
-        tok.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(_BYTE_LEVEL_WORDS), behavior="isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ])
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(_BYTE_LEVEL_WORDS), behavior="isolated"),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
     else:
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     tok.train_from_iterator(
         texts,
-        trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=BPE_SPECIAL,
-                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()),
+        trainers.BpeTrainer(
+            vocab_size=vocab_size, special_tokens=BPE_SPECIAL, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        ),
     )
     if add_bos_eos:
         tok.post_processor = processors.TemplateProcessing(
-            single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
+            single="<s> $A </s>",
+            pair="<s> $A </s> </s> $B </s>",
             special_tokens=[("<s>", tok.token_to_id("<s>")), ("</s>", tok.token_to_id("</s>"))],
         )
     else:
         tok.post_processor = processors.ByteLevel(trim_offsets=False)
     return PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>",
+        tokenizer_object=tok,
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
         mask_token="<mask>",
     )
 
@@ -173,14 +188,23 @@ def build_tiny_model(arch: str, tokenizer, params: dict[str, Any], seed: int, ma
         config = tf.BertConfig(vocab_size=vocab, pad_token_id=tokenizer.pad_token_id, **params)
         return tf.BertForMaskedLM(config) if masked_only else tf.BertForPreTraining(config)
     if arch == "gpt2":
-        config = tf.GPT2Config(vocab_size=vocab, bos_token_id=tokenizer.bos_token_id,
-                               eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, **params)
+        config = tf.GPT2Config(
+            vocab_size=vocab,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+            **params,
+        )
         return tf.GPT2LMHeadModel(config)
     if arch == "bart":
         config = tf.BartConfig(
-            vocab_size=vocab, pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-            eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.eos_token_id,
-            forced_eos_token_id=tokenizer.eos_token_id, **params,
+            vocab_size=vocab,
+            pad_token_id=tokenizer.pad_token_id,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            decoder_start_token_id=tokenizer.eos_token_id,
+            forced_eos_token_id=tokenizer.eos_token_id,
+            **params,
         )
         return tf.BartForConditionalGeneration(config)
     raise ValueError(f"unknown tiny architecture {arch!r} (expected bert, gpt2 or bart)")

@@ -26,8 +26,9 @@ from medbias.validation.truth import (
 DECISION_COLUMNS = ["test", "source", "unit", "truth", "p_kind", "p", "flagged", "level"]
 
 
-def rios_weat_decisions(seeds: pd.DataFrame, pubmed_truth: Mapping[str, Any], level: float = 0.05,
-                        table: pd.DataFrame | None = None) -> pd.DataFrame:
+def rios_weat_decisions(
+    seeds: pd.DataFrame, pubmed_truth: Mapping[str, Any], level: float = 0.05, table: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Every decade x WEAT test x seed: planted where the truth plants the test with strength > 0 in
     that decade, control for the control tests and for every test in a decade of strength 0. With
     ``table`` (Figure 1's, replicate 0) holding ``p_document``, the document-level null's decisions too."""
@@ -56,20 +57,37 @@ def seat_decisions(seat: pd.DataFrame, plm_truth: Mapping[str, Any], level: floa
     plain = seat[(seat["debias"] == "none") & (seat["status"] == "ok")]
     for r in plain.itertuples(index=False):
         if r.model in trained:
-            truth = "planted" if r.test in plm_truth["seat_planted"] else "control" if r.test in plm_truth["seat_controls"] else None
+            truth = (
+                "planted"
+                if r.test in plm_truth["seat_planted"]
+                else "control"
+                if r.test in plm_truth["seat_controls"]
+                else None
+            )
         else:
             truth = "control"
         if truth is None:
             continue
         for kind, p in (("classic permutation", r.p_value), ("calibrated null", getattr(r, "p_calibrated", np.nan))):
             if np.isfinite(p):
-                rows.append(["SEAT", "plm demo world (tiny BERT, GPT-2; untrained BART)", f"{r.model} {r.test}", truth,
-                             kind, p, p < level, level])
+                rows.append(
+                    [
+                        "SEAT",
+                        "plm demo world (tiny BERT, GPT-2; untrained BART)",
+                        f"{r.model} {r.test}",
+                        truth,
+                        kind,
+                        p,
+                        p < level,
+                        level,
+                    ]
+                )
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 
 
-def gap_decisions(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str],
-                  alpha: float = 0.05) -> pd.DataFrame:
+def gap_decisions(
+    gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str], alpha: float = 0.05
+) -> pd.DataFrame:
     """Recall gaps as ``recall_gap_truth`` marks them. Flags: BH over the score-test p (what Table C3
     uses), BH over the counted p (floored at 2/(R+1)), and the uncorrected 95% interval."""
     recall = recall_gap_truth(gaps, mimic_truth, task_labels)
@@ -77,10 +95,14 @@ def gap_decisions(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_label
     rows = []
     for k, (_, r) in enumerate(recall.iterrows()):
         unit = f"{r['model']} {r['task']} {r['attribute']}={r['group']}"
-        for kind, p, flagged in (("score-test p, BH", r["p_bh"], bool(r["significant_bh"])),
-                                 ("counted p, BH", r["p_bootstrap"], bool(counted[k])),
-                                 ("95% interval excludes 0, uncorrected", np.nan, bool(r["significant"]))):
-            rows.append(["fairness recall gap", "hurtful demo world (57 tasks)", unit, r["truth"], kind, p, flagged, alpha])
+        for kind, p, flagged in (
+            ("score-test p, BH", r["p_bh"], bool(r["significant_bh"])),
+            ("counted p, BH", r["p_bootstrap"], bool(counted[k])),
+            ("95% interval excludes 0, uncorrected", np.nan, bool(r["significant"])),
+        ):
+            rows.append(
+                ["fairness recall gap", "hurtful demo world (57 tasks)", unit, r["truth"], kind, p, flagged, alpha]
+            )
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 
 
@@ -88,8 +110,9 @@ def combine(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat([f for f in frames if len(f)], ignore_index=True)
 
 
-def counterfactual_decisions(fairness: pd.DataFrame, mental_truth: Mapping[str, Any], learner: str = "svm",
-                             level: float = 0.05) -> pd.DataFrame:
+def counterfactual_decisions(
+    fairness: pd.DataFrame, mental_truth: Mapping[str, Any], learner: str = "svm", level: float = 0.05
+) -> pd.DataFrame:
     """Table V's mismatch direction (McNemar's exact test, ``mismatch_p``) of the models trained on
     the original notes: planted for the task with a planted label bias, control for the truth's
     control tasks, on every embedding."""
@@ -100,13 +123,28 @@ def counterfactual_decisions(fairness: pd.DataFrame, mental_truth: Mapping[str, 
     for r in part.itertuples(index=False):
         truth = "planted" if r.task in planted else "control" if r.task in controls else None
         if truth is not None:
-            rows.append(["counterfactual mismatch", f"mental demo world ({learner}, original notes)",
-                         f"{r.embedding} {r.task}", truth, "McNemar exact", r.mismatch_p, r.mismatch_p < level, level])
+            rows.append(
+                [
+                    "counterfactual mismatch",
+                    f"mental demo world ({learner}, original notes)",
+                    f"{r.embedding} {r.task}",
+                    truth,
+                    "McNemar exact",
+                    r.mismatch_p,
+                    r.mismatch_p < level,
+                    level,
+                ]
+            )
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 
 
-def logprob_decisions(table: pd.DataFrame, logprob_truth: Mapping[str, Any], pretrained: Sequence[str],
-                      untrained: Sequence[str], level: float = 0.05) -> pd.DataFrame:
+def logprob_decisions(
+    table: pd.DataFrame,
+    logprob_truth: Mapping[str, Any],
+    pretrained: Sequence[str],
+    untrained: Sequence[str],
+    level: float = 0.05,
+) -> pd.DataFrame:
     """Table 3's Mann-Whitney p of each leaning category against the control category (gender set):
     planted on the pretrained models (found only on the side of the category's lean), control on
     the untrained one (it learned nothing)."""
@@ -116,10 +154,22 @@ def logprob_decisions(table: pd.DataFrame, logprob_truth: Mapping[str, Any], pre
         if truth is None:
             continue
         flagged = r.p < level and (r.on_lean_side or truth == "control")
-        rows.append(["log-probability score", "hurtful demo world (Table 3, gender)", f"{r.model} {r.category}",
-                     truth, LOGPROB_P_KINDS["attribute"], r.p, bool(flagged), level])
+        rows.append(
+            [
+                "log-probability score",
+                "hurtful demo world (Table 3, gender)",
+                f"{r.model} {r.category}",
+                truth,
+                LOGPROB_P_KINDS["attribute"],
+                r.p,
+                bool(flagged),
+                level,
+            ]
+        )
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 
 
-LOGPROB_P_KINDS = {"attribute": "Mann-Whitney vs control, attribute as unit (Table 3)",
-                   "pair": "Mann-Whitney vs control, template item as unit"}
+LOGPROB_P_KINDS = {
+    "attribute": "Mann-Whitney vs control, attribute as unit (Table 3)",
+    "pair": "Mann-Whitney vs control, template item as unit",
+}

@@ -20,9 +20,17 @@ def error_rates(decisions: pd.DataFrame) -> pd.DataFrame:
         rate = error_rate(part["flagged"].to_numpy())
         level = float(part["level"].iloc[0])
         row = dict(zip(keys, key))
-        row.update({"measures": "false-positive rate" if row["truth"] == "control" else "power",
-                    "flagged": rate.flagged, "decisions": rate.decisions, "rate": rate.rate,
-                    "ci_low": rate.low, "ci_high": rate.high, "level": level})
+        row.update(
+            {
+                "measures": "false-positive rate" if row["truth"] == "control" else "power",
+                "flagged": rate.flagged,
+                "decisions": rate.decisions,
+                "rate": rate.rate,
+                "ci_low": rate.low,
+                "ci_high": rate.high,
+                "level": level,
+            }
+        )
         if row["truth"] == "control":
             row["holds_level"] = bool(rate.low <= level)
             row["rate_over_level"] = rate.rate / level

@@ -1,4 +1,5 @@
-"""The demo world's measured error rates as a figure: how often each test flags a null world, and how often it finds a planted effect."""
+"""The demo world's measured error rates as a figure: how often each test flags a null world, and how
+often it finds a planted effect."""
 
 from __future__ import annotations
 
@@ -15,14 +16,31 @@ def plot_error_rates(table: pd.DataFrame, png: str, pdf: str) -> None:
     plt = pyplot()
     panels = [("false-positive rate", "controls: share flagged (nothing planted)"), ("power", "planted: share found")]
     heights = [max(1, int((table["measures"] == m).sum())) for m, _ in panels]
-    fig, axes = plt.subplots(2, 1, figsize=(9, 1.2 + 0.5 * sum(heights)), gridspec_kw={"height_ratios": heights}, squeeze=False)
+    fig, axes = plt.subplots(
+        2, 1, figsize=(9, 1.2 + 0.5 * sum(heights)), gridspec_kw={"height_ratios": heights}, squeeze=False
+    )
     for ax, (measure, title) in zip(axes[:, 0], panels):
         part = table[table["measures"] == measure].reset_index(drop=True)
         y = list(range(len(part)))[::-1]
-        ax.errorbar(part["rate"], y, xerr=[part["rate"] - part["ci_low"], part["ci_high"] - part["rate"]], fmt="o",
-                    color=SERIES, ecolor="#aaaaaa", capsize=3)
-        labels = ["\n".join(textwrap.wrap(f"{r.test} ({r.source if r.source.startswith('constructed') else r.source.split(' (')[0]}), "
-                                         f"{r.p_kind}: {r.flagged}/{r.decisions}", 60)) for r in part.itertuples()]
+        ax.errorbar(
+            part["rate"],
+            y,
+            xerr=[part["rate"] - part["ci_low"], part["ci_high"] - part["rate"]],
+            fmt="o",
+            color=SERIES,
+            ecolor="#aaaaaa",
+            capsize=3,
+        )
+        labels = [
+            "\n".join(
+                textwrap.wrap(
+                    f"{r.test} ({r.source if r.source.startswith('constructed') else r.source.split(' (')[0]}), "
+                    f"{r.p_kind}: {r.flagged}/{r.decisions}",
+                    60,
+                )
+            )
+            for r in part.itertuples()
+        ]
         ax.set_yticks(y, labels, fontsize=7)  # wrapped, so tight_layout keeps every label inside the figure
         if measure == "false-positive rate" and len(part):
             ax.axvline(float(part["level"].iloc[0]), color="#cc3311", ls="--", lw=1, label="nominal level")

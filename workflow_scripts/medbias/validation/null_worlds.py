@@ -20,8 +20,16 @@ from medbias.metrics.logprob_tests import (
 from medbias.validation.decisions import DECISION_COLUMNS, LOGPROB_P_KINDS
 
 
-def null_world_decisions(n_worlds: int, seed: int, *, draws: int = 1000, level: float = 0.05, dim: int = 30,
-                         vocabulary: int = 400, set_size: int = 8) -> pd.DataFrame:
+def null_world_decisions(
+    n_worlds: int,
+    seed: int,
+    *,
+    draws: int = 1000,
+    level: float = 0.05,
+    dim: int = 30,
+    vocabulary: int = 400,
+    set_size: int = 8,
+) -> pd.DataFrame:
     """WEAT on constructed worlds where nothing is planted (A and B are random words; isotropic
     Gaussian vectors): 'exchangeable' targets are random words too, 'clustered' targets share one
     random component per set (as words that share documents do). Two-sided tests."""
@@ -37,16 +45,36 @@ def null_world_decisions(n_worlds: int, seed: int, *, draws: int = 1000, level: 
             for x, y in zip(xs, ys):
                 vectors[x] = (1.5 * centre_x if clustered else 0) + rng.normal(size=dim)
                 vectors[y] = (1.5 * centre_y if clustered else 0) + rng.normal(size=dim)
-            result = weat(vectors, xs, ys, words[:set_size], words[set_size:2 * set_size], rng=rng, n_bootstrap=0,
-                          alternative="two-sided", null_vocabulary=NullVocabulary([*words, *xs, *ys], draws=draws))
+            result = weat(
+                vectors,
+                xs,
+                ys,
+                words[:set_size],
+                words[set_size : 2 * set_size],
+                rng=rng,
+                n_bootstrap=0,
+                alternative="two-sided",
+                null_vocabulary=NullVocabulary([*words, *xs, *ys], draws=draws),
+            )
             for kind, p in (("classic permutation", result.p_value), ("calibrated null", result.calibrated.p_value)):
-                rows.append(["WEAT", f"constructed null worlds ({label})", f"world {world}", "control", kind, p,
-                             p < level, level])
+                rows.append(
+                    [
+                        "WEAT",
+                        f"constructed null worlds ({label})",
+                        f"world {world}",
+                        "control",
+                        kind,
+                        p,
+                        p < level,
+                        level,
+                    ]
+                )
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 
 
-def logprob_null_model_decisions(frames: Sequence[pd.DataFrame], groups: Mapping[str, Sequence[str]],
-                                 control_category: str, level: float = 0.05) -> pd.DataFrame:
+def logprob_null_model_decisions(
+    frames: Sequence[pd.DataFrame], groups: Mapping[str, Sequence[str]], control_category: str, level: float = 0.05
+) -> pd.DataFrame:
     """Table 3's test of each category against ``control_category`` on models that learned nothing
     (``medbias.metrics.logprob_tests.random_initialised_score_frames``): every category is a control. Both units of
     ``category_vs_control_p``: the attribute (what Table 3 reports) and the template item (as if items
@@ -58,6 +86,16 @@ def logprob_null_model_decisions(frames: Sequence[pd.DataFrame], groups: Mapping
         for category in sorted(set(pairs["category"]) - {control_category}):
             for unit in PAIR_UNITS:
                 p = category_vs_control_p(pairs, category, control_category, unit=unit)
-                rows.append(["log-probability score", "constructed null models (random-initialised base model)",
-                             f"model {k} {category}", "control", LOGPROB_P_KINDS[unit], p, bool(p < level), level])
+                rows.append(
+                    [
+                        "log-probability score",
+                        "constructed null models (random-initialised base model)",
+                        f"model {k} {category}",
+                        "control",
+                        LOGPROB_P_KINDS[unit],
+                        p,
+                        bool(p < level),
+                        level,
+                    ]
+                )
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)

@@ -22,8 +22,16 @@ from medbias.validation.truth import (
 RECOVERY_COLUMNS = ["study", "effect", "truth", "where", "criterion", "observed", "recovered", "family"]
 
 
-def _row(study: str, effect: str, truth: str, where: str, criterion: str, observed: str, recovered: bool,
-         family: str | None = None) -> list:
+def _row(
+    study: str,
+    effect: str,
+    truth: str,
+    where: str,
+    criterion: str,
+    observed: str,
+    recovered: bool,
+    family: str | None = None,
+) -> list:
     return [study, effect, truth, where, criterion, observed, bool(recovered), family or effect]
 
 
@@ -39,20 +47,55 @@ def rios_recovery(table: pd.DataFrame, trends: pd.DataFrame, pubmed_truth: Mappi
         p = r.p_calibrated if np.isfinite(r.p_calibrated) else r.p_value
         observed = f"md {r.mean_difference:+.3f}, d {r.effect_size:+.2f}, p {p:.4g}"
         if strength > 0:
-            rows.append(_row("rios", f"{r.test} x gender, {r.decade} (strength {strength})", "planted", "fig1_weat.csv",
-                             "significant and mean difference > 0", observed,
-                             bool(r.significant) and r.mean_difference > 0))
+            rows.append(
+                _row(
+                    "rios",
+                    f"{r.test} x gender, {r.decade} (strength {strength})",
+                    "planted",
+                    "fig1_weat.csv",
+                    "significant and mean difference > 0",
+                    observed,
+                    bool(r.significant) and r.mean_difference > 0,
+                )
+            )
         else:
-            rows.append(_row("rios", f"{r.test} x gender, {r.decade}", "control", "fig1_weat.csv", "not significant",
-                             observed, not bool(r.significant)))
+            rows.append(
+                _row(
+                    "rios",
+                    f"{r.test} x gender, {r.decade}",
+                    "control",
+                    "fig1_weat.csv",
+                    "not significant",
+                    observed,
+                    not bool(r.significant),
+                )
+            )
     for r in trends.itertuples(index=False):
         observed = f"slope {r.md_slope:+.4f} per decade, p {r.md_trend_p:.3g}"
         if r.test in strengths:
-            rows.append(_row("rios", f"{r.test}: association falls by decade", "planted", "fig1_weat_trend.csv",
-                             "mean-difference slope < 0, trend p < 0.05", observed, r.md_slope < 0 and r.md_trend_p < 0.05))
+            rows.append(
+                _row(
+                    "rios",
+                    f"{r.test}: association falls by decade",
+                    "planted",
+                    "fig1_weat_trend.csv",
+                    "mean-difference slope < 0, trend p < 0.05",
+                    observed,
+                    r.md_slope < 0 and r.md_trend_p < 0.05,
+                )
+            )
         elif r.control:
-            rows.append(_row("rios", f"{r.test}: no trend", "control", "fig1_weat_trend.csv", "trend p >= 0.05",
-                             observed, r.md_trend_p >= 0.05))
+            rows.append(
+                _row(
+                    "rios",
+                    f"{r.test}: no trend",
+                    "control",
+                    "fig1_weat_trend.csv",
+                    "trend p >= 0.05",
+                    observed,
+                    r.md_trend_p >= 0.05,
+                )
+            )
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
 
 
@@ -67,17 +110,39 @@ def seat_recovery(seat: pd.DataFrame, plm_truth: Mapping[str, Any]) -> pd.DataFr
         p = getattr(r, "p_calibrated", np.nan)
         observed = f"d {r.effect_size:+.3f}, p {p if np.isfinite(p) else r.p_value:.4g}"
         if r.model in trained and r.test in plm_truth["seat_planted"]:
-            rows.append(_row("plm", f"{r.model} {r.test}", "planted", "seat_long.csv", "significant and effect > 0",
-                             observed, bool(r.significant) and r.effect_size > 0))
+            rows.append(
+                _row(
+                    "plm",
+                    f"{r.model} {r.test}",
+                    "planted",
+                    "seat_long.csv",
+                    "significant and effect > 0",
+                    observed,
+                    bool(r.significant) and r.effect_size > 0,
+                )
+            )
         elif r.model not in trained or r.test in plm_truth["seat_controls"]:
             why = "" if r.model in trained else " (model not trained on the plm corpus)"
-            rows.append(_row("plm", f"{r.model} {r.test}{why}", "control", "seat_long.csv", "not significant", observed,
-                             not bool(r.significant)))
+            rows.append(
+                _row(
+                    "plm",
+                    f"{r.model} {r.test}{why}",
+                    "control",
+                    "seat_long.csv",
+                    "not significant",
+                    observed,
+                    not bool(r.significant),
+                )
+            )
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
 
 
-def gap_recovery(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str],
-                 seeds: pd.DataFrame | None = None) -> pd.DataFrame:
+def gap_recovery(
+    gaps: pd.DataFrame,
+    mimic_truth: Mapping[str, Any],
+    task_labels: Mapping[str, str],
+    seeds: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Table C3's recall gaps (BH within model, attribute and group; ``recall_gap_truth``): each
     planted gap negative and significant after BH for its disadvantaged group on every task of its
     phenotype and every model; every other recall gap not significant after BH.
@@ -106,25 +171,54 @@ def gap_recovery(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels
             planted_found = r["significant_bh_below_seeds"] > majority
             flagged = r["significant_bh_seeds"] > majority
             count = r["significant_bh_below_seeds"] if r["truth"] == "planted" else r["significant_bh_seeds"]
-            observed += (f"; BH-significant{' below 0' if r['truth'] == 'planted' else ''} in {int(count)} of "
-                         f"{replicates} seeds (gaps {r['gap_seed_min']:+.3f} to {r['gap_seed_max']:+.3f})")
+            observed += (
+                f"; BH-significant{' below 0' if r['truth'] == 'planted' else ''} in {int(count)} of "
+                f"{replicates} seeds (gaps {r['gap_seed_min']:+.3f} to {r['gap_seed_max']:+.3f})"
+            )
         else:
             planted_found = bool(r["significant_bh"]) and r["gap"] < 0
             flagged = bool(r["significant_bh"])
         if r["truth"] == "planted":
-            criterion = ("recall gap < 0, significant after BH" +
-                         (f", in most of {replicates} classifier seeds" if replicates > 1 else ""))
-            rows.append(_row("hurtful", f"{unit} ({task_labels.get(r['task'], r['task'])})", "planted",
-                             where, criterion, observed, bool(planted_found)))
+            criterion = "recall gap < 0, significant after BH" + (
+                f", in most of {replicates} classifier seeds" if replicates > 1 else ""
+            )
+            rows.append(
+                _row(
+                    "hurtful",
+                    f"{unit} ({task_labels.get(r['task'], r['task'])})",
+                    "planted",
+                    where,
+                    criterion,
+                    observed,
+                    bool(planted_found),
+                )
+            )
         else:
-            criterion = "not significant after BH" + (f" in most of {replicates} classifier seeds" if replicates > 1 else "")
-            rows.append(_row("hurtful", unit, "control", where, criterion, observed,
-                             not bool(flagged), f"{r['model']} {r['attribute']}={r['group']} (BH over tasks)"))
+            criterion = "not significant after BH" + (
+                f" in most of {replicates} classifier seeds" if replicates > 1 else ""
+            )
+            rows.append(
+                _row(
+                    "hurtful",
+                    unit,
+                    "control",
+                    where,
+                    criterion,
+                    observed,
+                    not bool(flagged),
+                    f"{r['model']} {r['attribute']}={r['group']} (BH over tasks)",
+                )
+            )
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
 
 
-def logprob_recovery(table: pd.DataFrame, logprob_truth: Mapping[str, Any], pretrained: Sequence[str],
-                     untrained: Sequence[str], level: float = 0.01) -> pd.DataFrame:
+def logprob_recovery(
+    table: pd.DataFrame,
+    logprob_truth: Mapping[str, Any],
+    pretrained: Sequence[str],
+    untrained: Sequence[str],
+    level: float = 0.01,
+) -> pd.DataFrame:
     """Table 3 (gender): on every model pretrained on the demo notes, each leaning category's mean
     difference lies on its lean's side of the control category's, Mann-Whitney p < ``level`` (the
     truth file's expectation); on an untrained model, no category is further from the control than
@@ -136,18 +230,40 @@ def logprob_recovery(table: pd.DataFrame, logprob_truth: Mapping[str, Any], pret
     reach = float(trained["distance"].abs().max()) if len(trained) else 0.0
     rows = []
     for r in trained.itertuples(index=False):
-        rows.append(_row("hurtful", f"{r.model}: {r.category} leans {r.lean} vs {control}", "planted",
-                         "table3_logprob_long.csv", f"on the {r.lean} side, Mann-Whitney p < {level} over attributes",
-                         f"distance {r.distance:+.4f}, p {r.p:.3g}", r.on_lean_side and r.p < level))
+        rows.append(
+            _row(
+                "hurtful",
+                f"{r.model}: {r.category} leans {r.lean} vs {control}",
+                "planted",
+                "table3_logprob_long.csv",
+                f"on the {r.lean} side, Mann-Whitney p < {level} over attributes",
+                f"distance {r.distance:+.4f}, p {r.p:.3g}",
+                r.on_lean_side and r.p < level,
+            )
+        )
     for r in distances[distances["model"].isin(list(untrained))].itertuples(index=False):
-        rows.append(_row("hurtful", f"{r.model} (untrained): {r.category} vs {control}", "control",
-                         "table3_logprob_long.csv", "|distance| < 1% of the pretrained models' largest",
-                         f"distance {r.distance:+.6f}", abs(r.distance) < 0.01 * reach))
+        rows.append(
+            _row(
+                "hurtful",
+                f"{r.model} (untrained): {r.category} vs {control}",
+                "control",
+                "table3_logprob_long.csv",
+                "|distance| < 1% of the pretrained models' largest",
+                f"distance {r.distance:+.6f}",
+                abs(r.distance) < 0.01 * reach,
+            )
+        )
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
 
 
-def mental_recovery(fairness: pd.DataFrame, direct_bias: pd.DataFrame, mental_truth: Mapping[str, Any],
-                    corpus_embeddings: Mapping[str, str], learner: str = "svm", level: float = 0.05) -> pd.DataFrame:
+def mental_recovery(
+    fairness: pd.DataFrame,
+    direct_bias: pd.DataFrame,
+    mental_truth: Mapping[str, Any],
+    corpus_embeddings: Mapping[str, str],
+    learner: str = "svm",
+    level: float = 0.05,
+) -> pd.DataFrame:
     """Table V and Figure 2: the planted label bias shows as a mismatch that favours its gender
     (McNemar p < ``level``) on the original notes of every embedding and is gone (mismatch <= 0.1
     and under half the original's) after augmentation; the control tasks' original mismatch has no
@@ -160,45 +276,87 @@ def mental_recovery(fairness: pd.DataFrame, direct_bias: pd.DataFrame, mental_tr
     rows = []
     for bias in mental_truth["planted_label_bias"]:
         for embedding in part.index.get_level_values(0).unique():
-            original, augmented = part.loc[(embedding, "original", bias["task"])], part.loc[(embedding, "augmented", bias["task"])]
-            rows.append(_row("mental", f"{embedding} {bias['task']}: label bias favours {bias['favoured']}", "planted",
-                             "table5_fairness_long.csv", f"original: mismatch favours {bias['favoured']}, McNemar p < {level}",
-                             f"mismatch {original['mismatch']:.3f} ({original['mismatch_group'] or '-'}), p {original['mismatch_p']:.3g}",
-                             original["mismatch_group"] == bias["favoured"] and original["mismatch_p"] < level))
-            rows.append(_row("mental", f"{embedding} {bias['task']}: augmentation removes it", "planted",
-                             "table5_fairness_long.csv", "augmented mismatch <= 0.1 and < half the original's",
-                             f"mismatch {augmented['mismatch']:.3f} vs {original['mismatch']:.3f}",
-                             augmented["mismatch"] <= 0.1 and augmented["mismatch"] < original["mismatch"] / 2))
+            original, augmented = (
+                part.loc[(embedding, "original", bias["task"])],
+                part.loc[(embedding, "augmented", bias["task"])],
+            )
+            rows.append(
+                _row(
+                    "mental",
+                    f"{embedding} {bias['task']}: label bias favours {bias['favoured']}",
+                    "planted",
+                    "table5_fairness_long.csv",
+                    f"original: mismatch favours {bias['favoured']}, McNemar p < {level}",
+                    f"mismatch {original['mismatch']:.3f} ({original['mismatch_group'] or '-'}), p "
+                    f"{original['mismatch_p']:.3g}",
+                    original["mismatch_group"] == bias["favoured"] and original["mismatch_p"] < level,
+                )
+            )
+            rows.append(
+                _row(
+                    "mental",
+                    f"{embedding} {bias['task']}: augmentation removes it",
+                    "planted",
+                    "table5_fairness_long.csv",
+                    "augmented mismatch <= 0.1 and < half the original's",
+                    f"mismatch {augmented['mismatch']:.3f} vs {original['mismatch']:.3f}",
+                    augmented["mismatch"] <= 0.1 and augmented["mismatch"] < original["mismatch"] / 2,
+                )
+            )
     for task in mental_truth["control_tasks"]:
         for embedding in part.index.get_level_values(0).unique():
             original = part.loc[(embedding, "original", task)]
-            rows.append(_row("mental", f"{embedding} {task}: no label bias", "control", "table5_fairness_long.csv",
-                             f"original: McNemar p >= {level}",
-                             f"mismatch {original['mismatch']:.3f} ({original['mismatch_group'] or '-'}), p {original['mismatch_p']:.3g}",
-                             original["mismatch_p"] >= level))
+            rows.append(
+                _row(
+                    "mental",
+                    f"{embedding} {task}: no label bias",
+                    "control",
+                    "table5_fairness_long.csv",
+                    f"original: McNemar p >= {level}",
+                    f"mismatch {original['mismatch']:.3f} ({original['mismatch_group'] or '-'}), p "
+                    f"{original['mismatch_p']:.3g}",
+                    original["mismatch_p"] >= level,
+                )
+            )
     table = direct_bias.set_index("embedding")
     leaning = [c for c, plant in mental_truth["direct_bias"].items() if plant["depression_male_share"] > 0.5]
     for corpus in leaning:
         embedding = corpus_embeddings[corpus]
         others = [corpus_embeddings[c] for c in mental_truth["direct_bias"] if c != corpus]
         r = table.loc[embedding]
-        rows.append(_row("mental", f"{embedding}: depression synonyms lean male", "planted", "fig2_direct_bias.csv",
-                         f"signed lean interval below 0 and below random words' (calibrated p < {level}), Direct Bias "
-                         "above the other vectors'",
-                         f"lean [{r['signed_low']:+.3f}, {r['signed_high']:+.3f}], random words {r['random_words_signed_mean']:+.3f}, "
-                         f"p {r['signed_p_calibrated']:.3g}; DB {r['direct_bias']:.3f} vs "
-                         + ", ".join(f"{table.at[o, 'direct_bias']:.3f}" for o in others),
-                         r["signed_high"] < 0 and r["signed_mean_cos"] < r["random_words_signed_mean"]
-                         and r["signed_p_calibrated"] < level
-                         and all(r["direct_bias"] > table.at[o, "direct_bias"] for o in others)))
+        rows.append(
+            _row(
+                "mental",
+                f"{embedding}: depression synonyms lean male",
+                "planted",
+                "fig2_direct_bias.csv",
+                f"signed lean interval below 0 and below random words' (calibrated p < {level}), Direct Bias "
+                "above the other vectors'",
+                f"lean [{r['signed_low']:+.3f}, {r['signed_high']:+.3f}], random words "
+                f"{r['random_words_signed_mean']:+.3f}, "
+                f"p {r['signed_p_calibrated']:.3g}; DB {r['direct_bias']:.3f} vs "
+                + ", ".join(f"{table.at[o, 'direct_bias']:.3f}" for o in others),
+                r["signed_high"] < 0
+                and r["signed_mean_cos"] < r["random_words_signed_mean"]
+                and r["signed_p_calibrated"] < level
+                and all(r["direct_bias"] > table.at[o, "direct_bias"] for o in others),
+            )
+        )
     for corpus in (c for c, plant in mental_truth["direct_bias"].items() if plant["depression_male_share"] == 0.5):
         embedding = corpus_embeddings[corpus]
         r = table.loc[embedding]
-        rows.append(_row("mental", f"{embedding}: depression synonyms lean no more than random words", "control",
-                         "fig2_direct_bias.csv", f"calibrated p of the signed lean against random words >= {level}",
-                         f"lean {r['signed_mean_cos']:+.3f} [{r['signed_low']:+.3f}, {r['signed_high']:+.3f}], random words "
-                         f"{r['random_words_signed_mean']:+.3f}, p {r['signed_p_calibrated']:.3g}",
-                         r["signed_p_calibrated"] >= level))
+        rows.append(
+            _row(
+                "mental",
+                f"{embedding}: depression synonyms lean no more than random words",
+                "control",
+                "fig2_direct_bias.csv",
+                f"calibrated p of the signed lean against random words >= {level}",
+                f"lean {r['signed_mean_cos']:+.3f} [{r['signed_low']:+.3f}, {r['signed_high']:+.3f}], random words "
+                f"{r['random_words_signed_mean']:+.3f}, p {r['signed_p_calibrated']:.3g}",
+                r["signed_p_calibrated"] >= level,
+            )
+        )
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
 
 
@@ -215,8 +373,17 @@ def control_family(recovery: pd.DataFrame, level: float = 0.05) -> pd.DataFrame:
         by_family = (~part["recovered"]).groupby(part["family"], sort=False).any()
         flagged, n = int(by_family.sum()), len(by_family)
         p = float(binom.sf(flagged - 1, n, level)) if flagged else 1.0
-        rows.append({"study": study, "controls": len(part), "flagged": int((~part["recovered"]).sum()),
-                     "families": n, "families_flagged": flagged, "expected_by_chance": n * level,
-                     "binomial_p": p, "clean_at_level": p >= 0.05,
-                     "flagged_controls": "; ".join(part.loc[~part["recovered"], "effect"])})
+        rows.append(
+            {
+                "study": study,
+                "controls": len(part),
+                "flagged": int((~part["recovered"]).sum()),
+                "families": n,
+                "families_flagged": flagged,
+                "expected_by_chance": n * level,
+                "binomial_p": p,
+                "clean_at_level": p >= 0.05,
+                "flagged_controls": "; ".join(part.loc[~part["recovered"], "effect"]),
+            }
+        )
     return pd.DataFrame(rows)

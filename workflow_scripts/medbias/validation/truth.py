@@ -22,12 +22,20 @@ def mirror_rows(gaps: pd.DataFrame) -> pd.Series:
     g (sorting before h) is compared with h in the same model, task, attribute and metric."""
     keys = ["model", "task", "attribute", "metric"]
     pairs = set(zip(*(gaps[k] for k in keys), gaps["group"].astype(str), gaps["compared_with"].astype(str)))
-    return pd.Series([(*key, other, group) in pairs and other < group
-                      for *key, group, other in zip(*(gaps[k] for k in keys), gaps["group"].astype(str),
-                                                    gaps["compared_with"].astype(str))], index=gaps.index)
+    return pd.Series(
+        [
+            (*key, other, group) in pairs and other < group
+            for *key, group, other in zip(
+                *(gaps[k] for k in keys), gaps["group"].astype(str), gaps["compared_with"].astype(str)
+            )
+        ],
+        index=gaps.index,
+    )
 
 
-def recall_gap_truth(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str]) -> pd.DataFrame:
+def recall_gap_truth(
+    gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str]
+) -> pd.DataFrame:
     """The defined recall gaps of every model, task, attribute and group with a ``truth`` column:
     planted for the disadvantaged group of each planted recall gap on every task whose label
     (``task_labels``: task id -> phenotype, from tasks.csv) is its phenotype, control elsewhere.
@@ -47,8 +55,11 @@ def recall_gap_truth(gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_la
     for plant in mimic_truth["planted_recall_gaps"]:
         kind = mimic_truth["phenotypes"][plant["phenotype"]]["type"]
         touched = label.isin([plant["phenotype"], f"any_{kind}", "any_disease"])
-        exact = (label == plant["phenotype"]) & (recall["attribute"] == plant["attribute"]) & (
-            recall["group"] == plant["disadvantaged"])
+        exact = (
+            (label == plant["phenotype"])
+            & (recall["attribute"] == plant["attribute"])
+            & (recall["group"] == plant["disadvantaged"])
+        )
         planted_units |= set(recall.index[exact])
         left_out |= set(recall.index[touched & ~exact])
     recall = recall.drop(index=list(left_out - planted_units))
@@ -66,13 +77,21 @@ def logprob_distances(table: pd.DataFrame, logprob_truth: Mapping[str, Any]) -> 
     cells = gender[(gender["category"] != control) & gender["category"].isin(list(logprob_truth["categories"]))]
     lean = cells["category"].map(lambda c: logprob_truth["categories"][c]["lean"])
     distance = cells["mean_difference"] - cells["model"].map(reference)
-    return pd.DataFrame({"model": cells["model"], "category": cells["category"], "lean": lean, "distance": distance,
-                         "p": cells["mannwhitney_vs_control_p"],
-                         "on_lean_side": distance * lean.map({"male": 1, "female": -1}) > 0})
+    return pd.DataFrame(
+        {
+            "model": cells["model"],
+            "category": cells["category"],
+            "lean": lean,
+            "distance": distance,
+            "p": cells["mannwhitney_vs_control_p"],
+            "on_lean_side": distance * lean.map({"male": 1, "female": -1}) > 0,
+        }
+    )
 
 
-def logprob_model_roles(logprob_models: Sequence[str], variants: Sequence[str], base_model: str
-                        ) -> tuple[list[str], list[str]]:
+def logprob_model_roles(
+    logprob_models: Sequence[str], variants: Sequence[str], base_model: str
+) -> tuple[list[str], list[str]]:
     """Table 3's models split into those pretrained on the demo notes (the hurtful variants) and the
     untrained one (the demo's base model is a randomly initialised tiny BERT)."""
     return ([m for m in logprob_models if m in variants], [m for m in logprob_models if m == base_model])

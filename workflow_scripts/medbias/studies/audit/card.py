@@ -51,8 +51,16 @@ def vocabulary_in_frequency_order(vectors) -> list[str]:
     return list(order) if order is not None else list(vectors)
 
 
-def weat_rows(vectors, wordsets: Mapping[str, Sequence[str]], *, seed: int, budget: int, n_bootstrap: int,
-              min_fraction: float, null_draws: int = 0) -> pd.DataFrame:
+def weat_rows(
+    vectors,
+    wordsets: Mapping[str, Sequence[str]],
+    *,
+    seed: int,
+    budget: int,
+    n_bootstrap: int,
+    min_fraction: float,
+    null_draws: int = 0,
+) -> pd.DataFrame:
     """Caliskan et al.'s WEATs on word vectors through the association engine (effect size with
     ddof=1, one-sided permutation p, bootstrap interval), with each set's coverage; a test whose set
     has fewer than ``min_fraction`` of its words in the vocabulary is a row with the reason instead.
@@ -66,33 +74,62 @@ def weat_rows(vectors, wordsets: Mapping[str, Sequence[str]], *, seed: int, budg
     vocabulary = None
     if null_draws > 0:
         every_word = {w for words in wordsets.values() for w in words}
-        vocabulary = NullVocabulary(vocabulary_in_frequency_order(vectors),
-                                    frozenset(every_word | {w.lower() for w in every_word}), null_draws)
+        vocabulary = NullVocabulary(
+            vocabulary_in_frequency_order(vectors), frozenset(every_word | {w.lower() for w in every_word}), null_draws
+        )
     rows = []
     for i, (name, keys) in enumerate(CALISKAN_TESTS.items()):
         sets, missing = {}, {}
         for key in keys:
             sets[key], missing[key] = in_vocabulary_spelling(vectors, wordsets[key])
-        row = {"test": name, "X": keys[0], "Y": keys[1], "A": keys[2], "B": keys[3],
-               "coverage": "; ".join(f"{k} {len(sets[k])}/{len(wordsets[k])}" for k in keys),
-               "missing": "; ".join(f"{k}: {', '.join(v)}" for k, v in missing.items() if v),
-               "published_d": CALISKAN_PUBLISHED[name]}
+        row = {
+            "test": name,
+            "X": keys[0],
+            "Y": keys[1],
+            "A": keys[2],
+            "B": keys[3],
+            "coverage": "; ".join(f"{k} {len(sets[k])}/{len(wordsets[k])}" for k in keys),
+            "missing": "; ".join(f"{k}: {', '.join(v)}" for k, v in missing.items() if v),
+            "published_d": CALISKAN_PUBLISHED[name],
+        }
         # coverage against the published sets (the spellings found are all the engine sees)
         short = [k for k in keys if len(set(sets[k])) < max(1, min_fraction * len(set(wordsets[k])))]
         if short:
             k = short[0]
-            rows.append({**row, "status": f"skipped: word set '{k}': {len(sets[k])} of {len(wordsets[k])} words have "
-                                          f"vectors (minimum fraction {min_fraction})"})
+            rows.append(
+                {
+                    **row,
+                    "status": f"skipped: word set '{k}': {len(sets[k])} of {len(wordsets[k])} words have "
+                    f"vectors (minimum fraction {min_fraction})",
+                }
+            )
             continue
         try:
-            result = weat(vectors, *(sets[k] for k in keys), rng=np.random.default_rng(seed + i), budget=budget,
-                          n_bootstrap=n_bootstrap, min_fraction=0.0, names=keys, null_vocabulary=vocabulary)
+            result = weat(
+                vectors,
+                *(sets[k] for k in keys),
+                rng=np.random.default_rng(seed + i),
+                budget=budget,
+                n_bootstrap=n_bootstrap,
+                min_fraction=0.0,
+                names=keys,
+                null_vocabulary=vocabulary,
+            )
         except MedbiasInputError as error:
             rows.append({**row, "status": f"skipped: {error}"})
             continue
-        rows.append({**row, "status": "ok", "effect_size": result.effect_size, "p_value": result.p_value,
-                     "ci_low": result.ci_low, "ci_high": result.ci_high, "mean_difference": result.mean_difference,
-                     **calibrated_columns(result.calibrated)})
+        rows.append(
+            {
+                **row,
+                "status": "ok",
+                "effect_size": result.effect_size,
+                "p_value": result.p_value,
+                "ci_low": result.ci_low,
+                "ci_high": result.ci_high,
+                "mean_difference": result.mean_difference,
+                **calibrated_columns(result.calibrated),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -101,10 +138,13 @@ def _interval(low: float, high: float) -> str:
 
 
 # where each test's calibrated null draws its random attribute words from (association_note)
-WEAT_NULL_WORDS = ("vocabulary words of the same frequency bins by rank in the vectors' file, never a word of "
-                   "any Caliskan set")
-SEAT_NULL_WORDS = ("whole words of the model's tokenizer in the attribute templates, drawn uniformly since a "
-                   "tokenizer carries no frequencies")
+WEAT_NULL_WORDS = (
+    "vocabulary words of the same frequency bins by rank in the vectors' file, never a word of any Caliskan set"
+)
+SEAT_NULL_WORDS = (
+    "whole words of the model's tokenizer in the attribute templates, drawn uniformly since a "
+    "tokenizer carries no frequencies"
+)
 
 
 def calibrated_p_column(p_calibrated: pd.Series | None) -> dict[str, list[str]]:
@@ -118,15 +158,19 @@ def calibrated_p_column(p_calibrated: pd.Series | None) -> dict[str, list[str]]:
 def association_note(table: pd.DataFrame, null_words: str) -> str:
     """What the interval and the p-values of a WEAT/SEAT section mean, and the null each one uses;
     ``null_words``: where the calibrated null's random attribute words come from."""
-    note = ("d: effect size (Caliskan et al. 2017); 95% CI: percentile bootstrap over the words of each set. "
-            "p: the target words permuted between X and Y (one-sided unless the study's `alternative` says "
-            "two-sided); it treats words as exchangeable, which words that share contexts are not, so it can "
-            "be too small.")
+    note = (
+        "d: effect size (Caliskan et al. 2017); 95% CI: percentile bootstrap over the words of each set. "
+        "p: the target words permuted between X and Y (one-sided unless the study's `alternative` says "
+        "two-sided); it treats words as exchangeable, which words that share contexts are not, so it can "
+        "be too small."
+    )
     draws = table["null_draws"].max() if "null_draws" in table else 0
     if draws and draws > 0:
-        note += (f" calibrated p: the share of {int(draws):,} random attribute-set pairs of the same sizes whose "
-                 "projection of X - Y on their direction is at least as extreme as the observed one "
-                 f"(medbias.metrics.association.calibrated_null); their words: {null_words}. Read this one.")
+        note += (
+            f" calibrated p: the share of {int(draws):,} random attribute-set pairs of the same sizes whose "
+            "projection of X - Y on their direction is at least as extreme as the observed one "
+            f"(medbias.metrics.association.calibrated_null); their words: {null_words}. Read this one."
+        )
     return note + "\n"
 
 
@@ -136,14 +180,17 @@ def seat_section(seat: pd.DataFrame) -> str:
     ok = seat[seat["status"] == "ok"]
     if ok.empty:
         return f"Not run: {seat['status'].iloc[0]}\n"
-    table = pd.DataFrame({
-        "test": ok["test"], "d": ok["effect_size"].map("{:+.3f}".format),
-        "95% CI": [_interval(lo, hi) for lo, hi in zip(ok["ci_low"], ok["ci_high"])],
-        "p": ok["p_value"].map("{:.2g}".format),
-        **calibrated_p_column(ok.get("p_calibrated")),
-        "n (X, Y, A, B)": [f"{a}, {b}, {c}, {d}" for a, b, c, d in zip(ok["n_X"], ok["n_Y"], ok["n_A"], ok["n_B"])],
-        "out of vocabulary": ["" if pd.isna(v) else v for v in ok["out_of_vocabulary"]],
-    })
+    table = pd.DataFrame(
+        {
+            "test": ok["test"],
+            "d": ok["effect_size"].map("{:+.3f}".format),
+            "95% CI": [_interval(lo, hi) for lo, hi in zip(ok["ci_low"], ok["ci_high"])],
+            "p": ok["p_value"].map("{:.2g}".format),
+            **calibrated_p_column(ok.get("p_calibrated")),
+            "n (X, Y, A, B)": [f"{a}, {b}, {c}, {d}" for a, b, c, d in zip(ok["n_X"], ok["n_Y"], ok["n_A"], ok["n_B"])],
+            "out of vocabulary": ["" if pd.isna(v) else v for v in ok["out_of_vocabulary"]],
+        }
+    )
     return markdown_table(table) + "\n" + association_note(ok, SEAT_NULL_WORDS)
 
 
@@ -159,14 +206,27 @@ def logprob_section(table: pd.DataFrame, gender_set: str) -> str:
     """The log-probability gender score per category: both groups' means, the paired difference and
     the Wilcoxon p (Zhang et al. 2020, Table 3)."""
     rows = table[table["target_set"] == gender_set]
-    return markdown_table(rows[["category", "reference_group", "group", "reference_mean", "group_mean",
-                                "mean_difference", "wilcoxon_p", "items"]])
+    return markdown_table(
+        rows[
+            [
+                "category",
+                "reference_group",
+                "group",
+                "reference_mean",
+                "group_mean",
+                "mean_difference",
+                "wilcoxon_p",
+                "items",
+            ]
+        ]
+    )
 
 
 def fill_blank_section(frame: pd.DataFrame) -> str:
     """Greedy fill-in-the-blank completions per template and race word (the masks in order)."""
-    completions = (frame.sort_values("mask").groupby(["template", "fill"], sort=False)["greedy"]
-                   .agg(" / ".join).reset_index())
+    completions = (
+        frame.sort_values("mask").groupby(["template", "fill"], sort=False)["greedy"].agg(" / ".join).reset_index()
+    )
     return markdown_table(completions.rename(columns={"fill": "race word", "greedy": "greedy completion"}))
 
 
@@ -178,40 +238,73 @@ def weat_section(rows: pd.DataFrame) -> str:
     def column(name: str) -> pd.Series:  # absent when every test was skipped (no result columns were written)
         return rows[name] if name in rows else pd.Series(np.nan, index=rows.index)
 
-    shown = pd.DataFrame({
-        "test": rows["test"], "X vs Y, A vs B": rows["X"] + " vs " + rows["Y"] + ", " + rows["A"] + " vs " + rows["B"],
-        "d": [f"{d:+.2f}" if s == "ok" else s for d, s in zip(column("effect_size"), rows["status"])],
-        "95% CI": [_interval(lo, hi) if s == "ok" else "" for lo, hi, s in
-                   zip(column("ci_low"), column("ci_high"), rows["status"])],
-        "p": [f"{p:.2g}" if s == "ok" else "" for p, s in zip(column("p_value"), rows["status"])],
-        **calibrated_p_column(rows["p_calibrated"].where(ok) if "p_calibrated" in rows else None),
-        "Caliskan et al. d (GloVe 840B)": rows["published_d"].map("{:.2f}".format),
-        "coverage": rows["coverage"],
-    })
+    shown = pd.DataFrame(
+        {
+            "test": rows["test"],
+            "X vs Y, A vs B": rows["X"] + " vs " + rows["Y"] + ", " + rows["A"] + " vs " + rows["B"],
+            "d": [f"{d:+.2f}" if s == "ok" else s for d, s in zip(column("effect_size"), rows["status"])],
+            "95% CI": [
+                _interval(lo, hi) if s == "ok" else ""
+                for lo, hi, s in zip(column("ci_low"), column("ci_high"), rows["status"])
+            ],
+            "p": [f"{p:.2g}" if s == "ok" else "" for p, s in zip(column("p_value"), rows["status"])],
+            **calibrated_p_column(rows["p_calibrated"].where(ok) if "p_calibrated" in rows else None),
+            "Caliskan et al. d (GloVe 840B)": rows["published_d"].map("{:.2f}".format),
+            "coverage": rows["coverage"],
+        }
+    )
     return markdown_table(shown) + "\n" + association_note(rows[ok], WEAT_NULL_WORDS)
 
 
-def card_markdown(name: str, label: str, entry: Mapping[str, Any], sections: Sequence[tuple[str, str]],
-                  skipped: Sequence[tuple[str, str]], manifest: Mapping[str, Any], figure: str) -> str:
+def card_markdown(
+    name: str,
+    label: str,
+    entry: Mapping[str, Any],
+    sections: Sequence[tuple[str, str]],
+    skipped: Sequence[tuple[str, str]],
+    manifest: Mapping[str, Any],
+    figure: str,
+) -> str:
     """The card: a header naming the entry, each section that ran, what was skipped and why, the
     summary figure and the manifest lines of its inputs."""
     import json
 
-    lines = [f"# Audit card: {label} (`{name}`)", "",
-             f"Source `{entry['source']}`, kind `{entry.get('kind', 'word vectors')}`"
-             + (f", dtype `{entry['dtype']}`" if entry.get("dtype") else "") + ".", ""]
+    lines = [
+        f"# Audit card: {label} (`{name}`)",
+        "",
+        f"Source `{entry['source']}`, kind `{entry.get('kind', 'word vectors')}`"
+        + (f", dtype `{entry['dtype']}`" if entry.get("dtype") else "")
+        + ".",
+        "",
+    ]
     for title, body in sections:
         lines += [f"## {title}", "", body.rstrip(), ""]
     lines += ["## Skipped", ""]
     lines += [f"- {section}: {reason}" for section, reason in skipped] or ["- nothing"]
-    lines += ["", "## Summary figure", "", f"![effect sizes]({figure})", "",
-              "## Inputs (manifest)", "", "```json", json.dumps(manifest, indent=1, sort_keys=True, default=str), "```", ""]
+    lines += [
+        "",
+        "## Summary figure",
+        "",
+        f"![effect sizes]({figure})",
+        "",
+        "## Inputs (manifest)",
+        "",
+        "```json",
+        json.dumps(manifest, indent=1, sort_keys=True, default=str),
+        "```",
+        "",
+    ]
     return "\n".join(lines)
 
 
-def card_sections(inputs: Mapping[str, str], skipped: Sequence[tuple[str, str]], *, target_sets: Mapping[str, Any],
-                  control_category: str, gender_set: str
-                  ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, float, float, float]]]:
+def card_sections(
+    inputs: Mapping[str, str],
+    skipped: Sequence[tuple[str, str]],
+    *,
+    target_sets: Mapping[str, Any],
+    control_category: str,
+    gender_set: str,
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, float, float, float]]]:
     """The card's (title, Markdown) sections from the evaluation files in ``inputs`` (the sections
     ``medbias.studies.audit.outputs.audit_sections`` chose for the entry's kind), the (section, reason) of
     every test skipped (those ruled out before anything ran, then those whose evaluation marked
@@ -241,13 +334,18 @@ def card_sections(inputs: Mapping[str, str], skipped: Sequence[tuple[str, str]],
             table = logprob_table(pd.read_parquet(inputs["logprob"]), target_sets, control_category)
             if table.empty or not (table["target_set"] == gender_set).any():
                 # e.g. a vocabulary in which only the male words are single tokens: no pair to compare
-                skipped.append(("log-probability gender score",
-                                f"no scored pair of the {gender_set!r} words (scored: "
-                                f"{', '.join(words.get('scored_words', [])) or 'none'}; not single tokens: "
-                                f"{', '.join(words.get('rejected_words', [])) or 'none'})"))
+                skipped.append(
+                    (
+                        "log-probability gender score",
+                        f"no scored pair of the {gender_set!r} words (scored: "
+                        f"{', '.join(words.get('scored_words', [])) or 'none'}; not single tokens: "
+                        f"{', '.join(words.get('rejected_words', [])) or 'none'})",
+                    )
+                )
             else:
-                sections.append(("Log-probability gender score (Zhang et al. 2020, Table 3)",
-                                 logprob_section(table, gender_set)))
+                sections.append(
+                    ("Log-probability gender score (Zhang et al. 2020, Table 3)", logprob_section(table, gender_set))
+                )
         fill = pd.read_csv(inputs["fill_blank"])
         if (fill["status"] != "ok").all():
             skipped.append(("fill-in-the-blank", fill["status"].iloc[0]))
@@ -264,7 +362,12 @@ def card_manifest_lines(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
     from medbias.io.manifest import embedding_manifest_entry, model_manifest_entry
 
     registry_fields = {k: v for k, v in entry.items() if k != "type"}
-    entry_lines = (embedding_manifest_entry(registry_fields) if entry["type"] == "word_vectors"
-                   else model_manifest_entry(name, registry_fields))
-    return {"entry": entry_lines,
-            "files": [{"path": f, "bytes": Path(f).stat().st_size} for f in model_folder_files(entry["source"])]}
+    entry_lines = (
+        embedding_manifest_entry(registry_fields)
+        if entry["type"] == "word_vectors"
+        else model_manifest_entry(name, registry_fields)
+    )
+    return {
+        "entry": entry_lines,
+        "files": [{"path": f, "bytes": Path(f).stat().st_size} for f in model_folder_files(entry["source"])],
+    }

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-
 from medbias.core.figures import NEUTRAL, pyplot, save
 
 
@@ -21,8 +20,16 @@ def plot_audit_effect_sizes(effects: pd.DataFrame, title: str, png: str, pdf: st
         ax.set_yticks(list(y), effects["test"])
         ax.invert_yaxis()
     else:
-        ax.text(0.5, 0.5, "no effect size: every test was skipped (see the card)", ha="center", va="center",
-                transform=ax.transAxes, zorder=3, bbox={"facecolor": "white", "edgecolor": "grey"})
+        ax.text(
+            0.5,
+            0.5,
+            "no effect size: every test was skipped (see the card)",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+            zorder=3,
+            bbox={"facecolor": "white", "edgecolor": "grey"},
+        )
         ax.set_yticks([])
     ax.axvline(0, color="grey", linewidth=0.8)
     ax.set_xlim(-2, 2)  # Caliskan's d lies in [-2, 2]

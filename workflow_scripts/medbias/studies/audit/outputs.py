@@ -5,8 +5,12 @@ it lists as skipped, with the reason. Pure; the rule files reach it through
 from __future__ import annotations
 
 # tests of the audit card that an entry's type or kind rules out, with the reason the card prints
-_WORD_VECTOR_SKIPS = [("SEAT, StereoSet-style, log-probability, fill-in-the-blank",
-                       "word vectors: the sentence- and likelihood-based tests need a contextual model")]
+_WORD_VECTOR_SKIPS = [
+    (
+        "SEAT, StereoSet-style, log-probability, fill-in-the-blank",
+        "word vectors: the sentence- and likelihood-based tests need a contextual model",
+    )
+]
 _CONTEXTUAL_SKIPS = [("WEAT", "the WEAT card section is for word-vector entries (SEAT is its sentence form)")]
 
 
@@ -17,8 +21,10 @@ def audit_skipped(entry_type: str, kind: str | None = None) -> list[tuple[str, s
         return list(_WORD_VECTOR_SKIPS)
     skipped = list(_CONTEXTUAL_SKIPS)
     if kind != "masked":
-        skipped += [("log-probability gender score", f"needs a masked LM (Kurita et al.); this entry's kind is {kind}"),
-                    ("fill-in-the-blank", f"needs a masked LM; this entry's kind is {kind}")]
+        skipped += [
+            ("log-probability gender score", f"needs a masked LM (Kurita et al.); this entry's kind is {kind}"),
+            ("fill-in-the-blank", f"needs a masked LM; this entry's kind is {kind}"),
+        ]
     return skipped
 
 

@@ -39,12 +39,15 @@ def note_labels(label: np.ndarray, note_id: np.ndarray) -> pd.Series:
     frame = pd.DataFrame({"note": note_id, "y": label}).groupby("note")["y"]
     inconsistent = frame.nunique() > 1
     if inconsistent.any():
-        raise ValueError(f"windows of one note carry different labels: notes {inconsistent[inconsistent].index[:5].tolist()}")
+        raise ValueError(
+            f"windows of one note carry different labels: notes {inconsistent[inconsistent].index[:5].tolist()}"
+        )
     return frame.first()
 
 
-def choose_scaling_factor(probability: np.ndarray, label: np.ndarray, note_id: np.ndarray,
-                          grid: Sequence[float]) -> tuple[float, float]:
+def choose_scaling_factor(
+    probability: np.ndarray, label: np.ndarray, note_id: np.ndarray, grid: Sequence[float]
+) -> tuple[float, float]:
     """The c of ``grid`` whose merged note probabilities have the best AUPRC (average precision) on
     these (validation) windows; ties go to the first c in the grid. Returns (c, AUPRC)."""
     from sklearn.metrics import average_precision_score
@@ -80,6 +83,7 @@ def best_f1_threshold(probability: np.ndarray, label: np.ndarray) -> tuple[float
 
 # --- The window classifier and its grid (section 4.1) -------------------------------------------
 
+
 @dataclass(frozen=True)
 class NetworkConfig:
     """One point of the grid: ``layers`` linear layers in all (the last one gives the logit), each
@@ -105,8 +109,11 @@ def network_grid(layers: Sequence[int], ratios: Sequence[int], dropouts: Sequenc
     copies it replaces were identical fits (same seed), so the selection is the same without them."""
     grid = []
     for n in layers:
-        grid += [NetworkConfig(n, ratios[0], dropouts[0])] if n == 1 else \
-            [NetworkConfig(n, r, d) for r in ratios for d in dropouts]
+        grid += (
+            [NetworkConfig(n, ratios[0], dropouts[0])]
+            if n == 1
+            else [NetworkConfig(n, r, d) for r in ratios for d in dropouts]
+        )
     return grid
 
 
@@ -117,8 +124,13 @@ def chosen_grids(selection: pd.DataFrame) -> dict[str, dict]:
     missing = {"task", "layers", "width_ratio", "dropout", "c"} - set(selection.columns)
     if missing:
         raise ValueError(f"selection table lacks column(s) {', '.join(sorted(missing))}")
-    return {row.task: {"grid": [NetworkConfig(int(row.layers), int(row.width_ratio), float(row.dropout))],
-                       "c_grid": [float(row.c)]} for row in selection.itertuples(index=False)}
+    return {
+        row.task: {
+            "grid": [NetworkConfig(int(row.layers), int(row.width_ratio), float(row.dropout))],
+            "c_grid": [float(row.c)],
+        }
+        for row in selection.itertuples(index=False)
+    }
 
 
 def build_network(in_features: int, config: NetworkConfig):
@@ -157,9 +169,19 @@ class TrainedNetwork:
         return network.eval()
 
 
-def train_networks(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray,
-                   config: NetworkConfig, seeds: Sequence[int], max_epochs: int = 50, patience: int = 5,
-                   batch_size: int = 256, learning_rate: float = 1e-3, device: str = "cpu") -> list[TrainedNetwork]:
+def train_networks(
+    train_x: np.ndarray,
+    train_y: np.ndarray,
+    val_x: np.ndarray,
+    val_y: np.ndarray,
+    config: NetworkConfig,
+    seeds: Sequence[int],
+    max_epochs: int = 50,
+    patience: int = 5,
+    batch_size: int = 256,
+    learning_rate: float = 1e-3,
+    device: str = "cpu",
+) -> list[TrainedNetwork]:
     """The window classifiers of T tasks that share their design matrix (``train_y``, ``val_y``: [rows, T]
     labels; ``seeds``: T seeds), one ``config`` each, trained at once (``medbias.studies.hurtful.stacked``).
     For each task: initial weights from ``build_network`` under its seed, Adam on binary cross-entropy,
@@ -176,7 +198,9 @@ def train_networks(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, 
     train_y = np.asarray(train_y, dtype=np.float32).reshape(len(train_x), -1)
     val_y = np.asarray(val_y, dtype=np.float32).reshape(len(val_x), -1)
     if train_y.shape[1] != len(seeds) or val_y.shape[1] != len(seeds):
-        raise ValueError(f"{len(seeds)} seeds for {train_y.shape[1]} training and {val_y.shape[1]} validation label columns")
+        raise ValueError(
+            f"{len(seeds)} seeds for {train_y.shape[1]} training and {val_y.shape[1]} validation label columns"
+        )
     networks = []
     for seed in seeds:
         torch.manual_seed(seed)
@@ -197,7 +221,7 @@ def train_networks(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, 
         orders = torch.stack([torch.randperm(len(x), generator=generators[t]) for t in active]).to(device)
         columns = torch.as_tensor(active, device=device)[:, None]
         for start in range(0, len(x), batch_size):
-            rows = orders[:, start:start + batch_size]
+            rows = orders[:, start : start + batch_size]
             if rows.shape[1] < 2:  # batch norm needs two rows
                 continue
             optimizer.zero_grad()
@@ -210,7 +234,11 @@ def train_networks(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, 
         for position, task in enumerate(active):
             epochs[task] = epoch
             if losses[position] < best_loss[task]:
-                best_loss[task], best_state[task], since_best[task] = losses[position], stack.task_state(position, steps), 0
+                best_loss[task], best_state[task], since_best[task] = (
+                    losses[position],
+                    stack.task_state(position, steps),
+                    0,
+                )
             else:
                 since_best[task] += 1
                 if since_best[task] >= patience:
@@ -223,11 +251,19 @@ def train_networks(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, 
     return [TrainedNetwork(config, best_state[t], float(best_loss[t]), int(epochs[t])) for t in range(tasks)]
 
 
-def train_network(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray,
-                  config: NetworkConfig, seed: int, **training) -> TrainedNetwork:
+def train_network(
+    train_x: np.ndarray,
+    train_y: np.ndarray,
+    val_x: np.ndarray,
+    val_y: np.ndarray,
+    config: NetworkConfig,
+    seed: int,
+    **training,
+) -> TrainedNetwork:
     """One task's window classifier (``train_networks`` with one task)."""
-    return train_networks(train_x, np.asarray(train_y)[:, None], val_x, np.asarray(val_y)[:, None], config, [seed],
-                          **training)[0]
+    return train_networks(
+        train_x, np.asarray(train_y)[:, None], val_x, np.asarray(val_y)[:, None], config, [seed], **training
+    )[0]
 
 
 @dataclass
@@ -243,9 +279,17 @@ class SelectedClassifier:
     grid: list[dict]
 
 
-def select_classifiers(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray,
-                       val_note: np.ndarray, configs: Sequence[NetworkConfig], c_grid: Sequence[float],
-                       seeds: Sequence[int], **training) -> list[SelectedClassifier]:
+def select_classifiers(
+    train_x: np.ndarray,
+    train_y: np.ndarray,
+    val_x: np.ndarray,
+    val_y: np.ndarray,
+    val_note: np.ndarray,
+    configs: Sequence[NetworkConfig],
+    c_grid: Sequence[float],
+    seeds: Sequence[int],
+    **training,
+) -> list[SelectedClassifier]:
     """For T tasks sharing their design matrix (labels [rows, T], one seed each): train every
     configuration (``train_networks``), merge each task's validation windows per note with its best c,
     and keep per task the configuration with the best validation AUPRC, with its own parameters (the
@@ -256,11 +300,21 @@ def select_classifiers(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarr
     records: list[list[dict]] = [[] for _ in seeds]
     for config in configs:
         for task, trained in enumerate(train_networks(train_x, train_y, val_x, val_y, config, seeds, **training)):
-            probability = predict_probability(trained.network(train_x.shape[1]).to(training.get("device", "cpu")), val_x)
+            probability = predict_probability(
+                trained.network(train_x.shape[1]).to(training.get("device", "cpu")), val_x
+            )
             c, auprc = choose_scaling_factor(probability, val_y[:, task], val_note, c_grid)
-            records[task].append({"layers": config.layers, "ratio": config.ratio, "dropout": config.dropout, "c": c,
-                                  "validation_auprc": auprc, "validation_loss": trained.validation_loss,
-                                  "epochs": trained.epochs})
+            records[task].append(
+                {
+                    "layers": config.layers,
+                    "ratio": config.ratio,
+                    "dropout": config.dropout,
+                    "c": c,
+                    "validation_auprc": auprc,
+                    "validation_loss": trained.validation_loss,
+                    "epochs": trained.epochs,
+                }
+            )
             if best[task] is None or auprc > best[task].validation_auprc:
                 merged = merge_window_probabilities(probability, val_note, c)
                 truth = note_labels(val_y[:, task], val_note).loc[merged.index]
@@ -270,12 +324,29 @@ def select_classifiers(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarr
     return best  # type: ignore[return-value]
 
 
-def select_classifier(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray,
-                      val_note: np.ndarray, configs: Sequence[NetworkConfig], c_grid: Sequence[float],
-                      seed: int, **training) -> SelectedClassifier:
+def select_classifier(
+    train_x: np.ndarray,
+    train_y: np.ndarray,
+    val_x: np.ndarray,
+    val_y: np.ndarray,
+    val_note: np.ndarray,
+    configs: Sequence[NetworkConfig],
+    c_grid: Sequence[float],
+    seed: int,
+    **training,
+) -> SelectedClassifier:
     """One task's ``select_classifiers``."""
-    return select_classifiers(train_x, np.asarray(train_y)[:, None], val_x, np.asarray(val_y)[:, None], val_note,
-                              configs, c_grid, [seed], **training)[0]
+    return select_classifiers(
+        train_x,
+        np.asarray(train_y)[:, None],
+        val_x,
+        np.asarray(val_y)[:, None],
+        val_note,
+        configs,
+        c_grid,
+        [seed],
+        **training,
+    )[0]
 
 
 # --- Task design matrices (section 4.1) ------------------------------------------------------------
@@ -309,7 +380,10 @@ def task_windows(samples, windows, feature_index):
     rows = rows.astype({"ROW_ID": "int64", "window": "int64"}).merge(index, on=["ROW_ID", "window"], how="left")
     unmatched = rows["feature_row"].isna()
     if unmatched.any():
-        raise ValueError(f"{int(unmatched.sum())} windows missing from the feature file (first ROW_ID {int(rows.loc[unmatched, 'ROW_ID'].iloc[0])})")
+        raise ValueError(
+            f"{int(unmatched.sum())} windows missing from the feature file (first ROW_ID "
+            f"{int(rows.loc[unmatched, 'ROW_ID'].iloc[0])})"
+        )
     return rows.astype({"feature_row": "int64"}).sort_values(["ICUSTAY_ID", "ROW_ID", "window"]).reset_index(drop=True)
 
 
@@ -336,12 +410,17 @@ SPLIT_ORDER = ("train", "val", "test")
 DESIGN_COLUMNS: tuple[str, ...] = ("ICUSTAY_ID", "ROW_ID", "window", "split", "feature_row", *ACUITY_FEATURES)
 
 
-def ordered_task_rows(task: dict, samples: pd.DataFrame, windows: pd.DataFrame, feature_index: pd.DataFrame) -> pd.DataFrame:
+def ordered_task_rows(
+    task: dict, samples: pd.DataFrame, windows: pd.DataFrame, feature_index: pd.DataFrame
+) -> pd.DataFrame:
     """A task's windows (``task_windows``) ordered train, validation, test (stably: within a split the
     order is ``task_windows``'), so each split is a slice of the design matrix, not a copy."""
-    rows = task_windows(samples[samples["task"] == task["task"]], windows[windows["cohort"] == task["cohort"]], feature_index)
-    return rows.sort_values("split", key=lambda split: split.map({s: i for i, s in enumerate(SPLIT_ORDER)}),
-                            kind="stable").reset_index(drop=True)
+    rows = task_windows(
+        samples[samples["task"] == task["task"]], windows[windows["cohort"] == task["cohort"]], feature_index
+    )
+    return rows.sort_values(
+        "split", key=lambda split: split.map({s: i for i, s in enumerate(SPLIT_ORDER)}), kind="stable"
+    ).reset_index(drop=True)
 
 
 def design_key(rows: pd.DataFrame) -> bytes:
@@ -352,30 +431,51 @@ def design_key(rows: pd.DataFrame) -> bytes:
     return hashlib.sha256(hashed.tobytes()).digest() + len(rows).to_bytes(8, "little")
 
 
-def _task_result(task: dict, rows: pd.DataFrame, x: np.ndarray, selected: SelectedClassifier, n_train: int, n_val: int,
-                 device: str) -> dict:
+def _task_result(
+    task: dict, rows: pd.DataFrame, x: np.ndarray, selected: SelectedClassifier, n_train: int, n_val: int, device: str
+) -> dict:
     """One task's test predictions with its protected attributes, its selection, grid records and classifier."""
     test = slice(n_train + n_val, None)
     network = selected.trained.network(x.shape[1]).to(device)
-    probability = merge_window_probabilities(predict_probability(network, x[test]), rows["ICUSTAY_ID"].to_numpy()[test],
-                                             selected.c)
+    probability = merge_window_probabilities(
+        predict_probability(network, x[test]), rows["ICUSTAY_ID"].to_numpy()[test], selected.c
+    )
     tested = rows.iloc[test].drop_duplicates("ICUSTAY_ID").set_index("ICUSTAY_ID").loc[probability.index]
     config = selected.trained.config
     return {
-        "predictions": pd.DataFrame({
-            "task": task["task"], "ICUSTAY_ID": probability.index, "SUBJECT_ID": tested["SUBJECT_ID"].to_numpy(),
-            "probability": probability.to_numpy(), "label": tested["label"].to_numpy(),
-            "prediction": (probability.to_numpy() >= selected.threshold).astype(int),
-            **{a: tested[a].to_numpy() for a in ("gender", "language", "ethnicity", "insurance")},
-        }),
-        "selection": {"task": task["task"], "layers": config.layers, "width_ratio": config.ratio,
-                      "dropout": config.dropout, "c": selected.c, "validation_auprc": selected.validation_auprc,
-                      "threshold": selected.threshold, "validation_f1": selected.validation_f1,
-                      "epochs": selected.trained.epochs, "train_windows": n_train, "validation_windows": n_val,
-                      "test_samples": len(probability)},
+        "predictions": pd.DataFrame(
+            {
+                "task": task["task"],
+                "ICUSTAY_ID": probability.index,
+                "SUBJECT_ID": tested["SUBJECT_ID"].to_numpy(),
+                "probability": probability.to_numpy(),
+                "label": tested["label"].to_numpy(),
+                "prediction": (probability.to_numpy() >= selected.threshold).astype(int),
+                **{a: tested[a].to_numpy() for a in ("gender", "language", "ethnicity", "insurance")},
+            }
+        ),
+        "selection": {
+            "task": task["task"],
+            "layers": config.layers,
+            "width_ratio": config.ratio,
+            "dropout": config.dropout,
+            "c": selected.c,
+            "validation_auprc": selected.validation_auprc,
+            "threshold": selected.threshold,
+            "validation_f1": selected.validation_f1,
+            "epochs": selected.trained.epochs,
+            "train_windows": n_train,
+            "validation_windows": n_val,
+            "test_samples": len(probability),
+        },
         "grid": [{"task": task["task"], **record} for record in selected.grid],
-        "classifier": {"config": config.__dict__, "in_features": x.shape[1], "c": selected.c,
-                       "threshold": selected.threshold, "state": selected.trained.state},
+        "classifier": {
+            "config": config.__dict__,
+            "in_features": x.shape[1],
+            "c": selected.c,
+            "threshold": selected.threshold,
+            "state": selected.trained.state,
+        },
     }
 
 
@@ -384,9 +484,18 @@ def _task_grid(task: dict, grid, c_grid) -> tuple[tuple, tuple]:
     return tuple(task.get("grid", grid)), tuple(task.get("c_grid", c_grid))
 
 
-def classify_tasks(jobs: Sequence[tuple[int, dict]], features: np.ndarray, feature_index: pd.DataFrame,
-                   samples: pd.DataFrame, windows: pd.DataFrame, grid, c_grid, seed: int, training: dict,
-                   stack_tasks: bool = True) -> list[dict]:
+def classify_tasks(
+    jobs: Sequence[tuple[int, dict]],
+    features: np.ndarray,
+    feature_index: pd.DataFrame,
+    samples: pd.DataFrame,
+    windows: pd.DataFrame,
+    grid,
+    c_grid,
+    seed: int,
+    training: dict,
+    stack_tasks: bool = True,
+) -> list[dict]:
     """The tasks ``jobs`` ((k, task) pairs of ``train_task_classifiers``; ``task``: its ``task`` and
     ``cohort``, and optionally a ``grid`` and ``c_grid`` of its own), task k under ``seed + k``. With
     ``stack_tasks``, tasks with the same windows, splits and acuity scores (``design_key``: a cohort's
@@ -396,7 +505,8 @@ def classify_tasks(jobs: Sequence[tuple[int, dict]], features: np.ndarray, featu
     for k, task in jobs:
         rows = ordered_task_rows(task, samples, windows, feature_index)
         together.setdefault((design_key(rows) if stack_tasks else k, _task_grid(task, grid, c_grid)), []).append(
-            (k, task, rows))
+            (k, task, rows)
+        )
     results: dict[int, dict] = {}
     for (_, (task_grid, task_c_grid)), members in together.items():
         rows = members[0][2]
@@ -405,8 +515,17 @@ def classify_tasks(jobs: Sequence[tuple[int, dict]], features: np.ndarray, featu
         train, val = slice(0, n_train), slice(n_train, n_train + n_val)
         x = design_matrix(rows, features, split == "train")
         labels = np.stack([member_rows["label"].to_numpy() for _, _, member_rows in members], axis=1)
-        selected = select_classifiers(x[train], labels[train], x[val], labels[val], rows["ICUSTAY_ID"].to_numpy()[val],
-                                      task_grid, task_c_grid, [seed + k for k, _, _ in members], **training)
+        selected = select_classifiers(
+            x[train],
+            labels[train],
+            x[val],
+            labels[val],
+            rows["ICUSTAY_ID"].to_numpy()[val],
+            task_grid,
+            task_c_grid,
+            [seed + k for k, _, _ in members],
+            **training,
+        )
         for (k, task, task_rows), chosen in zip(members, selected):
             results[k] = _task_result(task, task_rows, x, chosen, n_train, n_val, training.get("device", "cpu"))
     return [results[k] for k, _ in jobs]
@@ -430,16 +549,29 @@ def _tasks_in_worker(jobs: list[tuple[int, dict]]) -> list[dict]:
 class TaskClassifiers:
     """Every task's classifier of one model (``train_task_classifiers``)."""
 
-    predictions: pd.DataFrame      # task, ICUSTAY_ID, SUBJECT_ID, probability, label, prediction, attributes
-    selections: pd.DataFrame       # the selected configuration, c, threshold and sizes per task
-    grids: pd.DataFrame            # every configuration's validation record per task
-    classifiers: dict[str, dict]   # per task: configuration, c, threshold and the network's own parameters
+    predictions: pd.DataFrame  # task, ICUSTAY_ID, SUBJECT_ID, probability, label, prediction, attributes
+    selections: pd.DataFrame  # the selected configuration, c, threshold and sizes per task
+    grids: pd.DataFrame  # every configuration's validation record per task
+    classifiers: dict[str, dict]  # per task: configuration, c, threshold and the network's own parameters
 
 
-def train_task_classifiers(features: np.ndarray, feature_index: pd.DataFrame, samples: pd.DataFrame,
-                           windows: pd.DataFrame, tasks: pd.DataFrame, grid, c_grid, *, seed: int,
-                           training: dict, log, workers: int = 1, threads: int = 1,
-                           task_grids: dict[str, dict] | None = None, stack_tasks: bool = True) -> TaskClassifiers:
+def train_task_classifiers(
+    features: np.ndarray,
+    feature_index: pd.DataFrame,
+    samples: pd.DataFrame,
+    windows: pd.DataFrame,
+    tasks: pd.DataFrame,
+    grid,
+    c_grid,
+    *,
+    seed: int,
+    training: dict,
+    log,
+    workers: int = 1,
+    threads: int = 1,
+    task_grids: dict[str, dict] | None = None,
+    stack_tasks: bool = True,
+) -> TaskClassifiers:
     """One classifier per downstream task on one model's frozen window features (section 4.1): the
     grid of ``network_grid`` with early stopping, eq. 1's merge of window probabilities per sample
     with c tuned on validation, the configuration with the best validation AUPRC kept with its own
@@ -462,10 +594,20 @@ def train_task_classifiers(features: np.ndarray, feature_index: pd.DataFrame, sa
         lacking = [t for t in tasks["task"] if t not in task_grids]
         if lacking:
             raise ValueError(f"no chosen classifier for {len(lacking)} task(s): {', '.join(lacking[:5])}")
-    jobs = [(k, {"task": t.task, "cohort": t.cohort, **(task_grids[t.task] if task_grids is not None else {})})
-            for k, t in enumerate(tasks.itertuples(index=False))]
-    shared = {"feature_index": feature_index, "samples": samples, "windows": windows, "grid": grid, "c_grid": c_grid,
-              "seed": seed, "training": training, "stack_tasks": stack_tasks}
+    jobs = [
+        (k, {"task": t.task, "cohort": t.cohort, **(task_grids[t.task] if task_grids is not None else {})})
+        for k, t in enumerate(tasks.itertuples(index=False))
+    ]
+    shared = {
+        "feature_index": feature_index,
+        "samples": samples,
+        "windows": windows,
+        "grid": grid,
+        "c_grid": c_grid,
+        "seed": seed,
+        "training": training,
+        "stack_tasks": stack_tasks,
+    }
     groups: dict[tuple, list] = {}  # a cohort and a grid: a worker's unit of work
     for k, task in jobs:
         groups.setdefault((task["cohort"], _task_grid(task, grid, c_grid)), []).append((k, task))
@@ -473,10 +615,17 @@ def train_task_classifiers(features: np.ndarray, feature_index: pd.DataFrame, sa
     if workers > 1:
         path = getattr(features, "filename", None)
         if path is None:
-            raise ValueError("training tasks in worker processes needs the features as a memory map "
-                             "(np.load(path, mmap_mode='r')), which each worker opens itself")
-        context = spawned_map(_tasks_in_worker, list(groups.values()), workers, _start_task_worker,
-                              (str(path), shared, max(1, threads // workers)))
+            raise ValueError(
+                "training tasks in worker processes needs the features as a memory map "
+                "(np.load(path, mmap_mode='r')), which each worker opens itself"
+            )
+        context = spawned_map(
+            _tasks_in_worker,
+            list(groups.values()),
+            workers,
+            _start_task_worker,
+            (str(path), shared, max(1, threads // workers)),
+        )
     else:
         context = nullcontext(classify_tasks(group, features, **shared) for group in groups.values())
     finished: dict[int, dict] = {}
@@ -485,12 +634,25 @@ def train_task_classifiers(features: np.ndarray, feature_index: pd.DataFrame, sa
             for (k, task), result in zip(group, group_results):
                 finished[k] = result
                 selection = result["selection"]
-                log.info("[%d/%d] %s: layers %d ratio %d dropout %.1f c %g, validation AUPRC %.3f, %d test samples "
-                         "(%.0f s; a group of %d task(s))", k + 1, len(jobs), task["task"], selection["layers"],
-                         selection["width_ratio"], selection["dropout"], selection["c"], selection["validation_auprc"],
-                         selection["test_samples"], time.time() - started, len(group))
+                log.info(
+                    "[%d/%d] %s: layers %d ratio %d dropout %.1f c %g, validation AUPRC %.3f, %d test samples "
+                    "(%.0f s; a group of %d task(s))",
+                    k + 1,
+                    len(jobs),
+                    task["task"],
+                    selection["layers"],
+                    selection["width_ratio"],
+                    selection["dropout"],
+                    selection["c"],
+                    selection["validation_auprc"],
+                    selection["test_samples"],
+                    time.time() - started,
+                    len(group),
+                )
     done = [finished[k] for k, _ in jobs]
-    return TaskClassifiers(pd.concat([r["predictions"] for r in done], ignore_index=True),
-                           pd.DataFrame([r["selection"] for r in done]),
-                           pd.DataFrame([record for r in done for record in r["grid"]]),
-                           {r["selection"]["task"]: r["classifier"] for r in done})
+    return TaskClassifiers(
+        pd.concat([r["predictions"] for r in done], ignore_index=True),
+        pd.DataFrame([r["selection"] for r in done]),
+        pd.DataFrame([record for r in done for record in r["grid"]]),
+        {r["selection"]["task"]: r["classifier"] for r in done},
+    )

@@ -65,12 +65,17 @@ SHORTHAND: dict[str, str] = {
 def task_catalogue(hcup: dict[str, Any]) -> pd.DataFrame:
     """The 57 tasks: id, cohort, label column, the paper's shorthand ("PA"/"PF" prefixed)."""
     labels = [(name, SHORTHAND[name]) for name in sorted(SHORTHAND)] + [
-        ("any_chronic", "Chronic"), ("any_acute", "Acute"), ("any_disease", "Disease")]
+        ("any_chronic", "Chronic"),
+        ("any_acute", "Acute"),
+        ("any_disease", "Disease"),
+    ]
     rows = [{"task": "mortality", "cohort": "mortality", "label": "mortality", "shorthand": "Inhosp Mort"}]
     for cohort, prefix in (("pa", "PA"), ("pf", "PF")):
         for label, short in labels:
             slug = short.lower().replace(". ", "_").replace(" ", "_").replace(".", "")
-            rows.append({"task": f"{cohort}_{slug}", "cohort": cohort, "label": label, "shorthand": f"{prefix} {short}"})
+            rows.append(
+                {"task": f"{cohort}_{slug}", "cohort": cohort, "label": label, "shorthand": f"{prefix} {short}"}
+            )
     frame = pd.DataFrame(rows)
     assert len(frame) == 57 and frame["task"].is_unique
     return frame
@@ -103,9 +108,16 @@ def select_stays(icustays: pd.DataFrame, admissions: pd.DataFrame, demographics:
 def mortality_labels(stays: pd.DataFrame, patients: pd.DataFrame) -> pd.Series:
     """1 when the patient died during the admission: DEATHTIME within it, or DOD (a date) within its dates."""
     dod = stays[["SUBJECT_ID"]].merge(patients[["SUBJECT_ID", "DOD"]], on="SUBJECT_ID", how="left")["DOD"]
-    by_deathtime = stays["DEATHTIME"].notna() & (stays["DEATHTIME"] >= stays["ADMITTIME"]) & (stays["DEATHTIME"] <= stays["DISCHTIME"])
-    by_dod = dod.notna().to_numpy() & (dod.dt.normalize().to_numpy() >= stays["ADMITTIME"].dt.normalize().to_numpy()) & (
-        dod.dt.normalize().to_numpy() <= stays["DISCHTIME"].dt.normalize().to_numpy())
+    by_deathtime = (
+        stays["DEATHTIME"].notna()
+        & (stays["DEATHTIME"] >= stays["ADMITTIME"])
+        & (stays["DEATHTIME"] <= stays["DISCHTIME"])
+    )
+    by_dod = (
+        dod.notna().to_numpy()
+        & (dod.dt.normalize().to_numpy() >= stays["ADMITTIME"].dt.normalize().to_numpy())
+        & (dod.dt.normalize().to_numpy() <= stays["DISCHTIME"].dt.normalize().to_numpy())
+    )
     return (by_deathtime.to_numpy() | by_dod).astype(int)
 
 
@@ -137,7 +149,8 @@ def _windows_backwards(notes: pd.DataFrame, n_windows: pd.Series, max_windows: i
     """
     rows = []
     ordered = notes.assign(n=notes["ROW_ID"].map(n_windows).fillna(1).astype(int)).sort_values(
-        ["ICUSTAY_ID", "sort_time", "ROW_ID"], ascending=[True, False, False])
+        ["ICUSTAY_ID", "sort_time", "ROW_ID"], ascending=[True, False, False]
+    )
     for stay, group in ordered.groupby("ICUSTAY_ID", sort=True):
         taken = 0
         for row_id, n in zip(group["ROW_ID"], group["n"]):
@@ -156,19 +169,26 @@ def cohort_windows(
 ) -> dict[str, pd.DataFrame]:
     """Windows per stay for the three cohorts (module docstring); a stay without notes is absent."""
     meta = notes[["ROW_ID", "HADM_ID", "CHARTDATE", "CHARTTIME", "CATEGORY"]].merge(
-        stays[["ICUSTAY_ID", "HADM_ID", "INTIME", "OUTTIME", "ADMITTIME", "DISCHTIME"]], on="HADM_ID", how="inner")
+        stays[["ICUSTAY_ID", "HADM_ID", "INTIME", "OUTTIME", "ADMITTIME", "DISCHTIME"]], on="HADM_ID", how="inner"
+    )
     timed = meta[meta["CATEGORY"].isin(TIMED_CATEGORIES) & meta["CHARTTIME"].notna()]
-    in_first = timed[(timed["CHARTTIME"] >= timed["INTIME"]) & (timed["CHARTTIME"] <= timed["INTIME"] + pd.Timedelta(hours=hours))]
+    in_first = timed[
+        (timed["CHARTTIME"] >= timed["INTIME"]) & (timed["CHARTTIME"] <= timed["INTIME"] + pd.Timedelta(hours=hours))
+    ]
     in_stay = timed[(timed["CHARTTIME"] >= timed["INTIME"]) & (timed["CHARTTIME"] <= timed["OUTTIME"])]
-    discharge = meta[(meta["CATEGORY"] == DISCHARGE)
-                     & (meta["CHARTDATE"] >= meta["ADMITTIME"].dt.normalize())
-                     & (meta["CHARTDATE"] <= meta["DISCHTIME"].dt.normalize())]
+    discharge = meta[
+        (meta["CATEGORY"] == DISCHARGE)
+        & (meta["CHARTDATE"] >= meta["ADMITTIME"].dt.normalize())
+        & (meta["CHARTDATE"] <= meta["DISCHTIME"].dt.normalize())
+    ]
     mortality = _windows_backwards(in_first.assign(sort_time=in_first["CHARTTIME"]), n_windows, max_windows)
     # a discharge summary sorts after every timed note of its stay (end of its date)
-    all_notes = pd.concat([
-        in_stay.assign(sort_time=in_stay["CHARTTIME"]),
-        discharge.assign(sort_time=discharge["CHARTDATE"] + pd.Timedelta(hours=23, minutes=59, seconds=59)),
-    ])
+    all_notes = pd.concat(
+        [
+            in_stay.assign(sort_time=in_stay["CHARTTIME"]),
+            discharge.assign(sort_time=discharge["CHARTDATE"] + pd.Timedelta(hours=23, minutes=59, seconds=59)),
+        ]
+    )
     phenotype_all = _windows_backwards(all_notes, n_windows, max_windows)
     preferred = in_first[in_first["CATEGORY"].isin(FIRST_NOTE_PREFERRED)].sort_values(["CHARTTIME", "ROW_ID"])
     fallback = in_first[in_first["CATEGORY"].isin(FIRST_NOTE_FALLBACK)].sort_values(["CHARTTIME", "ROW_ID"])
@@ -196,7 +216,9 @@ def assign_splits(subject_ids: pd.Series, test_subjects: set[int], validation_fr
 ACUITY_COLUMNS = ("oasis", "oasis_prob", "sapsii", "sapsii_prob", "sofa")
 
 
-def join_acuity(stays: pd.DataFrame, exports: dict[str, pd.DataFrame], missing: str = "keep") -> tuple[pd.DataFrame, dict[str, int]]:
+def join_acuity(
+    stays: pd.DataFrame, exports: dict[str, pd.DataFrame], missing: str = "keep"
+) -> tuple[pd.DataFrame, dict[str, int]]:
     """Join OASIS, SAPS-II and SOFA by ICUSTAY_ID. Stays missing a score are counted per score and
     either kept with NaN (``keep``; the classifiers impute with training medians) or dropped (``drop``)."""
     frame = stays
@@ -227,12 +249,24 @@ def build_task_samples(
     holds the stays that have at least one window in it."""
     base = stays.assign(mortality=np.asarray(mortality)).merge(phenotypes, on="HADM_ID", how="left")
     base["split"] = base["SUBJECT_ID"].map(splits)
-    keep = ["ICUSTAY_ID", "SUBJECT_ID", "HADM_ID", "split", "gender", "language", "ethnicity", "insurance", "age",
-            *[c for c in ACUITY_COLUMNS if c in base.columns]]
+    keep = [
+        "ICUSTAY_ID",
+        "SUBJECT_ID",
+        "HADM_ID",
+        "split",
+        "gender",
+        "language",
+        "ethnicity",
+        "insurance",
+        "age",
+        *[c for c in ACUITY_COLUMNS if c in base.columns],
+    ]
     frames = []
     for task in catalogue.itertuples(index=False):
         in_cohort = base[base["ICUSTAY_ID"].isin(set(windows[task.cohort]["ICUSTAY_ID"]))]
-        frames.append(in_cohort[keep].assign(task=task.task, cohort=task.cohort, label=in_cohort[task.label].astype(int)))
+        frames.append(
+            in_cohort[keep].assign(task=task.task, cohort=task.cohort, label=in_cohort[task.label].astype(int))
+        )
     return pd.concat(frames, ignore_index=True)[["task", "cohort", *keep, "label"]]
 
 
@@ -244,8 +278,10 @@ def check_test_split(samples: pd.DataFrame, catalogue: pd.DataFrame, split_file:
     missing = [task for task in catalogue["task"] if task not in tested]
     if missing:
         raise MedbiasInputError(
-            f"{split_file}: task {missing[0]!r} has no test stays ({len(missing)} of {len(catalogue)} tasks have none): "
-            "no test SUBJECT_ID of the split has a selected ICU stay in that task's cohort")
+            f"{split_file}: task {missing[0]!r} has no test stays ({len(missing)} of {len(catalogue)} tasks "
+            f"have none): "
+            "no test SUBJECT_ID of the split has a selected ICU stay in that task's cohort"
+        )
 
 
 def table_a1(samples: pd.DataFrame, catalogue: pd.DataFrame) -> pd.DataFrame:
@@ -253,15 +289,21 @@ def table_a1(samples: pd.DataFrame, catalogue: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for task in catalogue.itertuples(index=False):
         part = samples[samples["task"] == task.task]
-        rows.append({
-            "task": task.task, "shorthand": task.shorthand, "samples": len(part),
-            "% male": 100 * (part["gender"] == "M").mean(),
-            "prevalence %": 100 * part["label"].mean(),
-            "prevalence F %": 100 * part.loc[part["gender"] == "F", "label"].mean(),
-            "prevalence M %": 100 * part.loc[part["gender"] == "M", "label"].mean(),
-            **{f"{s} (n)": int((part["split"] == s).sum()) for s in ("train", "val", "test")},
-            **{f"{s} positives": int(part.loc[part["split"] == s, "label"].sum()) for s in ("train", "val", "test")},
-        })
+        rows.append(
+            {
+                "task": task.task,
+                "shorthand": task.shorthand,
+                "samples": len(part),
+                "% male": 100 * (part["gender"] == "M").mean(),
+                "prevalence %": 100 * part["label"].mean(),
+                "prevalence F %": 100 * part.loc[part["gender"] == "F", "label"].mean(),
+                "prevalence M %": 100 * part.loc[part["gender"] == "M", "label"].mean(),
+                **{f"{s} (n)": int((part["split"] == s).sum()) for s in ("train", "val", "test")},
+                **{
+                    f"{s} positives": int(part.loc[part["split"] == s, "label"].sum()) for s in ("train", "val", "test")
+                },
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -270,8 +312,14 @@ def cohort_statistics(samples: pd.DataFrame) -> pd.DataFrame:
     first = samples.drop_duplicates(["cohort", "ICUSTAY_ID"])
     rows = []
     for cohort, part in first.groupby("cohort", sort=False):
-        rows.append({"cohort": cohort, "records": len(part), "% male": 100 * (part["gender"] == "M").mean(),
-                     "% English": 100 * (part["language"] == "English").mean(),
-                     "% white": 100 * (part["ethnicity"] == "WHITE").mean(),
-                     "% Medicare": 100 * (part["insurance"] == "Medicare").mean()})
+        rows.append(
+            {
+                "cohort": cohort,
+                "records": len(part),
+                "% male": 100 * (part["gender"] == "M").mean(),
+                "% English": 100 * (part["language"] == "English").mean(),
+                "% white": 100 * (part["ethnicity"] == "WHITE").mean(),
+                "% Medicare": 100 * (part["insurance"] == "Medicare").mean(),
+            }
+        )
     return pd.DataFrame(rows)

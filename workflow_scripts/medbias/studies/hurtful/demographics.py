@@ -59,16 +59,20 @@ def age_at(admit: pd.Series, dob: pd.Series) -> pd.Series:
 
 def admission_demographics(patients: pd.DataFrame, admissions: pd.DataFrame) -> pd.DataFrame:
     """One row per admission with the four protected attributes and age."""
-    frame = admissions.merge(patients[["SUBJECT_ID", "GENDER", "DOB"]], on="SUBJECT_ID", how="left", validate="many_to_one")
-    return pd.DataFrame({
-        "SUBJECT_ID": frame["SUBJECT_ID"],
-        "HADM_ID": frame["HADM_ID"],
-        "gender": frame["GENDER"],
-        "language": frame["LANGUAGE"].map(language_group),
-        "ethnicity": frame["ETHNICITY"].map(ethnicity_group),
-        "insurance": frame["INSURANCE"],
-        "age": age_at(frame["ADMITTIME"], frame["DOB"]),
-    })
+    frame = admissions.merge(
+        patients[["SUBJECT_ID", "GENDER", "DOB"]], on="SUBJECT_ID", how="left", validate="many_to_one"
+    )
+    return pd.DataFrame(
+        {
+            "SUBJECT_ID": frame["SUBJECT_ID"],
+            "HADM_ID": frame["HADM_ID"],
+            "gender": frame["GENDER"],
+            "language": frame["LANGUAGE"].map(language_group),
+            "ethnicity": frame["ETHNICITY"].map(ethnicity_group),
+            "insurance": frame["INSURANCE"],
+            "age": age_at(frame["ADMITTIME"], frame["DOB"]),
+        }
+    )
 
 
 def ethnicity_mapping(admissions: pd.DataFrame) -> pd.DataFrame:

@@ -22,10 +22,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from medbias.studies.hurtful.demographics import ATTRIBUTE_CLASSES
 from medbias.metrics.bootstrap import percentile_interval, resample_counts, within_label_resamples
 from medbias.metrics.fairness import benjamini_hochberg_by, fairness_gaps
 from medbias.metrics.performance import ranking_metrics
+from medbias.studies.hurtful.demographics import ATTRIBUTE_CLASSES
 
 
 def _task_rng(seed: int, task_number: int, attribute_number: int) -> np.random.Generator:
@@ -37,31 +37,52 @@ def intersection_column(frame: pd.DataFrame, attributes: Sequence[str]) -> pd.Se
     return frame[list(attributes)].astype(str).agg(" & ".join, axis=1)
 
 
-def intersectional_cells(frame: pd.DataFrame, attributes: Sequence[str], excluded: Mapping[str, Sequence[str]],
-                         min_rows: int, min_positives: int) -> tuple[list[str], pd.DataFrame]:
+def intersectional_cells(
+    frame: pd.DataFrame,
+    attributes: Sequence[str],
+    excluded: Mapping[str, Sequence[str]],
+    min_rows: int,
+    min_positives: int,
+) -> tuple[list[str], pd.DataFrame]:
     """Cells of the attributes' product (in the attributes' class order) with at least ``min_rows``
     test rows and ``min_positives`` positives in this table; returns (kept cells, table of every cell
     with its counts and whether and why it was skipped). Subgroups excluded for either attribute are
     not cells."""
     first, second = attributes
-    cells = [f"{a} & {b}" for a in ATTRIBUTE_CLASSES[first] if a not in excluded.get(first, ())
-             for b in ATTRIBUTE_CLASSES[second] if b not in excluded.get(second, ())]
+    cells = [
+        f"{a} & {b}"
+        for a in ATTRIBUTE_CLASSES[first]
+        if a not in excluded.get(first, ())
+        for b in ATTRIBUTE_CLASSES[second]
+        if b not in excluded.get(second, ())
+    ]
     combined = intersection_column(frame, attributes)
     rows = []
     for cell in cells:
         member = combined == cell
         n, positives = int(member.sum()), int(frame.loc[member, "label"].sum())
-        reason = "" if n >= min_rows and positives >= min_positives else (
-            f"fewer than {min_rows} rows" if n < min_rows else f"fewer than {min_positives} positives")
+        reason = (
+            ""
+            if n >= min_rows and positives >= min_positives
+            else (f"fewer than {min_rows} rows" if n < min_rows else f"fewer than {min_positives} positives")
+        )
         rows.append({"cell": cell, "rows": n, "positives": positives, "kept": not reason, "reason": reason})
     table = pd.DataFrame(rows)
     return table.loc[table["kept"], "cell"].tolist(), table
 
 
-def gap_table(predictions: pd.DataFrame, tasks: Sequence[str], attributes: Sequence[str],
-              excluded: Mapping[str, Sequence[str]], n_replicates: int, seed: int, alpha: float = 0.05,
-              intersectional: Mapping | None = None, minimum: Mapping[str, int] | None = None,
-              log=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def gap_table(
+    predictions: pd.DataFrame,
+    tasks: Sequence[str],
+    attributes: Sequence[str],
+    excluded: Mapping[str, Sequence[str]],
+    n_replicates: int,
+    seed: int,
+    alpha: float = 0.05,
+    intersectional: Mapping | None = None,
+    minimum: Mapping[str, int] | None = None,
+    log=None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Long table of gaps (task, attribute, group, metric, gap, CI, p, significant, p_bh,
     significant_bh, undefined replicates, n, positives, excluded rows) for one model's predictions,
     plus the table of intersectional cells (kept or skipped, per task).
@@ -81,8 +102,13 @@ def gap_table(predictions: pd.DataFrame, tasks: Sequence[str], attributes: Seque
         frame = predictions[predictions["task"] == task]
         for a, attribute in enumerate(columns):
             if " x " in attribute:
-                kept, table = intersectional_cells(frame, intersectional["attributes"], excluded,
-                                                   intersectional["min_rows"], intersectional["min_positives"])
+                kept, table = intersectional_cells(
+                    frame,
+                    intersectional["attributes"],
+                    excluded,
+                    intersectional["min_rows"],
+                    intersectional["min_positives"],
+                )
                 cells.append(table.assign(task=task))
                 groups = intersection_column(frame, intersectional["attributes"])
                 keep = groups.isin(kept)
@@ -94,22 +120,35 @@ def gap_table(predictions: pd.DataFrame, tasks: Sequence[str], attributes: Seque
             if len(order) < 2:
                 continue
             rows = frame[keep]
-            for r in fairness_gaps(rows["prediction"].to_numpy(), rows["label"].to_numpy(), groups[keep].to_numpy(),
-                                   order, n_replicates, _task_rng(seed, t, a), level, dict(minimum or {})):
-                results.append({"task": task, "attribute": attribute, **r.__dict__, "excluded_rows": int((~keep).sum())})
+            for r in fairness_gaps(
+                rows["prediction"].to_numpy(),
+                rows["label"].to_numpy(),
+                groups[keep].to_numpy(),
+                order,
+                n_replicates,
+                _task_rng(seed, t, a),
+                level,
+                dict(minimum or {}),
+            ):
+                results.append(
+                    {"task": task, "attribute": attribute, **r.__dict__, "excluded_rows": int((~keep).sum())}
+                )
         if log:
             log.info("gaps: task %d/%d %s", t + 1, len(tasks), task)
     table = pd.DataFrame(results)
     # a group without a gap has no p-value, so no rejection
-    table["p_bh"], table["significant_bh"] = benjamini_hochberg_by(table, "p_value", ["attribute", "group", "metric"], alpha)
+    table["p_bh"], table["significant_bh"] = benjamini_hochberg_by(
+        table, "p_value", ["attribute", "group", "metric"], alpha
+    )
     cell_table = pd.concat(cells, ignore_index=True) if cells else pd.DataFrame()
     return table, cell_table
 
 
 def read_model_gaps(models: Sequence[str], paths: Sequence[str]) -> pd.DataFrame:
     """Every model's gaps.parquet (``gap_table``'s output) in one frame with a ``model`` column."""
-    return pd.concat([pd.read_parquet(path).assign(model=model) for model, path in zip(models, paths)],
-                     ignore_index=True)
+    return pd.concat(
+        [pd.read_parquet(path).assign(model=model) for model, path in zip(models, paths)], ignore_index=True
+    )
 
 
 def significance_counts(gaps: pd.DataFrame, significant: str = "significant") -> pd.DataFrame:
@@ -139,15 +178,27 @@ def seed_spread(replicates: Sequence[pd.DataFrame]) -> pd.DataFrame:
     significant after BH below 0 or above 0. The test set is the same for every replicate, so the spread is what a
     different classifier seed alone changes; the interval is what a different test set would."""
     keys = list(GAP_KEYS)
-    stacked = pd.concat([frame[keys + ["gap", "significant", "significant_bh"]].assign(replicate=r)
-                         for r, frame in enumerate(replicates)], ignore_index=True)
+    stacked = pd.concat(
+        [
+            frame[keys + ["gap", "significant", "significant_bh"]].assign(replicate=r)
+            for r, frame in enumerate(replicates)
+        ],
+        ignore_index=True,
+    )
     stacked["bh_below"] = stacked["significant_bh"] & (stacked["gap"] < 0)
     stacked["bh_above"] = stacked["significant_bh"] & (stacked["gap"] > 0)
     counts = stacked.groupby(keys, sort=False)
-    table = counts.agg(replicates=("replicate", "nunique"), gap_seed_mean=("gap", "mean"),
-                       gap_seed_sd=("gap", "std"), gap_seed_min=("gap", "min"), gap_seed_max=("gap", "max"),
-                       significant_seeds=("significant", "sum"), significant_bh_seeds=("significant_bh", "sum"),
-                       significant_bh_below_seeds=("bh_below", "sum"), significant_bh_above_seeds=("bh_above", "sum"))
+    table = counts.agg(
+        replicates=("replicate", "nunique"),
+        gap_seed_mean=("gap", "mean"),
+        gap_seed_sd=("gap", "std"),
+        gap_seed_min=("gap", "min"),
+        gap_seed_max=("gap", "max"),
+        significant_seeds=("significant", "sum"),
+        significant_bh_seeds=("significant_bh", "sum"),
+        significant_bh_below_seeds=("bh_below", "sum"),
+        significant_bh_above_seeds=("bh_above", "sum"),
+    )
     if (table["replicates"] != len(replicates)).any():
         missing = table[table["replicates"] != len(replicates)].index[0]
         raise ValueError(f"gap {dict(zip(keys, missing))} is missing from some seed replicates")
@@ -155,7 +206,9 @@ def seed_spread(replicates: Sequence[pd.DataFrame]) -> pd.DataFrame:
     return table.join(first).reset_index()[keys + ["gap", "significant_bh", *table.columns]]
 
 
-def significance_counts_over_seeds(replicates: Sequence[pd.DataFrame], significant: str = "significant") -> pd.DataFrame:
+def significance_counts_over_seeds(
+    replicates: Sequence[pd.DataFrame], significant: str = "significant"
+) -> pd.DataFrame:
     """``significance_counts`` of replicate 0, each cell followed by the range of its count over
     the classifier seed replicates ('N (P%) [seeds a-b]'); with one replicate, the plain counts."""
     table = significance_counts(replicates[0], significant)
@@ -168,13 +221,16 @@ def significance_counts_over_seeds(replicates: Sequence[pd.DataFrame], significa
         low, high = counts.min(axis=1), counts.max(axis=1)
         table[f"{metric}_seed_low"] = low.reindex(index).fillna(0).astype(int).to_numpy()
         table[f"{metric}_seed_high"] = high.reindex(index).fillna(0).astype(int).to_numpy()
-        table[f"{metric} gap"] = [f"{cell} [seeds {lo}-{hi}]" for cell, lo, hi in
-                                  zip(table[f"{metric} gap"], table[f"{metric}_seed_low"], table[f"{metric}_seed_high"])]
+        table[f"{metric} gap"] = [
+            f"{cell} [seeds {lo}-{hi}]"
+            for cell, lo, hi in zip(table[f"{metric} gap"], table[f"{metric}_seed_low"], table[f"{metric}_seed_high"])
+        ]
     return table
 
 
-def performance_table(predictions: pd.DataFrame, tasks: Sequence[str], n_replicates: int, seed: int,
-                      alpha: float = 0.05) -> pd.DataFrame:
+def performance_table(
+    predictions: pd.DataFrame, tasks: Sequence[str], n_replicates: int, seed: int, alpha: float = 0.05
+) -> pd.DataFrame:
     """AUROC and AUPRC per task with percentile bootstrap intervals (resampled within each label)."""
     rows = []
     for t, task in enumerate(tasks):

@@ -1,9 +1,9 @@
-"""Zhang et al. 2020's figures: fill-in-the-blanks (Figure 1), the fairness gaps with significant recall gaps (Figures 4 and 5) and AUPRC after debiasing against the baseline."""
+"""Zhang et al. 2020's figures: fill-in-the-blanks (Figure 1), the fairness gaps with significant recall
+gaps (Figures 4 and 5) and AUPRC after debiasing against the baseline."""
 
 from __future__ import annotations
 
 import pandas as pd
-
 
 from medbias.core.figures import MEASURES, SERIES, error_bars, pyplot, save, wrapped_title
 
@@ -25,8 +25,10 @@ def fill_in_the_blank_lines(table: pd.DataFrame, width: int = 110) -> list[tuple
             sentence = template.replace("[RACE]", row.fill)
             for token in row.greedy:
                 sentence = sentence.replace("[MASK]", f"[{token}]", 1)
-            lines += [(part, "line") for part in textwrap.wrap(sentence, width, initial_indent="  ",
-                                                               subsequent_indent="      ")]
+            lines += [
+                (part, "line")
+                for part in textwrap.wrap(sentence, width, initial_indent="  ", subsequent_indent="      ")
+            ]
         lines.append(("", "gap"))
     return lines[:-1]
 
@@ -39,16 +41,29 @@ def plot_fill_in_the_blanks(table: pd.DataFrame, png: str, pdf: str) -> None:
     line_height, top = 0.19, 0.55
     height = top + line_height * len(lines) + 0.2
     fig = plt.figure(figsize=(10.5, height))
-    fig.text(0.02, 1 - 0.3 / height, "Fill-in-the-blank: greedy completions of [MASK] by race word (Zhang et al. 2020, Figure 1)",
-             fontsize=10, va="center")
+    fig.text(
+        0.02,
+        1 - 0.3 / height,
+        "Fill-in-the-blank: greedy completions of [MASK] by race word (Zhang et al. 2020, Figure 1)",
+        fontsize=10,
+        va="center",
+    )
     for k, (text, kind) in enumerate(lines):
-        fig.text(0.02, 1 - (top + line_height * (k + 0.5)) / height, text, family="monospace", fontsize=8, va="center",
-                 weight="bold" if kind == "header" else "normal")
+        fig.text(
+            0.02,
+            1 - (top + line_height * (k + 0.5)) / height,
+            text,
+            family="monospace",
+            fontsize=8,
+            va="center",
+            weight="bold" if kind == "header" else "normal",
+        )
     save(fig, png, pdf)
 
 
-def plot_gaps_with_significant_recall(gaps: pd.DataFrame, shorthand: dict[str, str], attribute: str, group: str,
-                                      title: str, png: str, pdf: str) -> None:
+def plot_gaps_with_significant_recall(
+    gaps: pd.DataFrame, shorthand: dict[str, str], attribute: str, group: str, title: str, png: str, pdf: str
+) -> None:
     """Zhang et al. Figures 4 and 5: for the tasks with a significant recall gap for ``group``, the
     recall, parity and specificity gaps with their bootstrap 95% intervals (positive: better for
     ``group``). Without such tasks the figure says so."""
@@ -71,8 +86,15 @@ def plot_gaps_with_significant_recall(gaps: pd.DataFrame, shorthand: dict[str, s
         ax.legend(fontsize=8)
     else:
         ax.set_yticks([])
-        ax.text(0.5, 0.7, f"no task with a significant recall gap for {group}", ha="center", va="center",
-                transform=ax.transAxes, bbox={"facecolor": "white", "edgecolor": "grey"})
+        ax.text(
+            0.5,
+            0.7,
+            f"no task with a significant recall gap for {group}",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+            bbox={"facecolor": "white", "edgecolor": "grey"},
+        )
     ax.set_title(wrapped_title(title, fig.get_figwidth()), fontsize=10)
     fig.tight_layout()
     save(fig, png, pdf)
@@ -85,10 +107,17 @@ def plot_auprc_debiased_vs_baseline(table: pd.DataFrame, debiased: str, png: str
     base = table[table["model"] == "baseline"].set_index("task")
     other = table[table["model"] == debiased].set_index("task").reindex(base.index)
     fig, ax = plt.subplots(figsize=(5.2, 5.2))
-    ax.errorbar(base["auprc"], other["auprc"],
-                xerr=error_bars(base["auprc"], base["auprc_low"], base["auprc_high"]),
-                yerr=error_bars(other["auprc"], other["auprc_low"], other["auprc_high"]),
-                fmt="o", ms=3, alpha=0.7, elinewidth=0.6, color=SERIES)
+    ax.errorbar(
+        base["auprc"],
+        other["auprc"],
+        xerr=error_bars(base["auprc"], base["auprc_low"], base["auprc_high"]),
+        yerr=error_bars(other["auprc"], other["auprc_low"], other["auprc_high"]),
+        fmt="o",
+        ms=3,
+        alpha=0.7,
+        elinewidth=0.6,
+        color=SERIES,
+    )
     ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
     r = float(base["auprc"].corr(other["auprc"]))
     ax.set_xlim(0, 1.02)

@@ -14,8 +14,10 @@ def _category_patterns(attributes: Sequence[tuple[str, str]]) -> dict[str, re.Pa
     by_category: dict[str, list[str]] = {}
     for attribute, category in attributes:
         by_category.setdefault(category, []).append(re.escape(attribute.lower()))
-    return {c: re.compile(r"\b(?:" + "|".join(sorted(words, key=len, reverse=True)) + r")\b")
-            for c, words in by_category.items()}
+    return {
+        c: re.compile(r"\b(?:" + "|".join(sorted(words, key=len, reverse=True)) + r")\b")
+        for c, words in by_category.items()
+    }
 
 
 def discharge_summaries(notes: pd.DataFrame) -> pd.DataFrame:
@@ -38,8 +40,15 @@ def gender_ratio(notes: pd.DataFrame, genders: pd.Series, attributes: Sequence[t
         g = genders.reindex(subjects)
         known = g.isin(["M", "F"])
         n = int(known.sum())
-        rows.append({"category": category, "patients": len(subjects), "male": int((g == "M").sum()),
-                     "female": int((g == "F").sum()), "unknown_gender": int((~known).sum()),
-                     "male_share": (g == "M").sum() / n if n else np.nan,
-                     "female_share": (g == "F").sum() / n if n else np.nan})
+        rows.append(
+            {
+                "category": category,
+                "patients": len(subjects),
+                "male": int((g == "M").sum()),
+                "female": int((g == "F").sum()),
+                "unknown_gender": int((~known).sum()),
+                "male_share": (g == "M").sum() / n if n else np.nan,
+                "female_share": (g == "F").sum() / n if n else np.nan,
+            }
+        )
     return pd.DataFrame(rows)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-
 # Zhang et al. 2020: the downstream table of each adversarially debiased model (Table 5 for gender,
 # Tables D5-D7 in the appendix for the other attributes)
 DEBIASED_TABLE_NAMES = {
@@ -20,7 +19,7 @@ DEBIASED_TABLE_NAMES = {
 
 def variant_attribute(variant: str) -> str | None:
     """The protected attribute of an adversarial variant (adv_gender -> gender); None for the baseline."""
-    return variant[len("adv_"):] if variant.startswith("adv_") else None
+    return variant[len("adv_") :] if variant.startswith("adv_") else None
 
 
 def debiased_attributes(variants: Sequence[str]) -> list[str]:
@@ -31,8 +30,9 @@ def debiased_attributes(variants: Sequence[str]) -> list[str]:
 def debiased_tables(downstream_models: Sequence[str]) -> dict[str, str]:
     """Table 5 / D5-D7 name -> attribute, for each attribute whose debiased model the downstream
     analysis reads, in the paper's order."""
-    return {name: attribute for attribute, name in DEBIASED_TABLE_NAMES.items()
-            if f"adv_{attribute}" in downstream_models}
+    return {
+        name: attribute for attribute, name in DEBIASED_TABLE_NAMES.items() if f"adv_{attribute}" in downstream_models
+    }
 
 
 def figure_a1_model(downstream_models: Sequence[str]) -> str | None:

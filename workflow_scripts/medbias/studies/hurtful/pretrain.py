@@ -122,7 +122,11 @@ class Discriminator(nn.Module):
         width = width or hidden
         self.layers = nn.Sequential(
             nn.BatchNorm1d(hidden, affine=False),
-            nn.Linear(hidden, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, n_classes),
+            nn.Linear(hidden, width),
+            nn.ReLU(),
+            nn.Linear(width, width),
+            nn.ReLU(),
+            nn.Linear(width, n_classes),
         )
 
     def forward(self, cls: torch.Tensor) -> torch.Tensor:
@@ -153,20 +157,28 @@ class AdversarialPretrainer(nn.Module):
         self.model = bert_for_pretraining
         self.weight = weight
         hidden = bert_for_pretraining.config.hidden_size
-        self.discriminators = nn.ModuleList(
-            [Discriminator(hidden, n_classes) for _ in range(2)] if n_classes else []
-        )
+        self.discriminators = nn.ModuleList([Discriminator(hidden, n_classes) for _ in range(2)] if n_classes else [])
 
-    def forward(self, input_ids, attention_mask, token_type_ids, mlm_labels, nsp_labels, attribute=None,
-                second_attribute=None, reversal_on=None):
+    def forward(
+        self,
+        input_ids,
+        attention_mask,
+        token_type_ids,
+        mlm_labels,
+        nsp_labels,
+        attribute=None,
+        second_attribute=None,
+        reversal_on=None,
+    ):
         """``reversal_on`` = 0 (a scalar tensor) trains the discriminators without passing their
         reversed gradient to the encoder (the adversary's warm-up); 1 or None passes it."""
         encoded = self.model.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
         final = encoded.last_hidden_state
         masked = mlm_labels != -100
         heads = self.model.cls
-        loss = (nn.functional.cross_entropy(heads.predictions(final[masked]), mlm_labels[masked])
-                + nn.functional.cross_entropy(heads.seq_relationship(encoded.pooler_output), nsp_labels))
+        loss = nn.functional.cross_entropy(
+            heads.predictions(final[masked]), mlm_labels[masked]
+        ) + nn.functional.cross_entropy(heads.seq_relationship(encoded.pooler_output), nsp_labels)
         losses = {"mlm_nsp": loss.detach()}
         if self.discriminators and attribute is not None:
             weight = self.weight if reversal_on is None else self.weight * float(reversal_on)
@@ -227,8 +239,11 @@ def train_steps(
 
     cuda = job_device() == "cuda"
     # the schedule counts optimiser steps: accelerate's default would step it once per process
-    accelerator = Accelerator(cpu=not cuda, mixed_precision="bf16" if cuda and torch.cuda.is_bf16_supported() else "no",
-                              step_scheduler_with_optimizer=False)
+    accelerator = Accelerator(
+        cpu=not cuda,
+        mixed_precision="bf16" if cuda and torch.cuda.is_bf16_supported() else "no",
+        step_scheduler_with_optimizer=False,
+    )
     rank, world_size = accelerator.process_index, accelerator.num_processes
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: linear_warmup_decay(s, warmup, total_steps))
@@ -266,8 +281,13 @@ def train_steps(
             mean_loss = mean_over_processes(loss)
             mean_losses = {k: mean_over_processes(torch.as_tensor(v)) for k, v in losses.items()}
         if log and logging_step:
-            log.info("step %d/%d loss %.4f %s", step, total_steps, mean_loss,
-                     {k: round(v, 4) for k, v in mean_losses.items()})
+            log.info(
+                "step %d/%d loss %.4f %s",
+                step,
+                total_steps,
+                mean_loss,
+                {k: round(v, 4) for k, v in mean_losses.items()},
+            )
         if evaluation_step:
             model.eval()
             row = {"step": step, "loss": mean_loss, **mean_losses}
@@ -310,9 +330,14 @@ class PretrainingData:
         def take(values):
             return [values[i] for i in rows]
 
-        return PretrainingData(take(self.input_ids), take(self.token_type_ids), take(self.word_keys),
-                               take(self.nsp_labels), {k: (take(a), take(b)) for k, (a, b) in self.attributes.items()},
-                               self.excluded_subjects)
+        return PretrainingData(
+            take(self.input_ids),
+            take(self.token_type_ids),
+            take(self.word_keys),
+            take(self.nsp_labels),
+            {k: (take(a), take(b)) for k, (a, b) in self.attributes.items()},
+            self.excluded_subjects,
+        )
 
 
 def _padded(data: PretrainingData, rows, pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -338,8 +363,12 @@ def build_pretraining_data(
     frame = frame[~excluded].reset_index(drop=True)
     pairs = make_nsp_pairs(frame["ROW_ID"].to_numpy(), np.random.default_rng(seed))
     texts = frame["text"].tolist()
-    encoded = tokenizer([texts[p.first] for p in pairs], [texts[p.second] for p in pairs], truncation="longest_first",
-                        max_length=max_length)
+    encoded = tokenizer(
+        [texts[p.first] for p in pairs],
+        [texts[p.second] for p in pairs],
+        truncation="longest_first",
+        max_length=max_length,
+    )
     word_keys, token_types = [], []
     for i in range(len(pairs)):
         seq_ids, word_ids = encoded.sequence_ids(i), encoded.word_ids(i)
@@ -352,12 +381,14 @@ def build_pretraining_data(
     for name in ATTRIBUTE_CLASSES:
         values = attribute_codes(demo[name].reindex(hadm), name)
         attributes[name] = ([int(values[p.first]) for p in pairs], [int(values[p.second]) for p in pairs])
-    return PretrainingData(encoded["input_ids"], token_types, word_keys, [1 - p.is_next for p in pairs],
-                           attributes, n_excluded)
+    return PretrainingData(
+        encoded["input_ids"], token_types, word_keys, [1 - p.is_next for p in pairs], attributes, n_excluded
+    )
 
 
-def batch_maker(data: PretrainingData, tokenizer, batch_size: int, seed: int, attribute: str | None,
-                adversary_warmup_steps: int = 0):
+def batch_maker(
+    data: PretrainingData, tokenizer, batch_size: int, seed: int, attribute: str | None, adversary_warmup_steps: int = 0
+):
     """``batch_at(step)``: the step's examples (a seeded permutation per epoch), masked with a
     generator seeded by (seed, step), padded to the longest; deterministic for resuming. With an
     attribute, the first ``adversary_warmup_steps`` batches switch the gradient reversal off (the
@@ -376,10 +407,16 @@ def batch_maker(data: PretrainingData, tokenizer, batch_size: int, seed: int, at
         labels = torch.full_like(ids, -100)
         for row, i in enumerate(order):
             m = len(data.input_ids[i])
-            ids[row, :m], labels[row, :m] = whole_word_mask(ids[row, :m], data.word_keys[i], tokenizer.mask_token_id,
-                                                            len(tokenizer), generator)
-        batch = {"input_ids": ids, "attention_mask": attention, "token_type_ids": types, "mlm_labels": labels,
-                 "nsp_labels": torch.tensor([data.nsp_labels[i] for i in order])}
+            ids[row, :m], labels[row, :m] = whole_word_mask(
+                ids[row, :m], data.word_keys[i], tokenizer.mask_token_id, len(tokenizer), generator
+            )
+        batch = {
+            "input_ids": ids,
+            "attention_mask": attention,
+            "token_type_ids": types,
+            "mlm_labels": labels,
+            "nsp_labels": torch.tensor([data.nsp_labels[i] for i in order]),
+        }
         if attribute is not None:
             first, second = data.attributes[attribute]
             batch["attribute"] = torch.tensor([first[i] for i in order])
@@ -398,10 +435,13 @@ def adversary_accuracy(pretrainer: AdversarialPretrainer, batches) -> dict[str, 
     hidden, targets = [], {"attribute": [], "second_attribute": []}
     with torch.inference_mode():
         for batch in batches:
-            hidden.append(pretrainer.model.bert(
-                input_ids=batch["input_ids"].to(device), attention_mask=batch["attention_mask"].to(device),
-                token_type_ids=batch["token_type_ids"].to(device),
-            ).last_hidden_state[:, 0])
+            hidden.append(
+                pretrainer.model.bert(
+                    input_ids=batch["input_ids"].to(device),
+                    attention_mask=batch["attention_mask"].to(device),
+                    token_type_ids=batch["token_type_ids"].to(device),
+                ).last_hidden_state[:, 0]
+            )
             for key in targets:
                 targets[key].append(batch[key].to(device))
         cls = torch.cat(hidden)
@@ -414,14 +454,22 @@ def adversary_accuracy(pretrainer: AdversarialPretrainer, batches) -> dict[str, 
     return result
 
 
-def unmasked_batches(data: PretrainingData, tokenizer, batch_size: int, attribute: str) -> list[dict[str, torch.Tensor]]:
+def unmasked_batches(
+    data: PretrainingData, tokenizer, batch_size: int, attribute: str
+) -> list[dict[str, torch.Tensor]]:
     """All pairs of ``data`` in order, padded, without masking: the held-out set of the adversary."""
     batches = []
     for start in range(0, len(data.input_ids), batch_size):
         rows = range(start, min(start + batch_size, len(data.input_ids)))
         ids, types, attention = _padded(data, rows, tokenizer.pad_token_id)
         first, second = data.attributes[attribute]
-        batches.append({"input_ids": ids, "token_type_ids": types, "attention_mask": attention,
-                        "attribute": torch.tensor([first[i] for i in rows]),
-                        "second_attribute": torch.tensor([second[i] for i in rows])})
+        batches.append(
+            {
+                "input_ids": ids,
+                "token_type_ids": types,
+                "attention_mask": attention,
+                "attribute": torch.tensor([first[i] for i in rows]),
+                "second_attribute": torch.tensor([second[i] for i in rows]),
+            }
+        )
     return batches

@@ -21,7 +21,7 @@ import numpy as np
 
 from medbias.core.batching import sigmoid_outputs
 
-BATCH_NORM_EPS = 1e-5       # torch.nn.BatchNorm1d's defaults, which build_network's layers use
+BATCH_NORM_EPS = 1e-5  # torch.nn.BatchNorm1d's defaults, which build_network's layers use
 BATCH_NORM_MOMENTUM = 0.1
 
 
@@ -44,20 +44,27 @@ class StackedNetworks:
         self.hidden = []
         for i in range(len(norms[0])):
             width = linears[0][i].out_features
-            self.hidden.append({
-                "weight": stack([n[i].weight.T for n in linears]).requires_grad_(),
-                "bias": stack([n[i].bias for n in linears], (t, 1, width)).requires_grad_(),
-                "scale": stack([n[i].weight for n in norms], (t, 1, width)).requires_grad_(),
-                "shift": stack([n[i].bias for n in norms], (t, 1, width)).requires_grad_(),
-                "mean": stack([n[i].running_mean for n in norms], (t, 1, width)),
-                "var": stack([n[i].running_var for n in norms], (t, 1, width))})
-        self.out = {"weight": stack([n[-1].weight.T for n in linears]).requires_grad_(),
-                    "bias": stack([n[-1].bias for n in linears], (t, 1, 1)).requires_grad_()}
+            self.hidden.append(
+                {
+                    "weight": stack([n[i].weight.T for n in linears]).requires_grad_(),
+                    "bias": stack([n[i].bias for n in linears], (t, 1, width)).requires_grad_(),
+                    "scale": stack([n[i].weight for n in norms], (t, 1, width)).requires_grad_(),
+                    "shift": stack([n[i].bias for n in norms], (t, 1, width)).requires_grad_(),
+                    "mean": stack([n[i].running_mean for n in norms], (t, 1, width)),
+                    "var": stack([n[i].running_var for n in norms], (t, 1, width)),
+                }
+            )
+        self.out = {
+            "weight": stack([n[-1].weight.T for n in linears]).requires_grad_(),
+            "bias": stack([n[-1].bias for n in linears], (t, 1, 1)).requires_grad_(),
+        }
         self.dropout = next((m.p for m in networks[0] if isinstance(m, nn.Dropout)), 0.0)
 
     def parameters(self) -> list:
-        return [layer[key] for layer in self.hidden for key in ("weight", "bias", "scale", "shift")] + \
-            [self.out["weight"], self.out["bias"]]
+        return [layer[key] for layer in self.hidden for key in ("weight", "bias", "scale", "shift")] + [
+            self.out["weight"],
+            self.out["bias"],
+        ]
 
     def logits(self, x, training: bool):
         """Logits [T, rows]. ``x``: [T, rows, in] (each task's own rows) or [rows, in] (the same rows for
@@ -93,7 +100,9 @@ class StackedNetworks:
         for before, after in zip(old, self.parameters()):
             state = optimizer.state.get(before)
             if state:
-                new.state[after] = {key: (value if key == "step" else value[rows].clone()) for key, value in state.items()}
+                new.state[after] = {
+                    key: (value if key == "step" else value[rows].clone()) for key, value in state.items()
+                }
         return new
 
     def task_state(self, position: int, steps: int) -> dict:
@@ -118,7 +127,8 @@ class StackedNetworks:
 def validation_losses(stack: StackedNetworks, features, label: np.ndarray, batch_size: int = 4096) -> np.ndarray:
     """Each stacked task's binary cross-entropy on the validation windows (``label`` [rows, T]), on
     probabilities clipped to [1e-7, 1 - 1e-7] as ``classify._loss`` computes it for one network."""
-    probabilities = sigmoid_outputs(lambda x: stack.logits(x, training=False), features, stack.out["weight"].device,
-                                    batch_size, axis=1)
+    probabilities = sigmoid_outputs(
+        lambda x: stack.logits(x, training=False), features, stack.out["weight"].device, batch_size, axis=1
+    )
     p = np.clip(probabilities, 1e-7, 1 - 1e-7).T if probabilities is not None else np.zeros((0, label.shape[1]))
     return -np.mean(label * np.log(p) + (1 - label) * np.log(1 - p), axis=0)

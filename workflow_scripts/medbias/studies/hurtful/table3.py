@@ -15,8 +15,14 @@ from medbias.metrics.logprob_tests import logprob_table
 LONG_COLUMNS = ["model", "target_set", "category", "reference_mean", "group_mean", "wilcoxon_p", "items"]
 
 
-def logprob_long(models: Sequence[str], scores: Sequence[pd.DataFrame | None], records: Sequence[Mapping[str, Any]],
-                 target_sets: Mapping[str, Any], control_category: str, log) -> tuple[pd.DataFrame, dict[str, str]]:
+def logprob_long(
+    models: Sequence[str],
+    scores: Sequence[pd.DataFrame | None],
+    records: Sequence[Mapping[str, Any]],
+    target_sets: Mapping[str, Any],
+    control_category: str,
+    log,
+) -> tuple[pd.DataFrame, dict[str, str]]:
     """Every model's ``logprob_table`` rows with a ``model`` column, and the models without a score
     (no trained language-model head) with the reason their words record gives. ``scores[i]`` is only
     read for a model whose record's status is ok; target words that were not scored are logged."""
@@ -34,9 +40,17 @@ def logprob_long(models: Sequence[str], scores: Sequence[pd.DataFrame | None], r
     return long, not_applicable
 
 
-def table3(long: pd.DataFrame, ratio: pd.DataFrame, templates: Sequence[tuple[str, str]], models: Sequence[str],
-           not_applicable: Mapping[str, str], *, gender_set: str, target_sets: Mapping[str, Any],
-           alpha: float) -> PaperTable:
+def table3(
+    long: pd.DataFrame,
+    ratio: pd.DataFrame,
+    templates: Sequence[tuple[str, str]],
+    models: Sequence[str],
+    not_applicable: Mapping[str, str],
+    *,
+    gender_set: str,
+    target_sets: Mapping[str, Any],
+    alpha: float,
+) -> PaperTable:
     """The paper's layout for the gender set: one row per category, the M and F mean scores of every
     model (starred at Wilcoxon p < ``alpha``), the category-against-control p, the number of
     template items, the gender ratio of the discharge notes and a sample template."""
@@ -55,22 +69,29 @@ def table3(long: pd.DataFrame, ratio: pd.DataFrame, templates: Sequence[tuple[st
             wide[f"{model} M-F vs control p"] = p_values.reindex(wide["category"]).to_numpy()
     counts = gender.drop_duplicates("category").set_index("category")
     wide["# of templates"] = counts["items"].reindex(wide["category"]).to_numpy() if len(counts) else 0
-    wide["Gender ratio (M, F)"] = [f"{m:.1%}, {f:.1%}" if n else "no discharge note mentions"
-                                   for m, f, n in zip(ratio["male_share"], ratio["female_share"], ratio["patients"])]
+    wide["Gender ratio (M, F)"] = [
+        f"{m:.1%}, {f:.1%}" if n else "no discharge note mentions"
+        for m, f, n in zip(ratio["male_share"], ratio["female_share"], ratio["patients"])
+    ]
     wide["patients mentioning"] = ratio["patients"].to_numpy()
     sample: dict[str, str] = {}
     for template, category in templates:
         sample.setdefault(category, template)
     wide["Sample template"] = wide["category"].map(sample)
-    caption = (f"Log-probability bias scores (mean over templates x attributes x word pairs; {gender_set} set, "
-               f"M = {', '.join(target_sets[gender_set][list(target_sets[gender_set])[0]])}). "
-               f"* Wilcoxon signed-rank p < {alpha} between paired male and female scores. "
-               "# of templates counts template x attribute items. M-F vs control p: two-sided Mann-Whitney U of the "
-               "category's attributes against the control category's, each attribute one value (its mean M-F "
-               "difference over templates and word pairs; its items share its word pieces, so they are not "
-               "independent). Gender ratio: patients whose discharge notes mention any attribute of the category.")
-    return PaperTable(wide, "Table 3: log-probability bias scores",
-                      (caption, *[f"{model}: {reason}" for model, reason in not_applicable.items()]))
+    caption = (
+        f"Log-probability bias scores (mean over templates x attributes x word pairs; {gender_set} set, "
+        f"M = {', '.join(target_sets[gender_set][list(target_sets[gender_set])[0]])}). "
+        f"* Wilcoxon signed-rank p < {alpha} between paired male and female scores. "
+        "# of templates counts template x attribute items. M-F vs control p: two-sided Mann-Whitney U of the "
+        "category's attributes against the control category's, each attribute one value (its mean M-F "
+        "difference over templates and word pairs; its items share its word pieces, so they are not "
+        "independent). Gender ratio: patients whose discharge notes mention any attribute of the category."
+    )
+    return PaperTable(
+        wide,
+        "Table 3: log-probability bias scores",
+        (caption, *[f"{model}: {reason}" for model, reason in not_applicable.items()]),
+    )
 
 
 def template_fixes_markdown(templates_path: str, fixes: Sequence[str]) -> str:

@@ -16,14 +16,23 @@ from medbias.core.errors import MedbiasInputError
 
 @dataclass
 class WindowInputs:
-    index: pd.DataFrame        # ROW_ID, window: the rows of the feature matrix, in order
-    inputs: list[list[int]]    # [CLS] ... [SEP] token ids per row
-    notes: int                 # notes the windows come from
-    unknown: int               # placeholder pieces outside the model's vocabulary, read as [UNK]
+    index: pd.DataFrame  # ROW_ID, window: the rows of the feature matrix, in order
+    inputs: list[list[int]]  # [CLS] ... [SEP] token ids per row
+    notes: int  # notes the windows come from
+    unknown: int  # placeholder pieces outside the model's vocabulary, read as [UNK]
 
 
-def cohort_window_inputs(windows: pd.DataFrame, sequences: pd.DataFrame, tokenizer, vocabulary: int, *,
-                         window: int, stride: int, max_windows: int, where: tuple[str, str]) -> WindowInputs:
+def cohort_window_inputs(
+    windows: pd.DataFrame,
+    sequences: pd.DataFrame,
+    tokenizer,
+    vocabulary: int,
+    *,
+    window: int,
+    stride: int,
+    max_windows: int,
+    where: tuple[str, str],
+) -> WindowInputs:
     """Token ids of every distinct (ROW_ID, window) of the cohorts' ``windows``, sorted. A model
     whose vocabulary (``vocabulary`` rows) lacks the placeholder tokens the extended tokenizer added
     (the base model) reads them as [UNK], counted. ``where`` names the sequences and windows files
@@ -33,13 +42,17 @@ def cohort_window_inputs(windows: pd.DataFrame, sequences: pd.DataFrame, tokeniz
     missing = sorted(set(index["ROW_ID"]) - set(pieces))
     if missing:
         raise MedbiasInputError(f"{where[0]}: no sequences for {len(missing)} cohort notes (ROW_ID {missing[:5]})")
-    by_note = {row_id: note_windows(ids, tokenizer.cls_token_id, tokenizer.sep_token_id, window, stride, max_windows)
-               for row_id, ids in pieces.items()}
+    by_note = {
+        row_id: note_windows(ids, tokenizer.cls_token_id, tokenizer.sep_token_id, window, stride, max_windows)
+        for row_id, ids in pieces.items()
+    }
     inputs, unknown = [], 0
     for row_id, number in zip(index["ROW_ID"], index["window"]):
         note = by_note[row_id]
         if number >= len(note):
-            raise MedbiasInputError(f"{where[1]}: note {row_id} has {len(note)} windows, cohort asks for window {number}")
+            raise MedbiasInputError(
+                f"{where[1]}: note {row_id} has {len(note)} windows, cohort asks for window {number}"
+            )
         ids = np.asarray(note[number])
         outside = ids >= vocabulary
         unknown += int(outside.sum())

@@ -18,14 +18,23 @@ from medbias.studies.mental.learners import build_learner, fit_learner
 
 @dataclass
 class CounterfactualClassifiers:
-    predictions: pd.DataFrame     # task, treatment, learner, ROW_ID, label, gender, pred/prob of each side
-    selection: pd.DataFrame       # the chosen hyper-parameters and training sizes per classifier
-    fitted: dict                  # (task, treatment, learner) -> the fitted model
+    predictions: pd.DataFrame  # task, treatment, learner, ROW_ID, label, gender, pred/prob of each side
+    selection: pd.DataFrame  # the chosen hyper-parameters and training sizes per classifier
+    fitted: dict  # (task, treatment, learner) -> the fitted model
 
 
-def counterfactual_classifiers(features: np.ndarray, rows: Mapping[tuple[int, str], int], labels: pd.DataFrame, *,
-                               tasks: Sequence[str], treatments: Sequence[str], learners: Sequence[str],
-                               settings: Mapping[str, Mapping[str, Any]], seed: int, log) -> CounterfactualClassifiers:
+def counterfactual_classifiers(
+    features: np.ndarray,
+    rows: Mapping[tuple[int, str], int],
+    labels: pd.DataFrame,
+    *,
+    tasks: Sequence[str],
+    treatments: Sequence[str],
+    learners: Sequence[str],
+    settings: Mapping[str, Mapping[str, Any]],
+    seed: int,
+    log,
+) -> CounterfactualClassifiers:
     """Every classifier trained on the treated training notes (``training_design``), each predicting
     both sides of every counterfactual pair of the test notes (``counterfactual_pairs``)."""
     predictions, selection, fitted = [], [], {}
@@ -37,8 +46,9 @@ def counterfactual_classifiers(features: np.ndarray, rows: Mapping[tuple[int, st
             if len(np.unique(train_y)) < 2:
                 raise RuntimeError(f"task {task}: the training notes hold one class only; Table II shows the split")
             for learner_name in learners:
-                model, chosen = fit_learner(build_learner(learner_name, settings[learner_name], seed),
-                                            features[train_rows], train_y, groups)
+                model, chosen = fit_learner(
+                    build_learner(learner_name, settings[learner_name], seed), features[train_rows], train_y, groups
+                )
                 fitted[(task, treatment, learner_name)] = model
                 result = pairs[["ROW_ID", "label", "gender"]].copy()
                 for side, column in (("female", "row_female"), ("male", "row_male")):
@@ -50,15 +60,40 @@ def counterfactual_classifiers(features: np.ndarray, rows: Mapping[tuple[int, st
                 result.insert(0, "task", task)
                 predictions.append(result)
                 mismatch = float((result["pred_female"] != result["pred_male"]).mean())
-                selection.append({"task": task, "treatment": treatment, "learner": learner_name,
-                                  "train_notes": len(train_y), "train_positive": int(train_y.sum()), **chosen})
-                log.info("%s %s %s: %d training rows, mismatch %.3f over %d pairs %s", task, treatment, learner_name,
-                         len(train_y), mismatch, len(result), chosen)
+                selection.append(
+                    {
+                        "task": task,
+                        "treatment": treatment,
+                        "learner": learner_name,
+                        "train_notes": len(train_y),
+                        "train_positive": int(train_y.sum()),
+                        **chosen,
+                    }
+                )
+                log.info(
+                    "%s %s %s: %d training rows, mismatch %.3f over %d pairs %s",
+                    task,
+                    treatment,
+                    learner_name,
+                    len(train_y),
+                    mismatch,
+                    len(result),
+                    chosen,
+                )
     return CounterfactualClassifiers(pd.concat(predictions, ignore_index=True), pd.DataFrame(selection), fitted)
 
 
-def gender_from_features(features: np.ndarray, rows: Mapping[tuple[int, str], int], labels: pd.DataFrame, *,
-                         task: str, embedding: str, svm: Mapping[str, Any], seed: int, log) -> pd.DataFrame:
+def gender_from_features(
+    features: np.ndarray,
+    rows: Mapping[tuple[int, str], int],
+    labels: pd.DataFrame,
+    *,
+    task: str,
+    embedding: str,
+    svm: Mapping[str, Any],
+    seed: int,
+    log,
+) -> pd.DataFrame:
     """Table IV: can gender be read from the training notes' features? The UAR on the original test
     notes of an SVM trained on the original, then on the neutralized training notes of ``task``,
     beside the constant classifier that predicts the training notes' majority gender."""
@@ -69,14 +104,25 @@ def gender_from_features(features: np.ndarray, rows: Mapping[tuple[int, str], in
     test_x = features[[rows[(int(r), "original")] for r in test["ROW_ID"]]]
     test_gender = test["gender"].to_numpy()
     majority = train["gender"].value_counts().sort_index().idxmax()
-    table = [{"embedding": embedding, "trained_on": "constant (majority gender of training)",
-              "uar": balanced_accuracy_score(test_gender, np.full(len(test_gender), majority))}]
+    table = [
+        {
+            "embedding": embedding,
+            "trained_on": "constant (majority gender of training)",
+            "uar": balanced_accuracy_score(test_gender, np.full(len(test_gender), majority)),
+        }
+    ]
     for version in ("original", "neutralized"):
         train_x = features[[rows[(int(r), version)] for r in train["ROW_ID"]]]
-        model, _ = fit_learner(build_learner("svm", svm, seed), train_x, train["gender"].to_numpy(),
-                               train["ROW_ID"].to_numpy())
+        model, _ = fit_learner(
+            build_learner("svm", svm, seed), train_x, train["gender"].to_numpy(), train["ROW_ID"].to_numpy()
+        )
         uar = balanced_accuracy_score(test_gender, model.predict(test_x))
         table.append({"embedding": embedding, "trained_on": version, "uar": uar})
-        log.info("gender classifier trained on %s notes of %s: UAR %.3f on %d original test notes", version, task,
-                 uar, len(test_gender))
+        log.info(
+            "gender classifier trained on %s notes of %s: UAR %.3f on %d original test notes",
+            version,
+            task,
+            uar,
+            len(test_gender),
+        )
     return pd.DataFrame(table).assign(task=task, train_notes=len(train), test_notes=len(test))

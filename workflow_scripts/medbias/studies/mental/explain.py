@@ -26,8 +26,13 @@ def perturbation_masks(n_words: int, n_samples: int, rng: np.random.Generator) -
     return masks
 
 
-def lime_weights(words: Sequence[str], predict_positive: Callable[[list[str]], np.ndarray], n_samples: int,
-                 seed: int, kernel_width: float = 25.0) -> tuple[list[tuple[str, float]], float]:
+def lime_weights(
+    words: Sequence[str],
+    predict_positive: Callable[[list[str]], np.ndarray],
+    n_samples: int,
+    seed: int,
+    kernel_width: float = 25.0,
+) -> tuple[list[tuple[str, float]], float]:
     """(word, weight) for every distinct word of ``words`` (a tokenised text), largest |weight|
     first, and the model's positive-class probability for the text itself. ``predict_positive``
     maps texts (words joined by spaces) to positive-class probabilities."""
@@ -47,25 +52,38 @@ def lime_weights(words: Sequence[str], predict_positive: Callable[[list[str]], n
     return ranked, float(probability[0])
 
 
-def pairs_to_explain(predictions: pd.DataFrame, *, task: str, learner: str, n_pairs: int
-                     ) -> tuple[pd.DataFrame, dict[int, str], int]:
+def pairs_to_explain(
+    predictions: pd.DataFrame, *, task: str, learner: str, n_pairs: int
+) -> tuple[pd.DataFrame, dict[int, str], int]:
     """Figure 3's pairs: the first test notes (by ROW_ID) whose two copies the original-data model
     predicts differently, then, if too few, other positive notes. Returns the chosen prediction
     rows, why each was chosen, and how many pairs were mismatched."""
-    original = predictions[(predictions["task"] == task) & (predictions["treatment"] == "original")
-                           & (predictions["learner"] == learner)].sort_values("ROW_ID")
+    original = predictions[
+        (predictions["task"] == task) & (predictions["treatment"] == "original") & (predictions["learner"] == learner)
+    ].sort_values("ROW_ID")
     mismatched = original[original["pred_female"] != original["pred_male"]]
     chosen = mismatched.head(n_pairs)
     reason = {int(r): "mismatched under original" for r in chosen["ROW_ID"]}
     if len(chosen) < n_pairs:
-        extra = original[(original["label"] == 1) & ~original["ROW_ID"].isin(chosen["ROW_ID"])].head(n_pairs - len(chosen))
+        extra = original[(original["label"] == 1) & ~original["ROW_ID"].isin(chosen["ROW_ID"])].head(
+            n_pairs - len(chosen)
+        )
         reason.update({int(r): "positive note (too few mismatched pairs)" for r in extra["ROW_ID"]})
         chosen = pd.concat([chosen, extra])
     return chosen, reason, len(mismatched)
 
 
-def explain_pairs(chosen: pd.DataFrame, reason: dict[int, str], texts: pd.Series, models: dict, featurize, *,
-                  lime: dict, seed: int, log) -> pd.DataFrame:
+def explain_pairs(
+    chosen: pd.DataFrame,
+    reason: dict[int, str],
+    texts: pd.Series,
+    models: dict,
+    featurize,
+    *,
+    lime: dict,
+    seed: int,
+    log,
+) -> pd.DataFrame:
     """For each chosen pair and each configured treatment's model, the top ``lime['top']`` words by
     LIME weight of the F and the M copy, with the model's probability and prediction. ``texts`` is
     indexed by (ROW_ID, version); ``featurize(texts)`` gives the classifier's input rows. Only single
@@ -79,13 +97,27 @@ def explain_pairs(chosen: pd.DataFrame, reason: dict[int, str], texts: pd.Series
             for copy, version in (("F", female_version), ("M", male_version)):
                 words = texts[(pair.ROW_ID, version)].split()
                 ranked, probability = lime_weights(
-                    words, lambda batch: classifier.predict_proba(featurize(batch))[:, 1], lime["samples"],
-                    seed + number)
+                    words,
+                    lambda batch: classifier.predict_proba(featurize(batch))[:, 1],
+                    lime["samples"],
+                    seed + number,
+                )
                 predicted = int(classifier.predict(featurize([" ".join(words)]))[0])
                 for rank, (word, weight) in enumerate(ranked[: lime["top"]], start=1):
-                    rows.append({"pair": number + 1, "ROW_ID": int(pair.ROW_ID), "why_chosen": reason[int(pair.ROW_ID)],
-                                 "label": int(pair.label), "treatment": treatment, "copy": copy,
-                                 "probability": probability, "predicted": predicted, "rank": rank, "word": word,
-                                 "weight": weight})
+                    rows.append(
+                        {
+                            "pair": number + 1,
+                            "ROW_ID": int(pair.ROW_ID),
+                            "why_chosen": reason[int(pair.ROW_ID)],
+                            "label": int(pair.label),
+                            "treatment": treatment,
+                            "copy": copy,
+                            "probability": probability,
+                            "predicted": predicted,
+                            "rank": rank,
+                            "word": word,
+                            "weight": weight,
+                        }
+                    )
                 log.info("pair %d %s %s copy: p = %.3f", number + 1, treatment, copy, probability)
     return pd.DataFrame(rows)

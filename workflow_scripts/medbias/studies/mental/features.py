@@ -18,7 +18,9 @@ import numpy as np
 import pandas as pd
 
 TRAINING_VERSIONS: dict[str, tuple[str, ...]] = {
-    "original": ("original",), "swapped": ("swapped",), "neutralized": ("neutralized",),
+    "original": ("original",),
+    "swapped": ("swapped",),
+    "neutralized": ("neutralized",),
     "augmented": ("original", "swapped"),
 }
 
@@ -78,12 +80,21 @@ class Featurizer:
         from medbias.core.batching import mean_pooled_vectors
 
         settings = self.contextual
-        features, windows = mean_pooled_vectors(self.model.base_model, self.tokenizer, texts, settings["max_length"],
-                                                settings["stride"], settings["batch_size"], progress)
+        features, windows = mean_pooled_vectors(
+            self.model.base_model,
+            self.tokenizer,
+            texts,
+            settings["max_length"],
+            settings["stride"],
+            settings["batch_size"],
+            progress,
+        )
         return features, {"windows": windows}
 
 
-def load_featurizer(name: str, entry: Mapping[str, Any], contextual: Mapping[str, Any], device: str = "cpu") -> Featurizer:
+def load_featurizer(
+    name: str, entry: Mapping[str, Any], contextual: Mapping[str, Any], device: str = "cpu"
+) -> Featurizer:
     """The ``Featurizer`` of an embedding entry (``type`` word_vectors: source and format; contextual:
     a registry-style model entry)."""
     if entry["type"] == "word_vectors":
@@ -101,8 +112,9 @@ def feature_rows(index: pd.DataFrame) -> dict[tuple[int, str], int]:
     return {(int(r), v): i for i, (r, v) in enumerate(zip(index["ROW_ID"], index["version"]))}
 
 
-def training_design(task_frame: pd.DataFrame, treatment: str, rows: Mapping[tuple[int, str], int]
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def training_design(
+    task_frame: pd.DataFrame, treatment: str, rows: Mapping[tuple[int, str], int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(feature rows, labels, note ids) of a task's training notes under ``treatment`` (augmented:
     every note twice, as written and swapped, sharing its note id for grouped cross-validation)."""
     train = task_frame[task_frame["split"] == "train"]
@@ -121,6 +133,12 @@ def counterfactual_pairs(task_frame: pd.DataFrame, rows: Mapping[tuple[int, str]
     original = np.array([rows[(int(r), "original")] for r in test["ROW_ID"]])
     swapped = np.array([rows[(int(r), "swapped")] for r in test["ROW_ID"]])
     female = (test["gender"] == "F").to_numpy()
-    return pd.DataFrame({"ROW_ID": test["ROW_ID"].to_numpy(), "label": test["label"].to_numpy(),
-                         "gender": test["gender"].to_numpy(),
-                         "row_female": np.where(female, original, swapped), "row_male": np.where(female, swapped, original)})
+    return pd.DataFrame(
+        {
+            "ROW_ID": test["ROW_ID"].to_numpy(),
+            "label": test["label"].to_numpy(),
+            "gender": test["gender"].to_numpy(),
+            "row_female": np.where(female, original, swapped),
+            "row_male": np.where(female, swapped, original),
+        }
+    )

@@ -1,4 +1,5 @@
-"""Sogancioglu et al. 2023's figures: annotated note counts, Direct Bias of the depression synonyms (Figure 2) and LIME weights (Figure 3)."""
+"""Sogancioglu et al. 2023's figures: annotated note counts, Direct Bias of the depression synonyms
+(Figure 2) and LIME weights (Figure 3)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ def plot_annotated_counts(counts: pd.DataFrame, png: str, pdf: str) -> None:
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     labels = [*counts["task"], "None"]
     values = [*counts["positive"], int(counts["none"].iloc[0])]
-    bars = ax.bar(labels, values, color=[NEUTRAL] * len(counts) + ["#999999"])  # not a gender: not FEMALE/MALE's colours
+    bars = ax.bar(
+        labels, values, color=[NEUTRAL] * len(counts) + ["#999999"]
+    )  # not a gender: not FEMALE/MALE's colours
     ax.bar_label(bars)
     ax.margins(y=0.12)  # room for the count above the tallest bar
     ax.set_ylabel("annotated notes (majority vote)")
@@ -41,14 +44,24 @@ def plot_direct_bias(table: pd.DataFrame, png: str, pdf: str) -> None:
     plt = pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 4.0), sharey=False)
     x = list(range(len(table)))
-    left.bar(x, table["direct_bias"], color=NEUTRAL,
-             yerr=error_bars(table["direct_bias"], table["direct_bias_low"], table["direct_bias_high"]), capsize=4)
+    left.bar(
+        x,
+        table["direct_bias"],
+        color=NEUTRAL,
+        yerr=error_bars(table["direct_bias"], table["direct_bias_low"], table["direct_bias_high"]),
+        capsize=4,
+    )
     left.set_ylabel("Direct Bias (mean |cos|)")
     left.set_title("Direct Bias (eq. 1) with 95% interval", fontsize=10)
     left.set_ylim(0, max(float(table["direct_bias_high"].max()), float(table["direct_bias"].max())) * 1.15)
     colors = [FEMALE if v > 0 else MALE for v in table["signed_mean_cos"]]
-    right.bar(x, table["signed_mean_cos"], color=colors,
-              yerr=error_bars(table["signed_mean_cos"], table["signed_low"], table["signed_high"]), capsize=4)
+    right.bar(
+        x,
+        table["signed_mean_cos"],
+        color=colors,
+        yerr=error_bars(table["signed_mean_cos"], table["signed_low"], table["signed_high"]),
+        capsize=4,
+    )
     right.axhline(0, color="black", linewidth=0.8)
     right.set_ylabel("signed mean cos (< 0 male, > 0 female)")
     right.set_title("Which side the synonyms lean to (colour: the side)", fontsize=10)
@@ -71,15 +84,22 @@ def plot_lime(table: pd.DataFrame, title: str, png: str, pdf: str) -> None:
     for i, panel in panels.iterrows():
         for j, copy in enumerate(("F", "M")):
             ax = axes[i][j]
-            part = table[(table["pair"] == panel["pair"]) & (table["treatment"] == panel["treatment"])
-                         & (table["copy"] == copy)].sort_values("rank", ascending=False)
+            part = table[
+                (table["pair"] == panel["pair"]) & (table["treatment"] == panel["treatment"]) & (table["copy"] == copy)
+            ].sort_values("rank", ascending=False)
             ax.barh(part["word"], part["weight"], color=[TOWARDS if w > 0 else AGAINST for w in part["weight"]])
             ax.axvline(0, color="black", linewidth=0.6)
             first = part.iloc[0]
-            ax.set_title(f"pair {panel['pair']} (true label {int(first['label'])}), {panel['treatment']}, {copy} copy:\n"
-                         f"p(positive) = {first['probability']:.2f}, predicted {first['predicted']}", fontsize=8)
+            ax.set_title(
+                f"pair {panel['pair']} (true label {int(first['label'])}), {panel['treatment']}, {copy} copy:\n"
+                f"p(positive) = {first['probability']:.2f}, predicted {first['predicted']}",
+                fontsize=8,
+            )
     fig.suptitle(title)
-    fig.supxlabel("LIME weight (green: towards the positive class; red: against). p: the classifier's probability "
-                  "(an SVM's is Platt-scaled\nand can disagree with its decision, which gives the prediction)", fontsize=9)
+    fig.supxlabel(
+        "LIME weight (green: towards the positive class; red: against). p: the classifier's probability "
+        "(an SVM's is Platt-scaled\nand can disagree with its decision, which gives the prediction)",
+        fontsize=9,
+    )
     fig.tight_layout()
     save(fig, png, pdf)

@@ -24,8 +24,10 @@ TASK_COLUMNS: dict[str, str] = {
 
 
 TASK_TITLES: dict[str, str] = {
-    "depression": "Depression", "psychiatric_disorders": "Psychiatric disorders",
-    "alcohol_abuse": "Alcohol abuse", "substance_abuse": "Substance abuse",
+    "depression": "Depression",
+    "psychiatric_disorders": "Psychiatric disorders",
+    "alcohol_abuse": "Alcohol abuse",
+    "substance_abuse": "Substance abuse",
 }
 
 
@@ -60,10 +62,13 @@ class JoinReport:
     missing_gender: tuple[int, ...]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"annotated_notes": self.annotated_notes, "joined": self.joined,
-                "missing_note": {"count": len(self.missing_note), "row_ids": list(self.missing_note[:50])},
-                "subject_mismatch": {"count": len(self.subject_mismatch), "row_ids": list(self.subject_mismatch[:50])},
-                "missing_gender": {"count": len(self.missing_gender), "row_ids": list(self.missing_gender[:50])}}
+        return {
+            "annotated_notes": self.annotated_notes,
+            "joined": self.joined,
+            "missing_note": {"count": len(self.missing_note), "row_ids": list(self.missing_note[:50])},
+            "subject_mismatch": {"count": len(self.subject_mismatch), "row_ids": list(self.subject_mismatch[:50])},
+            "missing_gender": {"count": len(self.missing_gender), "row_ids": list(self.missing_gender[:50])},
+        }
 
 
 def join_notes(votes: pd.DataFrame, notes: pd.DataFrame, patients: pd.DataFrame) -> tuple[pd.DataFrame, JoinReport]:

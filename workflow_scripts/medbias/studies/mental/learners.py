@@ -29,12 +29,20 @@ def build_learner(name: str, settings: Mapping[str, Any], seed: int):
         folds = StratifiedGroupKFold(n_splits=int(settings["folds"]), shuffle=True, random_state=seed)
         return GridSearchCV(pipeline, grid, scoring="f1_macro", cv=folds, n_jobs=1, refit=True)
     if name == "rf":
-        forest = RandomForestClassifier(n_estimators=int(settings["n_estimators"]),
-                                        min_samples_leaf=int(settings["min_samples_leaf"]), random_state=seed, n_jobs=1)
+        forest = RandomForestClassifier(
+            n_estimators=int(settings["n_estimators"]),
+            min_samples_leaf=int(settings["min_samples_leaf"]),
+            random_state=seed,
+            n_jobs=1,
+        )
         return Pipeline([("scale", StandardScaler()), ("rf", forest)])
     if name == "mlp":
-        mlp = MLPClassifier(hidden_layer_sizes=tuple(settings["hidden"]), alpha=float(settings["alpha"]),
-                            max_iter=int(settings["max_iter"]), random_state=seed)
+        mlp = MLPClassifier(
+            hidden_layer_sizes=tuple(settings["hidden"]),
+            alpha=float(settings["alpha"]),
+            max_iter=int(settings["max_iter"]),
+            random_state=seed,
+        )
         return Pipeline([("scale", StandardScaler()), ("mlp", mlp)])
     raise MedbiasInputError(f"config key 'mental.learners': unknown learner {name!r} (svm, rf, mlp)")
 

@@ -26,8 +26,11 @@ from medbias.studies.mental.labels import TASK_COLUMNS, TASK_TITLES, task_labels
 def treated_texts(text: str) -> dict[str, str]:
     """The cleaned original, swapped and neutralized versions of one note (treatments act on the raw
     text, so that the 'Sex:' field is still recognisable; cleaning follows)."""
-    return {"original": clean_for_embedding(text), "swapped": clean_for_embedding(swap_gender(text)),
-            "neutralized": clean_for_embedding(neutralize_gender(text))}
+    return {
+        "original": clean_for_embedding(text),
+        "swapped": clean_for_embedding(swap_gender(text)),
+        "neutralized": clean_for_embedding(neutralize_gender(text)),
+    }
 
 
 def balanced_split(frame: pd.DataFrame, train_fraction: float, per_cell: int | None, seed: int) -> pd.Series:
@@ -58,14 +61,16 @@ def split_table(assignments: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame
         for split in ("train", "test"):
             for label, name in ((1, "positive"), (0, "negative")):
                 for gender in ("F", "M"):
-                    row[f"{split}_{name}_{gender}"] = int(((part["split"] == split) & (part["label"] == label)
-                                                           & (part["gender"] == gender)).sum())
+                    row[f"{split}_{name}_{gender}"] = int(
+                        ((part["split"] == split) & (part["label"] == label) & (part["gender"] == gender)).sum()
+                    )
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def task_splits(joined: pd.DataFrame, tasks: Sequence[str], *, train_fraction: float,
-                per_cell: Mapping[str, int], seed: int, log) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+def task_splits(
+    joined: pd.DataFrame, tasks: Sequence[str], *, train_fraction: float, per_cell: Mapping[str, int], seed: int, log
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Every task's labelled notes with their balanced train/test split (``balanced_split``, task k
     under ``seed + k``), long (task, ROW_ID, label, gender, split), and Figure 1's counts per task."""
     assignments, counts = [], []
@@ -76,16 +81,31 @@ def task_splits(joined: pd.DataFrame, tasks: Sequence[str], *, train_fraction: f
         frame["split"] = train.map({True: "train", False: "test"})
         frame.insert(0, "task", task)
         assignments.append(frame.rename_axis("ROW_ID").reset_index())
-        log.info("%s: %d notes (%d positive), %d train, %d test", task, len(frame), int(frame["label"].sum()),
-                 int(train.sum()), int((~train).sum()))
-        counts.append({"task": TASK_TITLES[task], "column": TASK_COLUMNS[task],
-                       "positive": int(joined[TASK_COLUMNS[task]].sum()), "none": int(joined["none"].sum()),
-                       "notes_in_task": len(frame)})
+        log.info(
+            "%s: %d notes (%d positive), %d train, %d test",
+            task,
+            len(frame),
+            int(frame["label"].sum()),
+            int(train.sum()),
+            int((~train).sum()),
+        )
+        counts.append(
+            {
+                "task": TASK_TITLES[task],
+                "column": TASK_COLUMNS[task],
+                "positive": int(joined[TASK_COLUMNS[task]].sum()),
+                "none": int(joined["none"].sum()),
+                "notes_in_task": len(frame),
+            }
+        )
     return pd.concat(assignments, ignore_index=True), counts
 
 
 def treated_text_rows(joined: pd.DataFrame, row_ids: Sequence[int]) -> pd.DataFrame:
     """ROW_ID, version, text: every treated version (``treated_texts``) of the notes ``row_ids``."""
-    rows = [{"ROW_ID": int(row_id), "version": version, "text": text}
-            for row_id in row_ids for version, text in treated_texts(joined.at[row_id, "TEXT"]).items()]
+    rows = [
+        {"ROW_ID": int(row_id), "version": version, "text": text}
+        for row_id in row_ids
+        for version, text in treated_texts(joined.at[row_id, "TEXT"]).items()
+    ]
     return pd.DataFrame(rows)

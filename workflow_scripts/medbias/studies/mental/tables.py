@@ -24,8 +24,9 @@ def fairness_table(predictions: pd.DataFrame, n_replicates: int, seed: int) -> p
     rows = []
     for number, (key, part) in enumerate(predictions.groupby(keys, sort=True)):
         rng = np.random.default_rng([seed, number])
-        summary = summarise_pairs(part["label"].to_numpy(), part["pred_female"].to_numpy(),
-                                  part["pred_male"].to_numpy(), n_replicates, rng)
+        summary = summarise_pairs(
+            part["label"].to_numpy(), part["pred_female"].to_numpy(), part["pred_male"].to_numpy(), n_replicates, rng
+        )
         row = dict(zip(keys, key))
         for metric in METRICS:
             row[metric] = summary.values[metric]
@@ -38,8 +39,14 @@ def fairness_table(predictions: pd.DataFrame, n_replicates: int, seed: int) -> p
     return pd.DataFrame(rows)
 
 
-def paper_layout(long: pd.DataFrame, learner: str, embeddings: Sequence[str], treatments: Sequence[str],
-                 tasks: Sequence[str], labels: Mapping[str, str]) -> pd.DataFrame:
+def paper_layout(
+    long: pd.DataFrame,
+    learner: str,
+    embeddings: Sequence[str],
+    treatments: Sequence[str],
+    tasks: Sequence[str],
+    labels: Mapping[str, str],
+) -> pd.DataFrame:
     """Table V as printed: one row per (embedding, treatment), per task the columns TPRR, FPRR,
     mismatch (each with the favoured group as a suffix, e.g. 0.90 F) and macro-F1."""
     part = long[long["learner"] == learner].set_index(["embedding", "treatment", "task"])

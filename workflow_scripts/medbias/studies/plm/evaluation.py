@@ -20,21 +20,36 @@ import pandas as pd
 
 @dataclass
 class PlmEvaluation:
-    seat: pd.DataFrame               # one row per SEAT test (``run_seat``), or marked rows
-    stereoset: pd.DataFrame          # ``stereoset_summary``'s rows, or one marked row per family
-    sentence_scores: pd.DataFrame    # sentence_id, log_likelihood, tokens (empty without likelihoods)
-    summary: dict[str, Any]          # status, timings, the projection's removed rank
+    seat: pd.DataFrame  # one row per SEAT test (``run_seat``), or marked rows
+    stereoset: pd.DataFrame  # ``stereoset_summary``'s rows, or one marked row per family
+    sentence_scores: pd.DataFrame  # sentence_id, log_likelihood, tokens (empty without likelihoods)
+    summary: dict[str, Any]  # status, timings, the projection's removed rank
 
 
 def _marked_stereoset(families: Sequence[str], status: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    no_scores = pd.DataFrame({"sentence_id": pd.Series(dtype="int64"), "log_likelihood": pd.Series(dtype="float64"),
-                              "tokens": pd.Series(dtype="int64")})
+    no_scores = pd.DataFrame(
+        {
+            "sentence_id": pd.Series(dtype="int64"),
+            "log_likelihood": pd.Series(dtype="float64"),
+            "tokens": pd.Series(dtype="int64"),
+        }
+    )
     return pd.DataFrame({"family": list(families), "status": status}), no_scores
 
 
-def evaluate_plm_model(name: str, entry: Mapping[str, Any], debias: str, tests: Mapping[str, Any],
-                       sentences: pd.DataFrame, pairs: pd.DataFrame, projection: np.ndarray | None, *,
-                       settings: Mapping[str, Any], device: str, log) -> PlmEvaluation:
+def evaluate_plm_model(
+    name: str,
+    entry: Mapping[str, Any],
+    debias: str,
+    tests: Mapping[str, Any],
+    sentences: pd.DataFrame,
+    pairs: pd.DataFrame,
+    projection: np.ndarray | None,
+    *,
+    settings: Mapping[str, Any],
+    device: str,
+    log,
+) -> PlmEvaluation:
     """SEAT (``run_seat`` with ``settings['seat']``) then the StereoSet-style scores (sentence
     log-likelihoods of ``sentences``, summarised over ``pairs``) of model ``name``. ``settings``
     holds seat, families, batch_size, max_length, seed and ties_as_half as the rule's params."""
@@ -45,8 +60,13 @@ def evaluate_plm_model(name: str, entry: Mapping[str, Any], debias: str, tests: 
     from medbias.studies.plm.seat import run_seat
     from medbias.studies.plm.stereoset import stereoset_summary
 
-    summary: dict[str, Any] = {"model": name, "debias": debias, "source": entry["source"], "kind": entry["kind"],
-                               "device": device}
+    summary: dict[str, Any] = {
+        "model": name,
+        "debias": debias,
+        "source": entry["source"],
+        "kind": entry["kind"],
+        "device": device,
+    }
     model, tokenizer, source, unloadable = load_or_mark(name, entry, device, log)
     if unloadable:
         summary["status"] = unloadable
@@ -62,14 +82,30 @@ def evaluate_plm_model(name: str, entry: Mapping[str, Any], debias: str, tests: 
     seat_settings = settings["seat"]
     started = time.perf_counter()
     seat = run_seat(
-        encoder, tokenizer, tests, seat_settings["templates"], model_name=name, pooling=seat_settings["pooling"],
-        batch_size=settings["batch_size"], max_length=settings["max_length"], prepend_bos=(source.kind == "causal"),
-        budget=seat_settings["permutation_budget"], alternative=seat_settings["alternative"],
-        n_bootstrap=seat_settings["bootstrap"], min_fraction=seat_settings["min_set_fraction"], seed=settings["seed"],
-        null_draws=seat_settings["calibrated_null_draws"], null_pool=seat_settings["null_pool_words"],
+        encoder,
+        tokenizer,
+        tests,
+        seat_settings["templates"],
+        model_name=name,
+        pooling=seat_settings["pooling"],
+        batch_size=settings["batch_size"],
+        max_length=settings["max_length"],
+        prepend_bos=(source.kind == "causal"),
+        budget=seat_settings["permutation_budget"],
+        alternative=seat_settings["alternative"],
+        n_bootstrap=seat_settings["bootstrap"],
+        min_fraction=seat_settings["min_set_fraction"],
+        seed=settings["seed"],
+        null_draws=seat_settings["calibrated_null_draws"],
+        null_pool=seat_settings["null_pool_words"],
         alpha=seat_settings["alpha"],
-        progress=lambda test, row: log.info("SEAT %s: d = %.3f, p = %.4g, calibrated p = %.4g", test,
-                                            row["effect_size"], row["p_value"], row["p_calibrated"]),
+        progress=lambda test, row: log.info(
+            "SEAT %s: d = %.3f, p = %.4g, calibrated p = %.4g",
+            test,
+            row["effect_size"],
+            row["p_value"],
+            row["p_calibrated"],
+        ),
     )
     seat.insert(0, "status", "ok")
     summary["seat_seconds"] = time.perf_counter() - started
@@ -90,7 +126,9 @@ def evaluate_plm_model(name: str, entry: Mapping[str, Any], debias: str, tests: 
     stereo = stereoset_summary(pairs, scores, settings["ties_as_half"])
     stereo.insert(0, "status", "ok")
     for row in stereo[(stereo["blank"] == "all") & (stereo["template"] == "all")].itertuples():
-        log.info("StereoSet %s: ss %.2f, lms %.2f, ties %d of %d pairs", row.family, row.ss, row.lms, row.ties, row.pairs)
+        log.info(
+            "StereoSet %s: ss %.2f, lms %.2f, ties %d of %d pairs", row.family, row.ss, row.lms, row.ties, row.pairs
+        )
     summary.update(status="ok", stereoset_status="ok")
     sentence_scores = pd.DataFrame({"sentence_id": np.arange(len(texts)), "log_likelihood": scores, "tokens": tokens})
     return PlmEvaluation(seat, stereo, sentence_scores, summary)

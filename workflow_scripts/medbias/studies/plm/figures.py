@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-
 from medbias.core.figures import MEASURES, pyplot, save
 
 
@@ -30,21 +29,49 @@ def plot_seat_positions(points: pd.DataFrame, x_label: str, y_label: str, png: s
         for row in moved.itertuples():
             if row.label in plain.index:
                 start = plain.loc[row.label]
-                ax.annotate("", (row.x, row.y), (start["x"], start["y"]),
-                            arrowprops={"arrowstyle": "->", "color": color, "linewidth": 1.2, "shrinkA": 4, "shrinkB": 4})
+                ax.annotate(
+                    "",
+                    (row.x, row.y),
+                    (start["x"], start["y"]),
+                    arrowprops={"arrowstyle": "->", "color": color, "linewidth": 1.2, "shrinkA": 4, "shrinkB": 4},
+                )
         if len(moved):
-            ax.scatter(moved["x"], moved["y"], color=color, marker=marker, s=28, label=f"after {METHOD_NAMES[method]}", zorder=2,
-                       edgecolors="white", linewidths=0.5)
-    ax.scatter(plain["x"], plain["y"], color="black", s=36, zorder=3, edgecolors="white", linewidths=0.8,
-               label="before debiasing")
+            ax.scatter(
+                moved["x"],
+                moved["y"],
+                color=color,
+                marker=marker,
+                s=28,
+                label=f"after {METHOD_NAMES[method]}",
+                zorder=2,
+                edgecolors="white",
+                linewidths=0.5,
+            )
+    ax.scatter(
+        plain["x"],
+        plain["y"],
+        color="black",
+        s=36,
+        zorder=3,
+        edgecolors="white",
+        linewidths=0.8,
+        label="before debiasing",
+    )
     ax.margins(x=0.25, y=0.15)
     middle = (min(points["x"].min(), 0) + max(points["x"].max(), 0)) / 2
     for i, (label, row) in enumerate(plain.sort_values("y").iterrows()):
         right = row["x"] <= middle  # write towards the middle of the plot
-        ax.annotate(label, (row["x"], row["y"]), fontsize=8, xytext=(14 if right else -14, -16 if i % 2 == 0 else 14),
-                    textcoords="offset points", ha="left" if right else "right", va="center",
-                    arrowprops={"arrowstyle": "-", "color": "grey", "linewidth": 0.6},
-                    bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+        ax.annotate(
+            label,
+            (row["x"], row["y"]),
+            fontsize=8,
+            xytext=(14 if right else -14, -16 if i % 2 == 0 else 14),
+            textcoords="offset points",
+            ha="left" if right else "right",
+            va="center",
+            arrowprops={"arrowstyle": "-", "color": "grey", "linewidth": 0.6},
+            bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.8},
+        )
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.axvline(0, color="grey", linewidth=0.8)
     ax.set_xlabel(f"{x_label} effect size (> 0: stereotypical association)")

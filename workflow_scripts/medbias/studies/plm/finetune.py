@@ -94,6 +94,7 @@ PUBMEDQA_LABELS = ["yes", "no", "maybe"]
 
 def read_pubmedqa(folder: str | Path) -> Task:
     """PubMedQA PQA-L split files: question paired with its contexts joined; label yes/no/maybe."""
+
     def split(name):
         path = _need(Path(folder) / name, "PubMedQA")
         items = json.loads(path.read_text(encoding="utf-8"))
@@ -103,7 +104,9 @@ def read_pubmedqa(folder: str | Path) -> Task:
                 if field_name not in item:
                     raise MedbiasInputError(f"{path}: item {key} has no {field_name!r}")
             if item["final_decision"] not in PUBMEDQA_LABELS:
-                raise MedbiasInputError(f"{path}: item {key} has final_decision {item['final_decision']!r} (yes, no, maybe)")
+                raise MedbiasInputError(
+                    f"{path}: item {key} has final_decision {item['final_decision']!r} (yes, no, maybe)"
+                )
             texts.append(item["QUESTION"])
             pairs.append(" ".join(item["CONTEXTS"]))
             labels.append(PUBMEDQA_LABELS.index(item["final_decision"]))
@@ -157,6 +160,7 @@ def read_bc5cdr(folder: str | Path) -> Task:
 
 # --- metrics ---------------------------------------------------------------------------------------
 
+
 def accuracy(gold: Sequence[int], predicted: Sequence[int]) -> float:
     return float(np.mean(np.asarray(gold) == np.asarray(predicted))) if len(gold) else float("nan")
 
@@ -191,6 +195,7 @@ def entity_f1(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]])
 
 
 # --- encoding --------------------------------------------------------------------------------------
+
 
 def special_tokens_around(tokenizer) -> tuple[list[int], list[int]]:
     """The special token ids the tokenizer puts before and after a single sentence."""
@@ -247,8 +252,19 @@ def _encode_split(tokenizer, task: Task, split: Split, max_length: int, leading_
     return ids, None
 
 
-def finetune_and_score(encoder, tokenizer, task: Task, *, learning_rate: float, batch_size: int, epochs: int,
-                       max_length: int, seed: int, leading_space: bool, log=None) -> dict:
+def finetune_and_score(
+    encoder,
+    tokenizer,
+    task: Task,
+    *,
+    learning_rate: float,
+    batch_size: int,
+    epochs: int,
+    max_length: int,
+    seed: int,
+    leading_space: bool,
+    log=None,
+) -> dict:
     """Fine-tune ``encoder`` (all weights) with a fresh head on ``task.train`` and score ``task.test``
     with the task's metric (module docstring). Batches are drawn in a seeded order."""
     from medbias.core.batching import device_batches, pad_sequences
@@ -289,13 +305,21 @@ def finetune_and_score(encoder, tokenizer, task: Task, *, learning_rate: float, 
             elif task.kind == "multilabel":
                 loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y)
             else:
-                loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=-100)
+                loss = torch.nn.functional.cross_entropy(
+                    logits.reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=-100
+                )
             loss.backward()
             optimizer.step()
             optimizer.zero_grad()
             losses.append(float(loss.detach()))
         if log:
-            log.info("%s epoch %d/%d: mean loss %.4f", task.name, epoch + 1, epochs, float(np.mean(losses[-len(order) // batch_size - 1:])))
+            log.info(
+                "%s epoch %d/%d: mean loss %.4f",
+                task.name,
+                epoch + 1,
+                epochs,
+                float(np.mean(losses[-len(order) // batch_size - 1 :])),
+            )
     model.eval()
     test_ids, test_firsts = _encode_split(tokenizer, task, task.test, max_length, leading_space)
     predictions: list = [None] * len(test_ids)
@@ -308,17 +332,26 @@ def finetune_and_score(encoder, tokenizer, task: Task, *, learning_rate: float, 
                 elif task.kind == "multilabel":
                     predictions[i] = [int(j) for j in np.flatnonzero(torch.sigmoid(logits[r]).numpy() >= 0.5)]
                 else:
-                    predictions[i] = [int(logits[r, p].argmax()) if p >= 0 else task.label_names.index("O")
-                                      for p in test_firsts[i]]
+                    predictions[i] = [
+                        int(logits[r, p].argmax()) if p >= 0 else task.label_names.index("O") for p in test_firsts[i]
+                    ]
     if task.kind == "single":
         score, metric = accuracy(task.test.labels, predictions), "accuracy"
     elif task.kind == "multilabel":
         score, metric = micro_f1(task.test.labels, predictions), "micro_f1"
     else:
         names = task.label_names
-        score = entity_f1([[names[t] for t in tags] for tags in task.test.labels],
-                          [[names[t] for t in tags] for tags in predictions])
+        score = entity_f1(
+            [[names[t] for t in tags] for tags in task.test.labels], [[names[t] for t in tags] for tags in predictions]
+        )
         metric = "entity_f1"
-    return {"task": task.name, "metric": metric, "score": 100 * score, "train": len(task.train.texts),
-            "test": len(task.test.texts), "steps": len(losses), "first_loss": losses[0] if losses else float("nan"),
-            "last_loss": losses[-1] if losses else float("nan")}
+    return {
+        "task": task.name,
+        "metric": metric,
+        "score": 100 * score,
+        "train": len(task.train.texts),
+        "test": len(task.test.texts),
+        "steps": len(losses),
+        "first_loss": losses[0] if losses else float("nan"),
+        "last_loss": losses[-1] if losses else float("nan"),
+    }

@@ -21,8 +21,11 @@ def plm_evaluations(plm: Mapping[str, Any], registry: Mapping[str, Mapping[str, 
         pairs.append((model, "none"))
         if not is_loadable(registry[model]):
             continue
-        pairs += [(model, method) for method in plm["debias"]["methods"]
-                  if method != "dropout" or model in plm["debias"]["dropout"]["models"]]
+        pairs += [
+            (model, method)
+            for method in plm["debias"]["methods"]
+            if method != "dropout" or model in plm["debias"]["dropout"]["models"]
+        ]
     return pairs
 
 

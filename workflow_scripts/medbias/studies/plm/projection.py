@@ -20,21 +20,32 @@ from medbias.studies.plm.debias import INLP, SentenceDebias, projection_from_bas
 from medbias.studies.plm.stereoset import counterfactual_identity_pairs, stereotype_labels
 
 
-def stereoset_vectors(encoder, tokenizer, sentences: pd.DataFrame, *, pooling: str, batch_size: int, max_length: int,
-                      prepend_bos: bool) -> tuple[np.ndarray, np.ndarray]:
+def stereoset_vectors(
+    encoder, tokenizer, sentences: pd.DataFrame, *, pooling: str, batch_size: int, max_length: int, prepend_bos: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """(vectors indexed by sentence_id, the ids of the meaningful sentences): pooled vectors of the
     sentences with an identity and a bias (the unrelated ones stay zero; no fit reads them)."""
     meaningful = sentences[(sentences["bias_kind"] != "unrelated") & (sentences["identity_group"] != "unrelated")]
     ids = meaningful["sentence_id"].to_numpy()
     vectors = np.zeros((len(sentences), encoder.config.hidden_size), dtype=np.float64)
-    vectors[ids] = pooled_sentence_vectors(encoder, tokenizer, meaningful["text"].tolist(), pooling, batch_size,
-                                           max_length, prepend_bos=prepend_bos)
+    vectors[ids] = pooled_sentence_vectors(
+        encoder, tokenizer, meaningful["text"].tolist(), pooling, batch_size, max_length, prepend_bos=prepend_bos
+    )
     return vectors, ids
 
 
-def fit_projection(method: str, vectors: np.ndarray, meaningful: np.ndarray, sentences: pd.DataFrame,
-                   pairs: pd.DataFrame, *, families: Sequence[str], settings: Mapping[str, Any], seed: int,
-                   log) -> tuple[np.ndarray, dict[str, Any]]:
+def fit_projection(
+    method: str,
+    vectors: np.ndarray,
+    meaningful: np.ndarray,
+    sentences: pd.DataFrame,
+    pairs: pd.DataFrame,
+    *,
+    families: Sequence[str],
+    settings: Mapping[str, Any],
+    seed: int,
+    log,
+) -> tuple[np.ndarray, dict[str, Any]]:
     """The projection matrix of ``method`` (sentencedebias or inlp) and its report: the pairs or
     sentences it was fitted on, explained variance or per-iteration accuracies, and the checks."""
     report: dict[str, Any] = {}
@@ -47,8 +58,12 @@ def fit_projection(method: str, vectors: np.ndarray, meaningful: np.ndarray, sen
             bases.append(fitted.basis_)
             report[f"{family}_pairs"] = len(first)
             report[f"{family}_explained_variance_ratio"] = fitted.explained_variance_ratio_.tolist()
-            log.info("SentenceDebias %s: %d counterfactual pairs, explained variance %s", family, len(first),
-                     np.round(fitted.explained_variance_ratio_, 3).tolist())
+            log.info(
+                "SentenceDebias %s: %d counterfactual pairs, explained variance %s",
+                family,
+                len(first),
+                np.round(fitted.explained_variance_ratio_, 3).tolist(),
+            )
         basis = np.hstack(bases)
         projection = projection_from_basis(basis, dim)
         report.update(projection_checks(projection, vectors[meaningful], basis=basis))
@@ -57,13 +72,20 @@ def fit_projection(method: str, vectors: np.ndarray, meaningful: np.ndarray, sen
     from sklearn.svm import LinearSVC
 
     ids, labels = stereotype_labels(pairs)
-    make = {"linear_svc": lambda: LinearSVC(dual="auto", max_iter=5000),
-            "logistic": lambda: LogisticRegression(max_iter=2000)}[settings["classifier"]]
-    fitted = INLP(n_iterations=settings["iterations"], make_classifier=make, seed=seed).fit(vectors[ids], np.asarray(labels))
+    make = {
+        "linear_svc": lambda: LinearSVC(dual="auto", max_iter=5000),
+        "logistic": lambda: LogisticRegression(max_iter=2000),
+    }[settings["classifier"]]
+    fitted = INLP(n_iterations=settings["iterations"], make_classifier=make, seed=seed).fit(
+        vectors[ids], np.asarray(labels)
+    )
     report["sentences"] = len(ids)
     report["stereotypical"] = int(sum(labels))
     report["iteration_accuracies"] = fitted.accuracies_
     report.update(projection_checks(fitted.projection_, vectors[ids], labels=np.asarray(labels), make_classifier=make))
-    log.info("INLP: accuracy by iteration %s; after: %.3f", np.round(fitted.accuracies_, 3).tolist(),
-             report["accuracy_after"])
+    log.info(
+        "INLP: accuracy by iteration %s; after: %.3f",
+        np.round(fitted.accuracies_, 3).tolist(),
+        report["accuracy_after"],
+    )
     return fitted.projection_, report

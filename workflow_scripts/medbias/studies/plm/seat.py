@@ -13,11 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from medbias.core.encoders import piece_counts, pooled_sentence_vectors, unknown_words
 from medbias.core.errors import MedbiasInputError
 from medbias.core.templates import WORD_SLOT, check_template, fill_template
-
 from medbias.io.resources import SEAT_SETS
-from medbias.core.encoders import piece_counts, pooled_sentence_vectors, unknown_words
 
 
 def contextualise(words: Sequence[str], templates: Sequence[str], where: str) -> list[tuple[str, str]]:
@@ -42,8 +41,9 @@ def seat_sentences(test: Mapping[str, Any], templates: Mapping[str, Sequence[str
     }
 
 
-def in_vocabulary_sets(test: Mapping[str, Any], tokenizer, model: str, test_name: str, min_fraction: float
-                       ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+def in_vocabulary_sets(
+    test: Mapping[str, Any], tokenizer, model: str, test_name: str, min_fraction: float
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """(kept words, out-of-vocabulary words) per set; a set keeping fewer than ``min_fraction`` of
     its words (or none) is one error naming the model, test, set and words."""
     kept, dropped = {}, {}
@@ -53,7 +53,8 @@ def in_vocabulary_sets(test: Mapping[str, Any], tokenizer, model: str, test_name
         dropped[key] = unknown
         if not kept[key] or len(kept[key]) < min_fraction * len(test[key]):
             raise MedbiasInputError(
-                f"model '{model}', SEAT test '{test_name}' set {key}: {len(unknown)} of {len(test[key])} words are out of vocabulary ({', '.join(unknown[:5])})"
+                f"model '{model}', SEAT test '{test_name}' set {key}: {len(unknown)} of {len(test[key])} words "
+                f"are out of vocabulary ({', '.join(unknown[:5])})"
             )
     return kept, dropped
 
@@ -80,16 +81,38 @@ def random_phrases(words: Sequence[str], length: int, n_phrases: int, seed: int)
     do not allow that many), drawn with ``seed``."""
     rng = np.random.default_rng(seed)
     if length == 1:
-        return list(words[:n_phrases]) if len(words) <= n_phrases else [words[i] for i in sorted(rng.choice(len(words), n_phrases, replace=False))]
-    phrases = dict.fromkeys(" ".join(words[i] for i in rng.choice(len(words), length, replace=False))
-                            for _ in range(4 * n_phrases))
+        return (
+            list(words[:n_phrases])
+            if len(words) <= n_phrases
+            else [words[i] for i in sorted(rng.choice(len(words), n_phrases, replace=False))]
+        )
+    phrases = dict.fromkeys(
+        " ".join(words[i] for i in rng.choice(len(words), length, replace=False)) for _ in range(4 * n_phrases)
+    )
     return list(phrases)[:n_phrases]
 
 
-def run_seat(encoder, tokenizer, tests: Mapping[str, Mapping[str, Any]], templates: Mapping[str, Sequence[str]], *,
-             model_name: str, pooling: str, batch_size: int, max_length: int, prepend_bos: bool, budget: int,
-             alternative: str, n_bootstrap: int, min_fraction: float, seed: int, null_draws: int = 0,
-             null_pool: int = 200, alpha: float = 0.05, progress=None):
+def run_seat(
+    encoder,
+    tokenizer,
+    tests: Mapping[str, Mapping[str, Any]],
+    templates: Mapping[str, Sequence[str]],
+    *,
+    model_name: str,
+    pooling: str,
+    batch_size: int,
+    max_length: int,
+    prepend_bos: bool,
+    budget: int,
+    alternative: str,
+    n_bootstrap: int,
+    min_fraction: float,
+    seed: int,
+    null_draws: int = 0,
+    null_pool: int = 200,
+    alpha: float = 0.05,
+    progress=None,
+):
     """Every SEAT test on one encoder (Xie et al. 2024, eq. 1-2, via ``metrics.association.weat``):
     each set's words (out-of-vocabulary ones left out and listed) in their templates, one pooled
     vector per sentence, effect size, permutation p-value and bootstrap interval over sentences.
@@ -123,8 +146,15 @@ def run_seat(encoder, tokenizer, tests: Mapping[str, Mapping[str, Any]], templat
         texts = sorted({s for pairs in sets.values() for _, s in pairs})
         lookup = dict(zip(texts, vectors_of(texts)))
         rng = np.random.default_rng(seed + i)
-        result = weat(lookup, *[[s for _, s in sets[k]] for k in SEAT_SETS], rng=rng,
-                      budget=budget, alternative=alternative, n_bootstrap=n_bootstrap, min_fraction=0.0)
+        result = weat(
+            lookup,
+            *[[s for _, s in sets[k]] for k in SEAT_SETS],
+            rng=rng,
+            budget=budget,
+            alternative=alternative,
+            n_bootstrap=n_bootstrap,
+            min_fraction=0.0,
+        )
         calibrated = {}
         n_a = len(kept["A"])
         lengths = piece_counts(tokenizer, [*kept["A"], *kept["B"]]) if null_draws else []
@@ -140,23 +170,44 @@ def run_seat(encoder, tokenizer, tests: Mapping[str, Mapping[str, Any]], templat
             pool_groups = np.repeat(np.arange(offsets[-1]), len(templates["disease"]))
             candidates = [np.arange(start[k], start[k] + len(null_phrases[k])) for k in lengths]
             draws = draw_matched_sets(candidates, null_draws, rng)
-            targets = np.stack([lookup[s] for k in ("X", "Y") for s in dict.fromkeys(s for _, s in sets[k])]).astype(np.float64)
-            direction = attribute_direction(*(np.stack([lookup[s] for _, s in sets[k]]).astype(np.float64) for k in "AB"))
-            null = calibrated_null(targets, len(dict.fromkeys(s for _, s in sets["X"])), pool_vectors, draws[:, :n_a],
-                                   draws[:, n_a:], effect=result.effect_size, mean_difference=result.mean_difference,
-                                   direction_norm=float(np.linalg.norm(direction)), alternative=alternative,  # type: ignore[arg-type]
-                                   item_groups=pool_groups)
+            targets = np.stack([lookup[s] for k in ("X", "Y") for s in dict.fromkeys(s for _, s in sets[k])]).astype(
+                np.float64
+            )
+            direction = attribute_direction(
+                *(np.stack([lookup[s] for _, s in sets[k]]).astype(np.float64) for k in "AB")
+            )
+            null = calibrated_null(
+                targets,
+                len(dict.fromkeys(s for _, s in sets["X"])),
+                pool_vectors,
+                draws[:, :n_a],
+                draws[:, n_a:],
+                effect=result.effect_size,
+                mean_difference=result.mean_difference,
+                direction_norm=float(np.linalg.norm(direction)),
+                alternative=alternative,  # type: ignore[arg-type]
+                item_groups=pool_groups,
+            )
             calibrated = {**calibrated_columns(null), "null_pool_words": len(pool_words)}
         elif null_draws:
             calibrated = {"null_pool_words": len(pool_words)}  # too few whole words: no calibrated p, said so
         p_star = calibrated.get("p_calibrated", result.p_value if not null_draws else float("nan"))
-        rows.append({
-            "test": name, "effect_size": result.effect_size, "p_value": result.p_value, "p_exact": result.p_exact,
-            "ci_low": result.ci_low, "ci_high": result.ci_high, "mean_difference": result.mean_difference,
-            "p_calibrated": float("nan"), **calibrated, "significant": bool(p_star < alpha),
-            **{f"n_{k}": len(sets[k]) for k in SEAT_SETS},
-            "out_of_vocabulary": "; ".join(f"{k}: {', '.join(v)}" for k, v in dropped.items() if v),
-        })
+        rows.append(
+            {
+                "test": name,
+                "effect_size": result.effect_size,
+                "p_value": result.p_value,
+                "p_exact": result.p_exact,
+                "ci_low": result.ci_low,
+                "ci_high": result.ci_high,
+                "mean_difference": result.mean_difference,
+                "p_calibrated": float("nan"),
+                **calibrated,
+                "significant": bool(p_star < alpha),
+                **{f"n_{k}": len(sets[k]) for k in SEAT_SETS},
+                "out_of_vocabulary": "; ".join(f"{k}: {', '.join(v)}" for k, v in dropped.items() if v),
+            }
+        )
         if progress:
             progress(name, rows[-1])
     return pd.DataFrame(rows)

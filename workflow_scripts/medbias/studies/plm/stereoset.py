@@ -13,10 +13,12 @@ from medbias.core.errors import MedbiasInputError
 from medbias.core.templates import BIAS_SLOT, IDENTITY_SLOT, check_templates, fill_template
 
 
-
-
-def stereoset_examples(tests: Mapping[str, Mapping[str, Any]], families: Mapping[str, Sequence[str]],
-                       templates: Mapping[str, str], unrelated: Sequence[str]):
+def stereoset_examples(
+    tests: Mapping[str, Mapping[str, Any]],
+    families: Mapping[str, Sequence[str]],
+    templates: Mapping[str, str],
+    unrelated: Sequence[str],
+):
     """The StereoSet-style sentences and the pairs compared (Xie et al. 2024, section 3.2).
 
     For every family (race, LGBTQ+), every SEAT test in it and every template:
@@ -42,9 +44,19 @@ def stereoset_examples(tests: Mapping[str, Mapping[str, Any]], families: Mapping
         text = fill_template(templates[template_name], {IDENTITY_SLOT: identity, BIAS_SLOT: bias})
         if text not in index:
             index[text] = len(rows)
-            rows.append({"sentence_id": len(rows), "family": family, "test": test, "template": template_name,
-                         "identity": identity, "identity_group": identity_group, "bias": bias,
-                         "bias_kind": bias_kind, "text": text})
+            rows.append(
+                {
+                    "sentence_id": len(rows),
+                    "family": family,
+                    "test": test,
+                    "template": template_name,
+                    "identity": identity,
+                    "identity_group": identity_group,
+                    "bias": bias,
+                    "bias_kind": bias_kind,
+                    "text": text,
+                }
+            )
         return index[text]
 
     for family, test_names in families.items():
@@ -60,23 +72,41 @@ def stereoset_examples(tests: Mapping[str, Mapping[str, Any]], families: Mapping
                         for a in non_stereo:
                             u = unrelated[k % len(unrelated)]
                             k += 1
-                            pairs.append({
-                                "family": family, "test": test_name, "template": name, "blank": "bias",
-                                "stereotypical": sentence(family, test_name, name, y, "minority", b, "stereotypical"),
-                                "anti_stereotypical": sentence(family, test_name, name, y, "minority", a, "non_stereotypical"),
-                                "unrelated": sentence(family, test_name, name, y, "minority", u, "unrelated"),
-                            })
+                            pairs.append(
+                                {
+                                    "family": family,
+                                    "test": test_name,
+                                    "template": name,
+                                    "blank": "bias",
+                                    "stereotypical": sentence(
+                                        family, test_name, name, y, "minority", b, "stereotypical"
+                                    ),
+                                    "anti_stereotypical": sentence(
+                                        family, test_name, name, y, "minority", a, "non_stereotypical"
+                                    ),
+                                    "unrelated": sentence(family, test_name, name, y, "minority", u, "unrelated"),
+                                }
+                            )
                 for b in stereo:
                     for y in minority:
                         for x in majority:
                             u = unrelated[k % len(unrelated)]
                             k += 1
-                            pairs.append({
-                                "family": family, "test": test_name, "template": name, "blank": "identity",
-                                "stereotypical": sentence(family, test_name, name, y, "minority", b, "stereotypical"),
-                                "anti_stereotypical": sentence(family, test_name, name, x, "majority", b, "stereotypical"),
-                                "unrelated": sentence(family, test_name, name, u, "unrelated", b, "stereotypical"),
-                            })
+                            pairs.append(
+                                {
+                                    "family": family,
+                                    "test": test_name,
+                                    "template": name,
+                                    "blank": "identity",
+                                    "stereotypical": sentence(
+                                        family, test_name, name, y, "minority", b, "stereotypical"
+                                    ),
+                                    "anti_stereotypical": sentence(
+                                        family, test_name, name, x, "majority", b, "stereotypical"
+                                    ),
+                                    "unrelated": sentence(family, test_name, name, u, "unrelated", b, "stereotypical"),
+                                }
+                            )
     return pd.DataFrame(rows), pd.DataFrame(pairs)
 
 
@@ -85,8 +115,11 @@ def counterfactual_identity_pairs(sentences, family: str) -> tuple[list[int], li
     same template and disease with a majority and a minority identity, the two identity lists
     zipped (the shorter cycled)."""
     first, second = [], []
-    frame = sentences[(sentences["family"] == family) & sentences["identity_group"].isin(["majority", "minority"])
-                      & (sentences["bias_kind"] != "unrelated")]
+    frame = sentences[
+        (sentences["family"] == family)
+        & sentences["identity_group"].isin(["majority", "minority"])
+        & (sentences["bias_kind"] != "unrelated")
+    ]
     for _, group in frame.groupby(["test", "template", "bias"], sort=True):
         majority = group[group["identity_group"] == "majority"]["sentence_id"].tolist()
         minority = group[group["identity_group"] == "minority"]["sentence_id"].tolist()
@@ -108,6 +141,7 @@ def stereotype_labels(pairs) -> tuple[list[int], list[int]]:
 
 # --- SEAT sentence vectors ---------------------------------------------------------------------------
 
+
 def stereoset_summary(pairs, scores: np.ndarray, ties_as_half: bool = False):
     """Stereotype score, language-modelling score and ICAT (``metrics.stereoset``) per family, over
     all its pairs and per blank position and template; ``scores`` are the sentences' log-likelihoods
@@ -117,7 +151,8 @@ def stereoset_summary(pairs, scores: np.ndarray, ties_as_half: bool = False):
     from medbias.metrics.stereoset import stereotype_scores
 
     frame = pairs.assign(
-        s=scores[pairs["stereotypical"].to_numpy()], a=scores[pairs["anti_stereotypical"].to_numpy()],
+        s=scores[pairs["stereotypical"].to_numpy()],
+        a=scores[pairs["anti_stereotypical"].to_numpy()],
         u=scores[pairs["unrelated"].to_numpy()],
     )
     rows = []
@@ -127,6 +162,16 @@ def stereoset_summary(pairs, scores: np.ndarray, ties_as_half: bool = False):
         subsets += [("all", template, g) for template, g in group.groupby("template", sort=False)]
         for blank, template, subset in subsets:
             score = stereotype_scores(subset["s"], subset["a"], subset["u"], ties_as_half)
-            rows.append({"family": family, "blank": blank, "template": template, "ss": score.ss, "lms": score.lms,
-                         "icat": score.icat, "pairs": score.examples, "ties": score.ties})
+            rows.append(
+                {
+                    "family": family,
+                    "blank": blank,
+                    "template": template,
+                    "ss": score.ss,
+                    "lms": score.lms,
+                    "icat": score.icat,
+                    "pairs": score.examples,
+                    "ties": score.ties,
+                }
+            )
     return pd.DataFrame(rows)

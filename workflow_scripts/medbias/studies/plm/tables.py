@@ -12,7 +12,6 @@ import pandas as pd
 
 from medbias.io.tables import PaperTable
 
-
 METHOD_LABELS = {"none": "", "dropout": "Dropout", "sentencedebias": "SentenceDebias", "inlp": "INLP"}
 
 
@@ -35,21 +34,43 @@ def debias_changes(seat, stereo, methods: Sequence[str]):
             after_ss = stereo_ok[(stereo_ok["model"] == model) & (stereo_ok["debias"] == method)].set_index("family")
             for test in after_seat.index.intersection(before_seat.index):
                 b, a = before_seat.at[test, "effect_size"], after_seat.at[test, "effect_size"]
-                rows.append({"model": model, "method": method, "benchmark": "SEAT", "measure": test,
-                             "before": b, "after": a, "change": a - b, "toward_neutral": abs(a) < abs(b)})
+                rows.append(
+                    {
+                        "model": model,
+                        "method": method,
+                        "benchmark": "SEAT",
+                        "measure": test,
+                        "before": b,
+                        "after": a,
+                        "change": a - b,
+                        "toward_neutral": abs(a) < abs(b),
+                    }
+                )
             for family in after_ss.index.intersection(before_ss.index):
                 b, a = before_ss.at[family, "ss"] / 100, after_ss.at[family, "ss"] / 100
-                rows.append({"model": model, "method": method, "benchmark": "StereoSet", "measure": family,
-                             "before": b, "after": a, "change": a - b, "toward_neutral": abs(a - 0.5) < abs(b - 0.5)})
-    return pd.DataFrame(rows, columns=["model", "method", "benchmark", "measure", "before", "after", "change",
-                                       "toward_neutral"])
+                rows.append(
+                    {
+                        "model": model,
+                        "method": method,
+                        "benchmark": "StereoSet",
+                        "measure": family,
+                        "before": b,
+                        "after": a,
+                        "change": a - b,
+                        "toward_neutral": abs(a - 0.5) < abs(b - 0.5),
+                    }
+                )
+    return pd.DataFrame(
+        rows, columns=["model", "method", "benchmark", "measure", "before", "after", "change", "toward_neutral"]
+    )
 
 
 TABLE6_COLUMNS = ("glue", "pubmedqa", "hoc", "bc5cdr")
 
 
-def downstream_table(results: Sequence[Mapping[str, Any]], models: Sequence[str], methods: Sequence[str],
-                     labels: Mapping[str, str]):
+def downstream_table(
+    results: Sequence[Mapping[str, Any]], models: Sequence[str], methods: Sequence[str], labels: Mapping[str, str]
+):
     """Table 6 (Xie et al. 2024) from the fine-tuning results: per model the plain scores, each
     method's scores with "Mean Diff (Debias)" (mean over the four benchmarks of debiased - plain),
     and a "Mean Diff. (Task)" row (mean over the methods of debiased - plain, per benchmark). GLUE is
@@ -70,8 +91,14 @@ def downstream_table(results: Sequence[Mapping[str, Any]], models: Sequence[str]
         name = labels.get(model, model)
         plain = scores.get((model, "none"))
         if status.get((model, "none")) != "ok":
-            rows.append({"model": name, **{b: float("nan") for b in TABLE6_COLUMNS}, "mean_diff_debias": float("nan"),
-                         "note": status.get((model, "none"), "not run")})
+            rows.append(
+                {
+                    "model": name,
+                    **{b: float("nan") for b in TABLE6_COLUMNS},
+                    "mean_diff_debias": float("nan"),
+                    "note": status.get((model, "none"), "not run"),
+                }
+            )
             continue
         rows.append({"model": name, **plain, "mean_diff_debias": float("nan"), "note": ""})
         differences = []
@@ -81,23 +108,42 @@ def downstream_table(results: Sequence[Mapping[str, Any]], models: Sequence[str]
             after = scores[(model, method)]
             diff = {b: after[b] - plain[b] for b in TABLE6_COLUMNS}
             differences.append(diff)
-            rows.append({"model": f"+{METHOD_LABELS[method]}", **after,
-                         "mean_diff_debias": float(np.mean(list(diff.values()))), "note": ""})
+            rows.append(
+                {
+                    "model": f"+{METHOD_LABELS[method]}",
+                    **after,
+                    "mean_diff_debias": float(np.mean(list(diff.values()))),
+                    "note": "",
+                }
+            )
         if differences:
-            rows.append({"model": "Mean Diff. (Task)", **{b: float(np.mean([d[b] for d in differences])) for b in TABLE6_COLUMNS},
-                         "mean_diff_debias": float("nan"), "note": ""})
-    table = pd.DataFrame(rows).rename(columns={"glue": "GLUE (avg.)", "pubmedqa": "PubMedQA", "hoc": "HoC",
-                                               "bc5cdr": "BC5CDR", "mean_diff_debias": "Mean Diff (Debias)"})
+            rows.append(
+                {
+                    "model": "Mean Diff. (Task)",
+                    **{b: float(np.mean([d[b] for d in differences])) for b in TABLE6_COLUMNS},
+                    "mean_diff_debias": float("nan"),
+                    "note": "",
+                }
+            )
+    table = pd.DataFrame(rows).rename(
+        columns={
+            "glue": "GLUE (avg.)",
+            "pubmedqa": "PubMedQA",
+            "hoc": "HoC",
+            "bc5cdr": "BC5CDR",
+            "mean_diff_debias": "Mean Diff (Debias)",
+        }
+    )
     return table, pd.DataFrame(long_rows)
 
 
 @dataclass(frozen=True)
 class PlmTables:
-    table2: PaperTable        # SEAT effect sizes of the plain models
-    table4: PaperTable        # StereoSet-style ss and lms of the plain models
-    table5: PaperTable        # signed change after each debiasing method
-    changes: pd.DataFrame     # Table 5's long form (every test, before and after)
-    figure2: pd.DataFrame     # label, method, x, y: Figure 2's points
+    table2: PaperTable  # SEAT effect sizes of the plain models
+    table4: PaperTable  # StereoSet-style ss and lms of the plain models
+    table5: PaperTable  # signed change after each debiasing method
+    changes: pd.DataFrame  # Table 5's long form (every test, before and after)
+    figure2: pd.DataFrame  # label, method, x, y: Figure 2's points
 
 
 def with_seat_averages(seat: pd.DataFrame, averages: Mapping[str, Sequence[str]]) -> pd.DataFrame:
@@ -113,29 +159,53 @@ def with_seat_averages(seat: pd.DataFrame, averages: Mapping[str, Sequence[str]]
             statuses = [m["status"] for m in members if m["status"] != "ok"]
             status = statuses[0] if statuses else ("ok" if len(members) == len(tests) else "not run")
             effect = float(np.mean([m["effect_size"] for m in members])) if status == "ok" else float("nan")
-            rows.append({"status": status, "test": name, "effect_size": effect, "significant": False,
-                         "model": model, "debias": debias, "average_of": " + ".join(tests)})
+            rows.append(
+                {
+                    "status": status,
+                    "test": name,
+                    "effect_size": effect,
+                    "significant": False,
+                    "model": model,
+                    "debias": debias,
+                    "average_of": " + ".join(tests),
+                }
+            )
     return pd.concat([seat, pd.DataFrame(rows)], ignore_index=True) if rows else seat
 
 
 def stamp_evaluations(frames: Sequence[pd.DataFrame], evaluations: Sequence[tuple[str, str]]) -> pd.DataFrame:
     """One frame of every evaluation's rows with its ``model`` and ``debias`` columns added."""
-    return pd.concat([frame.assign(model=model, debias=debias) for (model, debias), frame in zip(evaluations, frames)],
-                     ignore_index=True)
+    return pd.concat(
+        [frame.assign(model=model, debias=debias) for (model, debias), frame in zip(evaluations, frames)],
+        ignore_index=True,
+    )
 
 
-def unloadable_notes(summaries: Mapping[tuple[str, str], Mapping[str, Any]], models: Sequence[str],
-                     label: Mapping[str, str]) -> list[str]:
+def unloadable_notes(
+    summaries: Mapping[tuple[str, str], Mapping[str, Any]], models: Sequence[str], label: Mapping[str, str]
+) -> list[str]:
     """A note per model whose plain evaluation did not run (e.g. "BiomedGPT: not loadable: ...")."""
-    return [f"{label[m]}: {summaries[(m, 'none')]['status']}" for m in models if summaries[(m, "none")]["status"] != "ok"]
+    return [
+        f"{label[m]}: {summaries[(m, 'none')]['status']}" for m in models if summaries[(m, "none")]["status"] != "ok"
+    ]
 
 
-def seat_table(seat: pd.DataFrame, models: Sequence[str], label: Mapping[str, str], *, pooling: str, alpha: float,
-               alternative: str, unloadable: Sequence[str]) -> PaperTable:
+def seat_table(
+    seat: pd.DataFrame,
+    models: Sequence[str],
+    label: Mapping[str, str],
+    *,
+    pooling: str,
+    alpha: float,
+    alternative: str,
+    unloadable: Sequence[str],
+) -> PaperTable:
     """Table 2: each plain model's SEAT effect size per test, * where the calibrated p < alpha; a test
     that did not run shows its status."""
     plain = seat[seat["debias"] == "none"]
-    averages = {} if "average_of" not in seat else dict(seat.dropna(subset=["average_of"])[["test", "average_of"]].values)
+    averages = (
+        {} if "average_of" not in seat else dict(seat.dropna(subset=["average_of"])[["test", "average_of"]].values)
+    )
     tests = [t for t in dict.fromkeys(seat["test"]) if t not in averages]
     for name, members in averages.items():  # each average right after its last test
         tests.insert(max(tests.index(t) for t in members.split(" + ") if t in tests) + 1, name)
@@ -145,24 +215,38 @@ def seat_table(seat: pd.DataFrame, models: Sequence[str], label: Mapping[str, st
         cells = plain[plain["model"] == model].set_index("test")
         for test in tests:
             ok = test in cells.index and cells.at[test, "status"] == "ok"
-            row[test] = (f"{cells.at[test, 'effect_size']:+.3f}{'*' if cells.at[test, 'significant'] else ''}"
-                         if ok else (cells.at[test, "status"].split(":")[0] if test in cells.index else "not run"))
+            row[test] = (
+                f"{cells.at[test, 'effect_size']:+.3f}{'*' if cells.at[test, 'significant'] else ''}"
+                if ok
+                else (cells.at[test, "status"].split(":")[0] if test in cells.index else "not run")
+            )
         rows.append(row)
     notes = (
-        f"Effect size of eq. 1 on sentence vectors ({pooling} pooling of the last hidden states); * calibrated p < {alpha} "
-        f"({alternative}): the same test for random attribute sets, each disease replaced by a phrase of as many random "
-        f"single-token words of the model's vocabulary in the disease templates (the targets held fixed), which the classic permutation test over sentences does not do (it treats "
-        f"the sentences of one identity as independent and is anti-conservative); classic p (p_value), both intervals and "
+        f"Effect size of eq. 1 on sentence vectors ({pooling} pooling of the last hidden states); * calibrated "
+        f"p < {alpha} "
+        f"({alternative}): the same test for random attribute sets, each disease replaced by a phrase of as "
+        f"many random "
+        f"single-token words of the model's vocabulary in the disease templates (the targets held fixed), "
+        f"which the classic permutation test over sentences does not do (it treats "
+        f"the sentences of one identity as independent and is anti-conservative); classic p (p_value), both "
+        f"intervals and "
         f"the null's size: seat_long.csv. > 0: the minority identities sit closer to their stereotypical diseases.",
-        "control_1 and control_2 are the birthday controls (no association expected). p-values, intervals and out-of-vocabulary words: seat_long.csv.",
-        *[f"{name}: the mean effect size of {members} (the paper's average, appendix A); not a test of its own, so no "
-          "p-value and no star" for name, members in averages.items()],
-        *unloadable)
+        "control_1 and control_2 are the birthday controls (no association expected). p-values, intervals and "
+        "out-of-vocabulary words: seat_long.csv.",
+        *[
+            f"{name}: the mean effect size of {members} (the paper's average, appendix A); not a test of its "
+            f"own, so no "
+            "p-value and no star"
+            for name, members in averages.items()
+        ],
+        *unloadable,
+    )
     return PaperTable(pd.DataFrame(rows), "Table 2: SEAT effect sizes (Xie et al. 2024)", notes)
 
 
-def stereoset_table(stereo: pd.DataFrame, models: Sequence[str], label: Mapping[str, str],
-                    families: Sequence[str]) -> PaperTable:
+def stereoset_table(
+    stereo: pd.DataFrame, models: Sequence[str], label: Mapping[str, str], families: Sequence[str]
+) -> PaperTable:
     """Table 4: each plain model's stereotype score (ss), language-modelling score (lms) and ties per
     family, over all blanks and templates; a model that did not run shows its status."""
     whole = ((stereo["blank"] == "all") & (stereo["template"] == "all")) | (stereo["status"] != "ok")
@@ -179,17 +263,29 @@ def stereoset_table(stereo: pd.DataFrame, models: Sequence[str], label: Mapping[
         marked = [cells.at[f, "status"] for f in families if f in cells.index and cells.at[f, "status"] != "ok"]
         row["status"] = marked[0] if marked else ""  # not loadable, or no trained language-model head
         rows.append(row)
-    notes = ("ss = % of pairs where the stereotypical sentence scores higher (50 = unbiased; ties left out and counted); "
-             "lms = % where a meaningful option beats the unrelated one. Per blank position and template: stereoset_long.csv.",)
+    notes = (
+        "ss = % of pairs where the stereotypical sentence scores higher (50 = unbiased; ties left out and counted); "
+        "lms = % where a meaningful option beats the unrelated one. Per blank position and template: "
+        "stereoset_long.csv.",
+    )
     return PaperTable(pd.DataFrame(rows), "Table 4: StereoSet-style scores (Xie et al. 2024)", notes, digits=2)
 
 
-def debias_table(changes: pd.DataFrame, models: Sequence[str], label: Mapping[str, str], methods: Sequence[str],
-                 measures: Sequence[tuple[str, str]], unloadable: Sequence[str]) -> PaperTable:
+def debias_table(
+    changes: pd.DataFrame,
+    models: Sequence[str],
+    label: Mapping[str, str],
+    methods: Sequence[str],
+    measures: Sequence[tuple[str, str]],
+    unloadable: Sequence[str],
+) -> PaperTable:
     """Table 5: the signed change (after - before) of each measure under each method per model, '(away)'
     where it moved away from neutral, and the mean over models."""
+
     def cells(method: str, benchmark: str, measure: str) -> pd.DataFrame:
-        return changes[(changes["method"] == method) & (changes["benchmark"] == benchmark) & (changes["measure"] == measure)]
+        return changes[
+            (changes["method"] == method) & (changes["benchmark"] == benchmark) & (changes["measure"] == measure)
+        ]
 
     rows = []
     for model in models:
@@ -199,7 +295,10 @@ def debias_table(changes: pd.DataFrame, models: Sequence[str], label: Mapping[st
                 cell = cells(method, benchmark, measure)
                 cell = cell[cell["model"] == model]
                 row[f"{METHOD_LABELS[method]} {measure}"] = (
-                    f"{cell['change'].iloc[0]:+.3f}{'' if cell['toward_neutral'].iloc[0] else ' (away)'}" if len(cell) else "-")
+                    f"{cell['change'].iloc[0]:+.3f}{'' if cell['toward_neutral'].iloc[0] else ' (away)'}"
+                    if len(cell)
+                    else "-"
+                )
         rows.append(row)
     overall = {"model": "Overall (mean)"}
     for method in methods:
@@ -207,9 +306,13 @@ def debias_table(changes: pd.DataFrame, models: Sequence[str], label: Mapping[st
             chosen = cells(method, benchmark, measure)
             overall[f"{METHOD_LABELS[method]} {measure}"] = f"{chosen['change'].mean():+.3f}" if len(chosen) else "-"
     rows.append(overall)
-    notes = ("Signed change after - before: SEAT effect size; StereoSet score as a fraction (ss/100). '(away)' marks a score "
-             "that moved away from neutral (0 for SEAT, 0.5 for StereoSet); '-' a method not run for the model.",
-             "Every SEAT test and both families, with before and after: table5_debias_long.csv.", *unloadable)
+    notes = (
+        "Signed change after - before: SEAT effect size; StereoSet score as a fraction (ss/100). '(away)' "
+        "marks a score "
+        "that moved away from neutral (0 for SEAT, 0.5 for StereoSet); '-' a method not run for the model.",
+        "Every SEAT test and both families, with before and after: table5_debias_long.csv.",
+        *unloadable,
+    )
     return PaperTable(pd.DataFrame(rows), "Table 5: change after debiasing (Xie et al. 2024)", notes)
 
 
@@ -221,10 +324,21 @@ def figure2_points(seat: pd.DataFrame, label: Mapping[str, str], x: str, y: str)
     return points[["label", "method", "x", "y"]]
 
 
-def plm_tables(seat: pd.DataFrame, stereo: pd.DataFrame, summaries: Mapping[tuple[str, str], Mapping[str, Any]], *,
-               models: Sequence[str], labels: Mapping[str, str], methods: Sequence[str], families: Sequence[str],
-               figure: Mapping[str, str], pooling: str, alpha: float, alternative: str,
-               averages: Mapping[str, Sequence[str]]) -> PlmTables:
+def plm_tables(
+    seat: pd.DataFrame,
+    stereo: pd.DataFrame,
+    summaries: Mapping[tuple[str, str], Mapping[str, Any]],
+    *,
+    models: Sequence[str],
+    labels: Mapping[str, str],
+    methods: Sequence[str],
+    families: Sequence[str],
+    figure: Mapping[str, str],
+    pooling: str,
+    alpha: float,
+    alternative: str,
+    averages: Mapping[str, Sequence[str]],
+) -> PlmTables:
     """Every table and figure of the plm study from the stamped evaluations (``stamp_evaluations``);
     the SEAT ``averages`` (``with_seat_averages``) stand beside the tests in Tables 2 and 5 and may be
     Figure 2's axes."""
@@ -234,8 +348,11 @@ def plm_tables(seat: pd.DataFrame, stereo: pd.DataFrame, summaries: Mapping[tupl
     changes = debias_changes(seat, stereo, methods)
     measures = [("SEAT", figure["x"]), ("SEAT", figure["y"]), *[("StereoSet", f) for f in families]]
     return PlmTables(
-        table2=seat_table(seat, models, label, pooling=pooling, alpha=alpha, alternative=alternative, unloadable=unloadable),
+        table2=seat_table(
+            seat, models, label, pooling=pooling, alpha=alpha, alternative=alternative, unloadable=unloadable
+        ),
         table4=stereoset_table(stereo, models, label, families),
         table5=debias_table(changes, models, label, methods, measures, unloadable),
         changes=changes,
-        figure2=figure2_points(seat, label, figure["x"], figure["y"]))
+        figure2=figure2_points(seat, label, figure["x"], figure["y"]),
+    )

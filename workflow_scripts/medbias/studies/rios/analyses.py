@@ -2,7 +2,8 @@
 
 Pure functions from {decade label: word vectors} and the word-set file to the paper's tables:
 WEAT for the five stereotypes of Table 2 (Figure 1) over every training seed replicate, with the
-classic, the calibrated and (when configured) the document-level p-value and the trend over decades, ECT for occupations and mental-health words
+classic, the calibrated and (when configured) the document-level p-value and the trend over decades, ECT for
+occupations and mental-health words
 (Figure 2), RIPA's most male and most female words (Table 4, the 1960s included), and the coverage of
 every word set (no word is dropped silently). All statistics come from ``medbias.metrics.association``.
 """
@@ -15,7 +16,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.studies.rios.documents import pair_mapping
 from medbias.core.errors import MedbiasInputError
 from medbias.metrics.association import (
     NullVocabulary,
@@ -32,6 +32,7 @@ from medbias.metrics.association import (
 )
 from medbias.metrics.bootstrap import percentile_interval
 from medbias.metrics.trends import decade_trend
+from medbias.studies.rios.documents import pair_mapping
 
 
 def _lower(words) -> list[str]:
@@ -40,8 +41,14 @@ def _lower(words) -> list[str]:
 
 def _coverage_rows(decade: str, coverages: Mapping[str, WordSetCoverage]) -> list[dict[str, Any]]:
     return [
-        {"decade": decade, "word_set": c.name, "requested": c.requested, "found": len(c.found),
-         "missing_count": len(c.missing), "missing": " ".join(c.missing)}
+        {
+            "decade": decade,
+            "word_set": c.name,
+            "requested": c.requested,
+            "found": len(c.found),
+            "missing_count": len(c.missing),
+            "missing": " ".join(c.missing),
+        }
         for c in coverages.values()
     ]
 
@@ -97,32 +104,60 @@ def weat_by_decade(
             vocabulary = NullVocabulary(list(vectors.index_to_key), excluded, null_draws) if null_draws else None
             for t, (name, test) in enumerate(tests.items()):
                 result = weat(
-                    vectors, male, female, _lower(test["a"]), _lower(test["b"]),
-                    rng=np.random.default_rng([seed, d, t] if r == 0 else [seed, d, t, r]), budget=budget,
-                    alternative=alternative, n_bootstrap=n_bootstrap, min_fraction=min_fraction,  # type: ignore[arg-type]
-                    names=("male", "female", f"{name}.a", f"{name}.b"), null_vocabulary=vocabulary,
+                    vectors,
+                    male,
+                    female,
+                    _lower(test["a"]),
+                    _lower(test["b"]),
+                    rng=np.random.default_rng([seed, d, t] if r == 0 else [seed, d, t, r]),
+                    budget=budget,
+                    alternative=alternative,
+                    n_bootstrap=n_bootstrap,
+                    min_fraction=min_fraction,  # type: ignore[arg-type]
+                    names=("male", "female", f"{name}.a", f"{name}.b"),
+                    null_vocabulary=vocabulary,
                 )
                 null = result.calibrated
-                rows.append({
-                    "decade": decade, "test": name, "replicate": r, "title": test["title"],
-                    "control": name in wordsets.get("control_tests", {}), "effect_size": result.effect_size,
-                    "ci_low": result.ci_low, "ci_high": result.ci_high, "p_value": result.p_value,
-                    "significant": bool((null.p_value if null else result.p_value) < alpha),
-                    "mean_difference": result.mean_difference, **calibrated_columns(null),
-                    "null_candidates": null.candidates if null else 0,
-                    "p_exact": result.p_exact, "partitions": result.n_partitions, "alternative": result.alternative,
-                    "statistic": result.statistic,
-                    "n_male": len(result.coverage["male"].found), "n_female": len(result.coverage["female"].found),
-                    "n_a": len(result.coverage[f"{name}.a"].found), "n_b": len(result.coverage[f"{name}.b"].found),
-                })
+                rows.append(
+                    {
+                        "decade": decade,
+                        "test": name,
+                        "replicate": r,
+                        "title": test["title"],
+                        "control": name in wordsets.get("control_tests", {}),
+                        "effect_size": result.effect_size,
+                        "ci_low": result.ci_low,
+                        "ci_high": result.ci_high,
+                        "p_value": result.p_value,
+                        "significant": bool((null.p_value if null else result.p_value) < alpha),
+                        "mean_difference": result.mean_difference,
+                        **calibrated_columns(null),
+                        "null_candidates": null.candidates if null else 0,
+                        "p_exact": result.p_exact,
+                        "partitions": result.n_partitions,
+                        "alternative": result.alternative,
+                        "statistic": result.statistic,
+                        "n_male": len(result.coverage["male"].found),
+                        "n_female": len(result.coverage["female"].found),
+                        "n_a": len(result.coverage[f"{name}.a"].found),
+                        "n_b": len(result.coverage[f"{name}.b"].found),
+                    }
+                )
                 if r == 0:
                     coverage += _coverage_rows(decade, {k: v for k, v in result.coverage.items() if t == 0 or "." in k})
     seeds = pd.DataFrame(rows)
-    spread = seeds.groupby(["decade", "test"], sort=False).agg(
-        seeds=("replicate", "size"), d_seed_mean=("effect_size", "mean"), d_seed_sd=("effect_size", "std"),
-        md_seed_mean=("mean_difference", "mean"), md_seed_sd=("mean_difference", "std"),
-        significant_seeds=("significant", "sum"),
-    ).reset_index()
+    spread = (
+        seeds.groupby(["decade", "test"], sort=False)
+        .agg(
+            seeds=("replicate", "size"),
+            d_seed_mean=("effect_size", "mean"),
+            d_seed_sd=("effect_size", "std"),
+            md_seed_mean=("mean_difference", "mean"),
+            md_seed_sd=("mean_difference", "std"),
+            significant_seeds=("significant", "sum"),
+        )
+        .reset_index()
+    )
     table = seeds[seeds["replicate"] == 0].drop(columns="replicate").merge(spread, on=["decade", "test"], how="left")
     return table, seeds, pd.DataFrame(coverage)
 
@@ -133,13 +168,22 @@ def weat_trends(seeds: pd.DataFrame, decades: Sequence[str]) -> pd.DataFrame:
     rows = []
     for test, part in seeds.groupby("test", sort=False):
         present = [d for d in decades if d in set(part["decade"])]
-        row: dict[str, Any] = {"test": test, "title": part["title"].iloc[0], "control": bool(part["control"].iloc[0]),
-                               "decades": len(present)}
+        row: dict[str, Any] = {
+            "test": test,
+            "title": part["title"].iloc[0],
+            "control": bool(part["control"].iloc[0]),
+            "decades": len(present),
+        }
         for measure, column in (("md", "mean_difference"), ("d", "effect_size")):
             wide = part.pivot(index="replicate", columns="decade", values=column)[present].to_numpy()
             trend = decade_trend(wide)
-            row.update({f"{measure}_slope": trend.slope, f"{measure}_slope_seed_sd": trend.slope_seed_sd,
-                        f"{measure}_trend_p": trend.p_value})
+            row.update(
+                {
+                    f"{measure}_slope": trend.slope,
+                    f"{measure}_slope_seed_sd": trend.slope_seed_sd,
+                    f"{measure}_trend_p": trend.p_value,
+                }
+            )
         row.update({"seeds": int(part["replicate"].nunique()), "orderings": trend.orderings})
         rows.append(row)
     return pd.DataFrame(rows)
@@ -172,8 +216,9 @@ def weat_statistics(vectors: Any, wordsets: Mapping[str, Any], min_fraction: flo
             rows.append({"test": name, "mean_difference": np.nan, "effect_size": np.nan})
             continue
         s_x, s_y = association_scores(x, a, b), association_scores(y, a, b)
-        rows.append({"test": name, "mean_difference": float(s_x.mean() - s_y.mean()),
-                     "effect_size": effect_size(s_x, s_y)})
+        rows.append(
+            {"test": name, "mean_difference": float(s_x.mean() - s_y.mean()), "effect_size": effect_size(s_x, s_y)}
+        )
     return pd.DataFrame(rows)
 
 
@@ -200,22 +245,34 @@ def document_null_columns(table: pd.DataFrame, null: pd.DataFrame, alternative: 
         own = cell["draw"] < 0 if "draw" in cell else np.zeros(len(cell), dtype=bool)
         draws = cell.loc[~own, "mean_difference"].to_numpy(dtype=float)
         finite = draws[np.isfinite(draws)]
-        observed = float(cell.loc[own, "mean_difference"].iloc[0]) if own.any() else float(part["mean_difference"].iloc[0])
+        observed = (
+            float(cell.loc[own, "mean_difference"].iloc[0]) if own.any() else float(part["mean_difference"].iloc[0])
+        )
         if alternative == "greater":
             k = int((finite >= observed).sum())
         else:
             k = int((np.abs(finite) >= abs(observed)).sum())
-        rows.append({"decade": decade, "test": test,
-                     "p_document": (k + 1) / (len(finite) + 1) if len(finite) else np.nan,
-                     "document_draws": len(finite), "document_draws_unscored": int(len(draws) - len(finite)),
-                     "md_document_observed": observed,
-                     "md_document_null_mean": float(finite.mean()) if len(finite) else np.nan,
-                     "md_document_null_sd": float(finite.std(ddof=1)) if len(finite) > 1 else np.nan})
+        rows.append(
+            {
+                "decade": decade,
+                "test": test,
+                "p_document": (k + 1) / (len(finite) + 1) if len(finite) else np.nan,
+                "document_draws": len(finite),
+                "document_draws_unscored": int(len(draws) - len(finite)),
+                "md_document_observed": observed,
+                "md_document_null_mean": float(finite.mean()) if len(finite) else np.nan,
+                "md_document_null_sd": float(finite.std(ddof=1)) if len(finite) > 1 else np.nan,
+            }
+        )
     return table.merge(pd.DataFrame(rows), on=["decade", "test"], how="left")
 
 
 def ect_by_decade(
-    vectors_by_decade: Mapping[str, Any], wordsets: Mapping[str, Any], *, seed: int, n_bootstrap: int,
+    vectors_by_decade: Mapping[str, Any],
+    wordsets: Mapping[str, Any],
+    *,
+    seed: int,
+    n_bootstrap: int,
     min_fraction: float,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """ECT (Spearman's rho of the targets' similarities to the mean male and mean female vectors;
@@ -229,8 +286,18 @@ def ect_by_decade(
             targets, ct = lookup(vectors, _lower(words), name, min_fraction)
             reps = bootstrap_ect(targets, x, y, n_bootstrap, np.random.default_rng([seed, d, s]))
             lo, hi = percentile_interval(reps)
-            rows.append({"decade": decade, "word_set": name, "ect": ect_score(targets, x, y), "ci_low": lo,
-                         "ci_high": hi, "n_targets": len(ct.found), "n_male": len(cx.found), "n_female": len(cy.found)})
+            rows.append(
+                {
+                    "decade": decade,
+                    "word_set": name,
+                    "ect": ect_score(targets, x, y),
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "n_targets": len(ct.found),
+                    "n_male": len(cx.found),
+                    "n_female": len(cy.found),
+                }
+            )
             coverage += _coverage_rows(decade, {name: ct})
     return pd.DataFrame(rows), pd.DataFrame(coverage)
 
@@ -244,8 +311,14 @@ def ripa_by_decade(
     for decade, vectors in vectors_by_decade.items():
         pairs = [(m.lower(), f.lower()) for m, f in wordsets["ripa_pairs"]]
         used = [(m, f) for m, f in pairs if m in vectors and f in vectors]
-        pair_rows.append({"decade": decade, "pairs_requested": len(pairs), "pairs_used": len(used),
-                          "pairs_missing": " ".join(f"{m}/{f}" for m, f in pairs if (m, f) not in used)})
+        pair_rows.append(
+            {
+                "decade": decade,
+                "pairs_requested": len(pairs),
+                "pairs_used": len(used),
+                "pairs_missing": " ".join(f"{m}/{f}" for m, f in pairs if (m, f) not in used),
+            }
+        )
         if len(used) < max(1, min_fraction * len(pairs)):
             raise MedbiasInputError(f"RIPA pairs, {decade}: only {len(used)} of {len(pairs)} pairs have vectors")
         g = relation_vector(np.stack([vectors[m] for m, _ in used]), np.stack([vectors[f] for _, f in used]))
@@ -257,8 +330,16 @@ def ripa_by_decade(
             ordered = frame.sort_values(["ripa", "word"], ascending=[False, True])
             for side, part in (("male", ordered.head(top)), ("female", ordered.iloc[::-1].head(top))):
                 for rank, row in enumerate(part.itertuples(index=False), start=1):
-                    top_rows.append({"decade": decade, "word_set": name, "side": side, "rank": rank,
-                                     "word": row.word, "ripa": row.ripa})
+                    top_rows.append(
+                        {
+                            "decade": decade,
+                            "word_set": name,
+                            "side": side,
+                            "rank": rank,
+                            "word": row.word,
+                            "ripa": row.ripa,
+                        }
+                    )
     return pd.concat(scores, ignore_index=True), pd.DataFrame(top_rows), pd.DataFrame(pair_rows)
 
 

@@ -4,26 +4,34 @@ decade's documents (the model search's training sample).
 """
 
 from __future__ import annotations
+
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
 import numpy as np
+
 from medbias.core.errors import MedbiasInputError
 
 
-
-def pair_mapping(first: Sequence[str], second: Sequence[str], names: tuple[str, str] = ("first", "second")) -> dict[str, str]:
+def pair_mapping(
+    first: Sequence[str], second: Sequence[str], names: tuple[str, str] = ("first", "second")
+) -> dict[str, str]:
     """The symmetric word swap first[i] <-> second[i] (a bijection). Raises MedbiasInputError naming
     the lists when their lengths differ or a word repeats or sits in both lists."""
     if len(first) != len(second):
-        raise MedbiasInputError(f"word pairs: '{names[0]}' has {len(first)} words and '{names[1]}' {len(second)}; "
-                                f"a swap pairs them by position, so they need the same length")
+        raise MedbiasInputError(
+            f"word pairs: '{names[0]}' has {len(first)} words and '{names[1]}' {len(second)}; "
+            f"a swap pairs them by position, so they need the same length"
+        )
     words = [*first, *second]
     repeated = sorted({w for w in words if words.count(w) > 1})
     if repeated:
-        raise MedbiasInputError(f"word pairs '{names[0]}'/'{names[1]}': {', '.join(repeated)} occur(s) more than once; "
-                                f"a swap needs every word once")
+        raise MedbiasInputError(
+            f"word pairs '{names[0]}'/'{names[1]}': {', '.join(repeated)} occur(s) more than once; "
+            f"a swap needs every word once"
+        )
     return {**dict(zip(first, second)), **dict(zip(second, first))}
 
 
@@ -92,8 +100,13 @@ class DocumentSample:
         return documents if self.whole else SelectedDocuments(documents, self.keep)
 
     def summary(self) -> dict[str, Any]:
-        return {"documents": int(self.keep.sum()), "total_documents": int(len(self.keep)), "tokens": self.tokens,
-                "total_tokens": self.total_tokens, "token_fraction": round(self.fraction, 6)}
+        return {
+            "documents": int(self.keep.sum()),
+            "total_documents": int(len(self.keep)),
+            "tokens": self.tokens,
+            "total_tokens": self.total_tokens,
+            "token_fraction": round(self.fraction, 6),
+        }
 
 
 def sample_documents(documents, max_tokens: int, seed: int) -> DocumentSample:

@@ -1,9 +1,9 @@
-"""Rios et al. 2020's figures: WEAT effect sizes by decade with the seeds' spread (Figure 1) and ECT by decade (Figure 2)."""
+"""Rios et al. 2020's figures: WEAT effect sizes by decade with the seeds' spread (Figure 1) and ECT by
+decade (Figure 2)."""
 
 from __future__ import annotations
 
 import pandas as pd
-
 
 from medbias.core.figures import MEASURES, SERIES, pyplot, save
 
@@ -23,7 +23,10 @@ def plot_weat_by_decade(table: pd.DataFrame, seeds: pd.DataFrame, png: str, pdf:
         others = seeds[(seeds["test"] == test) & (seeds["replicate"] > 0)]
         position = {d: i for i, d in enumerate(part["decade"])}
         x = list(range(len(part)))
-        panels = ((0, "mean_difference", "md_ci_low", "md_ci_high", MEASURES[0]), (1, "effect_size", "ci_low", "ci_high", MEASURES[1]))
+        panels = (
+            (0, "mean_difference", "md_ci_low", "md_ci_high", MEASURES[0]),
+            (1, "effect_size", "ci_low", "ci_high", MEASURES[1]),
+        )
         for row, column, low, high, colour in panels:
             ax = axes[row, j]
             if row == 1 or calibrated:
@@ -32,8 +35,13 @@ def plot_weat_by_decade(table: pd.DataFrame, seeds: pd.DataFrame, png: str, pdf:
             ax.scatter([position[d] for d in others["decade"]], others[column], s=9, color="#888888", zorder=2)
             significant = part["significant"].to_numpy(dtype=bool)
             ax.scatter([i for i, s in zip(x, significant) if s], part[column][significant], color=colour, zorder=3)
-            ax.scatter([i for i, s in zip(x, significant) if not s], part[column][~significant],
-                       facecolor="white", edgecolor=colour, zorder=3)
+            ax.scatter(
+                [i for i, s in zip(x, significant) if not s],
+                part[column][~significant],
+                facecolor="white",
+                edgecolor=colour,
+                zorder=3,
+            )
             ax.axhline(0, color="black", lw=0.8)
         title = part["title"].iloc[0]
         marked = part["control"].iloc[0] and "control" not in title.lower()
@@ -42,8 +50,11 @@ def plot_weat_by_decade(table: pd.DataFrame, seeds: pd.DataFrame, png: str, pdf:
     axes[0, 0].set_ylabel("mean s(male) - mean s(female)\n(+: male closer to A)")
     axes[1, 0].set_ylabel("WEAT effect size d")
     null = "calibrated" if calibrated else "bootstrap"
-    fig.suptitle(f"WEAT by decade. Top: mean difference, shaded {null} 95% interval; bottom: d, shaded bootstrap 95% CI.\n"
-                 f"Filled: {null} p < 0.05; grey dots: other training seeds", fontsize=10)
+    fig.suptitle(
+        f"WEAT by decade. Top: mean difference, shaded {null} 95% interval; bottom: d, shaded bootstrap 95% CI.\n"
+        f"Filled: {null} p < 0.05; grey dots: other training seeds",
+        fontsize=10,
+    )
     fig.tight_layout()
     save(fig, png, pdf)
 

@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medbias.core.seeds import document_null_seed
 from medbias.core.skipgram import train_skipgram
 from medbias.metrics.similarity import SIMILARITY_KEYS, similarity_record
-from medbias.studies.rios.documents import SwappedDocuments, document_swap_flags, sample_documents
-from medbias.core.seeds import document_null_seed
 from medbias.studies.rios.analyses import gender_swap_mapping, weat_statistics
+from medbias.studies.rios.documents import SwappedDocuments, document_swap_flags, sample_documents
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,9 @@ def scale_min_count(setting: Mapping[str, Any], fraction: float) -> dict[str, An
     return {**setting, "min_count": scaled}
 
 
-def candidate_settings(defaults: Mapping[str, Any], grid: Mapping[str, Sequence[Any]], strategy: str) -> list[dict[str, Any]]:
+def candidate_settings(
+    defaults: Mapping[str, Any], grid: Mapping[str, Sequence[Any]], strategy: str
+) -> list[dict[str, Any]]:
     """Settings to try. ``grid``: the full Cartesian product. ``one_at_a_time`` (Chiu et al. 2016):
     the defaults, then each parameter varied alone over its values with the others at default."""
     if strategy == "grid":
@@ -101,9 +103,19 @@ def chosen_setting(search: Mapping[str, Any], keys: Iterable[str] = SETTING_KEYS
     return {key: best[key] for key in keys}
 
 
-def search_decade(documents, pairs: Sequence[tuple[str, str, float]], tokenize, *, defaults: Mapping[str, Any],
-                  grid: Mapping[str, Sequence[Any]], strategy: str, epochs: int, seed: int, workers: int,
-                  search_tokens: int):
+def search_decade(
+    documents,
+    pairs: Sequence[tuple[str, str, float]],
+    tokenize,
+    *,
+    defaults: Mapping[str, Any],
+    grid: Mapping[str, Sequence[Any]],
+    strategy: str,
+    epochs: int,
+    seed: int,
+    workers: int,
+    search_tokens: int,
+):
     """One decade's model search (module docstring); returns (vectors, record).
 
     ``documents``: the decade's restartable token lists. The candidates train on the whole decade, or
@@ -112,38 +124,76 @@ def search_decade(documents, pairs: Sequence[tuple[str, str, float]], tokenize, 
     every candidate's score, the sample (``search_sample``) and the returned model's own UMNSRS
     evaluation (``final``)."""
     sample = sample_documents(documents, search_tokens, seed)
-    vectors, scores, best = search_skipgram(sample.of(documents), defaults, grid, strategy, epochs, seed, workers,
-                                            pairs, tokenize, sample.fraction)
-    record: dict[str, Any] = {"strategy": strategy, "best_candidate": best, "candidates": scores,
-                              "search_sample": sample.summary()}
+    vectors, scores, best = search_skipgram(
+        sample.of(documents), defaults, grid, strategy, epochs, seed, workers, pairs, tokenize, sample.fraction
+    )
+    record: dict[str, Any] = {
+        "strategy": strategy,
+        "best_candidate": best,
+        "candidates": scores,
+        "search_sample": sample.summary(),
+    }
     if sample.whole:
         final = {key: scores[best][key] for key in SIMILARITY_KEYS}
         record["final"] = {**final, "trained_on": "the whole decade (the best candidate itself)"}
         return vectors, record
     vectors = train_skipgram(documents, chosen_setting(record), epochs, seed, workers)
-    record["final"] = {**similarity_record(vectors, pairs, tokenize),
-                       "trained_on": "the whole decade (the chosen setting, trained again after the sample's search)"}
+    record["final"] = {
+        **similarity_record(vectors, pairs, tokenize),
+        "trained_on": "the whole decade (the chosen setting, trained again after the sample's search)",
+    }
     return vectors, record
 
 
-def retrain_chosen(documents, search: Mapping[str, Any], pairs: Sequence[tuple[str, str, float]], tokenize, *,
-                   epochs: int, seed: int, workers: int):
+def retrain_chosen(
+    documents,
+    search: Mapping[str, Any],
+    pairs: Sequence[tuple[str, str, float]],
+    tokenize,
+    *,
+    epochs: int,
+    seed: int,
+    workers: int,
+):
     """A seed replicate of the setting replicate 0's ``search`` chose, trained on the whole decade
     under ``seed``; returns (vectors, record)."""
     setting = chosen_setting(search)
     vectors = train_skipgram(documents, setting, epochs, seed, workers)
-    return vectors, {"strategy": "once: replicate 0's chosen setting, trained again under this replicate's seed",
-                     "setting": setting, "final": {**similarity_record(vectors, pairs, tokenize),
-                                                   "trained_on": "the whole decade"}}
+    return vectors, {
+        "strategy": "once: replicate 0's chosen setting, trained again under this replicate's seed",
+        "setting": setting,
+        "final": {**similarity_record(vectors, pairs, tokenize), "trained_on": "the whole decade"},
+    }
 
 
-DOCUMENT_NULL_COLUMNS = ["decade", "draw", "seed", "swapped_documents", "documents", "decade_documents", "min_count",
-                         "test", "mean_difference", "effect_size"]
+DOCUMENT_NULL_COLUMNS = [
+    "decade",
+    "draw",
+    "seed",
+    "swapped_documents",
+    "documents",
+    "decade_documents",
+    "min_count",
+    "test",
+    "mean_difference",
+    "effect_size",
+]
 
 
-def document_null_draws(documents, wordsets: Mapping[str, Any], setting: Mapping[str, Any], *, decade: str, draws: int,
-                        sample_tokens: int, epochs: int, seed: int, workers: int, min_fraction: float,
-                        log: logging.Logger) -> pd.DataFrame:
+def document_null_draws(
+    documents,
+    wordsets: Mapping[str, Any],
+    setting: Mapping[str, Any],
+    *,
+    decade: str,
+    draws: int,
+    sample_tokens: int,
+    epochs: int,
+    seed: int,
+    workers: int,
+    min_fraction: float,
+    log: logging.Logger,
+) -> pd.DataFrame:
     """The document-level null of one decade's WEAT (``analyses.document_null_columns``): each draw
     swaps the male and female words (paired by position) in a random half of the articles and
     retrains ``setting`` under a seed of its own (``replication.document_null_seed``), recording every
@@ -155,16 +205,34 @@ def document_null_draws(documents, wordsets: Mapping[str, Any], setting: Mapping
     sample = sample_documents(documents, sample_tokens, seed)
     corpus, n_documents = sample.of(documents), int(sample.keep.sum())
     trained = scale_min_count(setting, sample.fraction)
-    log.info("decade %s: %d draws of the document-level null over %d of its %d articles (%d of %d tokens), setting %s",
-             decade, draws, n_documents, len(sample.keep), sample.tokens, sample.total_tokens, trained)
+    log.info(
+        "decade %s: %d draws of the document-level null over %d of its %d articles (%d of %d tokens), setting %s",
+        decade,
+        draws,
+        n_documents,
+        len(sample.keep),
+        sample.tokens,
+        sample.total_tokens,
+        trained,
+    )
 
     def record(vectors, draw: int, draw_seed: int, swapped: int) -> pd.DataFrame:
         stats = weat_statistics(vectors, wordsets, min_fraction)
-        log.info("%s: %d articles swapped; mean differences %s",
-                 f"draw {draw + 1}/{draws}" if draw >= 0 else "the sample's own model", swapped,
-                 ", ".join(f"{r.test} {r.mean_difference:+.4f}" for r in stats.itertuples()))
-        return stats.assign(decade=decade, draw=draw, seed=draw_seed, swapped_documents=swapped, documents=n_documents,
-                            decade_documents=len(sample.keep), min_count=trained["min_count"])
+        log.info(
+            "%s: %d articles swapped; mean differences %s",
+            f"draw {draw + 1}/{draws}" if draw >= 0 else "the sample's own model",
+            swapped,
+            ", ".join(f"{r.test} {r.mean_difference:+.4f}" for r in stats.itertuples()),
+        )
+        return stats.assign(
+            decade=decade,
+            draw=draw,
+            seed=draw_seed,
+            swapped_documents=swapped,
+            documents=n_documents,
+            decade_documents=len(sample.keep),
+            min_count=trained["min_count"],
+        )
 
     frames = []
     if not sample.whole:
