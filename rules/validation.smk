@@ -1,4 +1,4 @@
-# Demo world only: measured error rates of the bias tests against the truth file (issue 17).
+# Demo world only: measured error rates of the bias tests against the truth file.
 # Rules only; the logic lives in medbias.validation (decisions, null_worlds, error_rates, recovery) and medbias.metrics.
 
 

@@ -115,8 +115,8 @@ def demo_config(scale: float = TEST_SCALE) -> dict:
 
     config = load_config(REPO / "config" / "config.yaml")  # the schema's defaults filled in, {demo_dir} expanded
     config["demo"]["scale"] = scale
-    # the rios study needs about 2,000 articles per decade to detect its planted effects
-    # (shared/notes/demo-calibration.md), so PubMed keeps its full size at any test scale
+    # the rios study needs about 2,000 articles per decade to detect its planted effects (docs/demo-world.md),
+    # so PubMed keeps its full size at any test scale
     config["demo"]["pubmed_articles_per_decade"] = round(2000 / scale)
     config["resources"] = {k: str(REPO / v) for k, v in config["resources"].items()}
     return config

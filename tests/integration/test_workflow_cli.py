@@ -110,7 +110,7 @@ def _ingest_jobs(output: str) -> dict[str, int]:
 
 
 def test_a_changed_or_added_pubmed_file_reruns_its_own_parse_job_and_the_reduce_only(tmp_path):
-    """PubMed as map and reduce (issue 21): one parse job per file, one reduce. After a full ingest, a
+    """PubMed as map and reduce: one parse job per file, one reduce. After a full ingest, a
     changed update file reruns its parse job and the reduce, not the other files' jobs; so does a new
     update file; and the new file's deletion reaches an article that another file's job parsed."""
     import gzip

@@ -1,4 +1,4 @@
-"""Every study setting says where its default comes from, and the tables print it (issue 20)."""
+"""Every study setting says where its default comes from, and the tables print it."""
 
 from pathlib import Path
 

@@ -145,3 +145,28 @@ def test_the_python_code_is_ruff_clean(command):
     ruff = Path(sys.executable).with_name("ruff")
     result = subprocess.run([str(ruff), *command, "."], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-1000:]
+
+
+HISTORY = re.compile(r"shared/notes|\.\./shared/|\bissue #?\d+|\bstop #?\d+", re.IGNORECASE)
+
+
+def test_code_and_docs_state_the_present():
+    """No issue or stop numbers and no paths outside the repository in the code, rules, config and docs:
+    they say what is true now and why (history is git's)."""
+    files = [
+        *code_files(),
+        *(ROOT / "tests").rglob("*.py"),
+        *(ROOT / "rules").glob("*.smk"),
+        ROOT / "Snakefile",
+        *(ROOT / "docs").glob("*.md"),
+        ROOT / "README.md",
+        *(ROOT / "config").glob("*.yaml"),
+    ]
+    found = {
+        f"{path.relative_to(ROOT)}: {match.group(0)}"
+        for path in files
+        if path.name != "test_layout.py"
+        for match in HISTORY.finditer(path.read_text(encoding="utf-8"))
+    }
+    assert found == set()
+    assert HISTORY.search("as measured in Issue 17") and HISTORY.search("see ../shared/DESIGN.md")

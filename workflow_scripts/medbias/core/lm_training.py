@@ -37,7 +37,7 @@ def dropout_overrides(config, dropout: float) -> dict[str, float]:
 
 def switch_off_dropout(model) -> None:
     """Set every dropout module of ``model`` to p = 0 (the demo's tiny models learn planted effects
-    only without dropout; shared/notes/demo-calibration.md)."""
+    only without dropout)."""
     import torch
 
     for module in model.modules():

@@ -23,8 +23,8 @@ Two p-values, both two-sided (the reference code reported one side):
   two groups and n_j, n_i the rates' denominators (rows, positives or negatives), p = 2 Phi(-|z|).
   Its variance is the one the null implies, so a group whose rate is 0 or 1 (11 positives, all
   found) keeps a real standard error; the bootstrap SE of such a gap collapses with the group's
-  rate, which on the default demo run made 20 of 44 BH families of control recall gaps reject
-  (issue 17). It is not floored by a replicate count either: BH over m tests rejects a lone gap only
+  rate, which on the default demo run makes 20 of 44 BH families of control recall gaps reject.
+  It is not floored by a replicate count either: BH over m tests rejects a lone gap only
   when its p is below alpha / m (0.05 / 47 = 0.0011 on the demo's testable tasks), and a count of
   replicates beyond 0 cannot go below 2 / (R + 1). With more than two groups the comparison group
   is the farthest one (eq. 2), chosen on the data; the test does not correct for that choice.

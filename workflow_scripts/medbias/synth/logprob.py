@@ -9,7 +9,7 @@ was a matter of the path.
 
 The frames are the two in which the synthetic notes name the gender once, before the condition
 (``medbias.synth.mimic``: "She reports X.", "Per family she has X."); a frame never seen in training
-gives every condition the same shift (shared/notes/demo-calibration.md). The notes' third frame ("Her
+gives every condition the same shift. The notes' third frame ("Her
 X was discussed with her.") names the gender twice: the second pronoun, not the condition, decides
 the masked one, so it only added noise (scored with "him" and "her" after the slot it moved every
 condition by up to 4 nats one way or the other). The target slot comes first, as in the paper's

@@ -251,8 +251,8 @@ def _note_text(
     mentioned: set[str] = set()
     for name in conditions:
         if category not in ("ECG", "Echo", "Radiology") and rng.random() < CONDITION_MENTION_RATE:
-            # three frames that pair a gender word with the condition (the calibration's recipe
-            # for a tiny masked LM to learn the association; shared/notes/demo-calibration.md)
+            # three frames that pair a gender word with the condition (with these a tiny masked LM
+            # learns the association)
             phrase = CONDITION_BY_NAME[name].phrase
             sentences.append(f"{g['subj'].capitalize()} reports {phrase}.")
             sentences.append(f"{g['poss'].capitalize()} {phrase} was discussed with {g['obj']}.")

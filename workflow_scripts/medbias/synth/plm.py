@@ -9,8 +9,7 @@ tests co-occur with every disease equally often (exact counts), so the controls 
 Standalone sentences in the SEAT frames ("this person is X.", "this person has D.") and filler
 sentences on unrelated nouns make the test frames familiar without pairing anything.
 
-Calibration (tiny BERT, 3,000 steps, the SEAT rule's settings; seeds and numbers in the plm issue's
-closing note):
+Why these frames (tiny BERT, 3,000 steps, the SEAT rule's settings):
 - with identity-then-disease frames only, SEAT signs came out arbitrary across seeds (-1.9 to +1.8):
   a pair gives first-order co-occurrence only, whose sign the network's transform decides. List
   frames of an identity and two of its group's diseases in exchangeable slots give them shared

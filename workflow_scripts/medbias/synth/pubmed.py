@@ -5,7 +5,7 @@ ArticleTitle with inline markup, several AbstractText with Label, PubDate/Year o
 PubDate/MedlineDate ('1998 Dec-1999 Jan'), a PubmedBookArticle, an update file that revises PMIDs
 and one DeleteCitation.
 
-Planted effect (calibrated in shared/notes/demo-calibration.md): every article is a 'male' or a
+Planted effect: every article is a 'male' or a
 'female' article (its gender words come from one list), and for each planted target pair (A, B) an
 article is an A-article with probability (1 + s) / 2 if male and (1 - s) / 2 if female, with s
 falling by decade. Cell counts are exact (stratified), not coin flips. Control pairs are assigned
@@ -45,8 +45,8 @@ class TargetPair:
 
 
 # stereotype strength per decade: fades to none. The weakest planted decade has 0.2 because at 0.1 the
-# calibrated WEAT p of single seed replicates reached 0.03-0.10 (2000s, default demo run, issue 17), so a
-# planted effect was missed by chance; at 0.2 every replicate's calibrated p was <= 0.0007
+# calibrated WEAT p of single seed replicates reaches 0.03-0.10 (2000s, default demo run), so a planted
+# effect is missed by chance; at 0.2 every replicate's calibrated p is <= 0.0007
 STRENGTHS = (0.6, 0.5, 0.4, 0.3, 0.2, 0.0)
 LEAN_STRENGTH = 0.6  # occupations and mental-health words planted to lean male or female in every decade
 MALE_OCCUPATIONS = ("mechanic", "surgeon", "investigator", "plumber", "colonel", "fisherman", "butler", "carpenter")
