@@ -7,7 +7,7 @@ Both ways train the same networks (``medbias.studies.hurtful.classify.train_netw
 with its validation pass: ``--tasks`` tasks sharing one design matrix of ``--rows`` training rows, every
 network of the default grid (19), batch 256. Prints seconds per 1,000 task-row-epochs of the whole grid
 each way and the speed-up; the scale plan reads the stacked figure (``stacked_grid_cost``) from
-``bench_scale_plan.py --measure-gpu``'s output.
+``plan_scale.py --measure-gpu``'s output.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "workflow_scripts"))
-sys.path.insert(0, str(REPO / "tests/benchmarks"))
+sys.path.insert(0, str(REPO / "scripts"))
 
 WIDTH = 3076
 
@@ -37,7 +37,7 @@ def grid_seconds(tasks: int, rows: int, device: str, stacked: bool, grid=None) -
     """Seconds to train every network of ``grid`` (default: the schema's) for one epoch on ``tasks``
     tasks sharing ``rows`` training rows (and a quarter as many validation rows), stacked or one task
     at a time."""
-    from bench_scale_plan import grid_for_plan
+    from plan_scale import grid_for_plan
 
     from medbias.studies.hurtful.classify import train_networks
 

@@ -25,9 +25,9 @@ RUN_BY = [
         "test_cluster_path.py",
         "test_readme_real_world_commands_run_over_the_fake_input_tree",
     ),
-    (r"bench_scale_plan\.py --markdown .*--cpu-costs", "test_docs_commands.py", "test_the_plan_from_recorded_costs"),
-    (r"bench_scale_plan\.py --markdown", "test_docs_commands.py", "test_the_plan_that_measures_here"),
-    (r"bench_scale_plan\.py --measure-gpu", "test_docs_commands.py", "test_measuring_gpu_costs_needs_a_gpu"),
+    (r"plan_scale\.py --markdown .*--cpu-costs", "test_docs_commands.py", "test_the_plan_from_recorded_costs"),
+    (r"plan_scale\.py --markdown", "test_docs_commands.py", "test_the_plan_that_measures_here"),
+    (r"plan_scale\.py --measure-gpu", "test_docs_commands.py", "test_measuring_gpu_costs_needs_a_gpu"),
     (r"bench_note_lengths\.py --measure-lengths", "test_docs_commands.py", "test_note_lengths_measured_and_rerun"),
     (r"bench_note_lengths\.py --lengths", "test_docs_commands.py", "test_note_lengths_measured_and_rerun"),
     (
@@ -120,7 +120,7 @@ def test_the_readme_study_targets_plan_from_the_repository_root(target):
 @pytest.mark.unit
 def test_the_plan_from_recorded_costs(tmp_path):
     """As printed, in a copy of the repository's paths (plan.md is written into the working folder)."""
-    command = command_of(r"bench_scale_plan\.py --markdown .*--cpu-costs")
+    command = command_of(r"plan_scale\.py --markdown .*--cpu-costs")
     result = run_as_typed(_absolute(command), cwd=tmp_path, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     plan = (tmp_path / "plan.md").read_text()
@@ -132,7 +132,7 @@ def test_the_plan_from_recorded_costs(tmp_path):
 def test_the_plan_that_measures_here(tmp_path):
     """As printed, with smaller measurements (300 notes, 30,000 skip-gram tokens: the printed defaults
     take about 4 minutes); the CPU rows say they were measured here."""
-    command = command_of(r"bench_scale_plan\.py --markdown (?!.*--cpu-costs)")
+    command = command_of(r"plan_scale\.py --markdown (?!.*--cpu-costs)")
     result = run_as_typed(_absolute(command) + " --notes 300 --w2v-tokens 30000", cwd=tmp_path, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     plan = (tmp_path / "plan.md").read_text()
@@ -184,4 +184,4 @@ def test_note_lengths_measured_and_rerun(tmp_path):
 
 def _absolute(command: str) -> str:
     """``command`` with the repository's own paths made absolute, to run it from another folder."""
-    return re.sub(r"(?<![\w/])(tests/benchmarks/|config/)", lambda m: f"{REPO}/{m.group(1)}", command)
+    return re.sub(r"(?<![\w/])(tests/benchmarks/|config/|scripts/)", lambda m: f"{REPO}/{m.group(1)}", command)

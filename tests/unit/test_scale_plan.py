@@ -1,4 +1,4 @@
-"""The scale plan's arithmetic (tests/benchmarks/bench_scale_plan.py): the node schedule and the cost
+"""The scale plan's arithmetic (scripts/plan_scale.py): the node schedule and the cost
 conversions, on hand-computed cases."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
-from bench_scale_plan import (  # noqa: E402
+from plan_scale import (  # noqa: E402
     Row,
     grid_cost_with_workers,
     grid_flops_per_row_epoch,

@@ -190,7 +190,7 @@ def train_networks(
     ``device="cuda"`` trains on the GPU: the same initial weights and batch orders (both drawn on the
     CPU), float32 throughout; sums then run in another order, so results agree with the CPU's to
     rounding, not bit for bit, and a near-tie between grid points can be decided the other way
-    (measured: tests/benchmarks/check_classify_gpu.py, bench_scale_plan.py --measure-gpu)."""
+    (measured: tests/benchmarks/check_classify_gpu.py, plan_scale.py --measure-gpu)."""
     import torch
 
     from medbias.studies.hurtful.stacked import StackedNetworks, validation_losses

@@ -3,7 +3,7 @@
 
 At the real scale (about 4.5 G tokens over six decades) one training of the default setting costs
 about 50 core-hours, so the search of 38 settings (larger windows and vectors cost more) costs about
-3,000 per replicate (tests/benchmarks/bench_scale_plan.py). Two choices keep the paper's method and
+3,000 per replicate (scripts/plan_scale.py). Two choices keep the paper's method and
 make it affordable:
 
 - the search may run on a seeded sample of each decade's articles (``search_tokens``); every

@@ -1,7 +1,7 @@
-"""Benchmark: a measured plan for the full real run (all of MIMIC-III, the PubMed baseline, the 15 PLMs).
+"""The scale planner: a measured plan for the full real run (all of MIMIC-III, the PubMed baseline, the 15 PLMs).
 
-    .venv/bin/python tests/benchmarks/bench_scale_plan.py [--gpu-costs FILE.json] [--markdown OUT.md]
-    .venv/bin/python tests/benchmarks/bench_scale_plan.py --measure-gpu OUT.json     # on a machine with CUDA
+    .venv/bin/python scripts/plan_scale.py [--gpu-costs FILE.json] [--markdown OUT.md]
+    .venv/bin/python scripts/plan_scale.py --measure-gpu OUT.json     # on a machine with CUDA
 
 Measures the cost of one unit of every heavy rule on this machine, at the real model sizes (BERT-base
 for frozen features, PLL, SEAT and the probe; the real classifier grid on 3,076 features; the real
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow_scripts"))
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "tests/benchmarks"))
@@ -950,7 +950,7 @@ def main() -> None:
         return
     import yaml
 
-    counts = yaml.safe_load((REPO / "tests/benchmarks/scale_plan.yaml").read_text())
+    counts = yaml.safe_load((REPO / "config/scale_plan.yaml").read_text())
     config = real_config(args.configfile)
     decade_tokens = float(
         np.median(
@@ -1000,7 +1000,7 @@ def main() -> None:
         f"read from {args.cpu_costs.name}" if args.cpu_costs else f"measured in {time.perf_counter() - started:.0f} s"
     )
     sources = (
-        f"Counts: tests/benchmarks/scale_plan.yaml (sources there), {args.configfile.name} with the schema's defaults, "
+        f"Counts: config/scale_plan.yaml (sources there), {args.configfile.name} with the schema's defaults, "
         f"cluster/slurm/config.yaml. CPU costs {measured}; a CPU job's hours assume its threads scale linearly."
     )
     table = markdown(rows, counts["node"]["cores"], counts["node"]["gpus"], sources)
