@@ -112,13 +112,6 @@ if config["world"] == "demo":
             *expand(f"{DEMO}/models/tiny-plm-{{plm_arch}}", plm_arch=PLM_ARCHS),
         ]
 
-    def validation_targets():
-        """What the demo world's validation writes: error rates and the planted-recovery table."""
-        return [
-            f"{RESULTS}/validation/error_rates.md",
-            f"{RESULTS}/validation/planted_recovery.md",
-        ]
-
 
 @functools.cache
 def pubmed_files_by_stem():
@@ -203,25 +196,6 @@ def downstream_replicate_gaps():
     ]
 
 
-def downstream_tables():
-    """Every file the downstream tables rule writes."""
-    return [
-        f"{DOWNSTREAM_DIR}/{name}" for name in plan.downstream_table_names(DOWNSTREAM)
-    ]
-
-
-def hurtful_targets():
-    targets = [
-        f"{HURTFUL}/table3_logprob.md",
-        f"{HURTFUL}/fig1_fill_in_the_blank.png",
-        *expand(f"{HURTFUL}/pretrain/{{variant}}.json", variant=VARIANTS),
-    ]
-    if DEBIASED_ATTRIBUTES:
-        targets.append(f"{HURTFUL}/tableD4_probe.md")
-    targets.append(f"{DOWNSTREAM_DIR}/table4_gaps.md")
-    return targets
-
-
 # study "mental": embeddings are word vectors (`embeddings:`), registry models or hurtful variants
 MENTAL_CONFIG = config["mental"]
 
@@ -231,19 +205,6 @@ def mental_embedding_gpus(name):
     if name in config["embeddings"]:
         return 0
     return MENTAL_CONFIG["contextual"]["gpus"]
-
-
-def mental_targets():
-    return [
-        f"{MENTAL}/table1_phenotypes.md",
-        f"{MENTAL}/table2_split.md",
-        f"{MENTAL}/table3_gender_terms.md",
-        f"{MENTAL}/fig1_annotated_counts.png",
-        f"{MENTAL}/table4_gender_uar.md",
-        f"{MENTAL}/table5_fairness.md",
-        f"{MENTAL}/fig2_direct_bias.png",
-        f"{MENTAL}/fig3_lime.png",
-    ]
 
 
 # study "plm": every model plain, and debiased by each configured method it can take
@@ -292,16 +253,6 @@ def plm_evaluation_inputs(wildcards):
     return files
 
 
-def plm_targets():
-    return [
-        f"{PLM}/table2_seat.md",
-        f"{PLM}/table4_stereoset.md",
-        f"{PLM}/table5_debias.md",
-        f"{PLM}/fig2_seat.png",
-        *([f"{PLM}/table6_downstream.md"] if plm_finetunes() else []),
-    ]
-
-
 # the audit card: every registry entry, each with the tests its kind allows
 def audit_entries():
     """Every registry model and word-vector entry (the `audit` target's cards)."""
@@ -337,25 +288,6 @@ def audit_inputs(wildcards):
     }
 
 
-def mimic_targets():
-    return [
-        f"{TEXT_DIR}/mimic/sequences.parquet",
-        f"{MIMIC}/tableA1_tasks.md",
-        f"{MIMIC}/cohort_statistics.md",
-        f"{MIMIC}/ethnicity_mapping.csv",
-    ]
-
-
-def rios_targets():
-    return [
-        f"{RIOS}/table1_articles.md",
-        f"{RIOS}/table3_embedding_quality.md",
-        f"{RIOS}/fig1_weat.png",
-        f"{RIOS}/fig2_ect.png",
-        f"{RIOS}/table4_ripa_top.md",
-    ]
-
-
 def manifest_inputs(wildcards):
     """In the demo world the manifest waits for the world to be built; real inputs already exist."""
     return demo_world_targets() if config["world"] == "demo" else []
@@ -382,18 +314,24 @@ def hyperparameter_notes(*prefixes):
 
 
 def all_targets():
-    """Everything the default target builds; each study's rule file adds its own."""
-    targets = [
-        f"{RESULTS}/inputs/manifest.json",
-        *rios_targets(),
-        *mimic_targets(),
-        *hurtful_targets(),
-        *mental_targets(),
-        *plm_targets(),
-    ]
+    """Everything the default target builds: every study target rule's files (each names the rules
+    whose outputs it collects), the input manifest, the report's pages and the study indexes.
+    """
+    studies = [rules.rios, rules.mimic, rules.hurtful, rules.mental, rules.plm]
     if config["world"] == "demo":
-        targets += demo_world_targets() + validation_targets()
-    return targets + report_pages() + [study_index(folder) for folder in REPORT_FOLDERS]
+        studies += [rules.demo_world, rules.validation]
+    targets = [f"{RESULTS}/inputs/manifest.json"]
+    for study in studies:
+        targets += [path for path in study.input if path not in targets]
+    return (
+        targets
+        + report_pages()
+        + [
+            study_index(folder)
+            for folder in REPORT_FOLDERS
+            if study_index(folder) not in targets
+        ]
+    )
 
 
 def report_pages():

@@ -159,7 +159,30 @@ rule hurtful_downstream_tables:
         replicate_gaps=downstream_replicate_gaps(),
         tasks=f"{MIMIC}/tasks.csv",
     output:
-        downstream_tables(),
+        table4=multiext(f"{DOWNSTREAM_DIR}/table4_gaps", ".csv", ".md"),
+        tableC3=multiext(f"{DOWNSTREAM_DIR}/tableC3_gaps_fdr", ".csv", ".md"),
+        tableA2=multiext(f"{DOWNSTREAM_DIR}/tableA2_performance", ".csv", ".md"),
+        tableA2_long=f"{DOWNSTREAM_DIR}/tableA2_performance_long.csv",
+        gap_seeds=f"{DOWNSTREAM_DIR}/gap_seeds.csv",
+        intersectional=multiext(f"{DOWNSTREAM_DIR}/intersectional_gaps", ".csv", ".md"),
+        intersectional_skipped=f"{DOWNSTREAM_DIR}/intersectional_skipped.csv",
+        # Table 5 and D5-D7: one per analysed debiased model (medbias.pipeline.plan.DEBIASED_TABLE_NAMES)
+        debiased=[
+            f"{DOWNSTREAM_DIR}/{stem}.{ext}"
+            for stem in downstream_debiased_tables()
+            for ext in ("csv", "md")
+        ],
+        # Figures 4 and 5 (hurtful.downstream.figures): <figure>_gaps_<attribute>
+        gap_figures=[
+            f"{DOWNSTREAM_DIR}/{name}_gaps_{figure['attribute']}.{ext}"
+            for name, figure in DOWNSTREAM["figures"].items()
+            for ext in ("png", "pdf")
+        ],
+        figA1=(
+            multiext(f"{DOWNSTREAM_DIR}/figA1_auprc", ".png", ".pdf")
+            if figure_a1_model()
+            else []
+        ),
     log:
         f"{LOGS}/hurtful/downstream_tables.log",
     conda:
@@ -180,3 +203,14 @@ rule hurtful_downstream_tables:
         replicates=DOWNSTREAM["replicates"],
     script:
         f"{SCRIPTS}/hurtful_downstream_tables.py"
+
+
+# the hurtful study's target (here, after the downstream rules it names)
+rule hurtful:
+    input:
+        rules.hurtful_table3.output.md,
+        rules.hurtful_fill_blank.output.png,
+        expand(rules.hurtful_pretrain.output.summary, variant=VARIANTS),
+        rules.hurtful_probe.output.md if DEBIASED_ATTRIBUTES else [],
+        rules.hurtful_downstream_tables.output.table4,
+        study_index("hurtful"),

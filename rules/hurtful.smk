@@ -108,9 +108,3 @@ rule hurtful_probe:
         seed=seed_for("hurtful_probe"),
     script:
         f"{SCRIPTS}/hurtful_probe.py"
-
-
-rule hurtful:
-    input:
-        hurtful_targets(),
-        study_index("hurtful"),

@@ -214,5 +214,12 @@ rule mental_lime:
 
 rule mental:
     input:
-        mental_targets(),
+        rules.mental_reference_tables.output.table1_md,
+        rules.mental_data.output.table2_md,
+        rules.mental_reference_tables.output.table3_md,
+        rules.mental_data.output.fig1_png,
+        rules.mental_tables.output.table4_md,
+        rules.mental_tables.output.table5_md,
+        rules.mental_direct_bias.output.png,
+        rules.mental_lime.output.png,
         study_index("mental"),

@@ -118,5 +118,8 @@ rule mimic_cohorts:
 
 rule mimic:
     input:
-        mimic_targets(),
+        rules.mimic_notes.output.sequences,
+        rules.mimic_cohorts.output.table_a1_md,
+        rules.mimic_cohorts.output.stats_md,
+        rules.mimic_ingest.output.ethnicity_mapping,
         study_index("mimic"),

@@ -209,5 +209,9 @@ rule plm_table6:
 
 rule plm:
     input:
-        plm_targets(),
+        rules.plm_tables.output.table2_md,
+        rules.plm_tables.output.table4_md,
+        rules.plm_tables.output.table5_md,
+        rules.plm_tables.output.fig2_png,
+        rules.plm_table6.output.md if plm_finetunes() else [],
         study_index("plm"),

@@ -252,5 +252,9 @@ rule rios_ripa:
 
 rule rios:
     input:
-        rios_targets(),
+        rules.rios_ingest.output.table_md,
+        rules.rios_table3.output.md,
+        rules.rios_weat.output.png,
+        rules.rios_ect.output.png,
+        rules.rios_ripa.output.md,
         study_index("rios"),

@@ -86,5 +86,6 @@ localrules:
 
 rule validation:
     input:
-        validation_targets(),
+        rules.validation_error_rates.output.md,
+        rules.validation_planted_recovery.output.md,
         study_index("validation"),

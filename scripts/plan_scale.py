@@ -171,9 +171,9 @@ def measure_bert_cpu(threads: int) -> dict[str, float]:
     sentence's pseudo-log-likelihood (one masked copy per token)."""
     import torch
     from real_models import minilm_folder
-    from transformers import AutoTokenizer
 
     from medbias.core.batching import cls_vectors_of_ids
+    from medbias.core.models import load_tokenizer
     from medbias.core.sentence_likelihood import pseudo_log_likelihood
 
     torch.set_num_threads(threads)
@@ -188,7 +188,7 @@ def measure_bert_cpu(threads: int) -> dict[str, float]:
     window_s = _timed(cls_vectors_of_ids, encoder, windows, 0, (-4, -3, -2, -1), 8) / len(windows)
     probe_s = _timed(cls_vectors_of_ids, encoder, short, 0, (-1,), 64) / len(short)
     seat_s = _timed(cls_vectors_of_ids, encoder, sentence, 0, (-1,), 64) / len(sentence)
-    tokenizer = AutoTokenizer.from_pretrained(minilm_folder())
+    tokenizer = load_tokenizer(minilm_folder())
     texts = pll_texts(rng, 64)
     mlm = bert_base("mlm")
     pll_s = _timed(pseudo_log_likelihood, mlm, tokenizer, texts, 64) / len(texts)
@@ -278,9 +278,9 @@ def measure_gpu(out: Path) -> None:
     1, 2, 4 and 8 processes sharing the GPU; CPU-vs-GPU agreement of one grid selection."""
     import torch
     from real_models import minilm_folder
-    from transformers import AutoTokenizer
 
     from medbias.core.batching import cls_vectors_of_ids
+    from medbias.core.models import load_tokenizer
     from medbias.core.sentence_likelihood import pseudo_log_likelihood
 
     name = torch.cuda.get_device_name(0)
@@ -295,7 +295,7 @@ def measure_gpu(out: Path) -> None:
         return seconds
 
     windows, probes, texts = random_sequences(rng, 2048, 510), random_sequences(rng, 4096, 40), pll_texts(rng, 2048)
-    tokenizer = AutoTokenizer.from_pretrained(minilm_folder())
+    tokenizer = load_tokenizer(minilm_folder())
     for dtype, label in ((torch.float32, "fp32"), (torch.bfloat16, "bf16")):
         encoder = bert_base().to("cuda", dtype)
         cls_vectors_of_ids(encoder, windows[:128], 0, (-4, -3, -2, -1), 64)
@@ -939,9 +939,9 @@ def main() -> None:
     parser.add_argument("--w2v-tokens", type=int, default=300_000, help="tokens of each skip-gram measurement")
     args = parser.parse_args()
     if args.measure_gpu:
-        import torch
+        from medbias.core.models import job_device
 
-        if not torch.cuda.is_available():
+        if job_device() != "cuda":
             sys.exit(
                 "medbias: --measure-gpu needs a CUDA GPU, and torch sees none here; run it on a GPU node "
                 "and give the plan its JSON with --gpu-costs"

@@ -21,8 +21,8 @@ from medbias.studies.hurtful.figures import plot_auprc_debiased_vs_baseline, plo
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
-p, inp = snakemake.params, snakemake.input
-out = Path(snakemake.output[0]).parent  # every output lies in the downstream folder
+p, inp, out = snakemake.params, snakemake.input, snakemake.output
+declared = {Path(path).name: path for path in out}  # a table the rule does not declare is a KeyError
 
 gaps = pd.concat([pd.read_parquet(f) for f in inp.gaps], ignore_index=True)
 replicates = [
@@ -33,7 +33,7 @@ replicates = [
     ],
 ]
 spread = seed_spread(replicates)
-spread.to_csv(out / "gap_seeds.csv", index=False)
+spread.to_csv(out.gap_seeds, index=False)
 unstable = spread["significant_bh"] & (spread["significant_bh_seeds"] <= p.replicates / 2)
 log.info(
     "%d classifier seed replicates per model; of the %d gaps significant after BH in replicate 0, %d are so in "
@@ -56,16 +56,14 @@ tables["intersectional_gaps"], skipped = intersectional_table(
     replicates, list(gaps["model"].unique()), p.intersectional, cells, note
 )
 for stem, table in tables.items():
-    write_paper_table(with_settings(table, p.settings), str(out / f"{stem}.csv"), str(out / f"{stem}.md"))
-performance.to_csv(out / "tableA2_performance_long.csv", index=False)
-skipped.to_csv(out / "intersectional_skipped.csv", index=False)
+    write_paper_table(with_settings(table, p.settings), declared[f"{stem}.csv"], declared[f"{stem}.md"])
+performance.to_csv(out.tableA2_long, index=False)
+skipped.to_csv(out.intersectional_skipped, index=False)
 
 if p.figure_a1_model:
-    plot_auprc_debiased_vs_baseline(
-        performance, p.figure_a1_model, str(out / "figA1_auprc.png"), str(out / "figA1_auprc.pdf")
-    )
+    plot_auprc_debiased_vs_baseline(performance, p.figure_a1_model, *out.figA1)
 for name, figure in p.figures.items():
-    stem = out / f"{name}_gaps_{figure['attribute']}"
+    png, pdf = (declared[f"{name}_gaps_{figure['attribute']}.{ext}"] for ext in ("png", "pdf"))
     plot_gaps_with_significant_recall(
         gaps[gaps["model"] == "baseline"],
         shorthand,
@@ -73,7 +71,7 @@ for name, figure in p.figures.items():
         figure["group"],
         f"Figure {name[3:]}: {figure['attribute']} gaps of the baseline's classifiers, "
         f"tasks with a significant recall gap",
-        f"{stem}.png",
-        f"{stem}.pdf",
+        png,
+        pdf,
     )
-log.info("tables written to %s", out)
+log.info("tables written to %s", Path(out.table4[0]).parent)

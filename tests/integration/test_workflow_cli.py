@@ -156,3 +156,75 @@ def test_a_changed_or_added_pubmed_file_reruns_its_own_parse_job_and_the_reduce_
     assert _ingest_jobs(dry.stdout + dry.stderr) == {"rios_parse": 2, "rios_ingest": 1}  # 0002's still pending
     assert run_snakemake(until, tmp_path).returncode == 0
     assert pd.read_parquet(corpus)["pmid"].tolist() == [100, 200, 300, 301]  # 101 deleted, 201 gone with its file
+
+
+RULE_START = re.compile(r"^(?:(?:local)?rule (\w+):|checkpoint (\w+):|use rule \w+ as (\w+) with:)", re.M)
+CONSTANT = re.compile(r"\b([A-Z][A-Z0-9_]{3,})\b")
+
+
+def rule_blocks() -> dict[str, str]:
+    """Each rule's text in Snakefile and rules/*.smk, from its header to the next rule's."""
+    blocks = {}
+    for path in [REPO / "Snakefile", *sorted((REPO / "rules").glob("*.smk"))]:
+        text = path.read_text(encoding="utf-8")
+        starts = list(RULE_START.finditer(text))
+        for here, after in zip(starts, [*starts[1:], None]):
+            name = next(group for group in here.groups() if group)
+            blocks[name] = text[here.start() : after.start() if after else len(text)]
+    return blocks
+
+
+def name_patterns(text: str) -> list[re.Pattern]:
+    """The last path part of every string literal in ``text``, with each {...} (a wildcard or a value
+    formatted in) read as any text."""
+    patterns = []
+    for literal in re.findall(r'"([^"\n]*)"', text):
+        last = literal.rsplit("/", 1)[-1]
+        if last:
+            patterns.append(re.compile(re.sub(r"\\\{\\\{[^}]*\\\}\\\}|\\\{[^}]*\\\}", ".+", re.escape(last))))
+    return patterns
+
+
+def rule_spells(block: str, file_name: str, common: str) -> bool:
+    """Whether a rule's text spells ``file_name``: in its own literals, or in the definition of a
+    constant it names (one grep away: e.g. PUBMED_FILES in rules/common.smk)."""
+    texts = [block]
+    for constant in set(CONSTANT.findall(block)):
+        definition = re.search(rf"^\s*{constant} = .*(?:\n(?!\S).*)*", common, re.M)
+        if definition:
+            texts.append(definition.group(0))
+    return any(pattern.fullmatch(file_name) for text in texts for pattern in name_patterns(text))
+
+
+@pytest.mark.unit
+def test_grep_on_an_output_file_name_finds_the_rule_that_writes_it():
+    """Every file of the default DAG (snakemake --summary: file and rule) is spelled in the rule that
+    writes it (its literal, or a {wildcard} pattern of it), so `grep -n table4_gaps rules/*.smk` lands on
+    the rule; and every report item (report/items.yaml) is one of those files."""
+    import yaml
+
+    result = run_snakemake(["--summary", "--cores", "1"], REPO)
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [line.split("\t") for line in result.stdout.splitlines() if line.count("\t") >= 2][1:]
+    assert len(rows) > 300
+    blocks, common = rule_blocks(), (REPO / "rules" / "common.smk").read_text(encoding="utf-8")
+    unspelled = [
+        f"{rule}: {path}" for path, _, rule, *_ in rows if not rule_spells(blocks[rule], Path(path).name, common)
+    ]
+    assert unspelled == []
+    outputs = {path for path, *_ in rows}
+    items = yaml.safe_load((REPO / "report" / "items.yaml").read_text(encoding="utf-8"))
+    assert {f"results/{key}" for key in items} - outputs == set()
+
+
+@pytest.mark.unit
+def test_the_spelling_check_sees_a_name_no_rule_spells():
+    block = (
+        'rule tables:\n    output:\n        table4=f"{DIR}/table4_gaps.md",\n'
+        '        figures=f"{DIR}/{{name}}_gaps.png",\n'
+    )
+    assert rule_spells(block, "table4_gaps.md", "") and rule_spells(block, "fig4_gaps.png", "")
+    assert not rule_spells(block, "tableC3_gaps_fdr.md", "")
+    assert rule_spells(
+        "    input:\n        ABSTRACTS,\n", "abstracts.txt.gz", 'ABSTRACTS = f"{DEMO}/abstracts.txt.gz"\n'
+    )

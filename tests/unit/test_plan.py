@@ -64,33 +64,6 @@ def test_debiased_tables_and_figure_a1_follow_the_analysed_models(models, tables
     assert plan.figure_a1_model(models) == figure_a1
 
 
-def test_downstream_table_names():
-    downstream = {"models": ["scibert", "baseline"], "figures": {"fig4": {"attribute": "gender", "group": "F"}}}
-    names = plan.downstream_table_names(downstream)
-    assert names == [
-        "table4_gaps.csv",
-        "table4_gaps.md",
-        "tableC3_gaps_fdr.csv",
-        "tableC3_gaps_fdr.md",
-        "tableA2_performance.csv",
-        "tableA2_performance.md",
-        "tableA2_performance_long.csv",
-        "gap_seeds.csv",
-        "fig4_gaps_gender.png",
-        "fig4_gaps_gender.pdf",
-        "intersectional_gaps.csv",
-        "intersectional_gaps.md",
-        "intersectional_skipped.csv",
-    ]
-    with_debiased = plan.downstream_table_names({**downstream, "models": ["baseline", "adv_gender"]})
-    assert set(with_debiased) - set(names) == {
-        "table5_debiased_gender.csv",
-        "table5_debiased_gender.md",
-        "figA1_auprc.png",
-        "figA1_auprc.pdf",
-    }
-
-
 def test_variants_and_their_attributes():
     assert plan.variant_attribute("baseline") is None and plan.variant_attribute("adv_ethnicity") == "ethnicity"
     assert plan.debiased_attributes(["baseline", "adv_gender", "adv_insurance"]) == ["gender", "insurance"]

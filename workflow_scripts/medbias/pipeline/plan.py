@@ -1,6 +1,6 @@
 """What a configuration asks the DAG to build, for the rule files: the studies' decisions about which
 evaluations exist, which tables are written and which model a figure shows (each in its study's
-``outputs`` module, gathered here), and the one resolver of what a job loads for a model name.
+``plan`` module, gathered here), and the one resolver of what a job loads for a model name.
 
 The rule files hold paths and wildcards and call these functions with config sections, so the same
 choice is not spelled out in a rule file and again in a script, and the rule files import no study
@@ -13,16 +13,15 @@ from collections.abc import Mapping
 from typing import Any
 
 # each study's decisions live in its own package; the rule files import them from here
-from medbias.studies.audit.outputs import audit_sections, audit_skipped
-from medbias.studies.hurtful.outputs import (
+from medbias.studies.audit.plan import audit_sections, audit_skipped
+from medbias.studies.hurtful.plan import (
     DEBIASED_TABLE_NAMES,
     debiased_attributes,
     debiased_tables,
-    downstream_table_names,
     figure_a1_model,
     variant_attribute,
 )
-from medbias.studies.plm.outputs import is_loadable, plm_evaluations, plm_finetunes
+from medbias.studies.plm.plan import is_loadable, plm_evaluations, plm_finetunes
 
 __all__ = [
     "DEBIASED_TABLE_NAMES",
@@ -30,7 +29,6 @@ __all__ = [
     "audit_skipped",
     "debiased_attributes",
     "debiased_tables",
-    "downstream_table_names",
     "figure_a1_model",
     "is_loadable",
     "model_entry",

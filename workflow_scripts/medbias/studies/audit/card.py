@@ -306,7 +306,7 @@ def card_sections(
     gender_set: str,
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, float, float, float]]]:
     """The card's (title, Markdown) sections from the evaluation files in ``inputs`` (the sections
-    ``medbias.studies.audit.outputs.audit_sections`` chose for the entry's kind), the (section, reason) of
+    ``medbias.studies.audit.plan.audit_sections`` chose for the entry's kind), the (section, reason) of
     every test skipped (those ruled out before anything ran, then those whose evaluation marked
     itself), and the (test, d, low, high) effect sizes of the summary figure."""
     from medbias.io.jsonio import read_json

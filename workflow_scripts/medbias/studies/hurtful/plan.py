@@ -1,19 +1,22 @@
 """What the hurtful study builds for a configuration (Zhang et al. 2020): the attribute of each
-adversarial variant, the debiased tables (Table 5, D5-D7) and Figure A1's model, and every file the
-downstream tables job writes. Pure; the rule files reach it through ``medbias.pipeline.plan``."""
+adversarial variant, the debiased tables (Table 5, D5-D7) and Figure A1's model. Pure; the rule files
+reach it through ``medbias.pipeline.plan``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 # Zhang et al. 2020: the downstream table of each adversarially debiased model (Table 5 for gender,
 # Tables D5-D7 in the appendix for the other attributes)
+# (the file stem is "<table>_debiased_<attribute>", as rule hurtful_downstream_tables declares it)
 DEBIASED_TABLE_NAMES = {
-    "gender": "table5_debiased_gender",
-    "language": "tableD5_debiased_language",
-    "ethnicity": "tableD6_debiased_ethnicity",
-    "insurance": "tableD7_debiased_insurance",
+    attribute: f"{table}_debiased_{attribute}"
+    for attribute, table in (
+        ("gender", "table5"),
+        ("language", "tableD5"),
+        ("ethnicity", "tableD6"),
+        ("insurance", "tableD7"),
+    )
 }
 
 
@@ -42,19 +45,3 @@ def figure_a1_model(downstream_models: Sequence[str]) -> str | None:
     if "adv_gender" in debiased:
         return "adv_gender"
     return debiased[0] if debiased else None
-
-
-def downstream_table_names(downstream: Mapping[str, Any]) -> list[str]:
-    """Every file (relative to the downstream folder) that the downstream tables job writes for the
-    ``hurtful.downstream`` section: Tables 4, C3, A2, the debiased tables, the gap figures, Figure A1
-    when a debiased model is analysed, and the intersectional table."""
-    names = ["table4_gaps", "tableC3_gaps_fdr", "tableA2_performance", *debiased_tables(downstream["models"])]
-    files = [f"{n}.{ext}" for n in names for ext in ("csv", "md")]
-    files += ["tableA2_performance_long.csv", "gap_seeds.csv"]
-    for name, figure in downstream["figures"].items():
-        files += [f"{name}_gaps_{figure['attribute']}.{ext}" for ext in ("png", "pdf")]
-    if figure_a1_model(downstream["models"]):
-        files += [f"figA1_auprc.{ext}" for ext in ("png", "pdf")]
-    files += [f"intersectional_gaps.{ext}" for ext in ("csv", "md")]
-    files.append("intersectional_skipped.csv")
-    return files
