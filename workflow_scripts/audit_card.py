@@ -7,7 +7,8 @@ import pandas as pd
 
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import write_json
-from medbias.studies.audit.card import card_manifest_lines, card_markdown, card_sections
+from medbias.io.tables import write_page
+from medbias.studies.audit.card import card_manifest_lines, card_page, card_sections
 from medbias.studies.audit.figures import plot_audit_effect_sizes
 
 snakemake = globals()["snakemake"]
@@ -24,8 +25,7 @@ plot_audit_effect_sizes(
     out.png,
     out.pdf,
 )
-text = card_markdown(p.model, p.label, p.entry, sections, skipped, lines, Path(out.png).name)
-Path(out.md).write_text(text, encoding="utf-8")
+write_page(card_page(p.model, p.label, p.entry, sections, skipped, lines, Path(out.png).name), out.md)
 write_json(
     out.json,
     {

@@ -2,8 +2,8 @@
 
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import read_json
-from medbias.io.tables import markdown_table
-from medbias.synth.summary import phenotype_table, planted_table, plot_demo_world
+from medbias.io.tables import write_page
+from medbias.synth.summary import phenotype_table, planted_page, planted_table, plot_demo_world
 
 snakemake = globals()["snakemake"]
 setup_rule_logging(snakemake.log[0])
@@ -12,8 +12,5 @@ phenotypes = phenotype_table(truth)
 planted = planted_table(truth)
 phenotypes.to_csv(snakemake.output.phenotypes_csv, index=False)
 planted.to_csv(snakemake.output.planted_csv, index=False)
-with open(snakemake.output.planted_md, "w", encoding="utf-8") as handle:
-    handle.write("# Demo world: planted effects and controls\n\n")
-    handle.write(markdown_table(planted) + "\n## Benchmark phenotypes\n\n")
-    handle.write(markdown_table(phenotypes))
+write_page(planted_page(planted, phenotypes), snakemake.output.planted_md)
 plot_demo_world(truth, snakemake.output.png, snakemake.output.pdf)

@@ -7,8 +7,8 @@ import torch
 from medbias.core.fill_blank import fill_in_the_blanks
 from medbias.core.logs import setup_rule_logging
 from medbias.core.models import lm_head_problem, load_model_and_tokenizer, resolve_model_source
-from medbias.io.tables import write_table
-from medbias.studies.hurtful.figures import plot_fill_in_the_blanks
+from medbias.io.tables import write_paper_table
+from medbias.studies.hurtful.figures import figure1_table, plot_fill_in_the_blanks
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -31,16 +31,5 @@ for model_name, entry in zip(p.models, p.entries):
 if not frames:
     raise SystemExit(f"medbias: no model of hurtful.fill_blank.models can fill in blanks ({'; '.join(not_applicable)})")
 table = pd.concat(frames, ignore_index=True)
-write_table(
-    table,
-    snakemake.output.csv,
-    snakemake.output.md,
-    title="Figure 1: fill-in-the-blank completions by race",
-    notes=(
-        "greedy: masks filled left to right, each completion fed back; top_k: all masks open at once, "
-        "with probabilities.",
-        *not_applicable,
-        *p.settings,
-    ),
-)
+write_paper_table(figure1_table(table, not_applicable, p.settings), snakemake.output.csv, snakemake.output.md)
 plot_fill_in_the_blanks(table, snakemake.output.png, snakemake.output.pdf)

@@ -7,10 +7,10 @@ import pandas as pd
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import read_json
 from medbias.io.resources import read_attributes, read_templates
-from medbias.io.tables import write_paper_table
+from medbias.io.tables import write_page, write_paper_table
 from medbias.pipeline.hyperparameters import with_settings
 from medbias.studies.hurtful.gender_ratio import discharge_summaries, gender_ratio
-from medbias.studies.hurtful.table3 import logprob_long, table3, template_fixes_markdown
+from medbias.studies.hurtful.table3 import logprob_long, table3, template_fixes_page
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -44,5 +44,4 @@ write_paper_table(
     out.csv,
     out.md,
 )
-with open(out.fixes, "w", encoding="utf-8") as handle:
-    handle.write(template_fixes_markdown(inp.templates, fixes))
+write_page(template_fixes_page(inp.templates, fixes), out.fixes)

@@ -7,7 +7,7 @@ import pandas as pd
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import write_json
 from medbias.io.mimic import read_annotations
-from medbias.io.tables import write_table
+from medbias.io.tables import write_paper_table
 from medbias.studies.mental.figures import plot_annotated_counts
 from medbias.studies.mental.labels import join_notes, majority_vote
 from medbias.studies.mental.split import split_table, task_splits, treated_text_rows
@@ -47,18 +47,7 @@ texts.to_parquet(out.texts, index=False)
 assignments.to_parquet(out.labels, index=False)
 log.info("wrote %d treated texts of %d notes (intermediate; never under results/)", len(texts), len(used))
 
-table2 = split_table(assignments, p.tasks)
-write_table(
-    table2,
-    out.table2_csv,
-    out.table2_md,
-    "Table II: training and test notes per phenotype, label and gender",
-    notes=(
-        f"Training cells: at most {p.train_fraction:.0%} of each (label, gender) cell, capped per task "
-        f"(configured caps: {dict(p.per_cell) or 'none; the second-smallest cell sets the cap'}); "
-        f"seeded. Negatives are notes annotated None (no phenotype voted positive).",
-    ),
-)
+write_paper_table(split_table(assignments, p.tasks, p.train_fraction, p.per_cell), out.table2_csv, out.table2_md)
 figure = pd.DataFrame(counts)
 figure.to_csv(out.fig1_csv, index=False)
 plot_annotated_counts(figure, out.fig1_png, out.fig1_pdf)

@@ -5,7 +5,7 @@ import pandas as pd
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import write_json
 from medbias.io.mimic import read_acuity_export, read_benchmark_split
-from medbias.io.tables import write_table
+from medbias.io.tables import write_paper_table
 from medbias.io.yamlfile import load_yaml
 from medbias.studies.hurtful.cohorts import (
     assign_splits,
@@ -52,16 +52,8 @@ check_test_split(samples, catalogue, inp.testset)
 samples.to_parquet(out.samples, index=False)
 pd.concat([w.assign(cohort=c) for c, w in windows.items()], ignore_index=True).to_parquet(out.windows, index=False)
 catalogue.to_csv(out.catalogue, index=False)
-write_table(
-    table_a1(samples, catalogue),
-    out.table_a1_csv,
-    out.table_a1_md,
-    "Table A1: samples, % male and prevalence (overall and by gender) per task",
-    digits=2,
-)
-write_table(
-    cohort_statistics(samples), out.stats_csv, out.stats_md, "Cohort statistics (Zhang et al. section 3.2)", digits=1
-)
+write_paper_table(table_a1(samples, catalogue), out.table_a1_csv, out.table_a1_md)
+write_paper_table(cohort_statistics(samples), out.stats_csv, out.stats_md)
 no_notes = {c: int(len(stays) - w["ICUSTAY_ID"].nunique()) for c, w in windows.items()}
 write_json(
     out.counts,

@@ -6,7 +6,7 @@ import torch
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import read_json
 from medbias.io.resources import read_attributes, read_templates
-from medbias.io.tables import write_table
+from medbias.io.tables import write_paper_table
 from medbias.metrics.logprob_tests import random_initialised_score_frames
 from medbias.studies.hurtful.downstream import read_model_gaps
 from medbias.validation.decisions import (
@@ -17,7 +17,7 @@ from medbias.validation.decisions import (
     rios_weat_decisions,
     seat_decisions,
 )
-from medbias.validation.error_rates import ERROR_RATES_NOTES, ERROR_RATES_TITLE, error_rates
+from medbias.validation.error_rates import error_rates, error_rates_table
 from medbias.validation.figures import plot_error_rates
 from medbias.validation.null_worlds import logprob_null_model_decisions, null_world_decisions
 from medbias.validation.truth import logprob_model_roles
@@ -60,7 +60,7 @@ decisions = combine(
 )
 table = error_rates(decisions)
 decisions.to_csv(out.decisions, index=False)
-write_table(table, out.csv, out.md, ERROR_RATES_TITLE, ERROR_RATES_NOTES, digits=3)
+write_paper_table(error_rates_table(table), out.csv, out.md)
 plot_error_rates(table, out.png, out.pdf)
 for row in table.itertuples(index=False):
     log.info(

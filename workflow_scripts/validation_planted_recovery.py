@@ -4,7 +4,7 @@ import pandas as pd
 
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import read_json
-from medbias.io.tables import markdown_table
+from medbias.io.tables import write_page
 from medbias.studies.hurtful.downstream import read_model_gaps
 from medbias.validation.decisions import combine
 from medbias.validation.recovery import (
@@ -12,6 +12,7 @@ from medbias.validation.recovery import (
     gap_recovery,
     logprob_recovery,
     mental_recovery,
+    recovery_page,
     rios_recovery,
     seat_recovery,
 )
@@ -44,26 +45,8 @@ recovery = combine(
 recovery.to_csv(out.csv, index=False)
 planted = recovery[recovery["truth"] == "planted"]
 family = control_family(recovery)
-found = int(planted["recovered"].sum())
-with open(out.md, "w", encoding="utf-8") as handle:
-    handle.write("# Demo world: planted effects recovered, controls clean\n\n")
-    handle.write(
-        f"**Planted effects found: {found} of {len(planted)}.** "
-        f"**Controls flagged: {int(family['flagged'].sum())} of {int(family['controls'].sum())}** "
-        f"(families with a flag: {int(family['families_flagged'].sum())} of {int(family['families'].sum())}; "
-        f"studies not clean at the 5% level: "
-        f"{', '.join(family.loc[~family['clean_at_level'], 'study']) or 'none'}).\n\n"
-    )
-    handle.write("## Planted effects\n\n" + markdown_table(planted.drop(columns=["truth", "family"]), 3))
-    handle.write("\n## Controls, per study\n\n" + markdown_table(family, 3))
-    handle.write(
-        "\nA family is one test, or the controls one correction covers (hurtful: the recall gaps of one model, "
-        "attribute and group over the tasks, BH). Under no effect each family has at most a 5% chance of any "
-        "flag; clean_at_level: the number of families flagged is within that (one-sided binomial p >= 0.05). "
-        "Every control with its observed value: planted_recovery.csv. Criteria are the truth file's "
-        "expectations; the stars (significant) are those of the tables the rows come from.\n"
-    )
-log.info("planted effects found: %d of %d", found, len(planted))
+write_page(recovery_page(recovery), out.md)
+log.info("planted effects found: %d of %d", int(planted["recovered"].sum()), len(planted))
 for row in planted[~planted["recovered"]].itertuples(index=False):
     log.info("MISSED planted effect: %s (%s; %s)", row.effect, row.criterion, row.observed)
 for row in family.itertuples(index=False):

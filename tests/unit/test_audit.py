@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from medbias.io.tables import page_markdown
 from medbias.studies.audit.card import (
     CALISKAN_TESTS,
-    card_markdown,
+    card_page,
     in_vocabulary_spelling,
     seat_section,
     stereoset_section,
@@ -174,15 +175,18 @@ def test_card_sections_and_layout():
     )
     marked = pd.DataFrame({"family": ["race"], "status": ["not applicable: no head"]})
     assert stereoset_section(marked) == "Not applicable: no head.\n"
-    card = card_markdown(
-        "m",
-        "My model",
-        {"source": "/x", "kind": "masked"},
-        [("SEAT", "table\n")],
-        [("fill-in-the-blank", "no head")],
-        {"entry": {"source": "/x"}},
-        "card.png",
+    card = page_markdown(
+        card_page(
+            "m",
+            "My model",
+            {"source": "/x", "kind": "masked"},
+            [("SEAT", "table\n")],
+            [("fill-in-the-blank", "no head")],
+            {"entry": {"source": "/x"}},
+            "card.png",
+        )
     )
     assert card.startswith("# Audit card: My model (`m`)\n\nSource `/x`, kind `masked`.")
     assert "## SEAT\n\ntable\n" in card and "- fill-in-the-blank: no head" in card
     assert "![effect sizes](card.png)" in card and '"source": "/x"' in card
+    assert card.endswith("## Inputs (manifest)\n\n```json\n" + '{\n "entry": {\n  "source": "/x"\n }\n}' + "\n```\n")

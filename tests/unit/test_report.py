@@ -7,6 +7,7 @@ import base64
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from medbias.core.errors import MedbiasInputError
@@ -137,3 +138,23 @@ def test_a_folder_index_lists_its_items_with_their_pages_and_no_other_folders():
         "mental",
         "plm",
     }
+
+
+def test_a_page_is_its_title_then_its_blocks_one_blank_line_apart(tmp_path):
+    """The one writer of tables and pages, by hand: a paragraph, a table under a heading, a table alone;
+    a PaperTable's Markdown is its table then its non-empty notes, one per line."""
+    from medbias.io.tables import PaperPage, PaperTable, Section, page_markdown, write_paper_table
+
+    frame = pd.DataFrame({"a": [1.23456, float("nan")], "b": ["x|y", "z"]})
+    page = PaperPage("T", ("Intro.", Section(frame, "Part", digits=2), Section(frame.head(1)), "End."))
+    table = "| a | b |\n|---|---|\n| 1.23 | x\\|y |\n|  | z |\n"
+    assert page_markdown(page) == (
+        "# T\n\nIntro.\n\n## Part\n\n" + table + "\n| a | b |\n|---|---|\n| 1.235 | x\\|y |\n\nEnd.\n"
+    )
+    write_paper_table(
+        PaperTable(frame, "T", ("one", "", "two"), digits=2), str(tmp_path / "t.csv"), str(tmp_path / "t.md")
+    )
+    assert (tmp_path / "t.md").read_text() == "# T\n\n" + table + "\none\ntwo\n"
+    assert pd.read_csv(tmp_path / "t.csv")["b"].tolist() == ["x|y", "z"]
+    write_paper_table(PaperTable(frame, "T", ("",), digits=2), None, str(tmp_path / "u.md"))
+    assert (tmp_path / "u.md").read_text() == "# T\n\n" + table

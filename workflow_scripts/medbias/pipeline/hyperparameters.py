@@ -92,7 +92,7 @@ def settings_notes(schema: Mapping[str, Any], config: Mapping[str, Any], prefixe
             lines.append(f"- `{key}` = `{flow_yaml(value)}`: {source}")
     if not lines:
         return []
-    # the heading opens with a newline: write_table drops empty notes, and the blank line ends the
+    # the heading opens with a newline: write_paper_table drops empty notes, and the blank line ends the
     # paragraph of the notes above it
     return [
         "\nSettings that shaped these numbers (config key = value: where it comes from; "

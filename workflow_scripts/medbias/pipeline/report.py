@@ -1,6 +1,6 @@
 """Pages of the Snakemake report: every paper table and figure as one readable HTML page.
 
-The studies write their tables as Markdown (``medbias.io.tables.write_table``: a title, a pipe table,
+The studies write their tables as Markdown (``medbias.io.tables.write_paper_table``: a title, a pipe table,
 notes) and their figures as PNG. ``snakemake --report`` shows HTML and images inline but offers
 Markdown and CSV only as downloads, so each registered item (``report/items.yaml``) is rendered
 here into a self-contained page: the table as an HTML table (or the figure, embedded), then the

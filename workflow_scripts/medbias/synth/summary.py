@@ -6,6 +6,8 @@ from typing import Any
 
 import pandas as pd
 
+from medbias.io.tables import PaperPage, Section
+
 
 def phenotype_table(truth: dict[str, Any]) -> pd.DataFrame:
     """One row per benchmark phenotype: design prevalence and realised prevalence overall and by gender."""
@@ -121,6 +123,15 @@ def planted_table(truth: dict[str, Any]) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
+
+
+def planted_page(planted: pd.DataFrame, phenotypes: pd.DataFrame) -> PaperPage:
+    """table_planted_effects.md: the planted effects and controls (``planted_table``), then the
+    benchmark phenotypes (``phenotype_table``)."""
+    return PaperPage(
+        "Demo world: planted effects and controls",
+        (Section(planted), Section(phenotypes, "Benchmark phenotypes")),
+    )
 
 
 def plot_demo_world(truth: dict[str, Any], png: str, pdf: str) -> None:

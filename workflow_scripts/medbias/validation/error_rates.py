@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from medbias.io.tables import PaperTable
 from medbias.metrics.error_rate import error_rate
 
 
@@ -38,7 +39,6 @@ def error_rates(decisions: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# the title and notes of error_rates.md
 ERROR_RATES_TITLE = "Measured error rates of the bias tests (demo world)"
 
 
@@ -59,3 +59,8 @@ ERROR_RATES_NOTES = (
     "fresh random weights (nothing learned), where the same test is run with the attribute as unit and, for "
     "comparison, with every template item as an independent unit. Every decision, with its unit and p: decisions.csv.",
 )
+
+
+def error_rates_table(rates: pd.DataFrame) -> PaperTable:
+    """error_rates.md: the pooled rates (``error_rates``) with the notes that say how each test decides."""
+    return PaperTable(rates, ERROR_RATES_TITLE, ERROR_RATES_NOTES, digits=3)

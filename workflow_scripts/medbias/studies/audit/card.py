@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.core.errors import MedbiasInputError
-from medbias.io.tables import markdown_table
+from medbias.io.tables import PaperPage, markdown_table
 
 # Caliskan et al. (2017), Table 1: the WEATs whose word sets WEAT.json holds (X, Y, A, B)
 CALISKAN_TESTS = {
@@ -256,7 +256,7 @@ def weat_section(rows: pd.DataFrame) -> str:
     return markdown_table(shown) + "\n" + association_note(rows[ok], WEAT_NULL_WORDS)
 
 
-def card_markdown(
+def card_page(
     name: str,
     label: str,
     entry: Mapping[str, Any],
@@ -264,37 +264,28 @@ def card_markdown(
     skipped: Sequence[tuple[str, str]],
     manifest: Mapping[str, Any],
     figure: str,
-) -> str:
+) -> PaperPage:
     """The card: a header naming the entry, each section that ran, what was skipped and why, the
     summary figure and the manifest lines of its inputs."""
     import json
 
-    lines = [
-        f"# Audit card: {label} (`{name}`)",
-        "",
+    source = (
         f"Source `{entry['source']}`, kind `{entry.get('kind', 'word vectors')}`"
         + (f", dtype `{entry['dtype']}`" if entry.get("dtype") else "")
-        + ".",
-        "",
-    ]
-    for title, body in sections:
-        lines += [f"## {title}", "", body.rstrip(), ""]
-    lines += ["## Skipped", ""]
-    lines += [f"- {section}: {reason}" for section, reason in skipped] or ["- nothing"]
-    lines += [
-        "",
-        "## Summary figure",
-        "",
-        f"![effect sizes]({figure})",
-        "",
-        "## Inputs (manifest)",
-        "",
-        "```json",
-        json.dumps(manifest, indent=1, sort_keys=True, default=str),
-        "```",
-        "",
-    ]
-    return "\n".join(lines)
+        + "."
+    )
+    skipped_lines = [f"- {section}: {reason}" for section, reason in skipped] or ["- nothing"]
+    manifest_json = json.dumps(manifest, indent=1, sort_keys=True, default=str)
+    return PaperPage(
+        f"Audit card: {label} (`{name}`)",
+        (
+            source,
+            *(f"## {title}\n\n{body.rstrip()}" for title, body in sections),
+            "## Skipped\n\n" + "\n".join(skipped_lines),
+            f"## Summary figure\n\n![effect sizes]({figure})",
+            f"## Inputs (manifest)\n\n```json\n{manifest_json}\n```",
+        ),
+    )
 
 
 def card_sections(

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.core.errors import MedbiasInputError
+from medbias.io.tables import PaperTable
 
 TIMED_CATEGORIES = ("Nursing", "Nursing/other", "Physician ")
 FIRST_NOTE_PREFERRED = ("Nursing", "Physician ")
@@ -284,7 +285,7 @@ def check_test_split(samples: pd.DataFrame, catalogue: pd.DataFrame, split_file:
         )
 
 
-def table_a1(samples: pd.DataFrame, catalogue: pd.DataFrame) -> pd.DataFrame:
+def table_a1(samples: pd.DataFrame, catalogue: pd.DataFrame) -> PaperTable:
     """Zhang et al. Table A1: samples, % male, prevalence overall and by gender, per task."""
     rows = []
     for task in catalogue.itertuples(index=False):
@@ -304,10 +305,12 @@ def table_a1(samples: pd.DataFrame, catalogue: pd.DataFrame) -> pd.DataFrame:
                 },
             }
         )
-    return pd.DataFrame(rows)
+    return PaperTable(
+        pd.DataFrame(rows), "Table A1: samples, % male and prevalence (overall and by gender) per task", digits=2
+    )
 
 
-def cohort_statistics(samples: pd.DataFrame) -> pd.DataFrame:
+def cohort_statistics(samples: pd.DataFrame) -> PaperTable:
     """The base rates of section 3.2 per cohort: records, % male, % English, % white, % Medicare."""
     first = samples.drop_duplicates(["cohort", "ICUSTAY_ID"])
     rows = []
@@ -322,4 +325,4 @@ def cohort_statistics(samples: pd.DataFrame) -> pd.DataFrame:
                 "% Medicare": 100 * (part["insurance"] == "Medicare").mean(),
             }
         )
-    return pd.DataFrame(rows)
+    return PaperTable(pd.DataFrame(rows), "Cohort statistics (Zhang et al. section 3.2)", digits=1)

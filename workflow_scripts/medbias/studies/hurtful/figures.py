@@ -1,11 +1,15 @@
-"""Zhang et al. 2020's figures: fill-in-the-blanks (Figure 1), the fairness gaps with significant recall
-gaps (Figures 4 and 5) and AUPRC after debiasing against the baseline."""
+"""Zhang et al. 2020's figures: fill-in-the-blanks (Figure 1, and its completions as a table), the
+fairness gaps with significant recall gaps (Figures 4 and 5) and AUPRC after debiasing against the
+baseline."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import pandas as pd
 
 from medbias.core.figures import MEASURES, SERIES, error_bars, pyplot, save, wrapped_title
+from medbias.io.tables import PaperTable
 
 
 def fill_in_the_blank_lines(table: pd.DataFrame, width: int = 110) -> list[tuple[str, str]]:
@@ -127,3 +131,17 @@ def plot_auprc_debiased_vs_baseline(table: pd.DataFrame, debiased: str, png: str
     ax.set_title(f"AUPRC per task ({len(base)} tasks), Pearson r = {r:.3f}", fontsize=10)
     fig.tight_layout()
     save(fig, png, pdf)
+
+
+def figure1_table(
+    completions: pd.DataFrame, not_applicable: Sequence[str] = (), settings: Sequence[str] = ()
+) -> PaperTable:
+    """Figure 1's completions as a table: per template, race word and mask, the greedy completion and
+    the top-k tokens; the notes say which models could not fill blanks and why."""
+    notes = (
+        "greedy: masks filled left to right, each completion fed back; top_k: all masks open at once, "
+        "with probabilities.",
+        *not_applicable,
+        *settings,
+    )
+    return PaperTable(completions, "Figure 1: fill-in-the-blank completions by race", notes)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from medbias.io.tables import PaperTable
+from medbias.io.tables import PaperPage, PaperTable
 from medbias.metrics.logprob_tests import logprob_table
 
 LONG_COLUMNS = ["model", "target_set", "category", "reference_mean", "group_mean", "wilcoxon_p", "items"]
@@ -94,8 +94,7 @@ def table3(
     )
 
 
-def template_fixes_markdown(templates_path: str, fixes: Sequence[str]) -> str:
-    """The record of every fix ``read_templates`` applied to the template file, as Markdown."""
-    lines = ["# Fixes applied to the template file", "", f"Source: `{templates_path}`", ""]
-    lines += [f"- {f}" for f in fixes] or ["- none"]
-    return "\n".join(lines) + "\n"
+def template_fixes_page(templates_path: str, fixes: Sequence[str]) -> PaperPage:
+    """The record of every fix ``read_templates`` applied to the template file."""
+    listed = "\n".join([f"- {f}" for f in fixes] or ["- none"])
+    return PaperPage("Fixes applied to the template file", (f"Source: `{templates_path}`", listed))

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.core.note_text import clean_for_embedding, neutralize_gender, swap_gender
+from medbias.io.tables import PaperTable
 from medbias.studies.mental.labels import TASK_COLUMNS, TASK_TITLES, task_labels
 
 
@@ -52,8 +53,11 @@ def balanced_split(frame: pd.DataFrame, train_fraction: float, per_cell: int | N
     return train
 
 
-def split_table(assignments: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame:
-    """Table II: notes per task, split, label and gender."""
+def split_table(
+    assignments: pd.DataFrame, tasks: Sequence[str], train_fraction: float, per_cell: Mapping[str, int]
+) -> PaperTable:
+    """Table II: notes per task, split, label and gender (``train_fraction`` and ``per_cell``: the
+    split's settings, which the notes state)."""
     rows = []
     for task in tasks:
         part = assignments[assignments["task"] == task]
@@ -65,7 +69,12 @@ def split_table(assignments: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame
                         ((part["split"] == split) & (part["label"] == label) & (part["gender"] == gender)).sum()
                     )
         rows.append(row)
-    return pd.DataFrame(rows)
+    notes = (
+        f"Training cells: at most {train_fraction:.0%} of each (label, gender) cell, capped per task "
+        f"(configured caps: {dict(per_cell) or 'none; the second-smallest cell sets the cap'}); "
+        f"seeded. Negatives are notes annotated None (no phenotype voted positive).",
+    )
+    return PaperTable(pd.DataFrame(rows), "Table II: training and test notes per phenotype, label and gender", notes)
 
 
 def task_splits(

@@ -1,5 +1,6 @@
 """Study "mental": Table V, the counterfactual fairness of every embedding, treatment, task and
-learner, in long form with intervals and as the paper prints it.
+learner, in long form with intervals and as the paper prints it (the SVM's, and a page with every
+learner's), and Table IV, the gender classifiers on original and neutralized notes.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medbias.io.tables import PaperPage, PaperTable, Section
 from medbias.studies.mental.labels import TASK_TITLES
 
 
@@ -65,3 +67,53 @@ def paper_layout(
                 row[f"{title} F1"] = f"{cell['macro_f1']:.2f}"
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+TABLE5_EXPLANATION = (
+    "TPRR, FPRR: the smaller group's true/false positive rate over the larger one's (eq. 4; 1 = equal), with the group "
+    "that has the higher rate (F or M). Mismatch: share of counterfactual pairs (each test note and its gender-swapped "
+    "copy) with different predictions, with the group whose copy was predicted positive in more of them. F1: "
+    "macro-F1 on all copies. Intervals (95%, pairs resampled within label) are in table5_fairness_long.csv, with "
+    "mismatch_p: McNemar's exact test that the mismatched pairs favour one group (discordant pairs split 50/50 under "
+    "no gender effect)."
+)
+
+
+def table5(long: pd.DataFrame, layout: Mapping[str, Any], settings: Sequence[str] = ()) -> PaperTable:
+    """Table V as the paper prints it: the SVM classifiers (``paper_layout`` with ``layout``: the
+    embeddings, treatments, tasks and labels)."""
+    return PaperTable(
+        paper_layout(long, "svm", **layout),
+        "Table V: fairness and performance of the SVM classifiers",
+        (TABLE5_EXPLANATION, *settings),
+    )
+
+
+def table5_all_learners(long: pd.DataFrame, learners: Sequence[str], layout: Mapping[str, Any]) -> PaperPage:
+    """Table V for every learner, one section each (the paper's robustness check with RF and MLP)."""
+    sections = [Section(paper_layout(long, learner, **layout), learner.upper()) for learner in learners]
+    return PaperPage(
+        "Table V for every learner (the paper's robustness check with RF and MLP)", (*sections, TABLE5_EXPLANATION)
+    )
+
+
+def table4(gender: pd.DataFrame, labels: Mapping[str, str], settings: Sequence[str] = ()) -> PaperTable:
+    """Table IV: unweighted average recall of the gender classifiers trained on original and on
+    neutralized notes, after the majority-gender baseline (``gender``: one row per classifier, the
+    constant baseline's ``trained_on`` starting with "constant")."""
+    constant = gender["trained_on"].str.startswith("constant")
+    baseline = gender[constant].iloc[[0]].assign(embedding="Baseline", trained_on="-")
+    trained = gender[~constant].assign(embedding=lambda f: f["embedding"].map(lambda e: labels.get(e, e)))
+    table = pd.concat([baseline, trained], ignore_index=True).rename(
+        columns={"embedding": "method", "uar": "gender_uar"}
+    )
+    notes = (
+        "Tested on the original test notes of the task; the baseline predicts the training set's majority "
+        "gender for every note (UAR 0.5 by construction, computed).",
+        *settings,
+    )
+    return PaperTable(
+        table[["method", "trained_on", "gender_uar", "task", "train_notes", "test_notes"]],
+        "Table IV: unweighted average recall of gender classifiers (SVM) trained on original vs neutralized notes",
+        notes,
+    )

@@ -1,5 +1,6 @@
-"""Rios et al. 2020's Figure 1 (WEAT), Figure 2 (ECT) and Table 4 (RIPA) across the decades, as paper
-tables with the notes that say how each number was computed (``medbias.studies.rios.analyses`` computes them)."""
+"""Rios et al. 2020's Table 1 (articles per decade), Table 3 (embedding quality), Figure 1 (WEAT),
+Figure 2 (ECT) and Table 4 (RIPA) across the decades, as paper tables with the notes that say how each
+number was computed (``medbias.studies.rios.analyses`` computes them)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from medbias.studies.rios.analyses import (
     weat_by_decade,
     weat_trends,
 )
+from medbias.studies.rios.skipgram import chosen_setting
 
 DIGITS = 4
 TREND_NOTE = (
@@ -224,3 +226,48 @@ def load_decades(paths: Sequence[str], decades: Sequence[str], replicates: int =
     if not loaded.vectors:
         raise SystemExit("medbias: no decade has articles; nothing to measure (see table1_articles.md)")
     return loaded
+
+
+def table1_articles(summary: Mapping[str, Any]) -> PaperTable:
+    """Table 1: articles and tokens per decade with their total, from the decade corpora's summary
+    (``medbias.io.pubmed.write_decade_corpora``); the note counts every article left out and why."""
+    table = pd.DataFrame(summary["decades"]).rename(
+        columns={"decade": "Year", "articles": "# Articles", "tokens": "# Tokens"}
+    )
+    total = {"Year": "Total", "# Articles": table["# Articles"].sum(), "# Tokens": table["# Tokens"].sum()}
+    excluded = (
+        f"Excluded: {summary['undated']} undated, {summary['outside_decades']} outside the decades, "
+        f"{summary['deleted']} deleted (DeleteCitation), {summary['book_articles']} book articles; "
+        f"{summary['replaced_versions']} superseded versions replaced by later ones; "
+        f"{summary['deletions_of_unknown_pmids']} deletions of PMIDs not in these files."
+    )
+    return PaperTable(
+        pd.concat([table, pd.DataFrame([total])], ignore_index=True), "Table 1: articles per decade", (excluded,)
+    )
+
+
+def table3_embedding_quality(searches: Sequence[Mapping[str, Any]], settings: Sequence[str] = ()) -> PaperTable:
+    """Table 3: per decade, the UMNSRS similarity (Spearman rho) of the decade's model (the search's
+    best candidate, or the chosen setting trained on the whole decade after a sample's search), the
+    pairs it covers, and the search that chose its setting."""
+    rows = []
+    for search in searches:
+        if search.get("empty"):
+            rows.append({"Year": search["decade"], "Sim": float("nan"), "Pair Cnt": 0, "note": "no articles"})
+            continue
+        model, sample = search["final"], search["search_sample"]
+        rows.append(
+            {
+                "Year": search["decade"],
+                "Sim": model["rho"],
+                "Pair Cnt": model["pairs_used"],
+                "multi-word pairs": model["multiword_pairs_used"],
+                "vocabulary": model["vocabulary"],
+                "candidates tried": len(search["candidates"]),
+                "searched on (tokens)": sample["tokens"],
+                "decade tokens": sample["total_tokens"],
+                **chosen_setting(search),
+            }
+        )
+    title = "Table 3: embedding quality per decade (Spearman rho on UMNSRS similarity)"
+    return PaperTable(pd.DataFrame(rows), title, tuple(settings), digits=4)
