@@ -1,5 +1,5 @@
 """Rule script (hurtful): the paper's downstream tables and figures from every model's gaps and
-performance (medbias.studies.hurtful.downstream_tables): Tables 4, C3, 5 and D5-D7, A2, the
+performance (medbias.studies.hurtful.gap_tables): Tables 4, C3, 5 and D5-D7, A2, the
 intersectional counts, Figures 4 and 5 (gaps of the tasks with a significant recall gap) and A1."""
 
 from pathlib import Path
@@ -9,15 +9,15 @@ import pandas as pd
 from medbias.core.logs import setup_rule_logging
 from medbias.io.tables import write_paper_table
 from medbias.pipeline.hyperparameters import with_settings
-from medbias.studies.hurtful.downstream import seed_spread
-from medbias.studies.hurtful.downstream_tables import (
+from medbias.studies.hurtful.figures import plot_auprc_debiased_vs_baseline, plot_gaps_with_significant_recall
+from medbias.studies.hurtful.gap_tables import (
     cells_note,
     count_tables,
     intersectional_table,
-    performance_table,
     replicate_paths,
+    table_a2,
 )
-from medbias.studies.hurtful.figures import plot_auprc_debiased_vs_baseline, plot_gaps_with_significant_recall
+from medbias.studies.hurtful.gaps import seed_spread
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -50,7 +50,7 @@ note = cells_note(p.excluded, p.minimum, p.replicates)
 tables = count_tables(
     replicates, attributes=list(p.attributes), debiased=p.debiased_tables, n_tasks=len(tasks), alpha=p.alpha, note=note
 )
-tables["tableA2_performance"] = performance_table(performance, shorthand, p.bootstrap)
+tables["tableA2_performance"] = table_a2(performance, shorthand, p.bootstrap)
 cells = pd.read_csv(inp.cells[p.models.index("baseline")])
 tables["intersectional_gaps"], skipped = intersectional_table(
     replicates, list(gaps["model"].unique()), p.intersectional, cells, note

@@ -7,7 +7,7 @@ bootstrap intervals, for one model's test predictions."""
 import pandas as pd
 
 from medbias.core.logs import setup_rule_logging
-from medbias.studies.hurtful.downstream import gap_table, performance_table
+from medbias.studies.hurtful.gaps import gap_table, task_performance
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -34,6 +34,6 @@ for attribute, frame in gaps.groupby("attribute"):
     )
 gaps.to_parquet(snakemake.output.gaps, index=False)
 cells.to_csv(snakemake.output.cells, index=False)
-performance = performance_table(predictions, tasks, p.bootstrap, p.seed, p.alpha)
+performance = task_performance(predictions, tasks, p.bootstrap, p.seed, p.alpha)
 performance.insert(0, "model", p.model)
 performance.to_csv(snakemake.output.performance, index=False)

@@ -8,7 +8,7 @@ from medbias.io.jsonio import read_json
 from medbias.io.resources import read_attributes, read_templates
 from medbias.io.tables import write_paper_table
 from medbias.metrics.logprob_tests import random_initialised_score_frames
-from medbias.studies.hurtful.downstream import read_model_gaps
+from medbias.studies.hurtful.gaps import read_model_gaps
 from medbias.validation.decisions import (
     combine,
     counterfactual_decisions,

@@ -5,7 +5,7 @@ import pandas as pd
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import read_json
 from medbias.io.tables import write_page
-from medbias.studies.hurtful.downstream import read_model_gaps
+from medbias.studies.hurtful.gaps import read_model_gaps
 from medbias.validation.decisions import combine
 from medbias.validation.recovery import (
     control_family,

@@ -7,13 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from medbias.studies.hurtful.downstream import (
+from medbias.studies.hurtful.gaps import (
     gap_table,
     intersectional_cells,
-    performance_table,
     seed_spread,
     significance_counts,
     significance_counts_over_seeds,
+    task_performance,
 )
 
 
@@ -155,7 +155,7 @@ def test_performance_table_observed_values_match_scikit_learn():
     from sklearn.metrics import average_precision_score, roc_auc_score
 
     predictions = _predictions()
-    table = performance_table(predictions, ["t1"], 200, seed=0).iloc[0]
+    table = task_performance(predictions, ["t1"], 200, seed=0).iloc[0]
     t1 = predictions[predictions["task"] == "t1"]
     assert table["auroc"] == pytest.approx(roc_auc_score(t1["label"], t1["probability"]))
     assert table["auprc"] == pytest.approx(average_precision_score(t1["label"], t1["probability"]))

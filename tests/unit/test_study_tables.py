@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from medbias.studies.hurtful.downstream_tables import cells_note, replicate_paths
+from medbias.studies.hurtful.gap_tables import cells_note, replicate_paths
 from medbias.studies.plm.tables import debias_table, seat_table, stamp_evaluations, with_seat_averages
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.io.tables import PaperPage, Section
-from medbias.studies.hurtful.downstream import GAP_KEYS
+from medbias.studies.hurtful.gaps import GAP_KEYS
 from medbias.validation.truth import (
     logprob_distances,
     planted_strengths,

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from medbias.io.tables import PaperTable
-from medbias.studies.hurtful.downstream import significance_counts_over_seeds
+from medbias.studies.hurtful.gaps import significance_counts_over_seeds
 
 COUNT_COLUMNS = ["recall gap", "parity gap", "specificity gap"]
 
@@ -99,7 +99,7 @@ def count_tables(
     return tables
 
 
-def performance_table(performance: pd.DataFrame, shorthand: Mapping[str, str], bootstrap: int) -> PaperTable:
+def table_a2(performance: pd.DataFrame, shorthand: Mapping[str, str], bootstrap: int) -> PaperTable:
     """Table A2: AUROC and AUPRC with their 95% intervals per task (the paper's shorthand) and model."""
     wide = performance.copy()
     for metric in ("auroc", "auprc"):

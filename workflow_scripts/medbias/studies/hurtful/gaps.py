@@ -1,5 +1,5 @@
-"""Downstream analyses of the "hurtful" study (Zhang et al. 2020, sections 4.2, 5.2, 5.3, appendices
-A, C, D) on the test predictions of every task and model.
+"""The fairness gaps of the hurtful study's downstream classifiers (Zhang et al. 2020, sections 4.2,
+5.2, 5.3, appendices A, C, D), from the test predictions of every task and model, and their performance.
 
 - ``gap_table``: parity, recall and specificity gaps per task, attribute and subgroup with bootstrap
   intervals, two-sided p-values and Benjamini-Hochberg across tasks (``medbias.metrics.fairness``).
@@ -12,7 +12,7 @@ A, C, D) on the test predictions of every task and model.
   adds each count's range over the classifier seed replicates.
 - ``seed_spread``: each gap's mean, SD and range over classifier seed replicates and in how many of
   them it is significant (what a different training seed alone changes).
-- ``performance_table``: AUROC and AUPRC per task with bootstrap intervals (Table A2).
+- ``task_performance``: AUROC and AUPRC per task with bootstrap intervals (Table A2's values).
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ def significance_counts_over_seeds(
     return table
 
 
-def performance_table(
+def task_performance(
     predictions: pd.DataFrame, tasks: Sequence[str], n_replicates: int, seed: int, alpha: float = 0.05
 ) -> pd.DataFrame:
     """AUROC and AUPRC per task with percentile bootstrap intervals (resampled within each label)."""
