@@ -20,8 +20,11 @@ import torch
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "workflow_scripts"))
+sys.path.insert(0, str(REPO / "tests"))
 
-from medbias.core.sentence_likelihood import pseudo_log_likelihood, pseudo_log_likelihood_one_at_a_time  # noqa: E402
+from likelihood_reference import pseudo_log_likelihood_one_at_a_time  # noqa: E402
+
+from medbias.core.sentence_likelihood import pseudo_log_likelihood  # noqa: E402
 from medbias.synth.tiny_models import train_wordpiece  # noqa: E402
 
 IDENTITIES = ["gay", "lesbian", "bisexual", "transgender", "black", "white", "asian", "hispanic"]

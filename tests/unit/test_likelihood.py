@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from likelihood_reference import pseudo_log_likelihood_one_at_a_time
 
 from medbias.core.sentence_likelihood import (
     causal_log_likelihood,
     masked_copies,
     pseudo_log_likelihood,
-    pseudo_log_likelihood_one_at_a_time,
     sentence_log_likelihood,
     seq2seq_log_likelihood,
 )

@@ -91,25 +91,6 @@ def pseudo_log_likelihood(
     return scores, np.bincount(owner, minlength=len(sentences))
 
 
-def pseudo_log_likelihood_one_at_a_time(model, tokenizer, sentence: str) -> float:
-    """The PLL of one sentence, one masked copy per forward pass with full logits (the reference
-    computation the batched one is tested and benchmarked against)."""
-    import torch
-
-    ids = tokenizer(sentence)["input_ids"]
-    special = set(tokenizer.all_special_ids)
-    total = 0.0
-    with torch.inference_mode():
-        for j, token in enumerate(ids):
-            if token in special:
-                continue
-            copy = list(ids)
-            copy[j] = tokenizer.mask_token_id
-            logits = model(input_ids=torch.tensor([copy], device=next(model.parameters()).device)).logits[0, j]
-            total += float(torch.log_softmax(logits.float(), dim=-1)[token])
-    return total
-
-
 def causal_log_likelihood(
     model, tokenizer, sentences: Sequence[str], batch_size: int = 32
 ) -> tuple[np.ndarray, np.ndarray]:
