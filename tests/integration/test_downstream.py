@@ -122,10 +122,10 @@ def test_tasks_without_a_planted_gap_stay_near_the_nominal_rate_after_bh(baselin
     probability at most 5%)."""
     planted, touched = _planted(demo_truth, tasks)
     control = baseline_gaps[~baseline_gaps["task"].isin(planted | touched) & (baseline_gaps["metric"] == "recall")]
-    for attribute, group, least in (("gender", "F", 10), ("language", "Other", 0)):
+    for attribute, group, least in (("gender", "F", 10), ("language", "Other", 3)):
         rows = control[(control["attribute"] == attribute) & (control["group"] == group)]
         assert len(rows) > 40, attribute
-        assert rows["gap"].notna().sum() >= least, attribute  # groups below min_group have no gap
+        assert rows["gap"].notna().sum() >= least, attribute  # defined gaps: the check cannot pass on none
         assert rows["significant_bh"].sum() <= 2, rows[rows["significant_bh"]][["task", "gap", "p_bh"]]
 
 

@@ -67,13 +67,37 @@ def test_untrained_base_model_shows_no_planted_ordering(hurtful, truth):
 
     for category in leaning:
         assert abs(gap(untrained, category)) < 0.01 * abs(gap(trained, category)), category
-    in_planted_direction = [
-        untrained.loc[c, "mannwhitney_vs_control_p"] < 0.01
-        and gap(untrained, c) * (1 if planted["categories"][c]["lean"] == "male" else -1) > 0
+    in_planted_direction = {
+        c: bool(
+            untrained.loc[c, "mannwhitney_vs_control_p"] < 0.05
+            and gap(untrained, c) * (1 if planted["categories"][c]["lean"] == "male" else -1) > 0
+        )
         for c in leaning
-    ]
-    assert not all(in_planted_direction)
+    }
+    assert len(in_planted_direction) >= 2 and not any(in_planted_direction.values()), in_planted_direction
     assert untrained["mean_difference"].abs().max() < 0.05
+
+
+def test_the_control_category_has_no_lean_within_it(hurtful, truth):
+    """CONTROL's conditions are mentioned for both genders alike, so the pretrained model gives its
+    attributes no lean of their own beyond the offset every category shares: split in two halves (by
+    name), their mean paired differences (male word - female word, per attribute: Table 3's unit) do
+    not differ (two-sided Mann-Whitney p >= 0.05). The differences are computed here from the scores."""
+    from scipy.stats import mannwhitneyu
+
+    control = truth["logprob"]["control_category"]
+    groups = run_config(hurtful.parents[1])["hurtful"]["logprob"]["target_sets"]["gender"]
+    male, female = list(groups.values())[:2]
+    scores = pd.read_parquet(hurtful / "logprob" / "baseline.parquet")
+    scores = scores[scores["category"] == control].pivot_table(
+        index=["item", "attribute"], columns="word", values="score"
+    )
+    differences = pd.concat([scores[m] - scores[f] for m, f in zip(male, female)])
+    per_attribute = differences.groupby(level="attribute").mean().sort_index()
+    assert len(per_attribute) >= 6
+    half = len(per_attribute) // 2
+    p = mannwhitneyu(per_attribute.iloc[:half], per_attribute.iloc[half:], alternative="two-sided").pvalue
+    assert p >= 0.05, per_attribute.to_dict()
 
 
 def test_discharge_note_gender_ratio_matches_the_planted_shares(hurtful, truth):

@@ -8,6 +8,7 @@ import json
 
 import pandas as pd
 import pytest
+from conftest import run_config
 
 # what this module's tests read from each test world (built in one background run per world: conftest)
 PLANTED_TARGETS = ("results/plm/seat_long.csv", "results/plm/table5_debias_long.csv")
@@ -33,22 +34,52 @@ def seat_of(plm, model, debias="none"):
 
 
 def test_seat_finds_the_planted_associations_and_not_the_controls(plm, demo_truth):
+    """Planted tests: effect > 0 and the calibrated p (random attribute phrases; the classic permutation
+    p is anti-conservative, results/validation/error_rates.md) below 0.05. Controls: calibrated p at or
+    above the truth file's family-wise level."""
     truth = demo_truth["plm"]
     assert truth["trained_models"]
     for model in truth["trained_models"]:
         seat = seat_of(plm, model)
         for test in truth["seat_planted"]:
-            assert seat.at[test, "effect_size"] > 0 and seat.at[test, "p_value"] < 0.05, (
-                model,
-                test,
-                seat.loc[test].to_dict(),
-            )
+            row = seat.loc[test]
+            assert row["effect_size"] > 0 and row["p_calibrated"] < 0.05, (model, test, row.to_dict())
         for test in truth["seat_controls"]:  # family-wise 5% over the control checks (truth file)
-            assert seat.at[test, "p_value"] >= truth["control_alpha"], (model, test, seat.loc[test].to_dict())
+            assert seat.at[test, "p_calibrated"] >= truth["control_alpha"], (model, test, seat.loc[test].to_dict())
+
+
+def template_scores(plm, model) -> pd.Series:
+    """A model's stereotype score per family and template (Table 4's long form)."""
+    table = pd.read_csv(plm / "scores" / model / "none" / "stereoset.csv")
+    assert (table["status"] == "ok").all(), (model, table["status"].unique())
+    return table[(table["blank"] == "all") & (table["template"] != "all")].set_index(["family", "template"])["ss"]
 
 
 def test_stereoset_scores_prefer_the_planted_stereotypes(plm, demo_truth):
-    for model in demo_truth["plm"]["trained_models"]:
+    """Each trained model against the registry's untrained model of the study (it learned nothing, so
+    what it prefers comes from the sentences' form alone): over the 8 family x template scores, the
+    trained model's stereotype score is the higher one in at least 7 (one-sided sign test p <= 9/256
+    = 0.035), and above 50 overall in both families. The untrained model is the control: its 8 scores
+    sit on both sides of 50 (two-sided sign test p >= 0.05)."""
+    from scipy.stats import binomtest
+
+    truth = demo_truth["plm"]
+    untrained = [m for m in run_config(plm.parents[1])["plm"]["models"] if m not in truth["trained_models"]]
+    untrained = [
+        m
+        for m in untrained
+        if (plm / "scores" / m / "none" / "stereoset.csv").exists()
+        and (pd.read_csv(plm / "scores" / m / "none" / "stereoset.csv")["status"] == "ok").all()
+    ]
+    assert untrained, "no untrained model with StereoSet scores: the control would be missing"
+    control = template_scores(plm, untrained[0])
+    assert len(control) == 8
+    above = int((control > 50).sum())
+    assert binomtest(above, len(control), 0.5).pvalue >= 0.05, control.to_dict()
+    for model in truth["trained_models"]:
+        trained = template_scores(plm, model).loc[control.index]
+        higher = int((trained > control).sum())
+        assert binomtest(higher, len(control), 0.5, alternative="greater").pvalue < 0.05, (model, trained.to_dict())
         table = pd.read_csv(plm / "scores" / model / "none" / "stereoset.csv")
         overall = table[(table["blank"] == "all") & (table["template"] == "all")].set_index("family")
         for family in ("race", "lgbtq"):
