@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 
 from medbias.io.tables import page_markdown
+from medbias.io.word_vectors import vector_spellings
 from medbias.studies.audit.card import (
     CALISKAN_TESTS,
     card_page,
-    in_vocabulary_spelling,
     seat_section,
     stereoset_section,
     weat_rows,
@@ -133,7 +133,7 @@ def test_a_set_mostly_out_of_vocabulary_is_skipped_with_the_reason():
     rows = weat_rows(vectors, wordsets, seed=1, budget=500, n_bootstrap=0, min_fraction=0.5).set_index("test")
     assert rows.at["flowers_insects", "status"].startswith("skipped: word set 'insects': 3 of 25 words have vectors")
     assert rows.at["career_family", "status"] == "ok"
-    assert in_vocabulary_spelling({"rose": 1, "john": 2}, ["rose", "John", "Zed"]) == (["rose", "john"], ["Zed"])
+    assert vector_spellings({"rose": 1, "john": 2}, ["rose", "John", "Zed"]) == (["rose", "john"], ["Zed"])
 
 
 def test_a_card_whose_every_weat_test_is_skipped_lists_the_reasons():

@@ -104,3 +104,21 @@ def check_all_vectors_read(path: str | Path, fmt: str, vectors) -> None:
             f"{path}: the header declares {count} vectors but the file holds more "
             f"({extra} {unit} left unread); correct the header's count"
         )
+
+
+def vector_spelling(vectors, word: str) -> str | None:
+    """The spelling under which ``vectors`` hold a vector of ``word``: as written, else lower-cased
+    (GloVe is lower-cased, GoogleNews is not); None when neither. A gensim KeyedVectors is looked up in
+    its vocabulary (``key_to_index``), so a fastText model's subword guesses do not count as coverage;
+    any other mapping by membership."""
+    vocabulary = getattr(vectors, "key_to_index", vectors)
+    for spelling in (word, word.lower()):
+        if spelling in vocabulary:
+            return spelling
+    return None
+
+
+def vector_spellings(vectors, words) -> tuple[list[str], list[str]]:
+    """(each word as the vectors spell it, the words that have no vector in either spelling)."""
+    spelled = [(word, vector_spelling(vectors, word)) for word in words]
+    return [s for _, s in spelled if s is not None], [w for w, s in spelled if s is None]

@@ -525,6 +525,44 @@ def word_vector_null(
     return replace(result, candidates=int(len(np.unique(np.concatenate(candidates)))))
 
 
+def sentence_null(
+    vectors: Mapping[str, np.ndarray],
+    sentences: Mapping[str, Sequence[str]],
+    n_a_words: int,
+    pool: np.ndarray,
+    pool_groups: np.ndarray,
+    candidates: Sequence[np.ndarray],
+    draws: int,
+    rng: np.random.Generator,
+    *,
+    effect: float,
+    mean_difference: float,
+    alternative: Alternative,
+) -> CalibratedNull:
+    """``calibrated_null`` for sentence encoders (SEAT): each word of A and B is replaced by a random
+    phrase of the pool (``candidates[i]``: the pool items that can stand for word i, e.g. phrases of as
+    many tokens), a phrase's vector the mean over its sentences (``pool_groups``: the item of each row of
+    ``pool``). ``vectors`` maps every sentence of ``sentences`` (X, Y, A, B; a word's sentences in
+    order, A's words first among the draws' columns: ``n_a_words`` of them) to its vector; the targets
+    are the distinct X then Y sentences."""
+    drawn = draw_matched_sets(candidates, draws, rng)
+    x_sentences, y_sentences = (list(dict.fromkeys(sentences[k])) for k in ("X", "Y"))
+    targets = np.stack([vectors[s] for s in (*x_sentences, *y_sentences)]).astype(np.float64)
+    direction = attribute_direction(*(np.stack([vectors[s] for s in sentences[k]]).astype(np.float64) for k in "AB"))
+    return calibrated_null(
+        targets,
+        len(x_sentences),
+        pool,
+        drawn[:, :n_a_words],
+        drawn[:, n_a_words:],
+        effect=effect,
+        mean_difference=mean_difference,
+        direction_norm=float(np.linalg.norm(direction)),
+        alternative=alternative,
+        item_groups=pool_groups,
+    )
+
+
 def ect_score(targets: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:
     """Embedding Coherence Test (Dev & Phillips 2019): Spearman's rho between cos(t, mean X) and
     cos(t, mean Y) over the targets t. 1 = no bias; lower = more bias."""

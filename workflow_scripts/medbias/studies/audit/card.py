@@ -18,6 +18,7 @@ import pandas as pd
 
 from medbias.core.errors import MedbiasInputError
 from medbias.io.tables import PaperPage, markdown_table
+from medbias.io.word_vectors import vector_spellings
 
 # Caliskan et al. (2017), Table 1: the WEATs whose word sets WEAT.json holds (X, Y, A, B)
 CALISKAN_TESTS = {
@@ -28,20 +29,6 @@ CALISKAN_TESTS = {
 }
 # what Caliskan et al. report on GloVe 840B (effect size d), for the reader's comparison
 CALISKAN_PUBLISHED = {"flowers_insects": 1.50, "instruments_weapons": 1.53, "career_family": 1.81, "math_arts": 1.06}
-
-
-def in_vocabulary_spelling(vectors, words: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Each word as the vectors spell it (as given, else lower-cased: GloVe is lower-cased, GoogleNews
-    is not), and the words that have no vector in either spelling."""
-    found, missing = [], []
-    for word in words:
-        if word in vectors:
-            found.append(word)
-        elif word.lower() in vectors:
-            found.append(word.lower())
-        else:
-            missing.append(word)
-    return found, missing
 
 
 def vocabulary_in_frequency_order(vectors) -> list[str]:
@@ -81,7 +68,7 @@ def weat_rows(
     for i, (name, keys) in enumerate(CALISKAN_TESTS.items()):
         sets, missing = {}, {}
         for key in keys:
-            sets[key], missing[key] = in_vocabulary_spelling(vectors, wordsets[key])
+            sets[key], missing[key] = vector_spellings(vectors, wordsets[key])
         row = {
             "test": name,
             "X": keys[0],

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medbias.io.word_vectors import vector_spelling
+
 TRAINING_VERSIONS: dict[str, tuple[str, ...]] = {
     "original": ("original",),
     "swapped": ("swapped",),
@@ -26,10 +28,10 @@ TRAINING_VERSIONS: dict[str, tuple[str, ...]] = {
 
 
 def vocabulary_row(vectors, word: str) -> int:
-    """Row of ``word`` in the vectors: as written, else lower-cased (cased and uncased models
-    alike); -1 when neither has a vector."""
-    row = vectors.key_to_index.get(word, -1)
-    return row if row >= 0 else vectors.key_to_index.get(word.lower(), -1)
+    """Row of ``word`` in the vectors under its ``vector_spelling`` (as written, else lower-cased);
+    -1 when neither has a vector."""
+    spelling = vector_spelling(vectors, word)
+    return -1 if spelling is None else vectors.key_to_index[spelling]
 
 
 def word_vector(vectors, word: str) -> np.ndarray | None:

@@ -122,13 +122,7 @@ def run_seat(
     templates, a word's association the mean over its sentences. Test i draws from ``seed + i``. One row per test."""
     import pandas as pd
 
-    from medbias.metrics.association import (
-        attribute_direction,
-        calibrated_columns,
-        calibrated_null,
-        draw_matched_sets,
-        weat,
-    )
+    from medbias.metrics.association import calibrated_columns, sentence_null, weat
 
     def vectors_of(texts):
         return pooled_sentence_vectors(encoder, tokenizer, texts, pooling, batch_size, max_length, prepend_bos)
@@ -169,24 +163,18 @@ def run_seat(
             pool_vectors = np.vstack([null_vectors[k] for k in order])
             pool_groups = np.repeat(np.arange(offsets[-1]), len(templates["disease"]))
             candidates = [np.arange(start[k], start[k] + len(null_phrases[k])) for k in lengths]
-            draws = draw_matched_sets(candidates, null_draws, rng)
-            targets = np.stack([lookup[s] for k in ("X", "Y") for s in dict.fromkeys(s for _, s in sets[k])]).astype(
-                np.float64
-            )
-            direction = attribute_direction(
-                *(np.stack([lookup[s] for _, s in sets[k]]).astype(np.float64) for k in "AB")
-            )
-            null = calibrated_null(
-                targets,
-                len(dict.fromkeys(s for _, s in sets["X"])),
+            null = sentence_null(
+                lookup,
+                {k: [s for _, s in sets[k]] for k in SEAT_SETS},
+                n_a,
                 pool_vectors,
-                draws[:, :n_a],
-                draws[:, n_a:],
+                pool_groups,
+                candidates,
+                null_draws,
+                rng,
                 effect=result.effect_size,
                 mean_difference=result.mean_difference,
-                direction_norm=float(np.linalg.norm(direction)),
                 alternative=alternative,  # type: ignore[arg-type]
-                item_groups=pool_groups,
             )
             calibrated = {**calibrated_columns(null), "null_pool_words": len(pool_words)}
         elif null_draws:
