@@ -206,3 +206,39 @@ def test_parameters_are_counted_without_memory_and_a_model_that_cannot_fit_stops
     check_fits("tiny", 1000, "float32", "cpu", 4000)
     with pytest.raises(MedbiasInputError, match="needs about 0.0 GiB on cpu"):
         check_fits("tiny", 1001, "float32", "cpu", 4000)
+
+
+def test_the_other_doors_load_the_saved_weights_and_fresh_copies_follow_their_seed(tmp_path):
+    """A tiny BERT with both pretraining heads, saved: load_for_pretraining gives back its weights (with
+    config overrides applied), load_encoder its encoder with or without the pooler, load_tokenizer its
+    tokenizer; untrained_copy builds the same architecture with new weights, equal for one seed and
+    different for another; the job's device on this machine is the CPU."""
+    from medbias.core.models import (
+        job_device,
+        load_config,
+        load_encoder,
+        load_for_pretraining,
+        load_tokenizer,
+        untrained_copy,
+    )
+
+    tokenizer = train_wordpiece(TEXTS, 200)
+    model = build_tiny_model("bert", tokenizer, SMALL["bert"], seed=1)
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    assert load_tokenizer(tmp_path).get_vocab() == tokenizer.get_vocab()
+    assert load_config(tmp_path, hidden_dropout_prob=0.3).hidden_dropout_prob == 0.3
+    pretraining = load_for_pretraining(tmp_path, {"hidden_dropout_prob": 0.2})
+    assert pretraining.config.hidden_dropout_prob == 0.2
+    for name, tensor in model.state_dict().items():
+        assert torch.equal(tensor, pretraining.state_dict()[name]), name
+    encoder = load_encoder(tmp_path, pooling=False)
+    assert encoder.pooler is None and not encoder.training
+    assert torch.equal(encoder.embeddings.word_embeddings.weight, model.bert.embeddings.word_embeddings.weight)
+    assert load_encoder(tmp_path).pooler is not None
+    first, again, other = (untrained_copy(tmp_path, "masked", seed) for seed in (5, 5, 6))
+    weights = "bert.encoder.layer.0.attention.self.query.weight"
+    assert torch.equal(first.state_dict()[weights], again.state_dict()[weights])
+    assert not torch.equal(first.state_dict()[weights], other.state_dict()[weights])
+    assert not torch.equal(first.state_dict()[weights], model.state_dict()[weights])
+    assert job_device() == ("cuda" if torch.cuda.is_available() else "cpu")
