@@ -166,10 +166,10 @@ rule hurtful_downstream_tables:
         gap_seeds=f"{DOWNSTREAM_DIR}/gap_seeds.csv",
         intersectional=multiext(f"{DOWNSTREAM_DIR}/intersectional_gaps", ".csv", ".md"),
         intersectional_skipped=f"{DOWNSTREAM_DIR}/intersectional_skipped.csv",
-        # Table 5 and D5-D7: one per analysed debiased model (medbias.pipeline.plan.DEBIASED_TABLE_NAMES)
+        # Table 5 and D5-D7: one per analysed debiased model (medbias.pipeline.plan.DEBIASED_TABLES)
         debiased=[
-            f"{DOWNSTREAM_DIR}/{stem}.{ext}"
-            for stem in downstream_debiased_tables()
+            f"{DOWNSTREAM_DIR}/{plan.DEBIASED_TABLES[attribute]}_debiased_{attribute}.{ext}"
+            for attribute in downstream_debiased_tables().values()
             for ext in ("csv", "md")
         ],
         # Figures 4 and 5 (hurtful.downstream.figures): <figure>_gaps_<attribute>

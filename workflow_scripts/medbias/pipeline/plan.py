@@ -16,6 +16,7 @@ from typing import Any
 from medbias.studies.audit.plan import audit_sections, audit_skipped
 from medbias.studies.hurtful.plan import (
     DEBIASED_TABLE_NAMES,
+    DEBIASED_TABLES,
     debiased_attributes,
     debiased_tables,
     figure_a1_model,
@@ -25,6 +26,7 @@ from medbias.studies.plm.plan import is_loadable, plm_evaluations, plm_finetunes
 
 __all__ = [
     "DEBIASED_TABLE_NAMES",
+    "DEBIASED_TABLES",
     "audit_sections",
     "audit_skipped",
     "debiased_attributes",

@@ -8,16 +8,9 @@ from collections.abc import Sequence
 
 # Zhang et al. 2020: the downstream table of each adversarially debiased model (Table 5 for gender,
 # Tables D5-D7 in the appendix for the other attributes)
-# (the file stem is "<table>_debiased_<attribute>", as rule hurtful_downstream_tables declares it)
-DEBIASED_TABLE_NAMES = {
-    attribute: f"{table}_debiased_{attribute}"
-    for attribute, table in (
-        ("gender", "table5"),
-        ("language", "tableD5"),
-        ("ethnicity", "tableD6"),
-        ("insurance", "tableD7"),
-    )
-}
+DEBIASED_TABLES = {"gender": "table5", "language": "tableD5", "ethnicity": "tableD6", "insurance": "tableD7"}
+# the file stem of each: "<table>_debiased_<attribute>", as rule hurtful_downstream_tables declares it
+DEBIASED_TABLE_NAMES = {attribute: f"{table}_debiased_{attribute}" for attribute, table in DEBIASED_TABLES.items()}
 
 
 def variant_attribute(variant: str) -> str | None:
