@@ -45,7 +45,7 @@ recovery = combine(
 recovery.to_csv(out.csv, index=False)
 planted = recovery[recovery["truth"] == "planted"]
 family = control_family(recovery)
-write_page(recovery_page(recovery), out.md)
+write_page(recovery_page(planted, family), out.md)
 log.info("planted effects found: %d of %d", int(planted["recovered"].sum()), len(planted))
 for row in planted[~planted["recovered"]].itertuples(index=False):
     log.info("MISSED planted effect: %s (%s; %s)", row.effect, row.criterion, row.observed)

@@ -390,12 +390,10 @@ def control_family(recovery: pd.DataFrame, level: float = 0.05) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def recovery_page(recovery: pd.DataFrame) -> PaperPage:
+def recovery_page(planted: pd.DataFrame, family: pd.DataFrame) -> PaperPage:
     """planted_recovery.md: the count of planted effects found and controls flagged, every planted
-    effect with its criterion and observed value, and the control families per study
-    (``control_family``)."""
-    planted = recovery[recovery["truth"] == "planted"]
-    family = control_family(recovery)
+    effect with its criterion and observed value (``planted``: the recovery rows whose truth is
+    "planted"), and the control families per study (``family``: ``control_family`` of the recovery)."""
     summary = (
         f"**Planted effects found: {int(planted['recovered'].sum())} of {len(planted)}.** "
         f"**Controls flagged: {int(family['flagged'].sum())} of {int(family['controls'].sum())}** "
