@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from likelihood_reference import pseudo_log_likelihood_one_at_a_time
+from likelihood_reference import pseudo_log_likelihood_one_at_a_time, tiny_masked_model
 
 from medbias.core.sentence_likelihood import (
     causal_log_likelihood,
@@ -127,33 +127,12 @@ def test_stereotype_scores_by_hand():
     assert stereotype_scores(stereo, stereo).ss != stereotype_scores(stereo, stereo).ss  # all tied: undefined
 
 
-def _masked_model(architecture: str, vocab_size: int):
-    """A tiny random masked LM of each architecture the PLL shortcut knows (and one it does not)."""
-    import transformers as hf
-
-    torch.manual_seed(0)
-    small = {"vocab_size": vocab_size, "max_position_embeddings": 64}
-    configs = {
-        "bert": lambda: hf.BertForMaskedLM(hf.BertConfig(**small, **SMALL)),
-        "roberta": lambda: hf.RobertaForMaskedLM(hf.RobertaConfig(**small, **SMALL, pad_token_id=0)),
-        "albert": lambda: hf.AlbertForMaskedLM(hf.AlbertConfig(**small, **SMALL, embedding_size=16)),
-        "distilbert": lambda: hf.DistilBertForMaskedLM(
-            hf.DistilBertConfig(**small, dim=32, n_layers=2, n_heads=2, hidden_dim=64)
-        ),
-        # a generator whose hidden size differs from the embedding size: its head needs the dense layer
-        "electra": lambda: hf.ElectraForMaskedLM(hf.ElectraConfig(**small, embedding_size=16, **SMALL)),
-        "electra_same_sizes": lambda: hf.ElectraForMaskedLM(hf.ElectraConfig(**small, embedding_size=32, **SMALL)),
-        "deberta_v2": lambda: hf.DebertaV2ForMaskedLM(hf.DebertaV2Config(**small, **SMALL)),
-    }
-    return configs[architecture]().eval()
-
-
 @pytest.mark.parametrize(
     "architecture", ["bert", "roberta", "albert", "distilbert", "electra", "electra_same_sizes", "deberta_v2"]
 )
 def test_batched_pll_equals_one_copy_at_a_time_for_every_masked_architecture(architecture):
     tokenizer = train_wordpiece(TEXTS * 10, 150)
-    model = _masked_model(architecture, len(tokenizer))
+    model = tiny_masked_model(architecture, len(tokenizer))
     batched, _ = pseudo_log_likelihood(model, tokenizer, TEXTS, batch_size=4)
     for i, text in enumerate(TEXTS):
         assert batched[i] == pytest.approx(pseudo_log_likelihood_one_at_a_time(model, tokenizer, text), abs=1e-4), i

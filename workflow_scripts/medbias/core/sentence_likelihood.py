@@ -64,31 +64,86 @@ def masked_copies(
     return copies, np.array(owner, dtype=np.int64), np.array(position, dtype=np.int64), np.array(target, dtype=np.int64)
 
 
-def pseudo_log_likelihood(
-    model, tokenizer, sentences: Sequence[str], batch_size: int = 64
-) -> tuple[np.ndarray, np.ndarray]:
-    """(PLL, scored tokens) per sentence under a masked LM (module docstring), batched."""
+def full_precision(logits):
+    """Logits in float32 at least (half and bfloat16 are widened; float64 stays float64)."""
     import torch
 
-    encoded = tokenizer(list(sentences))["input_ids"]
-    copies, owner, position, target = masked_copies(encoded, set(tokenizer.all_special_ids), tokenizer.mask_token_id)
-    scores = np.zeros(len(sentences), dtype=np.float64)
+    return logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits
+
+
+def masked_position_log_probs(
+    model,
+    sequences: Sequence[Sequence[int]],
+    positions: np.ndarray,
+    targets: np.ndarray,
+    pad_id: int,
+    batch_size: int = 64,
+) -> np.ndarray:
+    """log P(targets[i] | sequences[i]) at the masked position ``positions[i]`` of each token-id
+    sequence (the mask already in place), in length-sorted batches; the language-model head runs only
+    at that position (``masked_lm_head``), or the full forward pass for a class whose head is unknown."""
+    import torch
+
+    out = np.zeros(len(sequences), dtype=np.float64)
+    if not len(sequences):
+        return out
     head = masked_lm_head(model)
     device = next(model.parameters()).device
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     with torch.inference_mode():
-        for rows, ids, attention in device_batches(model, copies, pad, batch_size):
-            at = torch.as_tensor(position[rows], device=device)
+        for rows, ids, attention in device_batches(model, sequences, pad_id, batch_size):
+            at = torch.as_tensor(positions[rows], device=device)
             picked = torch.arange(len(rows), device=device)
             if head is not None:
                 hidden = model.base_model(input_ids=ids, attention_mask=attention).last_hidden_state
                 logits = head(hidden[picked, at].unsqueeze(1))[:, 0]
             else:
                 logits = model(input_ids=ids, attention_mask=attention).logits[picked, at]
-            log_probs = torch.log_softmax(logits.float(), dim=-1)
-            values = log_probs[picked, torch.as_tensor(target[rows], device=device)].cpu().numpy()
-            np.add.at(scores, owner[rows], values)
+            log_probs = torch.log_softmax(full_precision(logits), dim=-1)
+            out[rows] = log_probs[picked, torch.as_tensor(targets[rows], device=device)].cpu().numpy()
+    return out
+
+
+def pad_id_of(tokenizer, fallback: int | None = 0) -> int:
+    """The tokenizer's padding id (padding is masked out, so any id serves when it has none)."""
+    return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else fallback
+
+
+def pseudo_log_likelihood(
+    model, tokenizer, sentences: Sequence[str], batch_size: int = 64
+) -> tuple[np.ndarray, np.ndarray]:
+    """(PLL, scored tokens) per sentence under a masked LM (module docstring), batched."""
+    encoded = tokenizer(list(sentences))["input_ids"]
+    copies, owner, position, target = masked_copies(encoded, set(tokenizer.all_special_ids), tokenizer.mask_token_id)
+    values = masked_position_log_probs(model, copies, position, target, pad_id_of(tokenizer), batch_size)
+    scores = np.zeros(len(sentences), dtype=np.float64)
+    np.add.at(scores, owner, values)
     return scores, np.bincount(owner, minlength=len(sentences))
+
+
+def causal_token_log_probs(
+    model, sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int = 32
+) -> list[np.ndarray]:
+    """log P(s_t | s_<t) for t = 1 .. len-1 of each token-id sequence (its first token, BOS, is only
+    conditioned on), in length-sorted right-padded batches."""
+    import torch
+
+    out: list[np.ndarray] = [np.zeros(0)] * len(sequences)
+    with torch.inference_mode():
+        for rows, ids, attention in device_batches(model, sequences, pad_id, batch_size):
+            logits = full_precision(model(input_ids=ids, attention_mask=attention).logits)
+            log_probs = torch.log_softmax(logits[:, :-1], dim=-1)
+            token_scores = log_probs.gather(-1, ids[:, 1:].unsqueeze(-1))[..., 0].cpu().numpy()
+            for r, i in enumerate(rows):
+                out[i] = token_scores[r, : len(sequences[i]) - 1].astype(np.float64)
+    return out
+
+
+def bos_id_of(tokenizer) -> int:
+    """The token a causal model's first word is conditioned on: BOS, else EOS (GPT-2's both)."""
+    bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    if bos is None:
+        raise ValueError("causal scoring needs a BOS (or EOS) token to condition the first word on")
+    return bos
 
 
 def causal_log_likelihood(
@@ -96,21 +151,10 @@ def causal_log_likelihood(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(log-likelihood, scored tokens) per sentence under a causal LM: BOS prepended, every
     sentence token scored given the ones before it; right padding is masked out."""
-    import torch
-
-    bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
-    if bos is None:
-        raise ValueError("causal scoring needs a BOS (or EOS) token to condition the first word on")
+    bos = bos_id_of(tokenizer)
     encoded = [[bos, *ids] for ids in tokenizer(list(sentences), add_special_tokens=False)["input_ids"]]
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else bos
-    scores = np.zeros(len(sentences))
-    with torch.inference_mode():
-        for rows, ids, attention in device_batches(model, encoded, pad, batch_size):
-            logits = model(input_ids=ids, attention_mask=attention).logits.float()
-            log_probs = torch.log_softmax(logits[:, :-1], dim=-1)
-            token_scores = log_probs.gather(-1, ids[:, 1:].unsqueeze(-1))[..., 0] * attention[:, 1:]
-            scores[rows] = token_scores.sum(dim=1).cpu().numpy()
-    return scores, np.array([len(e) - 1 for e in encoded])
+    token_scores = causal_token_log_probs(model, encoded, pad_id_of(tokenizer, bos), batch_size)
+    return np.array([t.sum() for t in token_scores]), np.array([len(e) - 1 for e in encoded])
 
 
 def seq2seq_log_likelihood(

@@ -1,0 +1,275 @@
+"""The field's yardsticks for one registry model, plain or debiased: CrowS-Pairs, StereoSet (intra- and
+intersentence), May et al.'s SEAT tests and the (pseudo-)perplexity on held-out text, scored as the
+published tools score them (``medbias.core.benchmark_scoring``, ``medbias.metrics.peer_benchmarks``).
+
+Which model kinds get which score:
+- CrowS-Pairs: masked (unmodified tokens masked one at a time) and causal (joint log probability).
+  seq2seq is not applicable: a sentence's likelihood given itself measures copying, and no published
+  scorer defines another.
+- StereoSet intrasentence: masked and causal models with a trained LM head; intersentence: causal
+  models only (masked models are loaded with their masked-LM head, not a next-sentence head).
+- SEAT: every loadable model (the sentence encoder's mean-pooled last hidden states).
+- Perplexity: causal (perplexity) and masked (pseudo-perplexity) models.
+Every other cell is marked "not applicable" with the reason."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from medbias.io.benchmarks import STEREOSET_OPTIONS
+
+SEQ2SEQ_CROWS = (
+    "not applicable: a seq2seq model's likelihood of a sentence given itself measures copying; no published "
+    "CrowS-Pairs scorer defines a seq2seq score"
+)
+SEQ2SEQ_STEREOSET = "not applicable: the published StereoSet scorers cover masked and causal language models"
+MASKED_INTERSENTENCE = (
+    "not applicable: intersentence needs a causal model or a next-sentence head; masked models are scored "
+    "with their masked-LM head"
+)
+SEQ2SEQ_PERPLEXITY = "not applicable: perplexity is reported for causal and masked language models"
+
+
+@dataclass
+class BenchmarkEvaluation:
+    crows_pairs: pd.DataFrame  # per pair: pair_id, bias_type, direction, score_more, score_less, tokens
+    stereoset: pd.DataFrame  # per example: example_id, kind, target, bias_type, score_<option>
+    seat: pd.DataFrame  # per May et al. test: effect size, p, interval, calibrated p
+    perplexity: pd.DataFrame  # per held-out text: log_likelihood, tokens
+    summary: dict[str, Any] = field(default_factory=dict)  # status per benchmark, timings, rates
+
+
+def sample_rows(frame: pd.DataFrame, n: int | None, seed: int) -> pd.DataFrame:
+    """All rows (``n`` None or at least the rows), or ``n`` of them drawn without replacement with
+    ``seed`` and kept in file order."""
+    if n is None or n >= len(frame):
+        return frame.reset_index(drop=True)
+    chosen = np.sort(np.random.default_rng(seed).choice(len(frame), size=n, replace=False))
+    return frame.iloc[chosen].reset_index(drop=True)
+
+
+def score_crows_pairs(model, tokenizer, kind: str, pairs: pd.DataFrame, batch_size: int) -> pd.DataFrame:
+    """Per-pair sentence scores of CrowS-Pairs under a masked or causal LM."""
+    from medbias.core.benchmark_scoring import crows_pairs_causal_scores, crows_pairs_masked_scores
+
+    scorer = crows_pairs_masked_scores if kind == "masked" else crows_pairs_causal_scores
+    more, less, tokens = scorer(model, tokenizer, pairs["sent_more"].tolist(), pairs["sent_less"].tolist(), batch_size)
+    return pd.DataFrame(
+        {
+            "pair_id": pairs["pair_id"].to_numpy(),
+            "bias_type": pairs["bias_type"].to_numpy(),
+            "direction": pairs["stereo_antistereo"].to_numpy(),
+            "score_more": more,
+            "score_less": less,
+            "tokens": tokens,
+        }
+    )
+
+
+def score_stereoset(
+    model, tokenizer, kind: str, examples: pd.DataFrame, example_kind: str, causal_score: str, batch_size: int
+) -> pd.DataFrame:
+    """Per-example scores of the three options (``score_stereotype``, ``score_anti-stereotype``,
+    ``score_unrelated``) for intrasentence (masked or causal) or intersentence (causal) examples."""
+    from medbias.core.benchmark_scoring import (
+        filled_texts,
+        joined_texts,
+        stereoset_causal_scores,
+        stereoset_masked_scores,
+    )
+
+    out = examples[["example_id", "target", "bias_type"]].copy()
+    out.insert(1, "kind", example_kind)
+    contexts = examples["context"].tolist()
+    for option in STEREOSET_OPTIONS:
+        if example_kind == "intrasentence":
+            fillers = examples[f"filler_{option}"].tolist()
+            if kind == "masked":
+                scores = stereoset_masked_scores(model, tokenizer, contexts, fillers, batch_size)
+            else:
+                texts, spans = filled_texts(contexts, fillers)
+                scores = stereoset_causal_scores(model, tokenizer, texts, spans, causal_score, batch_size)
+        else:
+            texts, spans = joined_texts(contexts, examples[option].tolist())
+            scores = stereoset_causal_scores(model, tokenizer, texts, spans, causal_score, batch_size)
+        out[f"score_{option}"] = scores
+    return out
+
+
+def seat_null_sentences(
+    tokenizer, tests: Mapping[str, Mapping[str, Any]], templates: Sequence[str], n_words: int, seed: int
+) -> list[str]:
+    """The calibrated null's random attribute sentences: ``n_words`` random whole words of the
+    vocabulary (``seat.null_pool_words``, none from the tests' sentences) in each bleached template."""
+    from medbias.core.templates import WORD_SLOT, fill_template
+    from medbias.studies.plm.seat import null_pool_words
+
+    test_words = {w.strip(".,").lower() for t in tests.values() for k in "XYAB" for s in t[k] for w in s.split()}
+    words = null_pool_words(tokenizer, sorted(test_words), n_words, seed)
+    return [fill_template(t, {WORD_SLOT: w}) for w in words for t in templates]
+
+
+def run_may_seat(
+    encoder, tokenizer, tests: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any], prepend_bos: bool
+) -> pd.DataFrame:
+    """May et al.'s SEAT tests on one encoder: every sentence encoded alone, mean-pooled over all its
+    tokens (special tokens included, as bias-bench does), Caliskan's d (sample SD), the one-sided
+    permutation p and bootstrap interval of ``metrics.association.weat``; with null draws, the
+    calibrated p: each attribute sentence replaced by a random vocabulary word in a bleached template
+    (``seat_null_sentences``), ``metrics.association.sentence_null``. Test i draws from seed + i."""
+    from medbias.core.encoders import pooled_sentence_vectors
+    from medbias.metrics.association import calibrated_columns, sentence_null, weat
+
+    def vectors_of(texts):
+        return pooled_sentence_vectors(
+            encoder, tokenizer, texts, "mean", settings["batch_size"], settings["max_length"], prepend_bos
+        )
+
+    null_texts = []
+    if settings["null_draws"]:
+        null_texts = seat_null_sentences(
+            tokenizer, tests, settings["null_templates"], settings["null_pool_words"], settings["seed"]
+        )
+    pool = vectors_of(null_texts).astype(np.float64) if null_texts else np.zeros((0, 0))
+    rows = []
+    for i, (name, test) in enumerate(tests.items()):
+        texts = sorted({s for k in "XYAB" for s in test[k]})
+        lookup = dict(zip(texts, vectors_of(texts)))
+        rng = np.random.default_rng(settings["seed"] + i)
+        result = weat(
+            lookup,
+            test["X"],
+            test["Y"],
+            test["A"],
+            test["B"],
+            rng=rng,
+            budget=settings["permutation_budget"],
+            alternative=settings["alternative"],
+            n_bootstrap=settings["bootstrap"],
+            min_fraction=0.0,
+        )
+        null = None
+        n_attributes = len(test["A"]) + len(test["B"])
+        if len(null_texts) >= n_attributes:
+            null = sentence_null(
+                lookup,
+                {k: test[k] for k in "XYAB"},
+                len(test["A"]),
+                pool,
+                np.arange(len(null_texts)),
+                [np.arange(len(null_texts))] * n_attributes,
+                settings["null_draws"],
+                rng,
+                effect=result.effect_size,
+                mean_difference=result.mean_difference,
+                alternative=settings["alternative"],
+            )
+        rows.append(
+            {
+                "test": name,
+                "categories": " / ".join(test["categories"]),
+                "effect_size": result.effect_size,
+                "p_value": result.p_value,
+                "p_exact": result.p_exact,
+                "ci_low": result.ci_low,
+                "ci_high": result.ci_high,
+                **calibrated_columns(null),
+                "null_sentences": len(null_texts),
+                **{f"n_{k}": len(test[k]) for k in "XYAB"},
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def perplexity_scores(model, tokenizer, kind: str, texts: Sequence[str], batch_size: int) -> pd.DataFrame:
+    """Per held-out text: its (pseudo-)log-likelihood and tokens scored (``core.sentence_likelihood``)."""
+    from medbias.core.sentence_likelihood import sentence_log_likelihood
+
+    scores, tokens = sentence_log_likelihood(model, tokenizer, kind, list(texts), batch_size)
+    return pd.DataFrame({"text_index": np.arange(len(texts)), "log_likelihood": scores, "tokens": tokens})
+
+
+EMPTY_CROWS = pd.DataFrame(columns=["pair_id", "bias_type", "direction", "score_more", "score_less", "tokens"])
+EMPTY_STEREOSET = pd.DataFrame(
+    columns=["example_id", "kind", "target", "bias_type", *(f"score_{o}" for o in STEREOSET_OPTIONS)]
+)
+EMPTY_PERPLEXITY = pd.DataFrame(columns=["text_index", "log_likelihood", "tokens"])
+
+
+def evaluate_benchmarks(
+    model,
+    tokenizer,
+    kind: str,
+    data: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    log,
+) -> BenchmarkEvaluation:
+    """Every benchmark on one loaded model (``model`` may carry a debiasing projection hook).
+    ``data``: crows_pairs, intrasentence, intersentence (frames, already sampled), seat (May et al.'s
+    tests), perplexity_texts. ``settings``: batch_size, max_length, causal_score and the SEAT settings."""
+    from medbias.core.encoders import sentence_encoder
+    from medbias.core.models import lm_head_problem
+
+    summary: dict[str, Any] = {"status": {}, "seconds": {}, "items": {}}
+    status, seconds = summary["status"], summary["seconds"]
+
+    def timed(name, items, work):
+        started = time.perf_counter()
+        result = work()
+        seconds[name] = time.perf_counter() - started
+        summary["items"][name] = items
+        log.info(
+            "%s: %d items in %.1f s (%.1f per second)", name, items, seconds[name], items / max(seconds[name], 1e-9)
+        )
+        status[name] = "ok"
+        return result
+
+    seat = timed(
+        "seat",
+        sum(len(t[k]) for t in data["seat"].values() for k in "XYAB"),
+        lambda: run_may_seat(sentence_encoder(model, kind), tokenizer, data["seat"], settings, kind == "causal"),
+    )
+    crows, stereo, ppl = EMPTY_CROWS, [], EMPTY_PERPLEXITY
+    no_head = lm_head_problem(model, kind)
+    batch = settings["batch_size"]
+    if no_head or kind == "seq2seq":
+        status["crows_pairs"] = no_head or SEQ2SEQ_CROWS
+        status["intrasentence"] = status["intersentence"] = no_head or SEQ2SEQ_STEREOSET
+        status["perplexity"] = no_head or SEQ2SEQ_PERPLEXITY
+    else:
+        pairs = data["crows_pairs"]
+        crows = timed("crows_pairs", 2 * len(pairs), lambda: score_crows_pairs(model, tokenizer, kind, pairs, batch))
+        intra = data["intrasentence"]
+        stereo.append(
+            timed(
+                "intrasentence",
+                3 * len(intra),
+                lambda: score_stereoset(
+                    model, tokenizer, kind, intra, "intrasentence", settings["causal_score"], batch
+                ),
+            )
+        )
+        if kind == "causal":
+            inter = data["intersentence"]
+            stereo.append(
+                timed(
+                    "intersentence",
+                    3 * len(inter),
+                    lambda: score_stereoset(
+                        model, tokenizer, kind, inter, "intersentence", settings["causal_score"], batch
+                    ),
+                )
+            )
+        else:
+            status["intersentence"] = MASKED_INTERSENTENCE
+        texts = data["perplexity_texts"]
+        ppl = timed("perplexity", len(texts), lambda: perplexity_scores(model, tokenizer, kind, texts, batch))
+    summary["items_per_second"] = {k: summary["items"][k] / max(v, 1e-9) for k, v in seconds.items()}
+    stereoset = pd.concat(stereo, ignore_index=True) if stereo else EMPTY_STEREOSET
+    return BenchmarkEvaluation(crows, stereoset, seat, ppl, summary)
