@@ -39,6 +39,7 @@ RIOS_RETRAINED_REPLICATES = r"[1-9]\d*" if RIOS_SEARCH_ONCE else "(?!)"
 CRITICAL_PATH_PRIORITY = 10
 TINY_ARCHS = ["bert", "gpt2", "bart"]
 PLM_ARCHS = ["bert", "gpt2"]  # tiny models trained on the plm corpus (demo world)
+PLM_ARCH_KINDS = {"bert": "masked", "gpt2": "causal"}
 WORD_VECTOR_CORPORA = ["general", "bio"]
 
 
@@ -209,6 +210,7 @@ def mental_embedding_gpus(name):
 
 # study "plm": every model plain, and debiased by each configured method it can take
 PLM_CONFIG = config["plm"]
+PLM_BENCHMARKS = PLM_CONFIG["benchmarks"]
 # what a Dropout job reads: not the model list (adding a model retrains no other), the corpus (an input) or gpus
 PLM_DROPOUT_TRAINING = {
     key: value

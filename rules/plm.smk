@@ -116,6 +116,95 @@ rule plm_evaluate:
         f"{SCRIPTS}/plm_evaluate.py"
 
 
+rule plm_benchmark:
+    input:
+        unpack(plm_evaluation_inputs),
+        crows_pairs=config["resources"]["crows_pairs"],
+        stereoset=config["resources"]["stereoset"],
+        seat_folder=config["resources"]["seat_may2019"],
+        corpus=PLM_CONFIG["debias"]["dropout"]["corpus"],
+    output:
+        crows_pairs=f"{PLM}/benchmarks/{{model}}/{{debias}}/crows_pairs.parquet",
+        stereoset=f"{PLM}/benchmarks/{{model}}/{{debias}}/stereoset.parquet",
+        seat=f"{PLM}/benchmarks/{{model}}/{{debias}}/seat_may.csv",
+        perplexity=f"{PLM}/benchmarks/{{model}}/{{debias}}/perplexity.parquet",
+        untrained_crows_pairs=f"{PLM}/benchmarks/{{model}}/{{debias}}/untrained_crows_pairs.parquet",
+        untrained_stereoset=f"{PLM}/benchmarks/{{model}}/{{debias}}/untrained_stereoset.parquet",
+        summary=f"{PLM}/benchmarks/{{model}}/{{debias}}/summary.json",
+    log:
+        f"{LOGS}/plm/benchmark_{{model}}_{{debias}}.log",
+    benchmark:
+        f"{BENCHMARKS}/plm/benchmark_{{model}}_{{debias}}.tsv"
+    conda:
+        "../envs/gpu.yaml"
+    threads: 2
+    resources:
+        gpu=PLM_CONFIG["gpus"],
+        mem_mb=16000,
+    params:
+        code=library_code("plm_benchmark.py"),
+        model=lambda wc: wc.model,
+        debias=lambda wc: wc.debias,
+        entry=lambda wc: plm_model_entry(wc.model, wc.debias),
+        settings=PLM_BENCHMARKS,
+        seat=PLM_CONFIG["seat"],
+        held_out_texts=PLM_CONFIG["debias"]["dropout"]["held_out_texts"],
+        perplexity_length=PLM_CONFIG["debias"]["dropout"]["max_length"],
+        batch_size=PLM_CONFIG["batch_size"],
+        max_length=PLM_CONFIG["max_length"],
+        seed=seed_for("plm_benchmark"),
+    script:
+        f"{SCRIPTS}/plm_benchmark.py"
+
+
+rule plm_benchmark_tables:
+    input:
+        crows_pairs=[
+            f"{PLM}/benchmarks/{m}/{d}/crows_pairs.parquet"
+            for m, d in plm_evaluations()
+        ],
+        stereoset=[
+            f"{PLM}/benchmarks/{m}/{d}/stereoset.parquet" for m, d in plm_evaluations()
+        ],
+        seat=[f"{PLM}/benchmarks/{m}/{d}/seat_may.csv" for m, d in plm_evaluations()],
+        perplexity=[
+            f"{PLM}/benchmarks/{m}/{d}/perplexity.parquet"
+            for m, d in plm_evaluations()
+        ],
+        untrained_crows_pairs=[
+            f"{PLM}/benchmarks/{m}/{d}/untrained_crows_pairs.parquet"
+            for m, d in plm_evaluations()
+        ],
+        untrained_stereoset=[
+            f"{PLM}/benchmarks/{m}/{d}/untrained_stereoset.parquet"
+            for m, d in plm_evaluations()
+        ],
+        summary=[f"{PLM}/benchmarks/{m}/{d}/summary.json" for m, d in plm_evaluations()],
+    output:
+        csv=f"{PLM}/benchmarks.csv",
+        md=f"{PLM}/benchmarks.md",
+        long=f"{PLM}/benchmarks_long.csv",
+        paired_csv=f"{PLM}/benchmarks_paired.csv",
+        paired_md=f"{PLM}/benchmarks_paired.md",
+        png=f"{PLM}/fig_benchmarks.png",
+        pdf=f"{PLM}/fig_benchmarks.pdf",
+    log:
+        f"{LOGS}/plm/benchmark_tables.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("plm_benchmark_tables.py"),
+        settings=hyperparameter_notes(
+            "plm.benchmarks", "plm.debias.dropout.held_out_texts"
+        ),
+        evaluations=plm_evaluations(),
+        labels=PLM_CONFIG["labels"],
+        benchmarks=PLM_BENCHMARKS,
+        seed=seed_for("plm_benchmark_tables"),
+    script:
+        f"{SCRIPTS}/plm_benchmark_tables.py"
+
+
 rule plm_tables:
     input:
         seat=[f"{PLM}/scores/{m}/{d}/seat.csv" for m, d in plm_evaluations()],
@@ -213,5 +302,8 @@ rule plm:
         rules.plm_tables.output.table4_md,
         rules.plm_tables.output.table5_md,
         rules.plm_tables.output.fig2_png,
+        rules.plm_benchmark_tables.output.md,
+        rules.plm_benchmark_tables.output.paired_md,
+        rules.plm_benchmark_tables.output.png,
         rules.plm_table6.output.md if plm_finetunes() else [],
         study_index("plm"),

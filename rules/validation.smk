@@ -2,9 +2,35 @@
 # Rules only; the logic lives in medbias.validation (decisions, null_worlds, error_rates, recovery) and medbias.metrics.
 
 
+rule validation_benchmark_control:
+    input:
+        models=expand(f"{DEMO}/models/tiny-plm-{{arch}}", arch=PLM_ARCHS),
+        crows_pairs=config["resources"]["crows_pairs"],
+        stereoset=config["resources"]["stereoset"],
+    output:
+        f"{RESULTS}/validation/benchmark_control.csv",
+    log:
+        f"{LOGS}/validation/benchmark_control.log",
+    benchmark:
+        f"{BENCHMARKS}/validation/benchmark_control.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    threads: 2
+    params:
+        code=library_code("validation_benchmark_control.py"),
+        architectures=PLM_ARCHS,
+        kinds=[PLM_ARCH_KINDS[arch] for arch in PLM_ARCHS],
+        settings=PLM_BENCHMARKS,
+        batch_size=PLM_CONFIG["batch_size"],
+        seed=seed_for("validation_benchmark_control"),
+    script:
+        f"{SCRIPTS}/validation_benchmark_control.py"
+
+
 rule validation_error_rates:
     input:
         truth=f"{DEMO}/truth.json",
+        benchmark_control=rules.validation_benchmark_control.output[0],
         weat_seeds=f"{RIOS}/fig1_weat_seeds.csv",
         weat=f"{RIOS}/fig1_weat.csv",
         seat=f"{PLM}/seat_long.csv",

@@ -1,7 +1,6 @@
 """Rule script: Dropout debiasing (Xie et al. 2024, section 5.1): continued pretraining of a registry
 model with raised hidden-state dropout on a text corpus; the model is saved with its tokenizer."""
 
-import gzip
 import json
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import torch
 from medbias.core.lm_training import dropout_overrides, train_language_model
 from medbias.core.logs import setup_rule_logging
 from medbias.core.models import job_device, lm_head_problem, load_config, load_model_and_tokenizer, resolve_model_source
+from medbias.io.gzipped import read_text_lines, split_held_out
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -17,14 +17,7 @@ p = snakemake.params
 torch.set_num_threads(snakemake.threads)
 settings = p.settings
 corpus = Path(snakemake.input.corpus)
-opener = gzip.open if corpus.suffix == ".gz" else open
-texts = []
-with opener(corpus, "rt", encoding="utf-8") as handle:
-    for line in handle:
-        if line.strip():
-            texts.append(line.strip())
-        if len(texts) >= settings["max_texts"]:
-            break
+texts, _ = split_held_out(read_text_lines(corpus), settings["held_out_texts"], settings["max_texts"])
 source = resolve_model_source(p.model, p.entry)
 device = job_device()
 overrides = dropout_overrides(load_config(source.source), settings["dropout"])
@@ -61,6 +54,7 @@ tokenizer.save_pretrained(out)
             "model": p.model,
             "source": source.source,
             "texts": len(texts),
+            "held_out_texts": settings["held_out_texts"],
             "corpus": str(corpus),
             "overrides": overrides,
             **{k: settings[k] for k in ("steps", "batch_size", "learning_rate", "max_length")},

@@ -10,6 +10,7 @@ from medbias.io.tables import write_paper_table
 from medbias.metrics.logprob_tests import random_initialised_score_frames
 from medbias.studies.hurtful.gaps import read_model_gaps
 from medbias.validation.decisions import (
+    DECISION_COLUMNS,
     combine,
     counterfactual_decisions,
     gap_decisions,
@@ -56,6 +57,7 @@ decisions = combine(
         ),
         null_world_decisions(p.null_worlds, p.seed, draws=p.null_draws),
         logprob_null_model_decisions(null_models, groups, truth["logprob"]["control_category"]),
+        pd.read_csv(snakemake.input.benchmark_control)[DECISION_COLUMNS],
     ]
 )
 table = error_rates(decisions)

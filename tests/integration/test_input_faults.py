@@ -529,3 +529,90 @@ def test_the_battery_covers_every_kind_of_input():
         if any(kind in name for name in f.names)
     }
     assert len(kinds) == 11, kinds
+
+
+# --- the field's benchmark files (CrowS-Pairs, StereoSet, May et al.'s SEAT tests) --------------------
+
+RESOURCES = Path(__file__).resolve().parents[2] / "config" / "resources"
+
+
+def _crows_rows(edit: Callable[[list[dict]], None]) -> Callable[[Path], tuple[str, Path]]:
+    def make(folder: Path) -> tuple[str, Path]:
+        with open(RESOURCES / "crows-pairs" / "crows_pairs_anonymized.csv", newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        edit(rows)
+        path = folder / "crows_pairs.csv"
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        return "crows_pairs", path
+
+    return make
+
+
+def _stereoset_lines(edit: Callable[[list[str]], None]) -> Callable[[Path], tuple[str, Path]]:
+    def make(folder: Path) -> tuple[str, Path]:
+        lines = (RESOURCES / "stereoset" / "dev.jsonl").read_text(encoding="utf-8").splitlines()
+        edit(lines)
+        path = folder / "dev.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return "stereoset", path
+
+    return make
+
+
+def _drop_unrelated(lines: list[str]) -> None:
+    import json
+
+    item = json.loads(lines[9])
+    del item["unrelated"]
+    lines[9] = json.dumps(item)
+
+
+def _seat_without_attr2(folder: Path) -> tuple[str, Path]:
+    import json
+
+    copy = folder / "seat"
+    shutil.copytree(RESOURCES / "seat-may2019", copy)
+    test = json.loads((copy / "sent-weat6.jsonl").read_text())
+    del test["attr2"]
+    (copy / "sent-weat6.jsonl").write_text(json.dumps(test))
+    return "seat_may2019", copy
+
+
+BENCHMARK_FAULTS = {
+    "CrowS-Pairs pair of identical sentences": (
+        _crows_rows(lambda rows: rows[40].__setitem__("sent_less", rows[40]["sent_more"])),
+        ("crows_pairs.csv", "row 42", "the same sentence"),
+    ),
+    "CrowS-Pairs empty sentence": (
+        _crows_rows(lambda rows: rows[7].__setitem__("sent_more", "  ")),
+        ("crows_pairs.csv", "row 9", "empty sentence"),
+    ),
+    "CrowS-Pairs without bias_type": (
+        _crows_rows(lambda rows: [row.pop("bias_type") for row in rows]),
+        ("crows_pairs.csv", "no column 'bias_type'"),
+    ),
+    "StereoSet example without its unrelated option": (
+        _stereoset_lines(_drop_unrelated),
+        ("dev.jsonl", "line 10", "'unrelated'"),
+    ),
+    "SEAT test without attr2": (_seat_without_attr2, ("sent-weat6.jsonl", "'attr2'")),
+}
+
+
+@pytest.mark.parametrize("case", list(BENCHMARK_FAULTS))
+def test_a_faulty_benchmark_file_stops_before_any_job(synthetic_inputs, tmp_path, case):
+    make, names = BENCHMARK_FAULTS[case]
+    config, _ = real_world(synthetic_inputs, tmp_path)
+    key, path = make(tmp_path)
+    config["resources"][key] = str(path)
+    configfile = write_config(tmp_path / "real.yaml", config)
+    result = run_snakemake(["--cores", "2", INGEST, "--configfile", str(configfile)], tmp_path, timeout=600)
+    terminal = result.stdout + result.stderr
+    lines = [line for line in terminal.splitlines() if line.startswith("medbias:")]
+    assert result.returncode != 0 and len(lines) == 1, terminal[-3000:]
+    assert all(name in lines[0] for name in names), lines[0]
+    assert "Traceback (most recent call last)" not in terminal and "Execute " not in terminal, terminal[-3000:]
+    assert files_under(tmp_path / "results") == []

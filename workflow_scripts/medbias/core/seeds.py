@@ -53,9 +53,12 @@ RULE_SEED_OFFSETS = {
     "plm_projection": 810,
     "plm_evaluate": 820,
     "plm_finetune": 830,
+    "plm_benchmark": 840,
+    "plm_benchmark_tables": 850,
     # audit and validation
     "audit_weat": 900,
     "validation_error_rates": 0,
+    "validation_benchmark_control": 860,
 }
 
 

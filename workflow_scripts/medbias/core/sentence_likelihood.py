@@ -109,10 +109,11 @@ def pad_id_of(tokenizer, fallback: int | None = 0) -> int:
 
 
 def pseudo_log_likelihood(
-    model, tokenizer, sentences: Sequence[str], batch_size: int = 64
+    model, tokenizer, sentences: Sequence[str], batch_size: int = 64, max_length: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(PLL, scored tokens) per sentence under a masked LM (module docstring), batched."""
-    encoded = tokenizer(list(sentences))["input_ids"]
+    """(PLL, scored tokens) per sentence under a masked LM (module docstring), batched; with
+    ``max_length``, each text is cut to that many tokens (special tokens included) first."""
+    encoded = tokenizer(list(sentences), truncation=max_length is not None, max_length=max_length)["input_ids"]
     copies, owner, position, target = masked_copies(encoded, set(tokenizer.all_special_ids), tokenizer.mask_token_id)
     values = masked_position_log_probs(model, copies, position, target, pad_id_of(tokenizer), batch_size)
     scores = np.zeros(len(sentences), dtype=np.float64)
@@ -147,24 +148,27 @@ def bos_id_of(tokenizer) -> int:
 
 
 def causal_log_likelihood(
-    model, tokenizer, sentences: Sequence[str], batch_size: int = 32
+    model, tokenizer, sentences: Sequence[str], batch_size: int = 32, max_length: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """(log-likelihood, scored tokens) per sentence under a causal LM: BOS prepended, every
-    sentence token scored given the ones before it; right padding is masked out."""
+    sentence token scored given the ones before it; right padding is masked out. With
+    ``max_length``, each text is cut to that many tokens (BOS included) first."""
     bos = bos_id_of(tokenizer)
-    encoded = [[bos, *ids] for ids in tokenizer(list(sentences), add_special_tokens=False)["input_ids"]]
+    pieces = tokenizer(list(sentences), add_special_tokens=False)["input_ids"]
+    cut = None if max_length is None else max_length - 1
+    encoded = [[bos, *ids[:cut]] for ids in pieces]
     token_scores = causal_token_log_probs(model, encoded, pad_id_of(tokenizer, bos), batch_size)
     return np.array([t.sum() for t in token_scores]), np.array([len(e) - 1 for e in encoded])
 
 
 def seq2seq_log_likelihood(
-    model, tokenizer, sentences: Sequence[str], batch_size: int = 32
+    model, tokenizer, sentences: Sequence[str], batch_size: int = 32, max_length: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """(log-likelihood, scored tokens) per sentence under a seq2seq LM: the sentence is the encoder
     input and the decoder's labels; label padding is ignored."""
     import torch
 
-    encoded = tokenizer(list(sentences))["input_ids"]
+    encoded = tokenizer(list(sentences), truncation=max_length is not None, max_length=max_length)["input_ids"]
     pad = tokenizer.pad_token_id
     scores = np.zeros(len(sentences))
     with torch.inference_mode():
@@ -181,10 +185,10 @@ def seq2seq_log_likelihood(
 
 
 def sentence_log_likelihood(
-    model, tokenizer, kind: str, sentences: Sequence[str], batch_size: int = 32
+    model, tokenizer, kind: str, sentences: Sequence[str], batch_size: int = 32, max_length: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Dispatch on the registry's model kind (masked, causal, seq2seq)."""
+    """Dispatch on the registry's model kind (masked, causal, seq2seq); ``max_length`` cuts each text."""
     scorers = {"masked": pseudo_log_likelihood, "causal": causal_log_likelihood, "seq2seq": seq2seq_log_likelihood}
     if kind not in scorers:
         raise ValueError(f"unknown model kind {kind!r} (masked, causal, seq2seq)")
-    return scorers[kind](model, tokenizer, sentences, batch_size)
+    return scorers[kind](model, tokenizer, sentences, batch_size, max_length)

@@ -149,3 +149,12 @@ def read_may_seat_tests(folder: str | Path, names: list[str]) -> dict[str, dict[
             test["categories"].append(str(entry.get("category", source)))
         tests[name] = test
     return tests
+
+
+def check_benchmark_files(resources: dict, seat_tests: list[str]) -> None:
+    """Read every benchmark file the config names, whole, so that a bad row stops the run with one
+    line before any job starts (the files are small: about 2 MB in all)."""
+    read_crows_pairs(resources["crows_pairs"])
+    for kind in ("intrasentence", "intersentence"):
+        read_stereoset(resources["stereoset"], kind)
+    read_may_seat_tests(resources["seat_may2019"], seat_tests)

@@ -282,6 +282,9 @@ def check_intermediate_folder(config: dict[str, Any]) -> None:
             )
 
 
+FOLDER_RESOURCES = ("seat_may2019",)  # resources that are folders of files (one SEAT test per file)
+
+
 def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_models returns it
     """Check that every input the config names exists and has the columns the workflow reads.
 
@@ -341,8 +344,14 @@ def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_mo
         )
 
     for key, path in config["resources"].items():
-        if not Path(path).is_file():
+        if key in FOLDER_RESOURCES:
+            if not Path(path).is_dir():
+                raise MedbiasInputError(f"config key 'resources.{key}': folder {path} does not exist")
+        elif not Path(path).is_file():
             raise MedbiasInputError(f"config key 'resources.{key}': file {path} does not exist")
+    from medbias.io.benchmarks import check_benchmark_files
+
+    check_benchmark_files(config["resources"], config["plm"]["benchmarks"]["seat_tests"])
 
     if "rios" in config:
         from medbias.io.pubmed import parse_decades

@@ -57,7 +57,9 @@ ERROR_RATES_NOTES = (
     "Table 3's Mann-Whitney p of each leaning category against the control category, one value per attribute; the "
     "untrained base model's categories are its controls. Constructed null models: copies of the base model with "
     "fresh random weights (nothing learned), where the same test is run with the attribute as unit and, for "
-    "comparison, with every template item as an independent unit. Every decision, with its unit and p: decisions.csv.",
+    "comparison, with every template item as an independent unit. Benchmarks: CrowS-Pairs' sign test and "
+    "StereoSet's SS permutation test against 50 on randomly initialised copies of each demo architecture (several "
+    "seeds; benchmark_control.csv), which hold no stereotype. Every decision, with its unit and p: decisions.csv.",
 )
 
 

@@ -10,7 +10,12 @@ Which model kinds get which score:
   models only (masked models are loaded with their masked-LM head, not a next-sentence head).
 - SEAT: every loadable model (the sentence encoder's mean-pooled last hidden states).
 - Perplexity: causal (perplexity) and masked (pseudo-perplexity) models.
-Every other cell is marked "not applicable" with the reason."""
+Every other cell is marked "not applicable" with the reason.
+
+Plain evaluations also score an untrained copy of the model (the same architecture and tokenizer, fresh
+weights) on the same CrowS-Pairs and intrasentence items: what the architecture, the tokenizer and the
+scoring rule give without any learning (a causal model's joint probability, for one, prefers the
+sentence with fewer tokens), against which the trained model is compared pair by pair."""
 
 from __future__ import annotations
 
@@ -43,6 +48,9 @@ class BenchmarkEvaluation:
     seat: pd.DataFrame  # per May et al. test: effect size, p, interval, calibrated p
     perplexity: pd.DataFrame  # per held-out text: log_likelihood, tokens
     summary: dict[str, Any] = field(default_factory=dict)  # status per benchmark, timings, rates
+    # the same CrowS-Pairs and intrasentence items scored by an untrained copy of the model (plain rows)
+    untrained_crows_pairs: pd.DataFrame | None = None
+    untrained_stereoset: pd.DataFrame | None = None
 
 
 def sample_rows(frame: pd.DataFrame, n: int | None, seed: int) -> pd.DataFrame:
@@ -187,11 +195,14 @@ def run_may_seat(
     return pd.DataFrame(rows)
 
 
-def perplexity_scores(model, tokenizer, kind: str, texts: Sequence[str], batch_size: int) -> pd.DataFrame:
-    """Per held-out text: its (pseudo-)log-likelihood and tokens scored (``core.sentence_likelihood``)."""
+def perplexity_scores(
+    model, tokenizer, kind: str, texts: Sequence[str], batch_size: int, max_length: int
+) -> pd.DataFrame:
+    """Per held-out text, cut to ``max_length`` tokens: its (pseudo-)log-likelihood and the tokens
+    scored (``core.sentence_likelihood``)."""
     from medbias.core.sentence_likelihood import sentence_log_likelihood
 
-    scores, tokens = sentence_log_likelihood(model, tokenizer, kind, list(texts), batch_size)
+    scores, tokens = sentence_log_likelihood(model, tokenizer, kind, list(texts), batch_size, max_length)
     return pd.DataFrame({"text_index": np.arange(len(texts)), "log_likelihood": scores, "tokens": tokens})
 
 
@@ -269,7 +280,57 @@ def evaluate_benchmarks(
         else:
             status["intersentence"] = MASKED_INTERSENTENCE
         texts = data["perplexity_texts"]
-        ppl = timed("perplexity", len(texts), lambda: perplexity_scores(model, tokenizer, kind, texts, batch))
+        ppl = timed(
+            "perplexity",
+            len(texts),
+            lambda: perplexity_scores(model, tokenizer, kind, texts, batch, settings["perplexity_length"]),
+        )
     summary["items_per_second"] = {k: summary["items"][k] / max(v, 1e-9) for k, v in seconds.items()}
     stereoset = pd.concat(stereo, ignore_index=True) if stereo else EMPTY_STEREOSET
     return BenchmarkEvaluation(crows, stereoset, seat, ppl, summary)
+
+
+def benchmark_plm_model(
+    name: str,
+    entry: Mapping[str, Any],
+    debias: str,
+    projection: np.ndarray | None,
+    data: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    device: str,
+    log,
+) -> BenchmarkEvaluation:
+    """``evaluate_benchmarks`` of registry model ``name``, plain or debiased as the plm evaluation
+    ``debias`` is (the Dropout folder as its entry; a SentenceDebias or INLP projection on the sentence
+    encoder's last hidden states, which the LM head reads). An entry that transformers cannot load
+    keeps its rows, every benchmark marked with the reason."""
+    from medbias.core.encoders import load_or_mark, sentence_encoder
+    from medbias.studies.plm.debias import attach_projection
+
+    model, tokenizer, source, unloadable = load_or_mark(name, entry, device, log)
+    if unloadable:
+        marked = dict.fromkeys(("seat", "crows_pairs", "intrasentence", "intersentence", "perplexity"), unloadable)
+        return BenchmarkEvaluation(
+            pd.DataFrame(columns=EMPTY_CROWS.columns),
+            pd.DataFrame(columns=EMPTY_STEREOSET.columns),
+            pd.DataFrame({"test": list(data["seat"]), "status": unloadable}),
+            pd.DataFrame(columns=EMPTY_PERPLEXITY.columns),
+            {"status": marked, "model": name, "debias": debias},
+        )
+    if projection is not None:
+        attach_projection(sentence_encoder(model, source.kind), projection)
+        log.info("%s: %s projection attached", name, debias)
+    result = evaluate_benchmarks(model, tokenizer, source.kind, data, settings, log)
+    if debias == "none" and settings["untrained_reference"] and result.summary["status"]["crows_pairs"] == "ok":
+        from medbias.core.models import untrained_copy
+
+        log.info("%s: scoring an untrained copy (seed %d) on the same items", name, settings["seed"])
+        reference = untrained_copy(source.source, source.kind, settings["seed"]).to(device)
+        batch = settings["batch_size"]
+        result.untrained_crows_pairs = score_crows_pairs(reference, tokenizer, source.kind, data["crows_pairs"], batch)
+        result.untrained_stereoset = score_stereoset(
+            reference, tokenizer, source.kind, data["intrasentence"], "intrasentence", settings["causal_score"], batch
+        )
+    result.seat.insert(0, "status", "ok")
+    result.summary.update(model=name, debias=debias, kind=source.kind, device=device)
+    return result

@@ -80,3 +80,42 @@ def plot_seat_positions(points: pd.DataFrame, x_label: str, y_label: str, png: s
     ax.legend(loc="best")
     fig.tight_layout()
     save(fig, png, pdf)
+
+
+def plot_benchmark_intervals(long: pd.DataFrame, labels, png: str, pdf: str) -> None:
+    """Each evaluation's CrowS-Pairs metric and StereoSet intrasentence SS with its 95% interval, one
+    panel each, against the unbiased 50 (dashed); evaluations where a benchmark does not apply are
+    left out of its panel."""
+    plt = pyplot()
+    panels = [
+        ("crows_pairs", "all", "metric", "CrowS-Pairs metric"),
+        ("intrasentence", "overall", "ss", "StereoSet SS"),
+    ]
+    order = list(dict.fromkeys(zip(long["model"], long["debias"])))
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 0.45 * len(order) + 1.6), sharey=True)
+    for ax, (benchmark, bias_type, measure, title) in zip(axes, panels):
+        rows = long[
+            (long["benchmark"] == benchmark) & (long["bias_type"] == bias_type) & (long["measure"] == measure)
+        ].set_index(["model", "debias"])
+        for y, key in enumerate(order):
+            if key not in rows.index:
+                continue
+            row = rows.loc[key]
+            color = MEASURES[0] if key[1] == "none" else MEASURES[1]
+            low, high = row["ci_low"], row["ci_high"]
+            ax.errorbar(
+                row["value"],
+                y,
+                xerr=[[row["value"] - low], [high - row["value"]]] if low == low else None,
+                fmt="o",
+                color=color,
+                capsize=3,
+            )
+        ax.axvline(50, color="grey", linestyle="--", linewidth=1)
+        ax.set_title(title)
+        ax.set_xlabel("score (50 = no preference)")
+    axes[0].set_yticks(range(len(order)))
+    axes[0].set_yticklabels([f"{labels.get(m, m)} / {d}" for m, d in order])
+    axes[0].invert_yaxis()
+    fig.tight_layout()
+    save(fig, png, pdf)

@@ -1,0 +1,85 @@
+"""The calibration control of the benchmark tests: randomly initialised models (the architecture of a
+trained checkpoint, fresh weights, nothing learned) scored on CrowS-Pairs and StereoSet exactly as a
+registry model is. Such a model holds no social stereotype, so each test against 50 (CrowS-Pairs' sign
+test, StereoSet's SS permutation test) is a control decision; the rate at which they flag is the test's
+false-positive rate as a reader of a benchmark score meets it (``error_rates``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from medbias.metrics.peer_benchmarks import (
+    crows_metric,
+    crows_outcomes,
+    crows_test,
+    stereoset_outcomes,
+    stereoset_score,
+    stereoset_test,
+)
+from medbias.validation.decisions import DECISION_COLUMNS
+
+CONTROL_SOURCE = "random-initialised {architecture} ({kind})"
+
+
+def random_model_benchmark_rows(
+    folder: str,
+    kind: str,
+    architecture: str,
+    seeds: Sequence[int],
+    pairs: pd.DataFrame,
+    intrasentence: pd.DataFrame,
+    *,
+    n_permutations: int,
+    rng: np.random.Generator,
+    level: float,
+    batch_size: int,
+    log=None,
+) -> pd.DataFrame:
+    """One row per random model and test: the score, its p against 50 and whether it is flagged at
+    ``level``, in the decision table's columns plus ``score`` and ``items``."""
+    from medbias.core.models import load_tokenizer, untrained_copy
+    from medbias.studies.plm.benchmarks import score_crows_pairs, score_stereoset
+
+    tokenizer = load_tokenizer(folder)
+    rows = []
+    for seed in seeds:
+        model = untrained_copy(folder, kind, seed)
+        crows = score_crows_pairs(model, tokenizer, kind, pairs, batch_size)
+        preferred, neutral = crows_outcomes(crows["score_more"].to_numpy(), crows["score_less"].to_numpy())
+        metric = crows_metric(preferred, neutral, crows["direction"].to_numpy()).metric
+        stereo = score_stereoset(model, tokenizer, kind, intrasentence, "intrasentence", "completion", batch_size)
+        outcomes = stereoset_outcomes(
+            stereo["score_stereotype"], stereo["score_anti-stereotype"], stereo["score_unrelated"]
+        )
+        ss = stereoset_score(outcomes, stereo["target"]).ss
+        tests = [
+            ("CrowS-Pairs metric vs 50", "exact sign test", crows_test(preferred, neutral), metric, len(pairs)),
+            (
+                "StereoSet SS vs 50",
+                "permutation (flip within example)",
+                stereoset_test(outcomes, stereo["target"], n_permutations, rng),
+                ss,
+                len(stereo),
+            ),
+        ]
+        for test, p_kind, p, score, items in tests:
+            rows.append(
+                {
+                    "test": test,
+                    "source": CONTROL_SOURCE.format(architecture=architecture, kind=kind),
+                    "unit": f"seed {seed}",
+                    "truth": "control",
+                    "p_kind": p_kind,
+                    "p": p,
+                    "flagged": bool(p < level),
+                    "level": level,
+                    "score": score,
+                    "items": items,
+                }
+            )
+            if log:
+                log.info("%s seed %d: %s = %.2f, p = %.4g", architecture, seed, test, score, p)
+    return pd.DataFrame(rows, columns=[*DECISION_COLUMNS, "score", "items"])

@@ -1,0 +1,38 @@
+"""Rule script (validation): CrowS-Pairs and StereoSet tests on randomly initialised models of each
+demo architecture, the calibration control of the benchmark tests
+(``medbias.validation.benchmark_control``)."""
+
+import numpy as np
+import pandas as pd
+import torch
+
+from medbias.core.logs import setup_rule_logging
+from medbias.io.benchmarks import read_crows_pairs, read_stereoset
+from medbias.studies.plm.benchmarks import sample_rows
+from medbias.validation.benchmark_control import random_model_benchmark_rows
+
+snakemake = globals()["snakemake"]
+log = setup_rule_logging(snakemake.log[0])
+p, inputs = snakemake.params, snakemake.input
+torch.set_num_threads(snakemake.threads)
+sample = p.settings["sample"]
+pairs = sample_rows(read_crows_pairs(inputs.crows_pairs), sample["crows_pairs"], p.seed)
+intrasentence = sample_rows(read_stereoset(inputs.stereoset, "intrasentence").examples, sample["intrasentence"], p.seed)
+rng = np.random.default_rng(p.seed)
+frames = [
+    random_model_benchmark_rows(
+        folder,
+        kind,
+        architecture,
+        [p.seed + k for k in range(p.settings["control_seeds"])],
+        pairs,
+        intrasentence,
+        n_permutations=p.settings["permutations"],
+        rng=rng,
+        level=p.settings["alpha"],
+        batch_size=p.batch_size,
+        log=log,
+    )
+    for folder, kind, architecture in zip(inputs.models, p.kinds, p.architectures)
+]
+pd.concat(frames, ignore_index=True).to_csv(snakemake.output[0], index=False)
