@@ -72,6 +72,8 @@ rule audit_card:
         target_sets=LOGPROB["target_sets"],
         gender_set=LOGPROB["gender_set"],
         control_category=LOGPROB["control_category"],
+        benchmarks=PLM_BENCHMARKS,
+        seed=seed_for("audit_card"),
     script:
         f"{SCRIPTS}/audit_card.py"
 

@@ -283,9 +283,16 @@ def audit_inputs(wildcards):
         "logprob": f"{HURTFUL}/logprob/{name}.parquet",
         "logprob_words": f"{HURTFUL}/logprob/{name}_words.json",
         "fill_blank": f"{AUDIT}/{name}/fill_blank.csv",
+        "benchmark_crows_pairs": rules.plm_benchmark.output.crows_pairs,
+        "benchmark_stereoset": rules.plm_benchmark.output.stereoset,
+        "benchmark_seat": rules.plm_benchmark.output.seat,
+        "benchmark_perplexity": rules.plm_benchmark.output.perplexity,
+        "benchmark_untrained_crows_pairs": rules.plm_benchmark.output.untrained_crows_pairs,
+        "benchmark_untrained_stereoset": rules.plm_benchmark.output.untrained_stereoset,
+        "benchmark_summary": rules.plm_benchmark.output.summary,
     }
     return {
-        section: files[section]
+        section: files[section].format(model=name, debias="none")
         for section in plan.audit_sections(entry["type"], entry.get("kind"))
     }
 

@@ -16,7 +16,12 @@ log = setup_rule_logging(snakemake.log[0])
 p, out = snakemake.params, snakemake.output
 inputs = {key: snakemake.input[key] for key in snakemake.input.keys()}
 sections, skipped, effects = card_sections(
-    inputs, p.skipped, target_sets=p.target_sets, control_category=p.control_category, gender_set=p.gender_set
+    inputs,
+    p.skipped,
+    target_sets=p.target_sets,
+    control_category=p.control_category,
+    gender_set=p.gender_set,
+    benchmarks={**p.benchmarks, "seed": p.seed},
 )
 lines = card_manifest_lines(p.model, p.entry)
 plot_audit_effect_sizes(

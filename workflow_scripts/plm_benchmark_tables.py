@@ -7,14 +7,9 @@ import pandas as pd
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import read_json
 from medbias.io.tables import write_paper_table
+from medbias.metrics.benchmark_scores import EVALUATION_FILES, evaluation_rows, read_evaluation_frames
 from medbias.pipeline.hyperparameters import with_settings
-from medbias.studies.plm.benchmark_tables import (
-    benchmark_table,
-    evaluation_rows,
-    paired_rows,
-    paired_table,
-    wide_table,
-)
+from medbias.studies.plm.benchmark_tables import benchmark_table, paired_rows, paired_table, wide_table
 from medbias.studies.plm.figures import plot_benchmark_intervals
 
 snakemake = globals()["snakemake"]
@@ -24,14 +19,7 @@ settings = p.benchmarks
 rng = np.random.default_rng(p.seed)
 frames, long_rows, summaries = {}, [], {}
 for i, (model, debias) in enumerate(p.evaluations):
-    frames[(model, debias)] = {
-        "crows_pairs": pd.read_parquet(inp.crows_pairs[i]),
-        "stereoset": pd.read_parquet(inp.stereoset[i]),
-        "seat": pd.read_csv(inp.seat[i]),
-        "perplexity": pd.read_parquet(inp.perplexity[i]),
-        "untrained_crows_pairs": pd.read_parquet(inp.untrained_crows_pairs[i]),
-        "untrained_stereoset": pd.read_parquet(inp.untrained_stereoset[i]),
-    }
+    frames[(model, debias)] = read_evaluation_frames({key: inp[key][i] for key in EVALUATION_FILES})
     summaries[(model, debias)] = read_json(inp.summary[i])
     rows = evaluation_rows(
         frames[(model, debias)],

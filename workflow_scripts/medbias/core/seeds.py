@@ -57,6 +57,7 @@ RULE_SEED_OFFSETS = {
     "plm_benchmark_tables": 850,
     # audit and validation
     "audit_weat": 900,
+    "audit_card": 910,
     "validation_error_rates": 0,
     "validation_benchmark_control": 860,
 }

@@ -189,6 +189,86 @@ def stereoset_section(stereo: pd.DataFrame) -> str:
     return markdown_table(whole[["family", "ss", "lms", "icat", "ties", "pairs"]], digits=1)
 
 
+def _score_interval(low: float, high: float) -> str:
+    return "" if np.isnan(low) else f"[{low:.2f}, {high:.2f}]"
+
+
+BENCHMARK_HEADLINES = [
+    ("crows_pairs", "all", "metric", "CrowS-Pairs metric (% sent_more preferred; 50 = none)"),
+    ("crows_pairs_untrained", "all", "metric", "CrowS-Pairs metric of an untrained copy"),
+    ("intrasentence", "overall", "ss", "StereoSet intrasentence SS"),
+    ("intrasentence", "overall", "lms", "StereoSet intrasentence LMS"),
+    ("intrasentence", "overall", "icat", "StereoSet intrasentence ICAT"),
+    ("intrasentence_untrained", "overall", "ss", "StereoSet intrasentence SS of an untrained copy"),
+    ("intersentence", "overall", "ss", "StereoSet intersentence SS"),
+    ("perplexity", "held-out", "perplexity", "(pseudo-)perplexity, held-out text"),
+]
+
+
+def benchmark_section(rows: pd.DataFrame, summaries: Sequence[str]) -> str:
+    """The field's benchmarks of the entry's plain evaluation (``metrics.benchmark_scores``): each
+    headline score with its 95% interval and its p against 50, bias-bench's SEAT summaries, and the
+    benchmarks that do not apply with the reason."""
+    index = {(r.benchmark, r.bias_type, r.measure): r for r in rows.itertuples(index=False)}
+    shown = []
+    for benchmark, bias_type, measure, title in BENCHMARK_HEADLINES:
+        row = index.get((benchmark, bias_type, measure))
+        if row is not None:
+            p = "" if np.isnan(row.p_value) else f"{row.p_value:.2g}"
+            shown.append(
+                {
+                    "score": title,
+                    "value": f"{row.value:.2f}",
+                    "95% CI": _interval(row.ci_low, row.ci_high),
+                    "p vs 50": p,
+                    "items": row.items,
+                }
+            )
+    for name in summaries:
+        row = index.get(("seat", name, "mean_abs_d"))
+        if row is not None:
+            shown.append(
+                {
+                    "score": f"SEAT {name}: mean |d| (bias-bench)",
+                    "value": f"{row.value:.3f}",
+                    "95% CI": "",
+                    "p vs 50": "",
+                    "items": row.items,
+                }
+            )
+    status = [f"- {r.benchmark}: {r.status}" for r in rows.itertuples(index=False) if r.measure == "status"]
+    per_type = rows[(rows["benchmark"] == "crows_pairs") & (rows["measure"] == "metric") & (rows["bias_type"] != "all")]
+    parts = [markdown_table(pd.DataFrame(shown))] if shown else []
+    if len(per_type):
+        parts.append(
+            "CrowS-Pairs by bias type:\n\n"
+            + markdown_table(
+                pd.DataFrame(
+                    {
+                        "bias type": per_type["bias_type"],
+                        "metric": per_type["value"].map("{:.2f}".format),
+                        "95% CI": [_score_interval(lo, hi) for lo, hi in zip(per_type["ci_low"], per_type["ci_high"])],
+                        "p vs 50": per_type["p_value"].map("{:.2g}".format),
+                        "pairs": per_type["items"],
+                    }
+                )
+            )
+        )
+    if status:
+        parts.append("Not applicable:\n\n" + "\n".join(status) + "\n")
+    parts.append(BENCHMARK_REFERENCE)
+    return "\n".join(parts)
+
+
+BENCHMARK_REFERENCE = (
+    "Scored as the published tools score them (CrowS-Pairs' metric.py, StereoSet's official evaluator, bias-bench's "
+    "SEAT summaries); the intervals, tests and untrained copy are medbias's own. Published values to compare with "
+    "(bias-bench, Meade et al. 2022): CrowS-Pairs bert-base-uncased gender 57.25, race 62.33, religion 62.86; gpt2 "
+    "gender 56.87, race 59.69; StereoSet intrasentence gpt2 SS 61.93, LMS 91.11, ICAT 69.37 (official dev scores). "
+    "Every row per bias type: results/plm/benchmarks_long.csv when the entry is in the plm study.\n"
+)
+
+
 def logprob_section(table: pd.DataFrame, gender_set: str) -> str:
     """The log-probability gender score per category: both groups' means, the paired difference and
     the Wilcoxon p (Zhang et al. 2020, Table 3)."""
@@ -282,6 +362,7 @@ def card_sections(
     target_sets: Mapping[str, Any],
     control_category: str,
     gender_set: str,
+    benchmarks: Mapping[str, Any] | None = None,
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, float, float, float]]]:
     """The card's (title, Markdown) sections from the evaluation files in ``inputs`` (the sections
     ``medbias.studies.audit.plan.audit_sections`` chose for the entry's kind), the (section, reason) of
@@ -304,6 +385,27 @@ def card_sections(
     sections.append(("StereoSet-style scores (Xie et al. 2024, section 3.2)", stereoset_section(stereo)))
     if (stereo["status"] != "ok").all():
         skipped.append(("StereoSet-style scores", stereo["status"].iloc[0]))
+    if "benchmark_summary" in inputs:
+        from medbias.metrics.benchmark_scores import EVALUATION_FILES, evaluation_rows, read_evaluation_frames
+
+        frames = read_evaluation_frames({key: inputs[f"benchmark_{key}"] for key in EVALUATION_FILES})
+        status = read_json(inputs["benchmark_summary"])["status"]
+        rows = pd.DataFrame(
+            evaluation_rows(
+                frames,
+                status,
+                benchmarks["seat_summaries"],
+                benchmarks["bootstrap"],
+                benchmarks["permutations"],
+                np.random.default_rng(benchmarks["seed"]),
+            )
+        )
+        sections.append(
+            (
+                "The field's benchmarks: CrowS-Pairs, StereoSet, SEAT of May et al.",
+                benchmark_section(rows, list(benchmarks["seat_summaries"])),
+            )
+        )
     if "logprob" in inputs:
         words = read_json(inputs["logprob_words"])
         if words.get("status", "ok") != "ok":

@@ -29,8 +29,27 @@ def audit_skipped(entry_type: str, kind: str | None = None) -> list[tuple[str, s
 
 
 def audit_sections(entry_type: str, kind: str | None = None) -> list[str]:
-    """The evaluations an audit card gathers: WEAT for word vectors; SEAT and StereoSet-style for
-    every model; the log-probability score and fill-in-the-blank for masked LMs."""
+    """The evaluations an audit card gathers: WEAT for word vectors; SEAT, StereoSet-style and the
+    field's benchmarks (CrowS-Pairs, StereoSet, May et al.'s SEAT, perplexity) for every model; the
+    log-probability score and fill-in-the-blank for masked LMs."""
     if entry_type == "word_vectors":
         return ["weat"]
-    return ["seat", "stereoset", "summary", *(["logprob", "logprob_words", "fill_blank"] if kind == "masked" else [])]
+    return [
+        "seat",
+        "stereoset",
+        "summary",
+        *BENCHMARK_SECTIONS,
+        *(["logprob", "logprob_words", "fill_blank"] if kind == "masked" else []),
+    ]
+
+
+# the field's benchmarks of the entry's plain evaluation (medbias.metrics.benchmark_scores.EVALUATION_FILES)
+BENCHMARK_SECTIONS = [
+    "benchmark_crows_pairs",
+    "benchmark_stereoset",
+    "benchmark_seat",
+    "benchmark_perplexity",
+    "benchmark_untrained_crows_pairs",
+    "benchmark_untrained_stereoset",
+    "benchmark_summary",
+]
