@@ -71,7 +71,9 @@ def test_variants_and_their_attributes():
 
 def test_audit_sections_and_skips_follow_the_entry_kind():
     assert plan.audit_sections("word_vectors") == ["weat"]
-    assert plan.audit_sections("contextual", "causal") == ["seat", "stereoset", "summary"]
+    causal_sections = plan.audit_sections("contextual", "causal")
+    assert causal_sections[:3] == ["seat", "stereoset", "summary"] and "logprob" not in causal_sections
+    assert {"benchmark_crows_pairs", "benchmark_summary"} <= set(causal_sections)  # every model: the benchmarks
     assert plan.audit_sections("contextual", "masked")[-3:] == ["logprob", "logprob_words", "fill_blank"]
     assert [section for section, _ in plan.audit_skipped("contextual", "masked")] == ["WEAT"]
     causal = plan.audit_skipped("contextual", "causal")
