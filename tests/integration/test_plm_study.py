@@ -147,3 +147,45 @@ def test_seat_significance_follows_the_configured_alpha(plm_wiring):
     scored = seat[seat["p_calibrated"].notna()]
     assert len(scored) and (scored["significant"] == (scored["p_calibrated"] < 0.1)).all()
     assert "calibrated p < 0.1 " in (plm_wiring / "table2_seat.md").read_text()
+
+
+def _cell_numbers(cell: str) -> tuple[float, float, float]:
+    """'57.33 [51.67, 62.33]' -> (57.33, 51.67, 62.33)."""
+    value, interval = cell.split(" [")
+    low, high = interval.rstrip("]").split(", ")
+    return float(value), float(low), float(high)
+
+
+def test_benchmark_table_scores_every_evaluation_and_marks_what_does_not_apply(plm_wiring):
+    """The benchmark table has one row per evaluation: masked and causal models scored with intervals
+    that hold their value, the seq2seq and unloadable models marked n/a with the reason in the long
+    form; the paired table compares each debiased row with its plain row and each plain model with
+    its untrained copy; the items scored are the configured samples."""
+    config = run_config(plm_wiring.parents[1])
+    evaluations = {
+        (r["model"], r["debias"]) for r in pd.read_csv(plm_wiring / "benchmarks_long.csv").to_dict("records")
+    }
+    wide = pd.read_csv(plm_wiring / "benchmarks.csv")
+    assert len(wide) == len(evaluations)
+    for row in wide.to_dict("records"):
+        if row["model"].startswith(("tiny BERT", "tiny GPT-2")):
+            for column in ("CrowS-Pairs", "StereoSet SS", "StereoSet LMS"):
+                value, low, high = _cell_numbers(row[column])
+                assert 0 <= low <= value <= high <= 100, (row["model"], column)
+        else:
+            assert row["CrowS-Pairs"] == "n/a", row["model"]
+    long = pd.read_csv(plm_wiring / "benchmarks_long.csv")
+    status = long[long["measure"] == "status"].set_index(["model", "debias", "benchmark"])["status"]
+    assert status[("bart_base", "none", "crows_pairs")].startswith("not applicable: a seq2seq model")
+    assert status[("biomedgpt", "none", "crows_pairs")].startswith("not loadable")
+    assert status[("plm_bert", "none", "intersentence")].startswith("not applicable: intersentence needs")
+    metric = long[(long["benchmark"] == "crows_pairs") & (long["measure"] == "metric") & (long["bias_type"] == "all")]
+    assert (
+        metric["p_value"].between(0, 1).all()
+        and (metric["items"] == config["plm"]["benchmarks"]["sample"]["crows_pairs"]).all()
+    )
+    paired = pd.read_csv(plm_wiring / "benchmarks_paired.csv")
+    assert {"plm_bert / untrained copy", "plm_gpt2 / untrained copy", "plm_bert / none"} <= set(paired["second"])
+    assert paired["p_value"].between(0, 1).all() and (paired["ci_low"] <= paired["difference"] + 1e-9).all()
+    assert "Published reference values" in (plm_wiring / "benchmarks.md").read_text()
+    assert (plm_wiring / "fig_benchmarks.png").stat().st_size > 10_000

@@ -335,7 +335,28 @@ def test_audit_cards_of_the_real_encoder_and_real_glove(minilm, tmp_path):
     assert card["sections"] == [
         "SEAT (Xie et al. 2024, appendix A)",
         "StereoSet-style scores (Xie et al. 2024, section 3.2)",
+        "The field's benchmarks: CrowS-Pairs, StereoSet, SEAT of May et al.",
     ]
+    # May et al.'s SEAT runs on the head-less encoder, equal to a one-sentence-at-a-time computation;
+    # CrowS-Pairs, StereoSet and perplexity are marked not applicable with the reason
+    benchmark = tmp_path / "results/plm/benchmarks/minilm/none"
+    may = pd.read_csv(benchmark / "seat_may.csv").set_index("test")
+    assert list(may.index) == config["plm"]["benchmarks"]["seat_tests"] and (may["status"] == "ok").all()
+    from medbias.core.models import load_model_and_tokenizer, resolve_model_source
+    from medbias.io.benchmarks import read_may_seat_tests
+
+    encoder, tokenizer = load_model_and_tokenizer(
+        resolve_model_source("minilm", {"source": str(minilm), "kind": "encoder"})
+    )
+    test = read_may_seat_tests(REPO / "config/resources/seat-may2019", ["sent-weat6"])["sent-weat6"]
+    plain = _plain_seat_effect_size(encoder, tokenizer, {k: test[k] for k in "XYAB"})
+    assert may.loc["sent-weat6", "effect_size"] == pytest.approx(plain, abs=1e-4)
+    assert may["p_calibrated"].notna().all()
+    status = json.loads((benchmark / "summary.json").read_text())["status"]
+    assert status["seat"] == "ok"
+    for name in ("crows_pairs", "intrasentence", "intersentence", "perplexity"):
+        assert status[name].startswith("not applicable: the checkpoint has no trained language-model head"), name
+    assert pd.read_parquet(benchmark / "crows_pairs.parquet").empty
     skipped = {s["section"]: s["reason"] for s in card["skipped"]}
     for section in ("StereoSet-style scores", "log-probability gender score", "fill-in-the-blank"):
         assert skipped[section].startswith("not applicable: the checkpoint has no trained language-model head"), section

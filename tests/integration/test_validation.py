@@ -41,6 +41,8 @@ def test_every_source_and_decision_is_counted(rates):
         "hurtful demo world",
         "mental demo world",
         "constructed null worlds",
+        "random-initialised bert (masked)",
+        "random-initialised gpt2 (causal)",
     ):
         assert table["source"].str.startswith(source).any(), source
     totals = decisions.groupby(["test", "source", "p_kind", "truth"]).size()
@@ -50,6 +52,18 @@ def test_every_source_and_decision_is_counted(rates):
     planted_gap = decisions[(decisions["test"] == "fairness recall gap") & (decisions["truth"] == "planted")]
     assert planted_gap["unit"].str.contains("acute_renal gender=F").all()
     assert len(planted_gap) == 3 * 2 * 3  # 3 models x 2 tasks of the phenotype (pa, pf) x 3 p-value kinds
+
+
+def test_benchmark_tests_on_random_models_are_counted_per_seed(rates, validation_run):
+    """Every random-initialised model of each demo architecture is one control decision per benchmark
+    test (CrowS-Pairs' sign test, StereoSet's SS permutation test), with the score it tested."""
+    _, decisions = rates
+    seeds = run_config(validation_run)["plm"]["benchmarks"]["control_seeds"]
+    control = pd.read_csv(validation_run / "results" / "validation" / "benchmark_control.csv")
+    assert len(control) == 2 * 2 * seeds and (control["truth"] == "control").all()
+    assert control["score"].between(0, 100).all() and (control["flagged"] == (control["p"] < control["level"])).all()
+    counted = decisions[decisions["source"].str.startswith("random-initialised")]
+    assert len(counted) == len(control)
 
 
 def test_calibrated_tests_hold_the_level_and_the_classic_one_shows_by_how_much_it_does_not(rates):
