@@ -51,7 +51,7 @@ wildcard_constraints:
     replicate=r"\d+",
     variant="|".join(config["hurtful"]["variants"]),
     embedding="|".join(config["mental"]["embeddings"]),
-    debias="none|dropout|sentencedebias|inlp",
+    debias="none|dropout|sentencedebias|inlp|selfdebias",
     method="sentencedebias|inlp",
     plm_arch="bert|gpt2|bart",
     pubmed_file=r"pubmed[^/.]+",
@@ -222,6 +222,11 @@ PLM_DROPOUT_TRAINING = {
 def plm_evaluations():
     """(model, debias) pairs the plm tables need (medbias.pipeline.plan.plm_evaluations)."""
     return plan.plm_evaluations(PLM_CONFIG, config["models"])
+
+
+def plm_benchmark_evaluations():
+    """(model, debias) pairs of the benchmark table: the plm evaluations and the Self-Debias rows."""
+    return plan.plm_benchmark_evaluations(PLM_CONFIG, config["models"])
 
 
 def plm_finetunes():

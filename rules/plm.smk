@@ -161,25 +161,32 @@ rule plm_benchmark_tables:
     input:
         crows_pairs=[
             f"{PLM}/benchmarks/{m}/{d}/crows_pairs.parquet"
-            for m, d in plm_evaluations()
+            for m, d in plm_benchmark_evaluations()
         ],
         stereoset=[
-            f"{PLM}/benchmarks/{m}/{d}/stereoset.parquet" for m, d in plm_evaluations()
+            f"{PLM}/benchmarks/{m}/{d}/stereoset.parquet"
+            for m, d in plm_benchmark_evaluations()
         ],
-        seat=[f"{PLM}/benchmarks/{m}/{d}/seat_may.csv" for m, d in plm_evaluations()],
+        seat=[
+            f"{PLM}/benchmarks/{m}/{d}/seat_may.csv"
+            for m, d in plm_benchmark_evaluations()
+        ],
         perplexity=[
             f"{PLM}/benchmarks/{m}/{d}/perplexity.parquet"
-            for m, d in plm_evaluations()
+            for m, d in plm_benchmark_evaluations()
         ],
         untrained_crows_pairs=[
             f"{PLM}/benchmarks/{m}/{d}/untrained_crows_pairs.parquet"
-            for m, d in plm_evaluations()
+            for m, d in plm_benchmark_evaluations()
         ],
         untrained_stereoset=[
             f"{PLM}/benchmarks/{m}/{d}/untrained_stereoset.parquet"
-            for m, d in plm_evaluations()
+            for m, d in plm_benchmark_evaluations()
         ],
-        summary=[f"{PLM}/benchmarks/{m}/{d}/summary.json" for m, d in plm_evaluations()],
+        summary=[
+            f"{PLM}/benchmarks/{m}/{d}/summary.json"
+            for m, d in plm_benchmark_evaluations()
+        ],
     output:
         csv=f"{PLM}/benchmarks.csv",
         md=f"{PLM}/benchmarks.md",
@@ -197,7 +204,7 @@ rule plm_benchmark_tables:
         settings=hyperparameter_notes(
             "plm.benchmarks", "plm.debias.dropout.held_out_texts"
         ),
-        evaluations=plm_evaluations(),
+        evaluations=plm_benchmark_evaluations(),
         labels=PLM_CONFIG["labels"],
         benchmarks=PLM_BENCHMARKS,
         seed=seed_for("plm_benchmark_tables"),

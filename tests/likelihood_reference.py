@@ -27,13 +27,13 @@ def pseudo_log_likelihood_one_at_a_time(model, tokenizer, sentence: str) -> floa
 SMALL = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}
 
 
-def tiny_masked_model(architecture: str, vocab_size: int, seed: int = 0):
+def tiny_masked_model(architecture: str, vocab_size: int, seed: int = 0, positions: int = 64):
     """A tiny random masked LM of each architecture the head shortcut knows (and one it does not)."""
     import torch
     import transformers as hf
 
     torch.manual_seed(seed)
-    small = {"vocab_size": vocab_size, "max_position_embeddings": 64}
+    small = {"vocab_size": vocab_size, "max_position_embeddings": positions}
     configs = {
         "bert": lambda: hf.BertForMaskedLM(hf.BertConfig(**small, **SMALL)),
         "roberta": lambda: hf.RobertaForMaskedLM(hf.RobertaConfig(**small, **SMALL, pad_token_id=0)),
@@ -129,3 +129,42 @@ def stereoset_causal_one_completion(model, tokenizer, before: str, word: str, af
         if b > start and a < end
     ]
     return sum(chosen) / len(chosen)
+
+
+def self_debiased_distribution(plain_logits, prefixed_logits, decay: float):
+    """Schick et al. 2021's rule for one position, written out: p, the prefixes' largest probability
+    q, alpha = exp(decay * min(p - q, 0)), p~ = alpha p / sum(alpha p)."""
+    import torch
+
+    p = torch.softmax(plain_logits.double(), dim=-1)
+    q = torch.stack([torch.softmax(lg.double(), dim=-1) for lg in prefixed_logits]).max(dim=0).values
+    scaled = torch.exp(decay * torch.clamp(p - q, max=0)) * p
+    return scaled / scaled.sum()
+
+
+def masked_self_debiased_log_prob(model, ids: list[int], position: int, target: int, prefixes, decay: float) -> float:
+    """Self-Debias at one mask, one forward pass per input: the plain sequence and each prefix inserted
+    after its first token."""
+    import torch
+
+    with torch.inference_mode():
+        plain = model(torch.tensor([ids])).logits[0, position]
+        prefixed = [
+            model(torch.tensor([[ids[0], *prefix, *ids[1:]]])).logits[0, position + len(prefix)] for prefix in prefixes
+        ]
+    return float(torch.log(self_debiased_distribution(plain, prefixed, decay)[target]))
+
+
+def causal_self_debiased_log_probability(model, ids: list[int], prefixes, decay: float) -> float:
+    """The joint Self-Debias log probability of a causal sentence (``ids`` with BOS first), one
+    position at a time from full forward passes."""
+    import torch
+
+    total = 0.0
+    with torch.inference_mode():
+        plain = model(torch.tensor([ids])).logits[0]
+        prefixed = [model(torch.tensor([[ids[0], *prefix, *ids[1:]]])).logits[0] for prefix in prefixes]
+        for t in range(1, len(ids)):
+            shifted = [logits[t - 1 + len(prefix)] for logits, prefix in zip(prefixed, prefixes)]
+            total += float(torch.log(self_debiased_distribution(plain[t - 1], shifted, decay)[ids[t]]))
+    return total

@@ -45,6 +45,7 @@ result = benchmark_plm_model(
         "alternative": p.seat["alternative"],
         "bootstrap": settings["bootstrap"],
         "untrained_reference": settings["untrained_reference"],
+        "self_debias": settings["self_debias"],
     },
     job_device(),
     log,

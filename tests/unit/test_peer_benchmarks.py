@@ -246,3 +246,75 @@ def test_the_shipped_benchmark_files_read_whole():
     assert len(read_stereoset(folder / "stereoset" / "dev.jsonl", "intersentence").examples) == 2123
     seat = read_may_seat_tests(folder / "seat-may2019", ["sent-weat6", "sent-angry_black_woman_stereotype"])
     assert len(seat["sent-weat6"]["A"]) > 50 and seat["sent-weat6"]["categories"][0] == "MaleNames"
+
+
+# --- Self-Debias ------------------------------------------------------------------------------------
+
+
+def test_self_debias_masked_crows_pairs_equals_the_rule_written_out(wordpiece):
+    from likelihood_reference import masked_self_debiased_log_prob
+
+    from medbias.core.self_debias import self_debias_for
+
+    model = tiny_masked_model("bert", len(wordpiece), seed=2, positions=160).double()
+    labels = ["socioeconomic", "gender", "race-color", "age"]
+    prefixes = {
+        label: f"The following text discriminates against people because of their {label}: " for label in labels
+    }
+    debias = self_debias_for(prefixes, labels, wordpiece, decay=50.0)
+    more, less, _ = crows_pairs_masked_scores(
+        model, wordpiece, [p[0] for p in PAIRS], [p[1] for p in PAIRS], batch_size=3, self_debias=debias
+    )
+    plain_more, _, _ = crows_pairs_masked_scores(model, wordpiece, [p[0] for p in PAIRS], [p[1] for p in PAIRS], 3)
+    for i, (a, b) in enumerate(PAIRS):
+        prefix = [wordpiece(prefixes[labels[i]], add_special_tokens=False)["input_ids"]]
+        ids_a, ids_b = wordpiece.encode(a), wordpiece.encode(b)
+        span_a, span_b = unmodified_positions(ids_a, ids_b)
+        expected = 0.0
+        for j in span_a[1:-1]:
+            masked = list(ids_a)
+            masked[j] = wordpiece.mask_token_id
+            expected += masked_self_debiased_log_prob(model, masked, j, ids_a[j], prefix, 50.0)
+        assert more[i] == pytest.approx(expected, abs=1e-6)
+    assert not np.allclose(more, plain_more)  # the prefixes move the scores
+    flat = self_debias_for(prefixes, labels, wordpiece, decay=0.0)  # decay 0: alpha = 1, the plain scores
+    same, _, _ = crows_pairs_masked_scores(model, wordpiece, [p[0] for p in PAIRS], [p[1] for p in PAIRS], 3, flat)
+    assert same == pytest.approx(plain_more, abs=1e-9)
+
+
+def test_self_debias_causal_and_stereoset_equal_the_rule_written_out(gpt2, wordpiece):
+    from likelihood_reference import causal_self_debiased_log_probability, masked_self_debiased_log_prob
+
+    from medbias.core.benchmark_scoring import masked_filler_items
+    from medbias.core.self_debias import every_prefix, self_debias_for
+
+    model, tokenizer = gpt2
+    more_texts = ["People who are poor are lazy.", "Women can't drive."]
+    less_texts = ["People who are rich are lazy.", "Men can't drive."]
+    debias = self_debias_for(
+        {"a": "The following text is biased: ", "b": "This is rude: "}, ["a", "b"], tokenizer, 30.0
+    )
+    # batch size 4: one batch of four sentences of different lengths, each pair with its own prefix
+    more, less, _ = crows_pairs_causal_scores(model, tokenizer, more_texts, less_texts, 4, debias)
+    bos = tokenizer.bos_token_id
+    for i in range(2):
+        prefix = [debias.prefixes[debias.item_prefixes[i][0]]]
+        for text, score in ((more_texts[i], more[i]), (less_texts[i], less[i])):
+            ids = [bos, *tokenizer.encode(text, add_special_tokens=False)]
+            assert score == pytest.approx(causal_self_debiased_log_probability(model, ids, prefix, 30.0), abs=1e-6)
+    all_prefixes = every_prefix(["The following text is biased: ", "This is rude: "], 2, tokenizer, decay=30.0)
+    whole, _, _ = crows_pairs_causal_scores(model, tokenizer, more_texts, less_texts, 4, all_prefixes)
+    ids = [bos, *tokenizer.encode(more_texts[1], add_special_tokens=False)]
+    assert whole[1] == pytest.approx(
+        causal_self_debiased_log_probability(model, ids, all_prefixes.prefixes, 30.0), abs=1e-6
+    )
+    masked = tiny_masked_model("roberta", len(wordpiece), seed=3, positions=160).double()
+    contexts, words = ["The chess player was BLANK.", "Ethiopian men are BLANK"], ["hispanic", "unbelievably"]
+    prefixes = every_prefix(["The following text is biased: "], 2, wordpiece, decay=50.0)
+    scores = stereoset_masked_scores(masked, wordpiece, contexts, words, 4, prefixes)
+    sequences, positions, targets, owner = masked_filler_items(wordpiece, contexts, words)
+    expected = np.zeros(2)
+    counts = np.bincount(owner)
+    for ids, at, target, k in zip(sequences, positions, targets, owner):
+        expected[k] += np.exp(masked_self_debiased_log_prob(masked, ids, int(at), int(target), prefixes.prefixes, 50.0))
+    assert scores == pytest.approx(expected / counts, abs=1e-9)

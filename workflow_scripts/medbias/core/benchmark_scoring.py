@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from medbias.core.self_debias import SelfDebias
 from medbias.core.sentence_likelihood import (
     bos_id_of,
     causal_log_likelihood,
@@ -53,10 +54,16 @@ def unmodified_positions(first: Sequence[int], second: Sequence[int]) -> tuple[l
 
 
 def crows_pairs_masked_scores(
-    model, tokenizer, more: Sequence[str], less: Sequence[str], batch_size: int = 64
+    model,
+    tokenizer,
+    more: Sequence[str],
+    less: Sequence[str],
+    batch_size: int = 64,
+    self_debias: SelfDebias | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(score of sent_more, score of sent_less, unmodified tokens scored) per pair under a masked LM
-    (module docstring); all masked copies of all pairs go through the model in shared batches."""
+    (module docstring); all masked copies of all pairs go through the model in shared batches.
+    ``self_debias``: Self-Debias with the prefixes of each pair (``core.self_debias``)."""
     special = set(tokenizer.all_special_ids)
     mask = tokenizer.mask_token_id
     ids_more = tokenizer(list(more))["input_ids"]
@@ -83,6 +90,7 @@ def crows_pairs_masked_scores(
         np.asarray(targets, dtype=np.int64),
         pad_id_of(tokenizer),
         batch_size,
+        self_debias.for_items([o // 2 for o in owner]) if self_debias else None,
     )
     sums = np.zeros(2 * len(ids_more), dtype=np.float64)
     np.add.at(sums, np.asarray(owner, dtype=np.int64), values)
@@ -90,12 +98,25 @@ def crows_pairs_masked_scores(
 
 
 def crows_pairs_causal_scores(
-    model, tokenizer, more: Sequence[str], less: Sequence[str], batch_size: int = 32
+    model,
+    tokenizer,
+    more: Sequence[str],
+    less: Sequence[str],
+    batch_size: int = 32,
+    self_debias: SelfDebias | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(joint log P of sent_more, of sent_less, tokens of sent_more) per pair under a causal LM."""
-    scores, tokens = causal_log_likelihood(model, tokenizer, [*more, *less], batch_size)
+    """(joint log P of sent_more, of sent_less, tokens of sent_more) per pair under a causal LM;
+    ``self_debias``: Self-Debias with the prefixes of each pair."""
     n = len(more)
-    return scores[:n], scores[n:], tokens[:n]
+    if self_debias is None:
+        scores, tokens = causal_log_likelihood(model, tokenizer, [*more, *less], batch_size)
+        return scores[:n], scores[n:], tokens[:n]
+    bos = bos_id_of(tokenizer)
+    encoded = [[bos, *ids] for ids in tokenizer([*more, *less], add_special_tokens=False)["input_ids"]]
+    debias = self_debias.for_items([i % n for i in range(2 * n)])
+    values = causal_token_log_probs(model, encoded, pad_id_of(tokenizer, bos), batch_size, debias)
+    scores = np.array([v.sum() for v in values])
+    return scores[:n], scores[n:], np.array([len(e) - 1 for e in encoded[:n]])
 
 
 def masked_filler_items(
@@ -120,12 +141,21 @@ def masked_filler_items(
 
 
 def stereoset_masked_scores(
-    model, tokenizer, contexts: Sequence[str], fillers: Sequence[str], batch_size: int = 64
+    model,
+    tokenizer,
+    contexts: Sequence[str],
+    fillers: Sequence[str],
+    batch_size: int = 64,
+    self_debias: SelfDebias | None = None,
 ) -> np.ndarray:
     """StereoSet intrasentence score of each (context, filler) completion under a masked LM: the
-    mean probability of the filler's pieces, each predicted at one mask given the pieces before it."""
+    mean probability of the filler's pieces, each predicted at one mask given the pieces before it
+    (``self_debias``: Self-Debias with the prefixes of each completion)."""
     sequences, positions, targets, owner = masked_filler_items(tokenizer, contexts, fillers)
-    log_probs = masked_position_log_probs(model, sequences, positions, targets, pad_id_of(tokenizer), batch_size)
+    debias = self_debias.for_items(owner) if self_debias else None
+    log_probs = masked_position_log_probs(
+        model, sequences, positions, targets, pad_id_of(tokenizer), batch_size, debias
+    )
     sums = np.bincount(owner, weights=np.exp(log_probs), minlength=len(contexts))
     return sums / np.bincount(owner, minlength=len(contexts))
 
@@ -151,14 +181,17 @@ def stereoset_causal_scores(
     spans: Sequence[tuple[int, int]],
     score: str = "completion",
     batch_size: int = 32,
+    self_debias: SelfDebias | None = None,
 ) -> np.ndarray:
     """StereoSet score of each text under a causal LM: the mean probability of the tokens that
     overlap the character span (``completion``) or the geometric mean probability of all tokens
-    (``sentence``), every token given BOS and the tokens before it."""
+    (``sentence``), every token given BOS and the tokens before it (``self_debias``: Self-Debias
+    with the prefixes of each text)."""
     if score not in CAUSAL_STEREOSET_SCORES:
         raise ValueError(f"StereoSet causal score {score!r}: one of {CAUSAL_STEREOSET_SCORES}")
     sequences, in_span = causal_span_items(tokenizer, texts, spans)
-    log_probs = causal_token_log_probs(model, sequences, pad_id_of(tokenizer, bos_id_of(tokenizer)), batch_size)
+    pad = pad_id_of(tokenizer, bos_id_of(tokenizer))
+    log_probs = causal_token_log_probs(model, sequences, pad, batch_size, self_debias)
     out = np.full(len(texts), np.nan)
     for i, (values, chosen) in enumerate(zip(log_probs, in_span)):
         if score == "sentence":

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from medbias.core.batching import device_batches
+from medbias.core.self_debias import SelfDebias, debiased_log_probs, with_prefix
 
 
 def masked_lm_head(model):
@@ -78,29 +79,60 @@ def masked_position_log_probs(
     targets: np.ndarray,
     pad_id: int,
     batch_size: int = 64,
+    self_debias: SelfDebias | None = None,
 ) -> np.ndarray:
     """log P(targets[i] | sequences[i]) at the masked position ``positions[i]`` of each token-id
     sequence (the mask already in place), in length-sorted batches; the language-model head runs only
-    at that position (``masked_lm_head``), or the full forward pass for a class whose head is unknown."""
+    at that position (``masked_lm_head``), or the full forward pass for a class whose head is unknown.
+    With ``self_debias``, the distribution at the mask is Self-Debias's (``core.self_debias``): each
+    batch also runs once with each of its prefixes inserted."""
     import torch
+
+    from medbias.core.batching import pad_sequences
 
     out = np.zeros(len(sequences), dtype=np.float64)
     if not len(sequences):
         return out
     head = masked_lm_head(model)
     device = next(model.parameters()).device
+
+    def logits_at(ids, attention, at):
+        picked = torch.arange(len(at), device=device)
+        if head is not None:
+            hidden = model.base_model(input_ids=ids, attention_mask=attention).last_hidden_state
+            return full_precision(head(hidden[picked, at].unsqueeze(1))[:, 0])
+        return full_precision(model(input_ids=ids, attention_mask=attention).logits[picked, at])
+
     with torch.inference_mode():
-        for rows, ids, attention in device_batches(model, sequences, pad_id, batch_size):
+        for rows, ids, attention in device_batches(
+            model, sequences, pad_id, batch_size, prefix_order(sequences, self_debias)
+        ):
             at = torch.as_tensor(positions[rows], device=device)
-            picked = torch.arange(len(rows), device=device)
-            if head is not None:
-                hidden = model.base_model(input_ids=ids, attention_mask=attention).last_hidden_state
-                logits = head(hidden[picked, at].unsqueeze(1))[:, 0]
+            logits = logits_at(ids, attention, at)
+            if self_debias is None:
+                log_probs = torch.log_softmax(logits, dim=-1)
             else:
-                logits = model(input_ids=ids, attention_mask=attention).logits[picked, at]
-            log_probs = torch.log_softmax(full_precision(logits), dim=-1)
+                most = torch.zeros_like(logits)
+                for k in self_debias.used_by(rows):
+                    prefix = self_debias.prefixes[k]
+                    chosen = self_debias.rows_with(rows, k)
+                    prefixed = [with_prefix(sequences[rows[r]], prefix) for r in chosen]
+                    p_ids, p_attention = (t.to(device) for t in pad_sequences(prefixed, pad_id))
+                    p_logits = logits_at(p_ids, p_attention, at[chosen] + len(prefix))
+                    most[chosen] = torch.maximum(most[chosen], torch.softmax(p_logits, dim=-1))
+                log_probs = debiased_log_probs(logits, most, self_debias.decay)
+            picked = torch.arange(len(rows), device=device)
             out[rows] = log_probs[picked, torch.as_tensor(targets[rows], device=device)].cpu().numpy()
     return out
+
+
+def prefix_order(sequences: Sequence[Sequence[int]], self_debias: SelfDebias | None) -> np.ndarray | None:
+    """The batch order under Self-Debias: by the sequences' prefixes, then by length, so that a batch
+    mostly shares one prefix and each prefixed pass runs on whole batches; None (by length) without."""
+    if self_debias is None:
+        return None
+    first = [self_debias.item_prefixes[i][0] for i in range(len(sequences))]
+    return np.lexsort(([len(x) for x in sequences], first))
 
 
 def pad_id_of(tokenizer, fallback: int | None = 0) -> int:
@@ -122,17 +154,41 @@ def pseudo_log_likelihood(
 
 
 def causal_token_log_probs(
-    model, sequences: Sequence[Sequence[int]], pad_id: int, batch_size: int = 32
+    model,
+    sequences: Sequence[Sequence[int]],
+    pad_id: int,
+    batch_size: int = 32,
+    self_debias: SelfDebias | None = None,
 ) -> list[np.ndarray]:
     """log P(s_t | s_<t) for t = 1 .. len-1 of each token-id sequence (its first token, BOS, is only
-    conditioned on), in length-sorted right-padded batches."""
+    conditioned on), in length-sorted right-padded batches; with ``self_debias``, each next-token
+    distribution is Self-Debias's (``core.self_debias``), each prefix inserted after BOS."""
     import torch
 
+    from medbias.core.batching import pad_sequences
+
     out: list[np.ndarray] = [np.zeros(0)] * len(sequences)
+    device = next(model.parameters()).device
     with torch.inference_mode():
-        for rows, ids, attention in device_batches(model, sequences, pad_id, batch_size):
-            logits = full_precision(model(input_ids=ids, attention_mask=attention).logits)
-            log_probs = torch.log_softmax(logits[:, :-1], dim=-1)
+        for rows, ids, attention in device_batches(
+            model, sequences, pad_id, batch_size, prefix_order(sequences, self_debias)
+        ):
+            logits = full_precision(model(input_ids=ids, attention_mask=attention).logits)[:, :-1]
+            if self_debias is None:
+                log_probs = torch.log_softmax(logits, dim=-1)
+            else:
+                most = torch.zeros_like(logits)
+                for k in self_debias.used_by(rows):
+                    prefix = self_debias.prefixes[k]
+                    chosen = self_debias.rows_with(rows, k)
+                    prefixed = [with_prefix(sequences[rows[r]], prefix) for r in chosen]
+                    p_ids, p_attention = (t.to(device) for t in pad_sequences(prefixed, pad_id))
+                    p_logits = full_precision(model(input_ids=p_ids, attention_mask=p_attention).logits)
+                    # the chosen rows may be shorter than the batch: positions past them are padding
+                    aligned = p_logits[:, len(prefix) : len(prefix) + logits.shape[1]]
+                    width = aligned.shape[1]
+                    most[chosen, :width] = torch.maximum(most[chosen, :width], torch.softmax(aligned, dim=-1))
+                log_probs = debiased_log_probs(logits, most, self_debias.decay)
             token_scores = log_probs.gather(-1, ids[:, 1:].unsqueeze(-1))[..., 0].cpu().numpy()
             for r, i in enumerate(rows):
                 out[i] = token_scores[r, : len(sequences[i]) - 1].astype(np.float64)

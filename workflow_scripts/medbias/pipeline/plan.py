@@ -22,7 +22,7 @@ from medbias.studies.hurtful.plan import (
     figure_a1_model,
     variant_attribute,
 )
-from medbias.studies.plm.plan import is_loadable, plm_evaluations, plm_finetunes
+from medbias.studies.plm.plan import is_loadable, plm_benchmark_evaluations, plm_evaluations, plm_finetunes
 
 __all__ = [
     "DEBIASED_TABLE_NAMES",
@@ -35,6 +35,7 @@ __all__ = [
     "is_loadable",
     "model_entry",
     "model_input_files",
+    "plm_benchmark_evaluations",
     "plm_evaluations",
     "plm_finetunes",
     "variant_attribute",

@@ -62,12 +62,25 @@ def sample_rows(frame: pd.DataFrame, n: int | None, seed: int) -> pd.DataFrame:
     return frame.iloc[chosen].reset_index(drop=True)
 
 
-def score_crows_pairs(model, tokenizer, kind: str, pairs: pd.DataFrame, batch_size: int) -> pd.DataFrame:
-    """Per-pair sentence scores of CrowS-Pairs under a masked or causal LM."""
+def score_crows_pairs(
+    model,
+    tokenizer,
+    kind: str,
+    pairs: pd.DataFrame,
+    batch_size: int,
+    prefixes: Mapping[str, str] | None = None,
+    decay: float = 50.0,
+) -> pd.DataFrame:
+    """Per-pair sentence scores of CrowS-Pairs under a masked or causal LM; with ``prefixes`` (bias
+    type -> debiasing prefix), under Self-Debias with each pair's bias-type prefix."""
     from medbias.core.benchmark_scoring import crows_pairs_causal_scores, crows_pairs_masked_scores
+    from medbias.core.self_debias import self_debias_for
 
     scorer = crows_pairs_masked_scores if kind == "masked" else crows_pairs_causal_scores
-    more, less, tokens = scorer(model, tokenizer, pairs["sent_more"].tolist(), pairs["sent_less"].tolist(), batch_size)
+    debias = self_debias_for(prefixes, pairs["bias_type"].tolist(), tokenizer, decay) if prefixes else None
+    more, less, tokens = scorer(
+        model, tokenizer, pairs["sent_more"].tolist(), pairs["sent_less"].tolist(), batch_size, debias
+    )
     return pd.DataFrame(
         {
             "pair_id": pairs["pair_id"].to_numpy(),
@@ -81,10 +94,22 @@ def score_crows_pairs(model, tokenizer, kind: str, pairs: pd.DataFrame, batch_si
 
 
 def score_stereoset(
-    model, tokenizer, kind: str, examples: pd.DataFrame, example_kind: str, causal_score: str, batch_size: int
+    model,
+    tokenizer,
+    kind: str,
+    examples: pd.DataFrame,
+    example_kind: str,
+    causal_score: str,
+    batch_size: int,
+    prefixes: Mapping[str, str] | None = None,
+    decay: float = 50.0,
 ) -> pd.DataFrame:
     """Per-example scores of the three options (``score_stereotype``, ``score_anti-stereotype``,
-    ``score_unrelated``) for intrasentence (masked or causal) or intersentence (causal) examples."""
+    ``score_unrelated``) for intrasentence (masked or causal) or intersentence (causal) examples;
+    with ``prefixes`` (domain -> debiasing prefix), under Self-Debias with each example's prefix."""
+    from medbias.core.self_debias import self_debias_for
+
+    debias = self_debias_for(prefixes, examples["bias_type"].tolist(), tokenizer, decay) if prefixes else None
     from medbias.core.benchmark_scoring import (
         filled_texts,
         joined_texts,
@@ -99,13 +124,13 @@ def score_stereoset(
         if example_kind == "intrasentence":
             fillers = examples[f"filler_{option}"].tolist()
             if kind == "masked":
-                scores = stereoset_masked_scores(model, tokenizer, contexts, fillers, batch_size)
+                scores = stereoset_masked_scores(model, tokenizer, contexts, fillers, batch_size, debias)
             else:
                 texts, spans = filled_texts(contexts, fillers)
-                scores = stereoset_causal_scores(model, tokenizer, texts, spans, causal_score, batch_size)
+                scores = stereoset_causal_scores(model, tokenizer, texts, spans, causal_score, batch_size, debias)
         else:
             texts, spans = joined_texts(contexts, examples[option].tolist())
-            scores = stereoset_causal_scores(model, tokenizer, texts, spans, causal_score, batch_size)
+            scores = stereoset_causal_scores(model, tokenizer, texts, spans, causal_score, batch_size, debias)
         out[f"score_{option}"] = scores
     return out
 
@@ -196,13 +221,36 @@ def run_may_seat(
 
 
 def perplexity_scores(
-    model, tokenizer, kind: str, texts: Sequence[str], batch_size: int, max_length: int
+    model,
+    tokenizer,
+    kind: str,
+    texts: Sequence[str],
+    batch_size: int,
+    max_length: int,
+    prefixes: Sequence[str] = (),
+    decay: float = 50.0,
 ) -> pd.DataFrame:
     """Per held-out text, cut to ``max_length`` tokens: its (pseudo-)log-likelihood and the tokens
-    scored (``core.sentence_likelihood``)."""
-    from medbias.core.sentence_likelihood import sentence_log_likelihood
+    scored (``core.sentence_likelihood``); with ``prefixes`` (causal models), the log-likelihood under
+    Self-Debias with all of them."""
+    from medbias.core.sentence_likelihood import (
+        bos_id_of,
+        causal_token_log_probs,
+        pad_id_of,
+        sentence_log_likelihood,
+    )
 
-    scores, tokens = sentence_log_likelihood(model, tokenizer, kind, list(texts), batch_size, max_length)
+    if prefixes:
+        from medbias.core.self_debias import every_prefix
+
+        bos = bos_id_of(tokenizer)
+        pieces = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+        encoded = [[bos, *ids[: max_length - 1]] for ids in pieces]
+        debias = every_prefix(list(prefixes), len(encoded), tokenizer, decay)
+        values = causal_token_log_probs(model, encoded, pad_id_of(tokenizer, bos), batch_size, debias)
+        scores, tokens = np.array([v.sum() for v in values]), np.array([len(e) - 1 for e in encoded])
+    else:
+        scores, tokens = sentence_log_likelihood(model, tokenizer, kind, list(texts), batch_size, max_length)
     return pd.DataFrame({"text_index": np.arange(len(texts)), "log_likelihood": scores, "tokens": tokens})
 
 
@@ -220,10 +268,13 @@ def evaluate_benchmarks(
     data: Mapping[str, Any],
     settings: Mapping[str, Any],
     log,
+    self_debias: Mapping[str, Any] | None = None,
 ) -> BenchmarkEvaluation:
     """Every benchmark on one loaded model (``model`` may carry a debiasing projection hook).
     ``data``: crows_pairs, intrasentence, intersentence (frames, already sampled), seat (May et al.'s
-    tests), perplexity_texts. ``settings``: batch_size, max_length, causal_score and the SEAT settings."""
+    tests), perplexity_texts. ``settings``: batch_size, max_length, causal_score and the SEAT settings.
+    ``self_debias`` (prefixes by bias type, decay): score under Self-Debias instead; SEAT, which reads
+    sentence vectors, and a masked model's pseudo-perplexity are then marked not applicable."""
     from medbias.core.encoders import sentence_encoder
     from medbias.core.models import lm_head_problem
 
@@ -235,17 +286,22 @@ def evaluate_benchmarks(
         result = work()
         seconds[name] = time.perf_counter() - started
         summary["items"][name] = items
-        log.info(
-            "%s: %d items in %.1f s (%.1f per second)", name, items, seconds[name], items / max(seconds[name], 1e-9)
-        )
+        rate = items / max(seconds[name], 1e-9)
+        log.info("%s: %d items in %.1f s (%.1f per second)", name, items, seconds[name], rate)
         status[name] = "ok"
         return result
 
-    seat = timed(
-        "seat",
-        sum(len(t[k]) for t in data["seat"].values() for k in "XYAB"),
-        lambda: run_may_seat(sentence_encoder(model, kind), tokenizer, data["seat"], settings, kind == "causal"),
-    )
+    prefixes = dict(self_debias["prefixes"]) if self_debias else None
+    decay = self_debias["decay"] if self_debias else 50.0
+    seat = pd.DataFrame({"test": list(data["seat"])})
+    if self_debias:
+        status["seat"] = SELF_DEBIAS_SEAT
+    else:
+        seat = timed(
+            "seat",
+            sum(len(t[k]) for t in data["seat"].values() for k in "XYAB"),
+            lambda: run_may_seat(sentence_encoder(model, kind), tokenizer, data["seat"], settings, kind == "causal"),
+        )
     crows, stereo, ppl = EMPTY_CROWS, [], EMPTY_PERPLEXITY
     no_head = lm_head_problem(model, kind)
     batch = settings["batch_size"]
@@ -253,41 +309,55 @@ def evaluate_benchmarks(
         status["crows_pairs"] = no_head or SEQ2SEQ_CROWS
         status["intrasentence"] = status["intersentence"] = no_head or SEQ2SEQ_STEREOSET
         status["perplexity"] = no_head or SEQ2SEQ_PERPLEXITY
-    else:
-        pairs = data["crows_pairs"]
-        crows = timed("crows_pairs", 2 * len(pairs), lambda: score_crows_pairs(model, tokenizer, kind, pairs, batch))
-        intra = data["intrasentence"]
+        return BenchmarkEvaluation(crows, EMPTY_STEREOSET, seat, ppl, summary)
+    pairs, intra, inter = data["crows_pairs"], data["intrasentence"], data["intersentence"]
+    crows = timed(
+        "crows_pairs", 2 * len(pairs), lambda: score_crows_pairs(model, tokenizer, kind, pairs, batch, prefixes, decay)
+    )
+    causal_score = settings["causal_score"]
+    stereo.append(
+        timed(
+            "intrasentence",
+            3 * len(intra),
+            lambda: score_stereoset(
+                model, tokenizer, kind, intra, "intrasentence", causal_score, batch, prefixes, decay
+            ),
+        )
+    )
+    if kind == "causal":
         stereo.append(
             timed(
-                "intrasentence",
-                3 * len(intra),
+                "intersentence",
+                3 * len(inter),
                 lambda: score_stereoset(
-                    model, tokenizer, kind, intra, "intrasentence", settings["causal_score"], batch
+                    model, tokenizer, kind, inter, "intersentence", causal_score, batch, prefixes, decay
                 ),
             )
         )
-        if kind == "causal":
-            inter = data["intersentence"]
-            stereo.append(
-                timed(
-                    "intersentence",
-                    3 * len(inter),
-                    lambda: score_stereoset(
-                        model, tokenizer, kind, inter, "intersentence", settings["causal_score"], batch
-                    ),
-                )
-            )
-        else:
-            status["intersentence"] = MASKED_INTERSENTENCE
-        texts = data["perplexity_texts"]
+    else:
+        status["intersentence"] = MASKED_INTERSENTENCE
+    texts = data["perplexity_texts"]
+    if self_debias and kind == "masked":
+        status["perplexity"] = SELF_DEBIAS_PSEUDO_PERPLEXITY
+    else:
+        every = sorted(set(prefixes.values())) if prefixes else []
         ppl = timed(
             "perplexity",
             len(texts),
-            lambda: perplexity_scores(model, tokenizer, kind, texts, batch, settings["perplexity_length"]),
+            lambda: perplexity_scores(
+                model, tokenizer, kind, texts, batch, settings["perplexity_length"], every, decay
+            ),
         )
     summary["items_per_second"] = {k: summary["items"][k] / max(v, 1e-9) for k, v in seconds.items()}
-    stereoset = pd.concat(stereo, ignore_index=True) if stereo else EMPTY_STEREOSET
-    return BenchmarkEvaluation(crows, stereoset, seat, ppl, summary)
+    return BenchmarkEvaluation(crows, pd.concat(stereo, ignore_index=True), seat, ppl, summary)
+
+
+SELF_DEBIAS_SEAT = (
+    "not applicable: Self-Debias changes the output distribution at scoring time, not the sentence vectors"
+)
+SELF_DEBIAS_PSEUDO_PERPLEXITY = (
+    "not applicable: a masked model's pseudo-perplexity under Self-Debias would need one pass per token and prefix"
+)
 
 
 def benchmark_plm_model(
@@ -302,8 +372,8 @@ def benchmark_plm_model(
 ) -> BenchmarkEvaluation:
     """``evaluate_benchmarks`` of registry model ``name``, plain or debiased as the plm evaluation
     ``debias`` is (the Dropout folder as its entry; a SentenceDebias or INLP projection on the sentence
-    encoder's last hidden states, which the LM head reads). An entry that transformers cannot load
-    keeps its rows, every benchmark marked with the reason."""
+    encoder's last hidden states, which the LM head reads; Self-Debias at scoring time). An entry that
+    transformers cannot load keeps its rows, every benchmark marked with the reason."""
     from medbias.core.encoders import load_or_mark, sentence_encoder
     from medbias.studies.plm.debias import attach_projection
 
@@ -320,7 +390,8 @@ def benchmark_plm_model(
     if projection is not None:
         attach_projection(sentence_encoder(model, source.kind), projection)
         log.info("%s: %s projection attached", name, debias)
-    result = evaluate_benchmarks(model, tokenizer, source.kind, data, settings, log)
+    self_debias = settings["self_debias"] if debias == "selfdebias" else None
+    result = evaluate_benchmarks(model, tokenizer, source.kind, data, settings, log, self_debias)
     if debias == "none" and settings["untrained_reference"] and result.summary["status"]["crows_pairs"] == "ok":
         from medbias.core.models import untrained_copy
 
@@ -331,6 +402,6 @@ def benchmark_plm_model(
         result.untrained_stereoset = score_stereoset(
             reference, tokenizer, source.kind, data["intrasentence"], "intrasentence", settings["causal_score"], batch
         )
-    result.seat.insert(0, "status", "ok")
+    result.seat.insert(0, "status", result.summary["status"].get("seat", "ok"))
     result.summary.update(model=name, debias=debias, kind=source.kind, device=device)
     return result

@@ -32,3 +32,25 @@ def plm_evaluations(plm: Mapping[str, Any], registry: Mapping[str, Mapping[str, 
 def plm_finetunes(plm: Mapping[str, Any], registry: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(model, debias) pairs fine-tuned for Table 6: the evaluations of the downstream models."""
     return [(m, d) for m, d in plm_evaluations(plm, registry) if m in plm["downstream"]["models"]]
+
+
+def plm_benchmark_evaluations(
+    plm: Mapping[str, Any], registry: Mapping[str, Mapping[str, Any]]
+) -> list[tuple[str, str]]:
+    """(model, debias) pairs the benchmark table scores: every plm evaluation, and with
+    ``plm.benchmarks.self_debias.enabled`` a ``selfdebias`` row for each loadable masked or causal model
+    (Self-Debias acts at scoring time, so it has no row in the paper's tables)."""
+    pairs = plm_evaluations(plm, registry)
+    if not plm["benchmarks"]["self_debias"]["enabled"]:
+        return pairs
+    extra = [
+        (m, "selfdebias")
+        for m in plm["models"]
+        if is_loadable(registry[m]) and registry[m].get("kind") in ("masked", "causal")
+    ]
+    out = []
+    for model, debias in pairs:
+        out.append((model, debias))
+        if debias == "none" and (model, "selfdebias") in extra:
+            out.append((model, "selfdebias"))
+    return out
