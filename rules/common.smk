@@ -51,7 +51,7 @@ wildcard_constraints:
     replicate=r"\d+",
     variant="|".join(config["hurtful"]["variants"]),
     embedding="|".join(config["mental"]["embeddings"]),
-    debias="none|dropout|sentencedebias|inlp|selfdebias",
+    debias="none|dropout|cda|sentencedebias|inlp|selfdebias",
     method="sentencedebias|inlp",
     plm_arch="bert|gpt2|bart",
     pubmed_file=r"pubmed[^/.]+",
@@ -242,17 +242,17 @@ def plm_downstream_inputs():
 
 
 def plm_model_entry(model, debias):
-    """The entry a plm evaluation loads: the Dropout folder for debias == dropout."""
-    if debias == "dropout":
-        return {**model_entry(model), "source": f"{PLM}/dropout_models/{model}"}
+    """The entry a plm evaluation loads: the Dropout or CDA folder for those methods."""
+    if debias in ("dropout", "cda"):
+        return {**model_entry(model), "source": f"{PLM}/{debias}_models/{model}"}
     return model_entry(model)
 
 
 def plm_evaluation_inputs(wildcards):
-    """The model folder (demo), the Dropout folder or the fitted projection of one evaluation."""
+    """The model folder (demo), the Dropout or CDA folder or the fitted projection of one evaluation."""
     files = {"model": model_inputs(wildcards.model)}
-    if wildcards.debias == "dropout":
-        files["model"] = [f"{PLM}/dropout_models/{wildcards.model}"]
+    if wildcards.debias in ("dropout", "cda"):
+        files["model"] = [f"{PLM}/{wildcards.debias}_models/{wildcards.model}"]
     elif wildcards.debias in ("sentencedebias", "inlp"):
         files["projection"] = (
             f"{PLM}/projections/{wildcards.model}/{wildcards.debias}.npz"

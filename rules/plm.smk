@@ -38,13 +38,42 @@ rule plm_dropout:
         gpu=PLM_CONFIG["debias"]["dropout"]["gpus"],
         mem_mb=16000,
     params:
-        code=library_code("plm_dropout.py"),
+        code=library_code("plm_continued_pretraining.py"),
+        method="dropout",
+        pairs={},
         model=lambda wc: wc.model,
         entry=lambda wc: config["models"][wc.model],
         settings=PLM_DROPOUT_TRAINING,
         seed=seed_for("plm_dropout"),
     script:
-        f"{SCRIPTS}/plm_dropout.py"
+        f"{SCRIPTS}/plm_continued_pretraining.py"
+
+
+rule plm_cda:
+    input:
+        model=lambda wc: model_inputs(wc.model),
+        corpus=PLM_CONFIG["debias"]["dropout"]["corpus"],
+    output:
+        directory(f"{PLM}/cda_models/{{model}}"),
+    log:
+        f"{LOGS}/plm/cda_{{model}}.log",
+    cache: "omit-software"
+    conda:
+        "../envs/gpu.yaml"
+    threads: 2
+    resources:
+        gpu=PLM_CONFIG["debias"]["dropout"]["gpus"],
+        mem_mb=16000,
+    params:
+        code=library_code("plm_continued_pretraining.py"),
+        method="cda",
+        pairs=PLM_CONFIG["debias"]["cda"]["pairs"],
+        model=lambda wc: wc.model,
+        entry=lambda wc: config["models"][wc.model],
+        settings=PLM_DROPOUT_TRAINING,
+        seed=seed_for("plm_cda"),
+    script:
+        f"{SCRIPTS}/plm_continued_pretraining.py"
 
 
 rule plm_projection:

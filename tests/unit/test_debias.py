@@ -72,3 +72,47 @@ def test_attached_projection_acts_on_the_hidden_states_and_detaches():
     handle.remove()
     with torch.inference_mode():
         torch.testing.assert_close(model(input_ids=ids).last_hidden_state, plain)
+
+
+def test_cda_swaps_both_ways_whole_words_and_keeps_the_first_partner():
+    from medbias.core.augmentation import swap_mapping, two_sided_augmentation
+    from medbias.core.errors import MedbiasInputError
+
+    mapping = swap_mapping({"gender": [["he", "she"], ["his", "her"], ["him", "her"]], "race": [["black", "white"]]})
+    assert mapping == {
+        "he": "she",
+        "she": "he",
+        "his": "her",
+        "her": "his",
+        "him": "her",
+        "black": "white",
+        "white": "black",
+    }
+    texts = ["He gave her the blackboard.", "Nothing to swap.", "SHE met a White man; she thanked him."]
+    augmented, added = two_sided_augmentation(texts, mapping)
+    assert added == 2 and augmented[:3] == texts  # the originals are kept, in order
+    assert augmented[3:] == ["She gave his the blackboard.", "HE met a Black man; he thanked her."]
+    with pytest.raises(MedbiasInputError, match=r"plm.debias.cda.pairs.race': \['black', 'Black'\]"):
+        swap_mapping({"race": [["black", "Black"]]})
+
+
+def test_cda_evaluations_follow_their_model_list():
+    from medbias.studies.plm.plan import plm_benchmark_evaluations, plm_evaluations
+
+    registry = {"a": {"kind": "masked"}, "b": {"kind": "causal"}, "c": {"kind": "seq2seq", "loader": "ofa"}}
+    plm = {
+        "models": ["a", "b", "c"],
+        "debias": {"methods": ["dropout", "cda", "inlp"], "dropout": {"models": ["a"]}, "cda": {"models": ["b"]}},
+        "benchmarks": {"self_debias": {"enabled": True}},
+    }
+    assert plm_evaluations(plm, registry) == [
+        ("a", "none"),
+        ("a", "dropout"),
+        ("a", "inlp"),
+        ("b", "none"),
+        ("b", "cda"),
+        ("b", "inlp"),
+        ("c", "none"),
+    ]
+    assert plm_benchmark_evaluations(plm, registry)[:2] == [("a", "none"), ("a", "selfdebias")]
+    assert ("c", "selfdebias") not in plm_benchmark_evaluations(plm, registry)  # not loadable

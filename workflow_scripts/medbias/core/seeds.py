@@ -50,6 +50,7 @@ RULE_SEED_OFFSETS = {
     "mental_lime": 750,
     # plm
     "plm_dropout": 800,
+    "plm_cda": 805,
     "plm_projection": 810,
     "plm_evaluate": 820,
     "plm_finetune": 830,

@@ -414,19 +414,22 @@ def _check_plm(config: dict[str, Any], skip) -> None:
                 raise MedbiasInputError(f"config key 'plm.stereoset.families.{family}': no SEAT test {test!r}")
     from medbias.core.models import declares_lm_head
 
-    for name in plm["debias"]["dropout"]["models"]:
-        if name in config["models"] and not declares_lm_head(config["models"][name]):
-            raise MedbiasInputError(
-                f"config key 'plm.debias.dropout.models': {name!r} has no trained language-model head "
-                "(Dropout continues its masked/causal LM pretraining); remove it from the list"
-            )
-    for key in ("debias.dropout.models", "downstream.models"):
-        section = plm["debias"]["dropout"] if key.startswith("debias") else plm["downstream"]
+    for method in ("dropout", "cda"):
+        for name in plm["debias"][method]["models"]:
+            if name in config["models"] and not declares_lm_head(config["models"][name]):
+                raise MedbiasInputError(
+                    f"config key 'plm.debias.{method}.models': {name!r} has no trained language-model head "
+                    f"({method} continues its masked/causal LM pretraining); remove it from the list"
+                )
+    for key in ("debias.dropout.models", "debias.cda.models", "downstream.models"):
+        section = plm["debias"][key.split(".")[1]] if key.startswith("debias") else plm["downstream"]
         for name in section["models"]:
             if name not in plm["models"]:
                 raise MedbiasInputError(f"config key 'plm.{key}': {name!r} is not one of plm.models")
     corpus = plm["debias"]["dropout"]["corpus"]
-    if "dropout" in plm["debias"]["methods"] and not skip(corpus) and not Path(corpus).is_file():
+    if (
+        not skip(corpus) and not Path(corpus).is_file()
+    ):  # Dropout and CDA train on it, every model's perplexity reads it
         raise MedbiasInputError(f"config key 'plm.debias.dropout.corpus': file {corpus} does not exist")
     if plm["downstream"]["models"]:
         for benchmark, folder in plm["downstream"]["data"].items():

@@ -12,7 +12,7 @@ def seat_axis_label(name: str, averages) -> str:
     return f"{name} (mean of {', '.join(averages[name])})" if name in averages else name
 
 
-METHOD_NAMES = {"dropout": "Dropout", "sentencedebias": "SentenceDebias", "inlp": "INLP"}  # the paper's names
+METHOD_NAMES = {"dropout": "Dropout", "cda": "CDA", "sentencedebias": "SentenceDebias", "inlp": "INLP"}
 
 
 def plot_seat_positions(points: pd.DataFrame, x_label: str, y_label: str, png: str, pdf: str) -> None:
@@ -22,7 +22,12 @@ def plot_seat_positions(points: pd.DataFrame, x_label: str, y_label: str, png: s
     on the side of their point that faces the middle of the plot, so none runs over an axis."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.0, 5.6))
-    styles = {"dropout": (MEASURES[0], "s"), "sentencedebias": (MEASURES[4], "^"), "inlp": (MEASURES[1], "v")}
+    styles = {
+        "dropout": (MEASURES[0], "s"),
+        "cda": (MEASURES[2], "D"),
+        "sentencedebias": (MEASURES[4], "^"),
+        "inlp": (MEASURES[1], "v"),
+    }
     plain = points[points["method"] == "none"].set_index("label")
     for method, (color, marker) in styles.items():
         moved = points[points["method"] == method]

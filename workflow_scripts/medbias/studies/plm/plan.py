@@ -15,7 +15,7 @@ def is_loadable(entry: Mapping[str, Any]) -> bool:
 
 def plm_evaluations(plm: Mapping[str, Any], registry: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(model, debias) pairs the plm tables need, model-major in ``plm.models`` order: ``none`` for every
-    model; each configured method for the loadable models, Dropout only for the models it lists."""
+    model; each configured method for the loadable models, Dropout and CDA only for the models they list."""
     pairs = []
     for model in plm["models"]:
         pairs.append((model, "none"))
@@ -24,7 +24,7 @@ def plm_evaluations(plm: Mapping[str, Any], registry: Mapping[str, Mapping[str, 
         pairs += [
             (model, method)
             for method in plm["debias"]["methods"]
-            if method != "dropout" or model in plm["debias"]["dropout"]["models"]
+            if method not in ("dropout", "cda") or model in plm["debias"][method]["models"]
         ]
     return pairs
 

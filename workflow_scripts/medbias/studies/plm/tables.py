@@ -12,7 +12,7 @@ import pandas as pd
 
 from medbias.io.tables import PaperTable
 
-METHOD_LABELS = {"none": "", "dropout": "Dropout", "sentencedebias": "SentenceDebias", "inlp": "INLP"}
+METHOD_LABELS = {"none": "", "dropout": "Dropout", "cda": "CDA", "sentencedebias": "SentenceDebias", "inlp": "INLP"}
 
 
 def debias_changes(seat, stereo, methods: Sequence[str]):

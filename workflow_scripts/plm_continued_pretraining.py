@@ -1,11 +1,14 @@
-"""Rule script: Dropout debiasing (Xie et al. 2024, section 5.1): continued pretraining of a registry
-model with raised hidden-state dropout on a text corpus; the model is saved with its tokenizer."""
+"""Rule script (plm): the continued-pretraining debiasers on the Dropout corpus, the model saved with its
+tokenizer. Dropout (Xie et al. 2024, section 5.1; Webster et al. 2020): raised hidden-state dropout.
+CDA (Webster et al. 2020, bias-bench): the model's own dropout, the corpus augmented two-sided with the
+counterfactual of every text that holds an attribute word (``medbias.core.augmentation``)."""
 
 import json
 from pathlib import Path
 
 import torch
 
+from medbias.core.augmentation import swap_mapping, two_sided_augmentation
 from medbias.core.lm_training import dropout_overrides, train_language_model
 from medbias.core.logs import setup_rule_logging
 from medbias.core.models import job_device, lm_head_problem, load_config, load_model_and_tokenizer, resolve_model_source
@@ -20,11 +23,17 @@ corpus = Path(snakemake.input.corpus)
 texts, _ = split_held_out(read_text_lines(corpus), settings["held_out_texts"], settings["max_texts"])
 source = resolve_model_source(p.model, p.entry)
 device = job_device()
-overrides = dropout_overrides(load_config(source.source), settings["dropout"])
+counterfactuals = 0
+if p.method == "cda":
+    overrides = {}
+    texts, counterfactuals = two_sided_augmentation(texts, swap_mapping(p.pairs))
+    log.info("CDA: %d counterfactual texts added to the corpus's %d", counterfactuals, len(texts) - counterfactuals)
+else:
+    overrides = dropout_overrides(load_config(source.source), settings["dropout"])
 model, tokenizer = load_model_and_tokenizer(source, device, config_overrides=overrides)
 no_head = lm_head_problem(model, source.kind)
 if no_head:  # a hub checkpoint found head-less only now (local folders are refused before any job)
-    raise SystemExit(f"medbias: plm.debias.dropout.models: {p.model}: Dropout {no_head}; remove it from the list")
+    raise SystemExit(f"medbias: plm.debias.{p.method}.models: {p.model}: {p.method} {no_head}; remove it from the list")
 log.info(
     "%s: continued pretraining for %d steps on %d texts of %s with %s",
     p.model,
@@ -48,12 +57,13 @@ losses = train_language_model(
 out = Path(snakemake.output[0])
 model.save_pretrained(out)
 tokenizer.save_pretrained(out)
-(out / "dropout_training.json").write_text(
+(out / f"{p.method}_training.json").write_text(
     json.dumps(
         {
             "model": p.model,
             "source": source.source,
             "texts": len(texts),
+            "counterfactual_texts": counterfactuals,
             "held_out_texts": settings["held_out_texts"],
             "corpus": str(corpus),
             "overrides": overrides,
