@@ -29,8 +29,10 @@ GPU_RULES = {
     "hurtful_classify_replicate",
     "mental_features",
     "plm_dropout",
+    "plm_cda",
     "plm_projection",
     "plm_evaluate",
+    "plm_benchmark",
     "plm_finetune",
 }
 STUDY_TARGETS = {"all", "rios", "hurtful", "mental", "plm"}
@@ -141,8 +143,10 @@ def test_profile_plans_every_job_without_a_cache_variable(fake_real, tmp_path, p
     # (report/items.yaml without the demo world's own), + 6 document-level null jobs (one per decade), + the
     # mental study's Tables I and III (1 job, 2 report pages), + the PubMed map step's one parse job per
     # file (the fake tree has one file), + one list of tables per results folder (inputs, rios, mimic,
-    # hurtful, mental, plm)
-    assert total == 212 + 40 + 1 + 6, total
+    # hurtful, mental, plm), + the field's benchmarks: 12 CDA trainings, their 12 evaluations and 3 fine-tunings
+    # (Table 6's models among CDA's), 78 benchmark jobs (67 plm evaluations and 11 Self-Debias rows of the
+    # loadable masked and causal models), the benchmark table and its 3 report pages
+    assert total == 212 + 40 + 1 + 6 + 109, total
     print(f"--profile {profile}: {total} jobs planned in {seconds:.1f} s")
 
 
@@ -163,12 +167,14 @@ def test_with_a_cache_location_the_profile_caches_its_rules(fake_real, tmp_path)
     def count(pattern: str) -> int:
         return sum(bool(re.fullmatch(pattern, path)) for path in cached)
 
-    # every real-world cached rule's jobs: 6 decades x 3 seeds, 5 variants, 6 feature models, 4 embeddings, 12 Dropouts
+    # every real-world cached rule's jobs: 6 decades x 3 seeds, 5 variants, 6 feature models, 4 embeddings,
+    # 12 Dropouts and 12 CDAs
     assert count(r"rios/models/\d{4}-\d{4}/replicate\d\.w2v\.bin") == 18  # x 3 seed replicates
     assert count(r"hurtful/models/\w+") == 5
     assert count(r"hurtful/downstream/\w+/features\.npy") == 6
     assert count(r"mental/features/\w+\.npy") == 4
     assert count(r"plm/dropout_models/\w+") == 12
+    assert count(r"plm/cda_models/\w+") == 12
 
 
 def _section(document: str, title: str) -> str:
@@ -303,7 +309,7 @@ def test_one_registry_line_adds_the_models_jobs_in_every_study_it_names(tmp_path
         assert (rule, wildcards) in planned, (rule, wildcards)
     assert not any("my_model" in w for r, w in planned if r == "plm_dropout")  # Dropout stays opt-in
     total = int(re.search(r"^total\s+(\d+)$", output, re.M).group(1))
-    # 17 new jobs: plm 3 evaluations (none, sentencedebias, inlp) + 2 projections; mental features and
+    # 21 new jobs: plm 3 evaluations (none, sentencedebias, inlp) + 2 projections; mental features and
     # classifiers of the model and of the vectors (4); hurtful log-probability, features, classifiers, gaps (4)
-    # and 2 more classifier seeds' classifiers and gaps (4)
-    assert total == 212 + 40 + 1 + 6 + 17, total
+    # and 2 more classifier seeds' classifiers and gaps (4); and 4 benchmark jobs (its 3 evaluations and Self-Debias)
+    assert total == 212 + 40 + 1 + 6 + 109 + 21, total
