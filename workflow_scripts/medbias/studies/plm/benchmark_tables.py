@@ -123,7 +123,9 @@ def benchmark_table(
             "masked one at a time; causal: the joint log probability). StereoSet: official evaluator, SS and LMS "
             "are means over target terms, ICAT = LMS x min(SS, 100 - SS) / 50. 50 is unbiased for CrowS-Pairs and SS. "
             "SEAT: bias-bench's mean |d| over its gender and race test lists. Perplexity: held-out text of the "
-            "Dropout corpus (pseudo-perplexity for masked models). Untrained copy: the plain model's architecture "
+            "Dropout corpus (pseudo-perplexity for masked models). Rows: the plain model and each debiasing "
+            "method of bias-bench (Dropout, CDA, SentenceDebias, INLP; selfdebias: Self-Debias at scoring time). "
+            "Untrained copy: the plain model's architecture "
             "and tokenizer with fresh weights, scored on the same items: a score that learned nothing, which is not "
             "50 when the scoring rule itself leans (a causal model's joint probability prefers the sentence with "
             "fewer tokens); benchmarks_paired.md tests each model against it.",
