@@ -22,6 +22,7 @@ rule validation_benchmark_control:
         kinds=[PLM_ARCH_KINDS[arch] for arch in PLM_ARCHS],
         settings=PLM_BENCHMARKS,
         batch_size=PLM_CONFIG["batch_size"],
+        sample_seed=seed_for("plm_benchmark"),  # the benchmark table's items
         seed=seed_for("validation_benchmark_control"),
     script:
         f"{SCRIPTS}/validation_benchmark_control.py"

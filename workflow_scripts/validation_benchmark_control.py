@@ -16,8 +16,9 @@ log = setup_rule_logging(snakemake.log[0])
 p, inputs = snakemake.params, snakemake.input
 torch.set_num_threads(snakemake.threads)
 sample = p.settings["sample"]
-pairs = sample_rows(read_crows_pairs(inputs.crows_pairs), sample["crows_pairs"], p.seed)
-intrasentence = sample_rows(read_stereoset(inputs.stereoset, "intrasentence").examples, sample["intrasentence"], p.seed)
+pairs = sample_rows(read_crows_pairs(inputs.crows_pairs), sample["crows_pairs"], p.sample_seed)
+examples = read_stereoset(inputs.stereoset, "intrasentence").examples
+intrasentence = sample_rows(examples, sample["intrasentence"], p.sample_seed)
 rng = np.random.default_rng(p.seed)
 frames = [
     random_model_benchmark_rows(
