@@ -318,3 +318,37 @@ def test_self_debias_causal_and_stereoset_equal_the_rule_written_out(gpt2, wordp
     for ids, at, target, k in zip(sequences, positions, targets, owner):
         expected[k] += np.exp(masked_self_debiased_log_prob(masked, ids, int(at), int(target), prefixes.prefixes, 50.0))
     assert scores == pytest.approx(expected / counts, abs=1e-9)
+
+
+def test_intersentence_of_a_masked_model_reads_its_trained_next_sentence_head(wordpiece, tmp_path):
+    """A checkpoint saved with BERT's pretraining heads gets P(is next) for each option, equal to one
+    pair per forward pass; a masked-LM-only checkpoint and a causal one are marked with the reason."""
+    from transformers import BertConfig, BertForMaskedLM, BertForPreTraining
+
+    from medbias.core.benchmark_scoring import next_sentence_probabilities
+    from medbias.core.models import load_next_sentence_head
+
+    torch.manual_seed(4)
+    config = BertConfig(
+        vocab_size=len(wordpiece),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=160,
+    )
+    BertForPreTraining(config).save_pretrained(tmp_path / "pretraining")
+    BertForMaskedLM(config).save_pretrained(tmp_path / "masked")
+    model, problem = load_next_sentence_head(tmp_path / "pretraining")
+    assert problem is None and type(model).__name__ == "BertForNextSentencePrediction"
+    contexts = ["Many people live in Ethiopia.", "The schoolgirl is walking down the street."]
+    options = ["The people are very thin.", "Cats have sharp claws."]
+    scores = next_sentence_probabilities(model, wordpiece, contexts, options, batch_size=2)
+    for i, (c, o) in enumerate(zip(contexts, options)):
+        first, second = wordpiece.encode(c), wordpiece.encode(o, add_special_tokens=False) + [wordpiece.sep_token_id]
+        segments = torch.tensor([[0] * len(first) + [1] * len(second)])
+        with torch.inference_mode():
+            logits = model(input_ids=torch.tensor([first + second]), token_type_ids=segments).logits[0]
+        assert scores[i] == pytest.approx(float(torch.softmax(logits, dim=-1)[0]), abs=1e-6)
+    none, reason = load_next_sentence_head(tmp_path / "masked")
+    assert none is None and reason.startswith("not applicable: the checkpoint has no trained next-sentence head")

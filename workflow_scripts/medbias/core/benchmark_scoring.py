@@ -33,6 +33,7 @@ from medbias.core.sentence_likelihood import (
     bos_id_of,
     causal_log_likelihood,
     causal_token_log_probs,
+    full_precision,
     masked_position_log_probs,
     pad_id_of,
 )
@@ -215,3 +216,41 @@ def joined_texts(contexts: Sequence[str], sentences: Sequence[str]) -> tuple[lis
     """Intersentence: the context, a space and the candidate sentence, with the candidate's span."""
     texts = [f"{c} {s}" for c, s in zip(contexts, sentences)]
     return texts, [(len(c) + 1, len(c) + 1 + len(s)) for c, s in zip(contexts, sentences)]
+
+
+def segment_ids(pairs: Sequence[Sequence[int]], sep_id: int) -> list[list[int]]:
+    """BERT's segment ids of encoded sentence pairs, for a tokenizer that gives none: 0 up to and
+    including the first [SEP], 1 after it."""
+    out = []
+    for ids in pairs:
+        first = list(ids).index(sep_id) + 1
+        out.append([0] * first + [1] * (len(ids) - first))
+    return out
+
+
+def next_sentence_probabilities(
+    model, tokenizer, contexts: Sequence[str], sentences: Sequence[str], batch_size: int = 64
+) -> np.ndarray:
+    """P(the sentence follows the context) from a next-sentence head (StereoSet's intersentence score
+    of a masked model; label 0 of BERT's head is "is next"), the pairs encoded as [CLS] context [SEP]
+    sentence [SEP] with their segment ids, in length-sorted batches."""
+    import torch
+
+    from medbias.core.batching import pad_sequences, padded_batches
+
+    encoded = tokenizer(list(contexts), list(sentences))
+    types = (
+        encoded["token_type_ids"]
+        if "token_type_ids" in encoded
+        else segment_ids(encoded["input_ids"], tokenizer.sep_token_id)
+    )
+    device = next(model.parameters()).device
+    out = np.zeros(len(contexts), dtype=np.float64)
+    with torch.inference_mode():
+        for rows, ids, attention in padded_batches(encoded["input_ids"], pad_id_of(tokenizer), batch_size):
+            segments, _ = pad_sequences([types[i] for i in rows], 0)
+            logits = model(
+                input_ids=ids.to(device), attention_mask=attention.to(device), token_type_ids=segments.to(device)
+            ).logits
+            out[rows] = torch.softmax(full_precision(logits), dim=-1)[:, 0].cpu().numpy()
+    return out

@@ -263,6 +263,28 @@ def load_for_pretraining(source: str | Path, config_overrides: dict | None = Non
     return transformers.BertForPreTraining.from_pretrained(str(source), **(config_overrides or {}))
 
 
+def load_next_sentence_head(source: str | Path, device: str = "cpu"):
+    """(model, None): the checkpoint with its next-sentence-prediction head (BERT's pretraining
+    objective), in eval mode on ``device``; or (None, reason) when its architecture has no such head or
+    the checkpoint holds no trained one (it would be newly initialised)."""
+    import transformers
+
+    try:
+        model, report = transformers.AutoModelForNextSentencePrediction.from_pretrained(
+            str(source), output_loading_info=True
+        )
+    except ValueError as error:
+        return None, f"not applicable: no next-sentence head for this architecture ({str(error).splitlines()[0]})"
+    prefix = f"{model.base_model_prefix}."
+    untrained = [k for k in report["missing_keys"] if not k.startswith(prefix)]
+    if untrained:
+        return (
+            None,
+            f"not applicable: the checkpoint has no trained next-sentence head (newly initialised: {untrained[0]})",
+        )
+    return model.to(device).eval(), None
+
+
 def untrained_copy(source: str | Path, kind: ModelKind, seed: int):
     """A model of ``kind`` with the architecture of the checkpoint at ``source`` and fresh random
     weights drawn under torch seed ``seed``, in eval mode: a model that learned nothing."""

@@ -7,7 +7,7 @@ Which model kinds get which score:
   seq2seq is not applicable: a sentence's likelihood given itself measures copying, and no published
   scorer defines another.
 - StereoSet intrasentence: masked and causal models with a trained LM head; intersentence: causal
-  models only (masked models are loaded with their masked-LM head, not a next-sentence head).
+  models, and masked models whose checkpoint holds a trained next-sentence head (P(is next)).
 - SEAT: every loadable model (the sentence encoder's mean-pooled last hidden states).
 - Perplexity: causal (perplexity) and masked (pseudo-perplexity) models.
 Every other cell is marked "not applicable" with the reason.
@@ -34,10 +34,7 @@ SEQ2SEQ_CROWS = (
     "CrowS-Pairs scorer defines a seq2seq score"
 )
 SEQ2SEQ_STEREOSET = "not applicable: the published StereoSet scorers cover masked and causal language models"
-MASKED_INTERSENTENCE = (
-    "not applicable: intersentence needs a causal model or a next-sentence head; masked models are scored "
-    "with their masked-LM head"
-)
+MASKED_INTERSENTENCE = "not applicable: intersentence needs a causal model or a masked model's next-sentence head"
 SEQ2SEQ_PERPLEXITY = "not applicable: perplexity is reported for causal and masked language models"
 
 
@@ -103,16 +100,19 @@ def score_stereoset(
     batch_size: int,
     prefixes: Mapping[str, str] | None = None,
     decay: float = 50.0,
+    next_sentence=None,
 ) -> pd.DataFrame:
     """Per-example scores of the three options (``score_stereotype``, ``score_anti-stereotype``,
-    ``score_unrelated``) for intrasentence (masked or causal) or intersentence (causal) examples;
-    with ``prefixes`` (domain -> debiasing prefix), under Self-Debias with each example's prefix."""
+    ``score_unrelated``) for intrasentence (masked or causal) or intersentence examples (causal; or a
+    masked model's ``next_sentence`` head: P(the option follows the context)); with ``prefixes``
+    (domain -> debiasing prefix), under Self-Debias with each example's prefix."""
     from medbias.core.self_debias import self_debias_for
 
     debias = self_debias_for(prefixes, examples["bias_type"].tolist(), tokenizer, decay) if prefixes else None
     from medbias.core.benchmark_scoring import (
         filled_texts,
         joined_texts,
+        next_sentence_probabilities,
         stereoset_causal_scores,
         stereoset_masked_scores,
     )
@@ -128,6 +128,10 @@ def score_stereoset(
             else:
                 texts, spans = filled_texts(contexts, fillers)
                 scores = stereoset_causal_scores(model, tokenizer, texts, spans, causal_score, batch_size, debias)
+        elif next_sentence is not None:
+            scores = next_sentence_probabilities(
+                next_sentence, tokenizer, contexts, examples[option].tolist(), batch_size
+            )
         else:
             texts, spans = joined_texts(contexts, examples[option].tolist())
             scores = stereoset_causal_scores(model, tokenizer, texts, spans, causal_score, batch_size, debias)
@@ -269,12 +273,14 @@ def evaluate_benchmarks(
     settings: Mapping[str, Any],
     log,
     self_debias: Mapping[str, Any] | None = None,
+    next_sentence: tuple[Any, str | None] = (None, None),
 ) -> BenchmarkEvaluation:
     """Every benchmark on one loaded model (``model`` may carry a debiasing projection hook).
     ``data``: crows_pairs, intrasentence, intersentence (frames, already sampled), seat (May et al.'s
     tests), perplexity_texts. ``settings``: batch_size, max_length, causal_score and the SEAT settings.
     ``self_debias`` (prefixes by bias type, decay): score under Self-Debias instead; SEAT, which reads
-    sentence vectors, and a masked model's pseudo-perplexity are then marked not applicable."""
+    sentence vectors, and a masked model's pseudo-perplexity are then marked not applicable.
+    ``next_sentence``: a masked model's (next-sentence model, None) for intersentence, or (None, why not)."""
     from medbias.core.encoders import sentence_encoder
     from medbias.core.models import lm_head_problem
 
@@ -324,18 +330,19 @@ def evaluate_benchmarks(
             ),
         )
     )
-    if kind == "causal":
+    nsp_model, nsp_problem = next_sentence
+    if kind == "causal" or (nsp_model is not None and not self_debias):
         stereo.append(
             timed(
                 "intersentence",
                 3 * len(inter),
                 lambda: score_stereoset(
-                    model, tokenizer, kind, inter, "intersentence", causal_score, batch, prefixes, decay
+                    model, tokenizer, kind, inter, "intersentence", causal_score, batch, prefixes, decay, nsp_model
                 ),
             )
         )
     else:
-        status["intersentence"] = MASKED_INTERSENTENCE
+        status["intersentence"] = SELF_DEBIAS_NEXT_SENTENCE if self_debias else (nsp_problem or MASKED_INTERSENTENCE)
     texts = data["perplexity_texts"]
     if self_debias and kind == "masked":
         status["perplexity"] = SELF_DEBIAS_PSEUDO_PERPLEXITY
@@ -354,6 +361,9 @@ def evaluate_benchmarks(
 
 SELF_DEBIAS_SEAT = (
     "not applicable: Self-Debias changes the output distribution at scoring time, not the sentence vectors"
+)
+SELF_DEBIAS_NEXT_SENTENCE = (
+    "not applicable: Self-Debias rescales a language-model distribution, not a next-sentence head"
 )
 SELF_DEBIAS_PSEUDO_PERPLEXITY = (
     "not applicable: a masked model's pseudo-perplexity under Self-Debias would need one pass per token and prefix"
@@ -391,7 +401,14 @@ def benchmark_plm_model(
         attach_projection(sentence_encoder(model, source.kind), projection)
         log.info("%s: %s projection attached", name, debias)
     self_debias = settings["self_debias"] if debias == "selfdebias" else None
-    result = evaluate_benchmarks(model, tokenizer, source.kind, data, settings, log, self_debias)
+    next_sentence = (None, None)
+    if source.kind == "masked" and not self_debias:
+        from medbias.core.models import load_next_sentence_head
+
+        next_sentence = load_next_sentence_head(source.source, device)
+        if next_sentence[0] is not None and projection is not None:
+            attach_projection(sentence_encoder(next_sentence[0], "masked"), projection)
+    result = evaluate_benchmarks(model, tokenizer, source.kind, data, settings, log, self_debias, next_sentence)
     if debias == "none" and settings["untrained_reference"] and result.summary["status"]["crows_pairs"] == "ok":
         from medbias.core.models import untrained_copy
 
