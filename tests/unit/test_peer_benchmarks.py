@@ -352,3 +352,69 @@ def test_intersentence_of_a_masked_model_reads_its_trained_next_sentence_head(wo
         assert scores[i] == pytest.approx(float(torch.softmax(logits, dim=-1)[0]), abs=1e-6)
     none, reason = load_next_sentence_head(tmp_path / "masked")
     assert none is None and reason.startswith("not applicable: the checkpoint has no trained next-sentence head")
+
+
+# --- the tables -------------------------------------------------------------------------------------
+
+
+def _crows_frame(more_wins: list[bool]) -> pd.DataFrame:
+    n = len(more_wins)
+    return pd.DataFrame(
+        {
+            "pair_id": range(n),
+            "bias_type": ["gender", "race-color"] * (n // 2),
+            "direction": ["stereo"] * n,
+            "score_more": [-1.0 if w else -3.0 for w in more_wins],
+            "score_less": [-2.0] * n,
+            "tokens": [5] * n,
+        }
+    )
+
+
+def test_long_wide_and_paired_tables_by_hand():
+    from medbias.metrics.benchmark_scores import evaluation_rows
+    from medbias.studies.plm.benchmark_tables import paired_rows, wide_table
+    from medbias.studies.plm.benchmarks import EMPTY_CROWS, EMPTY_PERPLEXITY, EMPTY_STEREOSET
+
+    rng = np.random.default_rng(0)
+    empty = {
+        "stereoset": EMPTY_STEREOSET,
+        "seat": pd.DataFrame(),
+        "perplexity": EMPTY_PERPLEXITY,
+        "untrained_crows_pairs": EMPTY_CROWS,
+        "untrained_stereoset": EMPTY_STEREOSET,
+    }
+    plain = {**empty, "crows_pairs": _crows_frame([True, True, True, False])}
+    plain["untrained_crows_pairs"] = _crows_frame([True, False, True, False])
+    debiased = {**empty, "crows_pairs": _crows_frame([True, False, False, False])}
+    status = {
+        "crows_pairs": "ok",
+        "intrasentence": "n/a here",
+        "intersentence": "n/a here",
+        "seat": "n/a here",
+        "perplexity": "n/a here",
+    }
+    long = pd.DataFrame(
+        [
+            {"model": "m", "debias": d, **r}
+            for d, f in (("none", plain), ("dropout", debiased))
+            for r in evaluation_rows(f, status, {}, 200, 99, rng)
+        ]
+    )
+    metric = long[(long["measure"] == "metric") & (long["bias_type"] == "all")].set_index(["benchmark", "debias"])
+    assert metric.loc[("crows_pairs", "none"), "value"] == pytest.approx(75.0)
+    assert metric.loc[("crows_pairs_untrained", "none"), "value"] == pytest.approx(50.0)
+    assert metric.loc[("crows_pairs", "dropout"), "p_value"] == pytest.approx(2 * 0.5**4 * 5)  # 1 of 4: P(X <= 1) x 2
+    wide = wide_table(long, {"m": "Model M"}, [])
+    assert wide["CrowS-Pairs"].iloc[0].startswith("75.00 [") and wide["StereoSet SS"].iloc[0] == "n/a"
+    paired = paired_rows(
+        [("m", "none"), ("m", "dropout")], {("m", "none"): plain, ("m", "dropout"): debiased}, 200, 99, rng
+    )
+    rows = paired.set_index("second")
+    # dropout - none: pairs 2 and 3 flip from preferred to not: -50 points, McNemar 0 of 2 discordant: p = 0.5
+    assert rows.loc["m / none", "difference"] == pytest.approx(-50.0) and rows.loc[
+        "m / none", "p_value"
+    ] == pytest.approx(0.5)
+    # none - its untrained copy: pair 2 only: +25 points, 1 of 1 discordant: p = 1
+    untrained = rows.loc["m / untrained copy"]
+    assert untrained["difference"] == pytest.approx(25.0) and untrained["p_value"] == pytest.approx(1.0)
