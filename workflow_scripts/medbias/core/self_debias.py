@@ -78,3 +78,29 @@ def debiased_log_probs(plain_logits, prefixed_max_probs, decay: float):
 def with_prefix(sequence: Sequence[int], prefix: Sequence[int]) -> list[int]:
     """The sequence with ``prefix`` inserted after its first token (the [CLS] or BOS)."""
     return [sequence[0], *prefix, *sequence[1:]]
+
+
+def batch_log_probs(logits, rows, sequences, pad_id: int, self_debias: SelfDebias | None, prefixed_logits):
+    """Log probabilities of one batch: plain (log softmax of ``logits``), or Self-Debias's when
+    ``self_debias`` is given. ``logits``: [rows, vocabulary] at one position per row (masked) or
+    [rows, positions, vocabulary] (causal); ``prefixed_logits(ids, attention, prefix length, chosen)``
+    gives the same positions of the chosen rows with a prefix inserted (a causal run may give fewer
+    positions when the chosen rows are shorter than the batch: those past them are padding)."""
+    import torch
+
+    from medbias.core.batching import pad_sequences
+
+    if self_debias is None:
+        return torch.log_softmax(logits, dim=-1)
+    most = torch.zeros_like(logits)
+    for k in self_debias.used_by(rows):
+        prefix = self_debias.prefixes[k]
+        chosen = self_debias.rows_with(rows, k)
+        ids, attention = pad_sequences([with_prefix(sequences[rows[r]], prefix) for r in chosen], pad_id)
+        probabilities = torch.softmax(prefixed_logits(ids, attention, len(prefix), chosen), dim=-1)
+        if logits.dim() == 2:
+            most[chosen] = torch.maximum(most[chosen], probabilities)
+        else:
+            width = probabilities.shape[1]
+            most[chosen, :width] = torch.maximum(most[chosen, :width], probabilities)
+    return debiased_log_probs(logits, most, self_debias.decay)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from medbias.core.batching import device_batches
-from medbias.core.self_debias import SelfDebias, debiased_log_probs, with_prefix
+from medbias.core.self_debias import SelfDebias, batch_log_probs
 
 
 def masked_lm_head(model):
@@ -88,8 +88,6 @@ def masked_position_log_probs(
     batch also runs once with each of its prefixes inserted."""
     import torch
 
-    from medbias.core.batching import pad_sequences
-
     out = np.zeros(len(sequences), dtype=np.float64)
     if not len(sequences):
         return out
@@ -108,19 +106,16 @@ def masked_position_log_probs(
             model, sequences, pad_id, batch_size, prefix_order(sequences, self_debias)
         ):
             at = torch.as_tensor(positions[rows], device=device)
-            logits = logits_at(ids, attention, at)
-            if self_debias is None:
-                log_probs = torch.log_softmax(logits, dim=-1)
-            else:
-                most = torch.zeros_like(logits)
-                for k in self_debias.used_by(rows):
-                    prefix = self_debias.prefixes[k]
-                    chosen = self_debias.rows_with(rows, k)
-                    prefixed = [with_prefix(sequences[rows[r]], prefix) for r in chosen]
-                    p_ids, p_attention = (t.to(device) for t in pad_sequences(prefixed, pad_id))
-                    p_logits = logits_at(p_ids, p_attention, at[chosen] + len(prefix))
-                    most[chosen] = torch.maximum(most[chosen], torch.softmax(p_logits, dim=-1))
-                log_probs = debiased_log_probs(logits, most, self_debias.decay)
+            log_probs = batch_log_probs(
+                logits_at(ids, attention, at),
+                rows,
+                sequences,
+                pad_id,
+                self_debias,
+                lambda p_ids, p_attention, shift, chosen: logits_at(
+                    p_ids.to(device), p_attention.to(device), at[chosen] + shift
+                ),
+            )
             picked = torch.arange(len(rows), device=device)
             out[rows] = log_probs[picked, torch.as_tensor(targets[rows], device=device)].cpu().numpy()
     return out
@@ -165,8 +160,6 @@ def causal_token_log_probs(
     distribution is Self-Debias's (``core.self_debias``), each prefix inserted after BOS."""
     import torch
 
-    from medbias.core.batching import pad_sequences
-
     out: list[np.ndarray] = [np.zeros(0)] * len(sequences)
     device = next(model.parameters()).device
     with torch.inference_mode():
@@ -174,21 +167,12 @@ def causal_token_log_probs(
             model, sequences, pad_id, batch_size, prefix_order(sequences, self_debias)
         ):
             logits = full_precision(model(input_ids=ids, attention_mask=attention).logits)[:, :-1]
-            if self_debias is None:
-                log_probs = torch.log_softmax(logits, dim=-1)
-            else:
-                most = torch.zeros_like(logits)
-                for k in self_debias.used_by(rows):
-                    prefix = self_debias.prefixes[k]
-                    chosen = self_debias.rows_with(rows, k)
-                    prefixed = [with_prefix(sequences[rows[r]], prefix) for r in chosen]
-                    p_ids, p_attention = (t.to(device) for t in pad_sequences(prefixed, pad_id))
-                    p_logits = full_precision(model(input_ids=p_ids, attention_mask=p_attention).logits)
-                    # the chosen rows may be shorter than the batch: positions past them are padding
-                    aligned = p_logits[:, len(prefix) : len(prefix) + logits.shape[1]]
-                    width = aligned.shape[1]
-                    most[chosen, :width] = torch.maximum(most[chosen, :width], torch.softmax(aligned, dim=-1))
-                log_probs = debiased_log_probs(logits, most, self_debias.decay)
+
+            def prefixed_logits(p_ids, p_attention, shift, chosen, width=logits.shape[1]):
+                p_logits = model(input_ids=p_ids.to(device), attention_mask=p_attention.to(device)).logits
+                return full_precision(p_logits)[:, shift : shift + width]
+
+            log_probs = batch_log_probs(logits, rows, sequences, pad_id, self_debias, prefixed_logits)
             token_scores = log_probs.gather(-1, ids[:, 1:].unsqueeze(-1))[..., 0].cpu().numpy()
             for r, i in enumerate(rows):
                 out[i] = token_scores[r, : len(sequences[i]) - 1].astype(np.float64)
