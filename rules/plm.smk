@@ -145,11 +145,34 @@ rule plm_evaluate:
         f"{SCRIPTS}/plm_evaluate.py"
 
 
+rule plm_benchmark_items:
+    input:
+        crows_pairs=config["resources"]["crows_pairs"],
+        stereoset=config["resources"]["stereoset"],
+    output:
+        crows_pairs=f"{PLM}/benchmark_items/crows_pairs.parquet",
+        intrasentence=f"{PLM}/benchmark_items/intrasentence.parquet",
+        intersentence=f"{PLM}/benchmark_items/intersentence.parquet",
+        excluded=f"{PLM}/benchmark_items/excluded.json",
+    log:
+        f"{LOGS}/plm/benchmark_items.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("plm_benchmark_items.py"),
+        sample=PLM_BENCHMARKS["sample"],
+        seed=seed_for("plm_benchmark_items"),
+    script:
+        f"{SCRIPTS}/plm_benchmark_items.py"
+
+
 rule plm_benchmark:
     input:
         unpack(plm_evaluation_inputs),
-        crows_pairs=config["resources"]["crows_pairs"],
-        stereoset=config["resources"]["stereoset"],
+        crows_pairs=rules.plm_benchmark_items.output.crows_pairs,
+        intrasentence=rules.plm_benchmark_items.output.intrasentence,
+        intersentence=rules.plm_benchmark_items.output.intersentence,
+        excluded=rules.plm_benchmark_items.output.excluded,
         seat_folder=config["resources"]["seat_may2019"],
         corpus=PLM_CONFIG["debias"]["dropout"]["corpus"],
     output:

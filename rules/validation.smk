@@ -5,8 +5,9 @@
 rule validation_benchmark_control:
     input:
         models=expand(f"{DEMO}/models/tiny-plm-{{arch}}", arch=PLM_ARCHS),
-        crows_pairs=config["resources"]["crows_pairs"],
-        stereoset=config["resources"]["stereoset"],
+        # the benchmark table's items (rule plm_benchmark_items)
+        crows_pairs=f"{PLM}/benchmark_items/crows_pairs.parquet",
+        intrasentence=f"{PLM}/benchmark_items/intrasentence.parquet",
     output:
         f"{RESULTS}/validation/benchmark_control.csv",
     log:
@@ -22,7 +23,6 @@ rule validation_benchmark_control:
         kinds=[PLM_ARCH_KINDS[arch] for arch in PLM_ARCHS],
         settings=PLM_BENCHMARKS,
         batch_size=PLM_CONFIG["batch_size"],
-        sample_seed=seed_for("plm_benchmark"),  # the benchmark table's items
         seed=seed_for("validation_benchmark_control"),
     script:
         f"{SCRIPTS}/validation_benchmark_control.py"

@@ -2,26 +2,25 @@
 plain or debiased (``medbias.studies.plm.benchmarks.benchmark_plm_model``)."""
 
 import numpy as np
+import pandas as pd
 import torch
 
 from medbias.core.logs import setup_rule_logging
 from medbias.core.models import job_device
-from medbias.io.benchmarks import read_crows_pairs, read_may_seat_tests, read_stereoset
+from medbias.io.benchmarks import read_may_seat_tests
 from medbias.io.gzipped import read_text_lines, split_held_out
-from medbias.io.jsonio import write_json
-from medbias.studies.plm.benchmarks import EMPTY_CROWS, EMPTY_STEREOSET, benchmark_plm_model, sample_rows
+from medbias.io.jsonio import read_json, write_json
+from medbias.studies.plm.benchmarks import EMPTY_CROWS, EMPTY_STEREOSET, benchmark_plm_model
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p, out, inputs = snakemake.params, snakemake.output, snakemake.input
 settings = p.settings
 torch.set_num_threads(snakemake.threads)
-sample = settings["sample"]
-intra, inter = read_stereoset(inputs.stereoset, "intrasentence"), read_stereoset(inputs.stereoset, "intersentence")
 data = {
-    "crows_pairs": sample_rows(read_crows_pairs(inputs.crows_pairs), sample["crows_pairs"], p.seed),
-    "intrasentence": sample_rows(intra.examples, sample["intrasentence"], p.seed),
-    "intersentence": sample_rows(inter.examples, sample["intersentence"], p.seed),
+    "crows_pairs": pd.read_parquet(inputs.crows_pairs),
+    "intrasentence": pd.read_parquet(inputs.intrasentence),
+    "intersentence": pd.read_parquet(inputs.intersentence),
     "seat": read_may_seat_tests(inputs.seat_folder, settings["seat_tests"]),
     "perplexity_texts": split_held_out(read_text_lines(inputs.corpus), p.held_out_texts)[1],
 }
@@ -50,7 +49,7 @@ result = benchmark_plm_model(
     job_device(),
     log,
 )
-result.summary["excluded"] = {"intrasentence": intra.excluded, "intersentence": inter.excluded}
+result.summary["excluded"] = read_json(inputs.excluded)
 result.summary["sampled"] = {k: len(data[k]) for k in ("crows_pairs", "intrasentence", "intersentence")}
 result.crows_pairs.to_parquet(out.crows_pairs, index=False)
 result.stereoset.to_parquet(out.stereoset, index=False)

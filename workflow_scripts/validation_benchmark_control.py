@@ -7,18 +7,13 @@ import pandas as pd
 import torch
 
 from medbias.core.logs import setup_rule_logging
-from medbias.io.benchmarks import read_crows_pairs, read_stereoset
-from medbias.studies.plm.benchmarks import sample_rows
 from medbias.validation.benchmark_control import random_model_benchmark_rows
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p, inputs = snakemake.params, snakemake.input
 torch.set_num_threads(snakemake.threads)
-sample = p.settings["sample"]
-pairs = sample_rows(read_crows_pairs(inputs.crows_pairs), sample["crows_pairs"], p.sample_seed)
-examples = read_stereoset(inputs.stereoset, "intrasentence").examples
-intrasentence = sample_rows(examples, sample["intrasentence"], p.sample_seed)
+pairs, intrasentence = pd.read_parquet(inputs.crows_pairs), pd.read_parquet(inputs.intrasentence)
 rng = np.random.default_rng(p.seed)
 frames = [
     random_model_benchmark_rows(

@@ -55,6 +55,7 @@ RULE_SEED_OFFSETS = {
     "plm_evaluate": 820,
     "plm_finetune": 830,
     "plm_benchmark": 840,
+    "plm_benchmark_items": 840,  # the sample of items; plm_benchmark's draws are SEAT's and the untrained copy's
     "plm_benchmark_tables": 850,
     # audit and validation
     "audit_weat": 900,
