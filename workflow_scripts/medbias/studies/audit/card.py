@@ -219,7 +219,7 @@ def benchmark_section(rows: pd.DataFrame, summaries: Sequence[str]) -> str:
                 {
                     "score": title,
                     "value": f"{row.value:.2f}",
-                    "95% CI": _interval(row.ci_low, row.ci_high),
+                    "95% CI": _score_interval(row.ci_low, row.ci_high),
                     "p vs 50": p,
                     "items": row.items,
                 }
