@@ -185,6 +185,7 @@ def test_tests_and_intervals_on_known_cases():
     assert low == high == pytest.approx(50.0)  # every target has SS 50: no spread to resample
     same = paired_stereoset(biased, biased, targets, 200, 199, rng)
     assert same["difference"] == 0 and same["p_value"] == pytest.approx(1.0)
+    assert paired_crows(np.ones(5), np.ones(5), 50, rng)["p_value"] == 1.0  # every pair decided alike
     flipped = paired_crows(np.ones(30), np.zeros(30), 200, rng)
     assert flipped["difference"] == pytest.approx(100) and flipped["p_value"] == pytest.approx(2 * 0.5**30)
     assert perplexity(np.log([0.5, 0.25]), np.array([1, 2])) == pytest.approx(np.exp(-np.log(0.125) / 3))

@@ -96,7 +96,8 @@ def mean_interval(values: np.ndarray, n_bootstrap: int, rng: np.random.Generator
 
 def paired_crows(first: np.ndarray, second: np.ndarray, n_bootstrap: int, rng: np.random.Generator) -> dict[str, float]:
     """Difference of two CrowS-Pairs metric scores on the same pairs (first - second, in points) with
-    its bootstrap interval over pairs and the exact McNemar p (sign test of the discordant pairs)."""
+    its bootstrap interval over pairs and the exact McNemar p (sign test of the discordant pairs; 1
+    when the two evaluations decide every pair alike)."""
     first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
     low, high = mean_interval(first - second, n_bootstrap, rng)
     discordant = first != second
@@ -104,7 +105,7 @@ def paired_crows(first: np.ndarray, second: np.ndarray, n_bootstrap: int, rng: n
         "difference": 100 * float(np.mean(first - second)),
         "ci_low": low,
         "ci_high": high,
-        "p_value": sign_test(int((first > second).sum()), int(discordant.sum())),
+        "p_value": sign_test(int((first > second).sum()), int(discordant.sum())) if discordant.any() else 1.0,
         "items": len(first),
     }
 
