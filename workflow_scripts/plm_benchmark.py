@@ -8,7 +8,7 @@ import torch
 from medbias.core.logs import setup_rule_logging
 from medbias.core.models import job_device
 from medbias.io.benchmarks import read_may_seat_tests
-from medbias.io.gzipped import read_text_lines, split_held_out
+from medbias.io.gzipped import read_corpus_split
 from medbias.io.jsonio import read_json, write_json
 from medbias.studies.plm.benchmarks import EMPTY_CROWS, EMPTY_STEREOSET, benchmark_plm_model
 
@@ -22,7 +22,7 @@ data = {
     "intrasentence": pd.read_parquet(inputs.intrasentence),
     "intersentence": pd.read_parquet(inputs.intersentence),
     "seat": read_may_seat_tests(inputs.seat_folder, settings["seat_tests"]),
-    "perplexity_texts": split_held_out(read_text_lines(inputs.corpus), p.held_out_texts)[1],
+    "perplexity_texts": read_corpus_split(inputs.corpus, p.held_out_texts, max_texts=0)[1],
 }
 projection = np.load(inputs.projection)["projection"] if p.debias in ("sentencedebias", "inlp") else None
 result = benchmark_plm_model(

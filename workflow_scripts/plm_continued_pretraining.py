@@ -12,7 +12,7 @@ from medbias.core.augmentation import swap_mapping, two_sided_augmentation
 from medbias.core.lm_training import dropout_overrides, train_language_model
 from medbias.core.logs import setup_rule_logging
 from medbias.core.models import job_device, lm_head_problem, load_config, load_model_and_tokenizer, resolve_model_source
-from medbias.io.gzipped import read_text_lines, split_held_out
+from medbias.io.gzipped import read_corpus_split
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -20,7 +20,7 @@ p = snakemake.params
 torch.set_num_threads(snakemake.threads)
 settings = p.settings
 corpus = Path(snakemake.input.corpus)
-texts, _ = split_held_out(read_text_lines(corpus), settings["held_out_texts"], settings["max_texts"])
+texts, _ = read_corpus_split(corpus, settings["held_out_texts"], settings["max_texts"])
 source = resolve_model_source(p.model, p.entry)
 device = job_device()
 counterfactuals = 0

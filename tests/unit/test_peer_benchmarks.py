@@ -419,3 +419,20 @@ def test_long_wide_and_paired_tables_by_hand():
     # none - its untrained copy: pair 2 only: +25 points, 1 of 1 discordant: p = 1
     untrained = rows.loc["m / untrained copy"]
     assert untrained["difference"] == pytest.approx(25.0) and untrained["p_value"] == pytest.approx(1.0)
+
+
+def test_the_held_out_texts_are_the_corpus_last_and_never_trained_on(tmp_path):
+    import gzip
+
+    from medbias.io.gzipped import read_corpus_split
+
+    path = tmp_path / "corpus.txt.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.write("\n".join(f"text {i}" if i % 4 else "" for i in range(1, 21)) + "\n")  # 15 texts, 5 empty lines
+    texts = [f"text {i}" for i in range(1, 21) if i % 4]
+    train, held = read_corpus_split(path, held_out=3, max_texts=None)
+    assert held == texts[-3:] and train == texts[:-3]
+    assert read_corpus_split(path, held_out=3, max_texts=5) == (texts[:5], texts[-3:])
+    assert read_corpus_split(path, held_out=0, max_texts=100) == (texts, [])
+    with pytest.raises(ValueError, match="too few to hold out 15"):
+        read_corpus_split(path, held_out=15)

@@ -19,21 +19,34 @@ def write_gzip_lines(path: str | Path, lines: list[str]) -> None:
         handle.write("\n".join(lines) + "\n")
 
 
-def read_text_lines(path: str | Path) -> list[str]:
-    """The non-empty lines of a text file (gzip-compressed when its name ends in .gz), stripped."""
+def read_corpus_split(path: str | Path, held_out: int, max_texts: int | None = None) -> tuple[list[str], list[str]]:
+    """(training texts, held-out texts) of a one-text-per-line corpus (gzip-compressed when its name
+    ends in .gz; empty lines skipped, texts stripped): the last ``held_out`` texts are held out (the
+    perplexity check of every model), the first ``max_texts`` of the rest are the training texts.
+    Streamed in two passes (a count, then the texts), so memory holds only the texts returned."""
     import gzip
+    from collections import deque
 
     from medbias.core.errors import reading
 
     opener = gzip.open if str(path).endswith(".gz") else open
-    with reading(path), opener(path, "rt", encoding="utf-8") as handle:
-        return [line.strip() for line in handle if line.strip()]
 
+    def texts():
+        with reading(path), opener(path, "rt", encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    yield line.strip()
 
-def split_held_out(texts: list[str], held_out: int, max_texts: int | None = None) -> tuple[list[str], list[str]]:
-    """(training texts, held-out texts) of a corpus: the last ``held_out`` texts are held out (the
-    perplexity check of every model), the first ``max_texts`` of the rest are the training texts."""
-    if held_out >= len(texts):
-        raise ValueError(f"the corpus has {len(texts)} texts: too few to hold out {held_out}")
-    train = texts[: len(texts) - held_out] if held_out else list(texts)
-    return (train[:max_texts] if max_texts is not None else train), texts[len(texts) - held_out :] if held_out else []
+    total = sum(1 for _ in texts())
+    if held_out >= total:
+        raise ValueError(f"{path}: {total} texts, too few to hold out {held_out}")
+    available = total - held_out
+    keep = available if max_texts is None else min(max_texts, available)
+    train: list[str] = []
+    last: deque[str] = deque(maxlen=held_out or 1)
+    for i, text in enumerate(texts()):
+        if i < keep:
+            train.append(text)
+        if i >= available:
+            last.append(text)
+    return train, list(last) if held_out else []
