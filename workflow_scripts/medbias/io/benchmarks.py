@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from medbias.core.benchmark_scoring import STEREOSET_BLANK
 from medbias.core.errors import MedbiasInputError, reading
 
 CROWS_COLUMNS = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")
 CROWS_DIRECTIONS = ("stereo", "antistereo")
 STEREOSET_OPTIONS = ("stereotype", "anti-stereotype", "unrelated")
 STEREOSET_KEYS = ("type", "target", "bias_type", "context", *STEREOSET_OPTIONS)
-STEREOSET_BLANK = "BLANK"
 MAY_SETS = {"X": "targ1", "Y": "targ2", "A": "attr1", "B": "attr2"}
 
 
