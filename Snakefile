@@ -116,6 +116,7 @@ include: "rules/hurtful.smk"
 include: "rules/downstream.smk"
 include: "rules/mental.smk"
 include: "rules/plm.smk"
+include: "rules/vignettes.smk"
 include: "rules/audit.smk"
 include: "rules/report.smk"
 

@@ -23,6 +23,7 @@ HURTFUL = f"{RESULTS}/hurtful"
 MENTAL = f"{RESULTS}/mental"
 PLM = f"{RESULTS}/plm"
 AUDIT = f"{RESULTS}/audit"
+VIGNETTE_DIR = f"{RESULTS}/vignettes"
 TEXT_DIR = config["intermediate"]
 RIOS_DECADES = [f"{start}-{end}" for start, end in config["rios"]["decades"]]
 RIOS_REPLICATES = list(range(config["rios"]["replicates"]))
@@ -40,6 +41,10 @@ CRITICAL_PATH_PRIORITY = 10
 TINY_ARCHS = ["bert", "gpt2", "bart"]
 PLM_ARCHS = ["bert", "gpt2"]  # tiny models trained on the plm corpus (demo world)
 PLM_ARCH_KINDS = {"bert": "masked", "gpt2": "causal"}
+VIGNETTE_ARCHS = [
+    "gpt2",
+    "chat",
+]  # the demo's vignette models: plain causal, and chat (Llama architecture)
 WORD_VECTOR_CORPORA = ["general", "bio"]
 
 
@@ -54,6 +59,7 @@ wildcard_constraints:
     debias="none|dropout|cda|sentencedebias|inlp|selfdebias",
     method="sentencedebias|inlp",
     plm_arch="bert|gpt2|bart",
+    vignette_arch="|".join(VIGNETTE_ARCHS),
     pubmed_file=r"pubmed[^/.]+",
 
 
@@ -86,6 +92,12 @@ if config["world"] == "demo":
         if Path(str(entry["source"])).name.startswith("tiny-plm-")
         and name in config["plm"]["models"]
     ]
+    # the registry entries that the demo's vignette models stand behind, by model folder (gpt2, chat)
+    VIGNETTE_TRAINED_MODELS = {
+        name: Path(str(entry["source"])).name.removeprefix("tiny-vignette-")
+        for name, entry in config["models"].items()
+        if Path(str(entry["source"])).name.startswith("tiny-vignette-")
+    }
     TINY_TOKENIZER_VOCAB = {
         "bert": config["demo"]["tokenizer"]["wordpiece_vocab_size"],
         "gpt2": config["demo"]["tokenizer"]["bpe_vocab_size"],
@@ -111,6 +123,10 @@ if config["world"] == "demo":
             ),
             f"{RESULTS}/demo_world/fig_demo_world.png",
             *expand(f"{DEMO}/models/tiny-plm-{{plm_arch}}", plm_arch=PLM_ARCHS),
+            *expand(
+                f"{DEMO}/models/tiny-vignette-{{vignette_arch}}",
+                vignette_arch=VIGNETTE_ARCHS,
+            ),
         ]
 
 
@@ -260,6 +276,11 @@ def plm_evaluation_inputs(wildcards):
     return files
 
 
+# study "vignettes": every causal registry entry answers every configured vignette set
+VIGNETTES = config["vignettes"]
+VIGNETTE_MODELS = plan.vignette_models(config["models"])
+
+
 # the audit card: every registry entry, each with the tests its kind allows
 def audit_entries():
     """Every registry model and word-vector entry (the `audit` target's cards)."""
@@ -295,6 +316,8 @@ def audit_inputs(wildcards):
         "benchmark_untrained_crows_pairs": rules.plm_benchmark.output.untrained_crows_pairs,
         "benchmark_untrained_stereoset": rules.plm_benchmark.output.untrained_stereoset,
         "benchmark_summary": rules.plm_benchmark.output.summary,
+        "vignettes": f"{VIGNETTE_DIR}/{name}/contrasts.csv",
+        "vignette_scores": f"{VIGNETTE_DIR}/{name}/scores.json",
     }
     return {
         section: files[section].format(model=name, debias="none")
@@ -331,7 +354,14 @@ def all_targets():
     """Everything the default target builds: every study target rule's files (each names the rules
     whose outputs it collects), the input manifest, the report's pages and the study indexes.
     """
-    studies = [rules.rios, rules.mimic, rules.hurtful, rules.mental, rules.plm]
+    studies = [
+        rules.rios,
+        rules.mimic,
+        rules.hurtful,
+        rules.mental,
+        rules.plm,
+        rules.vignettes,
+    ]
     if config["world"] == "demo":
         studies += [rules.demo_world, rules.validation]
     targets = [f"{RESULTS}/inputs/manifest.json"]

@@ -138,6 +138,57 @@ rule synth_plm_downstream:
         f"{SCRIPTS}/synth_plm_downstream.py"
 
 
+rule synth_vignettes:
+    output:
+        vignettes=f"{DEMO}/vignettes/demo.yaml",
+        truth=f"{DEMO}/truth/vignettes.json",
+    log:
+        f"{LOGS}/synth/vignettes.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("synth_vignettes.py"),
+        settings=config["demo"]["vignettes"],
+        trained_models=VIGNETTE_TRAINED_MODELS,
+        set_name=next(
+            (
+                name
+                for name, path in VIGNETTES["sets"].items()
+                if path == f"{DEMO}/vignettes/demo.yaml"
+            ),
+            "demo",
+        ),
+    script:
+        f"{SCRIPTS}/synth_vignettes.py"
+
+
+rule synth_vignette_model:
+    input:
+        vignettes=rules.synth_vignettes.output.vignettes,
+    output:
+        directory(f"{DEMO}/models/tiny-vignette-{{vignette_arch}}"),
+    log:
+        f"{LOGS}/synth/tiny_vignette_model_{{vignette_arch}}.log",
+    cache: "omit-software"
+    conda:
+        "../envs/cpu.yaml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+    params:
+        code=library_code("synth_vignette_model.py"),
+        arch=lambda wc: wc.vignette_arch,
+        settings=config["demo"]["vignettes"],
+        gpt2=config["demo"]["gpt2"],
+        vocab_size=config["demo"]["tokenizer"]["bpe_vocab_size"],
+        prompts={
+            key: VIGNETTES[key] for key in ("prompt", "chat_prompt", "system_prompt")
+        },
+        seed=seed_for("synth_vignette_model"),
+    script:
+        f"{SCRIPTS}/synth_vignette_model.py"
+
+
 rule synth_truth:
     input:
         f"{DEMO}/truth/mimic.json",
@@ -145,6 +196,7 @@ rule synth_truth:
         f"{DEMO}/truth/logprob.json",
         f"{DEMO}/truth/mental.json",
         f"{DEMO}/truth/plm.json",
+        f"{DEMO}/truth/vignettes.json",
     output:
         f"{DEMO}/truth.json",
     log:

@@ -44,6 +44,7 @@ rule validation_error_rates:
         base_model=model_inputs(config["hurtful"]["base_model"]),
         templates=LOGPROB["templates"],
         attributes=LOGPROB["attributes"],
+        vignettes=[f"{VIGNETTE_DIR}/{m}/contrasts.csv" for m in VIGNETTE_TRAINED_MODELS],
     output:
         csv=f"{RESULTS}/validation/error_rates.csv",
         md=f"{RESULTS}/validation/error_rates.md",
@@ -69,6 +70,7 @@ rule validation_error_rates:
         base_model_entry=config["models"][config["hurtful"]["base_model"]],
         target_sets=LOGPROB["target_sets"],
         gender_set=LOGPROB["gender_set"],
+        vignette_models=list(VIGNETTE_TRAINED_MODELS),
         seed=seed_for("validation_error_rates"),
     script:
         f"{SCRIPTS}/validation_error_rates.py"
@@ -88,6 +90,7 @@ rule validation_planted_recovery:
         logprob=f"{HURTFUL}/table3_logprob_long.csv",
         fairness=f"{MENTAL}/table5_fairness_long.csv",
         direct_bias=f"{MENTAL}/fig2_direct_bias.csv",
+        vignettes=[f"{VIGNETTE_DIR}/{m}/contrasts.csv" for m in VIGNETTE_TRAINED_MODELS],
     output:
         csv=f"{RESULTS}/validation/planted_recovery.csv",
         md=f"{RESULTS}/validation/planted_recovery.md",
@@ -102,6 +105,7 @@ rule validation_planted_recovery:
         variants=VARIANTS,
         base_model=config["hurtful"]["base_model"],
         embeddings=config["embeddings"],
+        vignette_models=list(VIGNETTE_TRAINED_MODELS),
     script:
         f"{SCRIPTS}/validation_planted_recovery.py"
 

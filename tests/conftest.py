@@ -119,6 +119,9 @@ def demo_config(scale: float = TEST_SCALE) -> dict:
     # so PubMed keeps its full size at any test scale
     config["demo"]["pubmed_articles_per_decade"] = round(2000 / scale)
     config["resources"] = {k: str(REPO / v) for k, v in config["resources"].items()}
+    config["vignettes"]["sets"] = {
+        k: str(REPO / v) if v.startswith("config/") else v for k, v in config["vignettes"]["sets"].items()
+    }
     return config
 
 

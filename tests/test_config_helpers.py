@@ -22,6 +22,9 @@ def fake_real_config(tmp_path: Path) -> dict:
     # the schema's defaults filled in and the registry enrolled, as the Snakefile does before check_inputs
     config = enrol_registry_models(load_config(REPO / "config" / "mimic.yaml"))
     config["resources"] = {k: str(REPO / v) for k, v in config["resources"].items()}
+    config["vignettes"]["sets"] = {
+        k: str(REPO / v) if v.startswith("config/") else v for k, v in config["vignettes"]["sets"].items()
+    }
     for key in ("templates", "attributes"):
         config["hurtful"]["logprob"][key] = str(REPO / config["hurtful"]["logprob"][key])
     mimic = tmp_path / "mimic"

@@ -17,6 +17,7 @@ from medbias.validation.decisions import (
     logprob_decisions,
     rios_weat_decisions,
     seat_decisions,
+    vignette_decisions,
 )
 from medbias.validation.error_rates import error_rates, error_rates_table
 from medbias.validation.figures import plot_error_rates
@@ -28,6 +29,7 @@ log = setup_rule_logging(snakemake.log[0])
 p = snakemake.params
 out = snakemake.output
 truth = read_json(snakemake.input.truth)
+vignette_tables = {m: pd.read_csv(f) for m, f in zip(p.vignette_models, snakemake.input.vignettes)}
 tasks = pd.read_csv(snakemake.input.tasks)
 gaps = read_model_gaps(p.models, snakemake.input.gaps)
 log.info("constructed null worlds: %d per kind, %d null draws each", p.null_worlds, p.null_draws)
@@ -58,6 +60,7 @@ decisions = combine(
         null_world_decisions(p.null_worlds, p.seed, draws=p.null_draws),
         logprob_null_model_decisions(null_models, groups, truth["logprob"]["control_category"]),
         pd.read_csv(snakemake.input.benchmark_control)[DECISION_COLUMNS],
+        vignette_decisions(vignette_tables, truth["vignettes"]),
     ]
 )
 table = error_rates(decisions)

@@ -15,6 +15,7 @@ from medbias.validation.recovery import (
     recovery_page,
     rios_recovery,
     seat_recovery,
+    vignette_recovery,
 )
 from medbias.validation.truth import corpus_embeddings, logprob_model_roles
 
@@ -23,6 +24,7 @@ log = setup_rule_logging(snakemake.log[0])
 p = snakemake.params
 out = snakemake.output
 truth = read_json(snakemake.input.truth)
+vignette_tables = {m: pd.read_csv(f) for m, f in zip(p.vignette_models, snakemake.input.vignettes)}
 tasks = pd.read_csv(snakemake.input.tasks)
 gaps = read_model_gaps(p.models, snakemake.input.gaps)
 pretrained, untrained = logprob_model_roles(p.logprob_models, p.variants, p.base_model)
@@ -40,6 +42,7 @@ recovery = combine(
             truth["mental"],
             corpus_embeddings(p.embeddings, list(truth["mental"]["direct_bias"])),
         ),
+        vignette_recovery(vignette_tables, truth["vignettes"]),
     ]
 )
 recovery.to_csv(out.csv, index=False)

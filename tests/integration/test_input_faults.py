@@ -616,3 +616,64 @@ def test_a_faulty_benchmark_file_stops_before_any_job(synthetic_inputs, tmp_path
     assert all(name in lines[0] for name in names), lines[0]
     assert "Traceback (most recent call last)" not in terminal and "Execute " not in terminal, terminal[-3000:]
     assert files_under(tmp_path / "results") == []
+
+
+def _vignette_file(edit: Callable[[dict], None]) -> Callable[[Path, dict], str]:
+    def make(folder: Path, config: dict) -> str:
+        data = yaml.safe_load((RESOURCES / "vignettes" / "pain.yaml").read_text(encoding="utf-8"))
+        edit(data)
+        path = folder / "my_pain.yaml"
+        path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        config["vignettes"] = {"sets": {"my_pain": str(path)}}
+        return str(path)
+
+    return make
+
+
+def _chat_entry_without_template(folder: Path, config: dict) -> str:
+    import transformers
+
+    from medbias.synth.tiny_models import train_byte_bpe
+
+    model = folder / "my-chat-model"
+    tokenizer = train_byte_bpe(["Would you offer her an opioid? Yes"] * 20, 300, add_bos_eos=False)
+    tokenizer.save_pretrained(model)
+    architecture = transformers.GPT2Config(vocab_size=len(tokenizer), n_embd=16, n_layer=1, n_head=2)
+    transformers.GPT2LMHeadModel(architecture).save_pretrained(model)
+    config["models"]["my_chat"] = {"source": str(model), "kind": "causal", "chat": True}
+    return "models.my_chat"
+
+
+VIGNETTE_FAULTS = {
+    "a vignette whose slot no version fills": (
+        _vignette_file(lambda d: d["vignettes"][3].__setitem__("text", d["vignettes"][3]["text"] + " {ethnicity}")),
+        ("my_pain.yaml", "vignette chronic_cancer_liver", "slot {ethnicity}", "race=Black"),
+    ),
+    "an empty option": (
+        _vignette_file(lambda d: d["decisions"]["dose"]["options"].update({" ": 2})),
+        ("my_pain.yaml", "decision dose", "option ' ' is empty"),
+    ),
+    "a compared option that is not an option": (
+        _vignette_file(lambda d: d["decisions"]["opioid"].__setitem__("compared", "Maybe")),
+        ("my_pain.yaml", "decision opioid", "'Maybe'"),
+    ),
+    "a chat entry whose tokenizer has no chat template": (
+        _chat_entry_without_template,
+        ("models.my_chat", "chat: true", "no chat template"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(VIGNETTE_FAULTS))
+def test_a_faulty_vignette_file_or_chat_entry_stops_before_any_job(synthetic_inputs, tmp_path, case):
+    make, names = VIGNETTE_FAULTS[case]
+    config, _ = real_world(synthetic_inputs, tmp_path)
+    make(tmp_path, config)
+    configfile = write_config(tmp_path / "real.yaml", config)
+    result = run_snakemake(["--cores", "2", INGEST, "--configfile", str(configfile)], tmp_path, timeout=600)
+    terminal = result.stdout + result.stderr
+    lines = [line for line in terminal.splitlines() if line.startswith("medbias:")]
+    assert result.returncode != 0 and len(lines) == 1, terminal[-3000:]
+    assert all(name in lines[0] for name in names), lines[0]
+    assert "Traceback (most recent call last)" not in terminal and "Execute " not in terminal, terminal[-3000:]
+    assert files_under(tmp_path / "results") == []

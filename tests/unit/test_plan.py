@@ -75,7 +75,10 @@ def test_audit_sections_and_skips_follow_the_entry_kind():
     assert causal_sections[:3] == ["seat", "stereoset", "summary"] and "logprob" not in causal_sections
     assert {"benchmark_crows_pairs", "benchmark_summary"} <= set(causal_sections)  # every model: the benchmarks
     assert plan.audit_sections("contextual", "masked")[-3:] == ["logprob", "logprob_words", "fill_blank"]
-    assert [section for section, _ in plan.audit_skipped("contextual", "masked")] == ["WEAT"]
+    assert causal_sections[-2:] == ["vignettes", "vignette_scores"]  # causal and chat models: the vignettes
+    masked = plan.audit_skipped("contextual", "masked")
+    assert [section for section, _ in masked] == ["WEAT", "clinical vignettes"]
+    assert "needs a causal or chat model" in masked[1][1] and "kind is masked" in masked[1][1]
     causal = plan.audit_skipped("contextual", "causal")
     assert [s for s, _ in causal] == ["WEAT", "log-probability gender score", "fill-in-the-blank"]
     assert "this entry's kind is causal" in causal[1][1]
@@ -135,3 +138,17 @@ def test_model_input_files_are_what_a_job_waits_for(tmp_path):
     assert plan.model_input_files(_resolver_config(tmp_path, "demo"), "built", "out/models") == [
         built
     ]  # the demo builds it
+
+
+def test_the_vignettes_go_to_every_loadable_causal_entry_and_say_why_not_to_the_others():
+    models = {
+        "bert": {"source": "bert-base-uncased", "kind": "masked"},
+        "llama": {"source": "meta-llama/Llama-2-7b-hf", "kind": "causal"},
+        "chat": {"source": "local/chat", "kind": "causal", "chat": True},
+        "bart": {"source": "facebook/bart-base", "kind": "seq2seq"},
+        "ofa": {"source": "PanaceaAI/BiomedGPT-Base-Pretrained", "kind": "seq2seq", "loader": "ofa"},
+    }
+    assert plan.vignette_models(models) == ["llama", "chat"]
+    assert plan.vignette_skip_reason(models["bert"]).startswith("not applicable: kind masked")
+    assert "kind seq2seq" in plan.vignette_skip_reason(models["bart"])
+    assert plan.vignette_skip_reason(models["chat"]) is None

@@ -137,6 +137,7 @@ def test_a_folder_index_lists_its_items_with_their_pages_and_no_other_folders():
         "hurtful",
         "mental",
         "plm",
+        "vignettes",
     }
 
 

@@ -323,9 +323,7 @@ def load_model_and_tokenizer(model: ModelSource, device: str = "cpu", config_ove
     tokenizer = load_tokenizer(model.source)
     try:
         config = load_config(model.source, **(config_overrides or {}))
-        check_fits(model.name, parameter_count(auto, config), model.dtype, device, available_memory(device))
-        # straight onto the GPU: a 13 B model in bf16 never passes through the host's memory whole
-        placement = {"device_map": device} if device != "cpu" else {}
+        placement = weight_placement(model.name, parameter_count(auto, config), model.dtype, device)
         lm, report = auto.from_pretrained(
             model.source, config=config, dtype=getattr(torch, model.dtype), output_loading_info=True, **placement
         )
@@ -335,8 +333,29 @@ def load_model_and_tokenizer(model: ModelSource, device: str = "cpu", config_ove
         ) from None
     # which head weights were newly initialised: read by lm_head_problem()
     lm.medbias_untrained_head = [] if model.kind == "encoder" else untrained_head_keys(lm, report["missing_keys"])
-    lm.to(device).eval()
+    if placement.get("device_map") == "auto":
+        lm.eval()  # spread over the job's GPUs by accelerate: inputs go to the first layer's device
+    else:
+        lm.to(device).eval()
     return lm, tokenizer
+
+
+def weight_placement(name: str, parameters: int, dtype: str, device: str) -> dict[str, Any]:
+    """Where ``from_pretrained`` puts the weights, after the fit check: nowhere special on the CPU;
+    straight onto the GPU (a 13 B model in bf16 never passes through the host's memory whole); and
+    when the weights fit none of the job's GPUs alone but fit all of them together, spread across
+    them (``device_map="auto"``). Too large for all of them: one line saying so, before loading."""
+    if device == "cpu":
+        check_fits(name, parameters, dtype, device, available_memory(device))
+        return {}
+    import torch
+
+    free = [int(torch.cuda.mem_get_info(torch.device(f"cuda:{i}"))[0]) for i in range(torch.cuda.device_count())]
+    if len(free) > 1 and parameters * BYTES_PER_PARAMETER[dtype] > free[0]:
+        check_fits(name, parameters, dtype, f"{len(free)} GPUs together", sum(free))
+        return {"device_map": "auto"}
+    check_fits(name, parameters, dtype, device, available_memory(device))
+    return {"device_map": device}
 
 
 BYTES_PER_PARAMETER = {"float32": 4, "bfloat16": 2, "float16": 2}

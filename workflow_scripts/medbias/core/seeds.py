@@ -27,6 +27,7 @@ RULE_SEED_OFFSETS = {
     "synth_plm_corpus": 40,
     "synth_plm_model": 50,
     "synth_plm_downstream": 60,
+    "synth_vignette_model": 80,
     # rios
     # (rios_word2vec_replicate trains rios_word2vec's replicates r > 0: the same base seed, so replicate r's
     # seed is the same whichever of the two rules trains it)
@@ -57,6 +58,8 @@ RULE_SEED_OFFSETS = {
     "plm_benchmark": 840,
     "plm_benchmark_items": 840,  # the sample of items; plm_benchmark's draws are SEAT's and the untrained copy's
     "plm_benchmark_tables": 850,
+    # vignettes
+    "vignette_contrasts": 870,
     # audit and validation
     "audit_weat": 900,
     "audit_card": 910,

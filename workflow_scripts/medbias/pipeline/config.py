@@ -363,6 +363,53 @@ def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_mo
         _check_mental(config)
     if "plm" in config:
         _check_plm(config, skip)
+    if "vignettes" in config:
+        _check_vignettes(config, skip)
+
+
+PROMPT_FIELDS = {"vignette", "question", "options"}
+
+
+def folder_has_chat_template(folder: str | Path) -> bool:
+    """Whether a local model folder's tokenizer carries a chat template (``chat_template`` in
+    tokenizer_config.json, or a chat_template.jinja / chat_template.json file beside it)."""
+    import json
+
+    folder = Path(folder)
+    if (folder / "chat_template.jinja").is_file() or (folder / "chat_template.json").is_file():
+        return True
+    config_file = folder / "tokenizer_config.json"
+    if not config_file.is_file():
+        return False
+    try:
+        return bool(json.loads(config_file.read_text(encoding="utf-8")).get("chat_template"))
+    except (OSError, ValueError):
+        return False
+
+
+def _check_vignettes(config: dict[str, Any], skip) -> None:
+    """Every vignette file read and checked whole (``io.vignettes``); the prompts write only their
+    three fields; a registry entry with chat: true whose local folder has no chat template is named."""
+    from medbias.io.vignettes import read_vignette_sets, slots_of
+
+    settings = config["vignettes"]
+    for key in ("prompt", "chat_prompt"):
+        fields = set(slots_of(settings[key]))
+        if fields - PROMPT_FIELDS or "vignette" not in fields or "question" not in fields:
+            raise MedbiasInputError(
+                f"config key 'vignettes.{key}': writes {{{', '.join(sorted(fields))}}}; it must write {{vignette}} and "
+                "{question}, and may write {options}, nothing else"
+            )
+    read_vignette_sets({name: path for name, path in settings["sets"].items() if not skip(path)})
+    for name, entry in config["models"].items():
+        if not entry.get("chat") or entry.get("kind") != "causal" or skip(entry["source"]):
+            continue
+        folder = Path(entry["source"]).expanduser()
+        if folder.is_dir() and not folder_has_chat_template(folder):
+            raise MedbiasInputError(
+                f"config key 'models.{name}': chat: true but the tokenizer in {folder} has no chat template "
+                "(tokenizer_config.json 'chat_template' or chat_template.jinja); set chat: false for the plain prompt"
+            )
 
 
 def _check_plm(config: dict[str, Any], skip) -> None:

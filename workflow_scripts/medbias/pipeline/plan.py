@@ -23,6 +23,7 @@ from medbias.studies.hurtful.plan import (
     variant_attribute,
 )
 from medbias.studies.plm.plan import is_loadable, plm_benchmark_evaluations, plm_evaluations, plm_finetunes
+from medbias.studies.vignettes.plan import vignette_models, vignette_skip_reason
 
 __all__ = [
     "DEBIASED_TABLE_NAMES",
@@ -39,6 +40,8 @@ __all__ = [
     "plm_evaluations",
     "plm_finetunes",
     "variant_attribute",
+    "vignette_models",
+    "vignette_skip_reason",
 ]
 
 

@@ -173,3 +173,28 @@ LOGPROB_P_KINDS = {
     "attribute": "Mann-Whitney vs control, attribute as unit (Table 3)",
     "pair": "Mann-Whitney vs control, template item as unit",
 }
+
+
+VIGNETTE_P_KINDS = {"d_probability_p": "sign-flip, any difference", "d_probability_p_min": "sign-flip, beyond margin"}
+
+
+def vignette_decisions(
+    tables: Mapping[str, pd.DataFrame], vignette_truth: Mapping[str, Any], level: float = 0.05
+) -> pd.DataFrame:
+    """The vignette contrasts of the demo's trained vignette models on the demo set: the truth's
+    planted contrast is planted; its demographic controls and every same-group name and town swap are
+    controls. Each under both p-values (any difference; beyond the margin), flagged at ``level``."""
+    planted = {(p["decision"], p["contrast"]) for p in vignette_truth["planted"]}
+    rows = []
+    for model in vignette_truth["trained_models"]:
+        table = tables.get(model)
+        if table is None:
+            continue
+        for r in table[table["set"] == vignette_truth["set"]].itertuples(index=False):
+            truth = "planted" if (r.decision, r.contrast) in planted else "control"
+            unit = f"{model} {r.decision}: {r.contrast} ({r.kind})"
+            for column, kind in VIGNETTE_P_KINDS.items():
+                p = float(getattr(r, column))
+                rows.append(["vignette contrast", "vignettes demo world (tiny plain and chat models)", unit, truth,
+                             kind, p, p < level, level])  # fmt: skip
+    return pd.DataFrame(rows, columns=DECISION_COLUMNS)

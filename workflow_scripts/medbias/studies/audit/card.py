@@ -431,7 +431,44 @@ def card_sections(
             skipped.append(("fill-in-the-blank", fill["status"].iloc[0]))
         else:
             sections.append(("Fill-in-the-blank by race (Zhang et al. 2020, Figure 1)", fill_blank_section(fill)))
+    if "vignettes" in inputs:
+        status = read_json(inputs["vignette_scores"])
+        if status["status"] != "ok":
+            skipped.append(("clinical vignettes", status["status"]))
+        else:
+            table = pd.read_csv(inputs["vignettes"], keep_default_na=False, na_values=[""])
+            sections.append(
+                (
+                    "Clinical vignettes: decisions by the model's own option probabilities",
+                    vignette_section(table, status),
+                )
+            )
     return sections, skipped, effects
+
+
+def vignette_section(table: pd.DataFrame, status: Mapping[str, Any]) -> str:
+    """The entry's vignette contrasts (``studies.vignettes.tables``): the demographic contrasts with
+    intervals, p, q and flip rates, the count of control swaps flagged, how it was prompted and how
+    fast it ran."""
+    from medbias.metrics.vignette_contrasts import DESIGNS, shown_contrasts
+
+    demographic = table[table["kind"] == "demographic"]
+    controls = table[table["kind"] != "demographic"]
+    header = (
+        f"Prompted with the {status['prompt_style']} prompt on {status['device']} ({status['dtype']}); "
+        f"{status['prompts']:,} prompts at {status['prompts_per_second']:.1f} prompts/s. Significant demographic "
+        f"contrasts (BH): {int(demographic['significant'].sum())} of {len(demographic)}; control swaps with p "
+        f"(beyond margin) < 0.05: {int((controls['d_probability_p_min'] < 0.05).sum())} of {len(controls)}.\n"
+    )
+    shown = shown_contrasts(demographic).drop(columns=["kind"])
+    return (
+        header
+        + "\n"
+        + markdown_table(shown)
+        + "\nEvery contrast, the controls, group means and the figure: results/vignettes/<entry>/contrasts.md. "
+        + DESIGNS
+        + "\n"
+    )
 
 
 def card_manifest_lines(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:

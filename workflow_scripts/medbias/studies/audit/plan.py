@@ -20,6 +20,10 @@ def audit_skipped(entry_type: str, kind: str | None = None) -> list[tuple[str, s
     if entry_type == "word_vectors":
         return list(_WORD_VECTOR_SKIPS)
     skipped = list(_CONTEXTUAL_SKIPS)
+    if kind != "causal":
+        skipped.append(
+            ("clinical vignettes", f"needs a causal or chat model (option probabilities); this entry's kind is {kind}")
+        )
     if kind != "masked":
         skipped += [
             ("log-probability gender score", f"needs a masked LM (Kurita et al.); this entry's kind is {kind}"),
@@ -31,7 +35,7 @@ def audit_skipped(entry_type: str, kind: str | None = None) -> list[tuple[str, s
 def audit_sections(entry_type: str, kind: str | None = None) -> list[str]:
     """The evaluations an audit card gathers: WEAT for word vectors; SEAT, StereoSet-style and the
     field's benchmarks (CrowS-Pairs, StereoSet, May et al.'s SEAT, perplexity) for every model; the
-    log-probability score and fill-in-the-blank for masked LMs."""
+    log-probability score and fill-in-the-blank for masked LMs; the clinical vignettes for causal ones."""
     if entry_type == "word_vectors":
         return ["weat"]
     return [
@@ -40,6 +44,7 @@ def audit_sections(entry_type: str, kind: str | None = None) -> list[str]:
         "summary",
         *BENCHMARK_SECTIONS,
         *(["logprob", "logprob_words", "fill_blank"] if kind == "masked" else []),
+        *(["vignettes", "vignette_scores"] if kind == "causal" else []),
     ]
 
 

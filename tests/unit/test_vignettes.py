@@ -1,0 +1,234 @@
+"""Clinical vignettes: the file format's checks, the versions and contrasts a set makes, the paired
+statistics on hand-computed cases, the tables on answers whose differences are known, the demo
+world's corpus balance, and the validation rows."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from medbias.core.errors import MedbiasInputError
+from medbias.io.vignettes import fill_slots, read_vignette_set, slots_of
+from medbias.metrics.vignette_contrasts import (
+    DEMOGRAPHIC,
+    cluster_bootstrap_interval,
+    contrast_summary,
+    matched_pairs,
+    minimum_effect_p,
+    sign_flip_p,
+    vignette_differences,
+)
+from medbias.studies.vignettes.tables import group_means, model_contrasts
+from medbias.studies.vignettes.versions import contrasts_of, question_rows, version_table
+from medbias.synth.vignettes import answered_cells, demo_vignette_set, planted_probabilities, vignette_truth
+from medbias.validation.decisions import vignette_decisions
+from medbias.validation.recovery import vignette_recovery
+
+SHIPPED = Path(__file__).resolve().parents[2] / "config" / "resources" / "vignettes"
+TEMPLATE = "{vignette}\nQuestion: {question} Answer {options}.\nAnswer:"
+
+
+@pytest.fixture
+def demo_set(tmp_path):
+    path = tmp_path / "demo.yaml"
+    path.write_text(yaml.safe_dump(demo_vignette_set(10)))
+    return read_vignette_set("demo", path)
+
+
+def write_set(tmp_path, data) -> Path:
+    path = tmp_path / "set.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def test_the_shipped_sets_read_and_make_every_version():
+    pain = read_vignette_set("pain", SHIPPED / "pain.yaml")
+    chest = read_vignette_set("chest_pain", SHIPPED / "chest_pain.yaml")
+    assert len(pain.vignettes) == 15 and {v.context for v in pain.vignettes} == {
+        "acute cancer pain",
+        "chronic cancer pain",
+        "acute non-cancer pain",
+        "chronic non-cancer pain",
+        "post-operative pain",
+    }
+    assert len(chest.vignettes) == 16 and len({v.case for v in chest.vignettes}) == 8
+    versions = version_table(pain)  # race 4 x gender 2 x insurance 2 x language 2 x 2 names x 2 towns, + 2 neutral
+    assert len(versions) == 4 * 2 * 2 * 2 * 2 * 2 + 2 and versions["neutral"].sum() == 2
+    kinds = pd.Series([c.kind for c in contrasts_of(pain)]).value_counts()
+    assert kinds[DEMOGRAPHIC] == 6 and kinds["same-group names"] == 8 and kinds["irrelevant detail"] == 1
+    rows = question_rows(pain, TEMPLATE)
+    assert len(rows) == 15 * 2 * len(versions)
+    first = rows.iloc[0]["message"]
+    assert first.startswith("Imani Jackson is a 62-year-old Black woman from Springfield with lung cancer")
+    assert first.endswith("Question: Would you offer her an opioid for her pain? Answer Yes or No.\nAnswer:")
+    neutral = rows[rows["neutral"]].iloc[0]["message"]
+    assert neutral.startswith("The patient is a 62-year-old person from Springfield") and "Insurance" not in neutral
+
+
+def test_slots_fill_with_capitals_and_close_up_empty_values():
+    assert slots_of("{name} gave {them} {Their} dose") == ["name", "them", "Their"]
+    text = "{Name} is a {race} {gender}, from {town}. {coverage} Done."
+    filled = fill_slots(
+        text, {"name": "the patient", "race": "", "gender": "person", "town": "Fairview", "coverage": ""}
+    )
+    assert filled == "The patient is a person, from Fairview. Done."
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda d: d["vignettes"][0].__setitem__("text", "{name} has {ethnicity}."),
+            "vignette demo_01, text: slot {ethnicity} is not filled by the demographic version race=Black",
+        ),
+        (
+            lambda d: d["attributes"]["gender"]["man"].pop("their"),
+            "vignette demo_01, decision opioid: slot {their} is not filled by the demographic version gender=man",
+        ),
+        (lambda d: d["neutral"].pop("them"), "slot {them} is not filled by the neutral version"),
+        (lambda d: d["names"]["lists"].pop("White/man"), "names.lists has no names for 'White/man'"),
+        (lambda d: d["decisions"]["opioid"]["options"].update({"": 3}), "decision opioid: option '' is empty"),
+        (lambda d: d["decisions"]["opioid"]["options"].update({"Maybe": "half"}), "option 'Maybe' has value 'half'"),
+        (lambda d: d["decisions"]["referral"].__setitem__("compared", "Perhaps"), "compared option 'Perhaps'"),
+        (lambda d: d["vignettes"][1].__setitem__("decisions", ["triage"]), "decision 'triage' is not defined"),
+        (lambda d: d["vignettes"][1].__setitem__("id", "demo_01"), "id 'demo_01' is missing or repeated"),
+        (lambda d: d["contrasts"].append(["race", "Asian", "White"]), "names a value its attribute does not have"),
+        (lambda d: d.pop("decisions"), "key 'decisions' is missing"),
+    ],
+)
+def test_a_faulty_set_stops_with_one_line_naming_file_and_place(tmp_path, edit, message):
+    data = demo_vignette_set(4)
+    edit(data)
+    path = write_set(tmp_path, data)
+    with pytest.raises(MedbiasInputError) as error:
+        read_vignette_set("demo", path)
+    assert str(path) in str(error.value) and message in str(error.value), str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_sign_flip_p_exact_and_sampled():
+    cases = np.array(["a", "b", "c"])
+    # sums 1, 2, 3: of the 8 sign patterns only +++ and --- reach |6|
+    assert sign_flip_p(np.array([1.0, 2.0, 3.0]), cases, budget=1000, rng=np.random.default_rng(0)) == 2 / 8
+    # sums 1, -2, 3 (observed 2): |+1-2+3|=2, |1+2+3|=6, |1-2-3|=4, |1+2-3|=0 and their negatives -> 6 of 8 reach 2
+    assert sign_flip_p(np.array([1.0, -2.0, 3.0]), cases, 1000, np.random.default_rng(0)) == 6 / 8
+    # two vignettes of one case flip together: cases a (1 + 1) and b (2) -> patterns |4|, |0|, |0|, |4| -> 2 of 4
+    assert sign_flip_p(np.array([1.0, 1.0, 2.0]), np.array(["a", "a", "b"]), 1000, np.random.default_rng(0)) == 0.5
+    assert sign_flip_p(np.zeros(4), np.arange(4), 1000, np.random.default_rng(0)) == 1.0
+    sampled = sign_flip_p(np.full(20, 0.3), np.arange(20), budget=999, rng=np.random.default_rng(1))
+    assert sampled == 1 / 1000  # no random pattern of 20 equal values reaches all-positive: (0 + 1) / (999 + 1)
+
+
+def test_minimum_effect_p_moves_the_values_by_the_margin():
+    values, cases = np.array([0.10, 0.12, 0.08, 0.11]), np.arange(4)
+    rng = np.random.default_rng(0)
+    assert minimum_effect_p(values, cases, 0.2, 999, rng) == 1.0  # estimate 0.1025 within the margin
+    assert minimum_effect_p(values, cases, 0.0, 999, rng) == sign_flip_p(values, cases, 999, rng)
+    shifted = sign_flip_p(values - 0.05, cases, 999, rng)
+    assert minimum_effect_p(values, cases, 0.05, 999, rng) == shifted == 2 / 16
+    assert minimum_effect_p(-values, cases, 0.05, 999, rng) == shifted  # either direction
+
+
+def test_case_bootstrap_keeps_a_cases_vignettes_together():
+    values = np.array([1.0, 1.0, 0.0])
+    low, high = cluster_bootstrap_interval(values, np.array(["a", "a", "b"]), 2000, np.random.default_rng(0))
+    # resampling the two cases gives means of 1 (a, a), 2/3 (a, b or b, a: 2 of 3 vignettes) or 0 (b, b)
+    assert low == 0.0 and high == 1.0
+    assert np.isnan(cluster_bootstrap_interval(values, np.array(["a", "a", "a"]), 100, np.random.default_rng(0))[0])
+
+
+def _answers(vset, effect: float, noise: float = 0.02, seed: int = 0) -> pd.DataFrame:
+    """Question scores with P(compared) = 0.5 + effect for race=Black on the opioid decision, small
+    per-vignette noise shared by every version of a vignette, and nothing else."""
+    rows = question_rows(vset, TEMPLATE).drop(columns=["message"])
+    rng = np.random.default_rng(seed)
+    base = {v.id: rng.normal(0, noise) for v in vset.vignettes}
+    p = (
+        0.5
+        + rows["vignette"].map(base)
+        + np.where((rows["race"] == "Black") & (rows["decision"] == "opioid"), effect, 0)
+    )
+    rows["p_compared"] = p
+    rows["expected"] = p
+    rows["choice"] = np.where(p > 0.5, "Yes", "No")
+    return rows
+
+
+def test_contrasts_find_a_known_difference_and_nothing_where_there_is_none(demo_set):
+    questions = _answers(demo_set, effect=-0.2)
+    table = model_contrasts(
+        questions, [demo_set], bootstrap=200, permutations=2000, alpha=0.05, min_difference=0.05,
+        rng=np.random.default_rng(0),
+    )  # fmt: skip
+    race = table[(table["decision"] == "opioid") & (table["contrast"] == "race: Black vs White")].iloc[0]
+    assert race["d_probability"] == pytest.approx(-0.2) and race["d_expected"] == pytest.approx(-0.2)
+    assert race["d_probability_low"] == pytest.approx(-0.2) and race["d_probability_high"] == pytest.approx(-0.2)
+    assert race["d_probability_p"] == 2 / 1024 and race["significant"]  # 10 cases, each -0.2: exact p 2/2^10
+    assert race["pairs"] == 2 * 2 * 2 * 10  # gender x name x town per vignette, 10 vignettes
+    others = table.drop(race.name)
+    assert (others["d_probability"].abs() < 1e-12).all() and (others["d_probability_p"] == 1).all()
+    assert not others["significant"].any() and others.loc[others["kind"] != DEMOGRAPHIC, "q"].isna().all()
+    means = group_means(questions, [demo_set]).set_index(["decision", "group"])["mean_p_compared"]
+    assert means[("opioid", "race=Black")] - means[("opioid", "race=White")] == pytest.approx(-0.2)
+
+
+def test_matched_pairs_and_flip_rates_by_hand(demo_set):
+    questions = _answers(demo_set, effect=0.0, noise=0.0)
+    opioid = questions[questions["decision"] == "opioid"].copy()
+    # one vignette's Black versions flip to "Yes"
+    flipped = (opioid["vignette"] == "demo_01") & (opioid["race"] == "Black")
+    opioid.loc[flipped, "choice"] = "Yes"
+    race = next(c for c in contrasts_of(demo_set) if c.label == "race: Black vs White")
+    pairs = matched_pairs(opioid, race)
+    assert len(pairs) == 10 * 8
+    per_vignette = vignette_differences(pairs)
+    assert per_vignette.set_index("vignette")["flip"].to_dict() == {
+        f"demo_{i:02d}": float(i == 1) for i in range(1, 11)
+    }
+    summary = contrast_summary(per_vignette, 100, 999, np.random.default_rng(0))
+    assert summary["flip_rate"] == pytest.approx(1 / 10) and summary["vignettes_flipping"] == pytest.approx(1 / 10)
+
+
+def test_the_demo_corpus_holds_the_planted_rates_and_no_other_signal(tmp_path):
+    path = write_set(tmp_path, demo_vignette_set(4))
+    vset = read_vignette_set("demo", path)
+    probabilities = planted_probabilities({"Black": 0.4, "White": 0.8}, 0.5)
+    cells = answered_cells(vset, 10, probabilities, seed=3)
+    frame = pd.DataFrame(
+        [{"decision": k, "race": v["race"], "gender": v["gender"], "name": v["name_index"], "town": v["town"],
+          "yes": a == "Yes"} for _, k, v, a in cells]
+    )  # fmt: skip
+    assert len(frame) == 4 * 2 * 16 * 10
+    rates = frame.groupby(["decision", "race"])["yes"].mean()
+    assert rates[("opioid", "Black")] == 0.4 and rates[("opioid", "White")] == 0.8
+    assert rates[("referral", "Black")] == rates[("referral", "White")] == 0.5
+    for column in ("gender", "name", "town"):  # every other column: the same rate in each of its values
+        spread = frame.groupby(["decision", "race", column])["yes"].mean().groupby(["decision", "race"]).nunique()
+        assert (spread == 1).all(), column
+
+
+def test_validation_rows_read_the_truth(demo_set):
+    truth = vignette_truth("demo", {"Black": 0.4, "White": 0.8}, 0.5, {"tiny": "gpt2"})["vignettes"]
+    table = model_contrasts(
+        _answers(demo_set, effect=-0.3), [demo_set], bootstrap=100, permutations=999, alpha=0.05,
+        min_difference=0.05, rng=np.random.default_rng(0),
+    )  # fmt: skip
+    recovery = vignette_recovery({"tiny": table}, truth)
+    planted = recovery[recovery["truth"] == "planted"]
+    assert (
+        len(planted) == 1 and planted["recovered"].all() and "opioid race: Black vs White" in planted.iloc[0]["effect"]
+    )
+    controls = recovery[recovery["truth"] == "control"]
+    assert len(controls) == 3 + 2 * (4 + 1) and controls["recovered"].all()
+    wrong_sign = copy.deepcopy(truth)
+    wrong_sign["planted"][0]["corpus_difference"] = 0.4
+    assert not vignette_recovery({"tiny": table}, wrong_sign).query("truth == 'planted'")["recovered"].any()
+    decisions = vignette_decisions({"tiny": table}, truth)
+    assert set(decisions["p_kind"]) == {"sign-flip, any difference", "sign-flip, beyond margin"}
+    assert decisions.query("truth == 'planted'")["flagged"].all()
+    assert not decisions.query("truth == 'control'")["flagged"].any()
