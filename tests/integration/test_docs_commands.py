@@ -108,7 +108,7 @@ def test_the_demo_command_plans_the_planted_tiers_world():
 
 
 @pytest.mark.wiring
-@pytest.mark.parametrize("target", ["rios", "hurtful", "mental", "plm", "audit"])
+@pytest.mark.parametrize("target", ["rios", "hurtful", "mental", "plm", "vignettes", "audit"])
 def test_the_readme_study_targets_plan_from_the_repository_root(target):
     """The README's table of studies: `snakemake <target>`, dry-run on the demo config."""
     assert f"`snakemake {target}`" in (REPO / "README.md").read_text()
