@@ -242,3 +242,24 @@ def test_the_other_doors_load_the_saved_weights_and_fresh_copies_follow_their_se
     assert not torch.equal(first.state_dict()[weights], other.state_dict()[weights])
     assert not torch.equal(first.state_dict()[weights], model.state_dict()[weights])
     assert job_device() == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_a_model_too_large_for_one_gpu_is_spread_over_the_jobs_gpus(monkeypatch):
+    """weight_placement with two GPUs of 10 GiB free each (torch.cuda answered by hand): 8 GiB of bf16
+    weights go onto the GPU, 16 GiB are spread across both (device_map auto), 24 GiB stop with one line."""
+    import torch
+
+    from medbias.core.errors import MedbiasInputError
+    from medbias.core.models import weight_placement
+
+    free = 10 * 2**30
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (free, 80 * 2**30))
+    gib = 2**30 // 2  # bf16 parameters per GiB
+    assert weight_placement("m", 8 * gib, "bfloat16", "cuda") == {"device_map": "cuda"}
+    assert weight_placement("m", 16 * gib, "bfloat16", "cuda") == {"device_map": "auto"}
+    with pytest.raises(MedbiasInputError, match=r"model 'm' needs about 24\.0 GiB on 2 GPUs together .* has 20\.0 GiB"):
+        weight_placement("m", 24 * gib, "bfloat16", "cuda")
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(MedbiasInputError, match=r"needs about 16\.0 GiB on cuda"):
+        weight_placement("m", 16 * gib, "bfloat16", "cuda")

@@ -232,3 +232,18 @@ def test_validation_rows_read_the_truth(demo_set):
     assert set(decisions["p_kind"]) == {"sign-flip, any difference", "sign-flip, beyond margin"}
     assert decisions.query("truth == 'planted'")["flagged"].all()
     assert not decisions.query("truth == 'control'")["flagged"].any()
+
+
+def test_an_option_that_a_local_models_tokenizer_drops_is_named_before_any_job(tmp_path):
+    from medbias.pipeline.config import _check_options_tokenize
+    from medbias.synth.tiny_models import train_wordpiece
+
+    folder = tmp_path / "my-model"
+    train_wordpiece(["yes no maybe opioid"] * 5, 60).save_pretrained(folder)
+    data = demo_vignette_set(4)
+    data["decisions"]["referral"]["options"] = {"Yes": 1, "\u200b": 0}  # a zero-width space: BERT's cleaner drops it
+    vset = read_vignette_set("demo", write_set(tmp_path, data))
+    _check_options_tokenize("my_model", folder, [read_vignette_set("pain", SHIPPED / "pain.yaml")], chat=False)
+    with pytest.raises(MedbiasInputError, match=r"set\.yaml: decision referral: option '\\u200b' tokenizes to nothing "
+                       r"under the tokenizer of model 'my_model'"):  # fmt: skip
+        _check_options_tokenize("my_model", folder, [vset], chat=False)

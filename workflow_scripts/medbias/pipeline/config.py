@@ -400,16 +400,36 @@ def _check_vignettes(config: dict[str, Any], skip) -> None:
                 f"config key 'vignettes.{key}': writes {{{', '.join(sorted(fields))}}}; it must write {{vignette}} and "
                 "{question}, and may write {options}, nothing else"
             )
-    read_vignette_sets({name: path for name, path in settings["sets"].items() if not skip(path)})
+    sets = read_vignette_sets({name: path for name, path in settings["sets"].items() if not skip(path)})
     for name, entry in config["models"].items():
-        if not entry.get("chat") or entry.get("kind") != "causal" or skip(entry["source"]):
-            continue
         folder = Path(entry["source"]).expanduser()
-        if folder.is_dir() and not folder_has_chat_template(folder):
+        if entry.get("kind") != "causal" or skip(entry["source"]) or not folder.is_dir():
+            continue  # a hub id is checked in its scoring job, before it scores anything
+        templated = folder_has_chat_template(folder)
+        if entry.get("chat") and not templated:
             raise MedbiasInputError(
                 f"config key 'models.{name}': chat: true but the tokenizer in {folder} has no chat template "
                 "(tokenizer_config.json 'chat_template' or chat_template.jinja); set chat: false for the plain prompt"
             )
+        if sets:
+            _check_options_tokenize(name, folder, sets, chat=entry.get("chat", templated))
+
+
+def _check_options_tokenize(name: str, folder: Path, sets, chat: bool) -> None:
+    """Every option of every set gives at least one token under a local model's tokenizer (after the
+    separator its prompt style puts in front: ``core.option_scoring``)."""
+    from medbias.core.models import load_tokenizer
+
+    tokenizer = load_tokenizer(folder)
+    separator = "" if chat else " "
+    for vset in sets:
+        for decision in vset.decisions.values():
+            for option in decision.options:
+                if not tokenizer(separator + option, add_special_tokens=False)["input_ids"]:
+                    raise MedbiasInputError(
+                        f"{vset.path}: decision {decision.name}: option {option!r} tokenizes to nothing under the "
+                        f"tokenizer of model '{name}' ({folder})"
+                    )
 
 
 def _check_plm(config: dict[str, Any], skip) -> None:
