@@ -102,9 +102,13 @@ def test_the_demo_command_plans_the_planted_tiers_world():
     default = load_config(REPO / "config" / "config.yaml")
     planted = demo_config()
     assert planted["demo"] == default["demo"]
-    assert {k: v for k, v in planted.items() if k != "resources"} == {
-        k: v for k, v in default.items() if k != "resources"
+    assert {k: v for k, v in planted.items() if k not in ("resources", "vignettes")} == {
+        k: v for k, v in default.items() if k not in ("resources", "vignettes")
     }
+    # the shipped vignette sets' paths are made absolute, as the resources' are (the tests run in a tmp dir)
+    relative = {k: str(Path(v).relative_to(REPO)) if Path(v).is_absolute() and Path(v).is_relative_to(REPO) else v
+                for k, v in planted["vignettes"]["sets"].items()}  # fmt: skip
+    assert {**planted["vignettes"], "sets": relative} == default["vignettes"]
 
 
 @pytest.mark.wiring
