@@ -18,6 +18,7 @@ import pandas as pd
 
 from medbias.metrics.fairness import benjamini_hochberg_by
 from medbias.validation.truth import (
+    demo_set_contrasts,
     logprob_distances,
     planted_strengths,
     recall_gap_truth,
@@ -186,15 +187,11 @@ def vignette_decisions(
     controls. Each under both p-values (any difference; beyond the margin), flagged at ``level``."""
     planted = {(p["decision"], p["contrast"]) for p in vignette_truth["planted"]}
     rows = []
-    for model in vignette_truth["trained_models"]:
-        table = tables.get(model)
-        if table is None:
-            continue
-        for r in table[table["set"] == vignette_truth["set"]].itertuples(index=False):
-            truth = "planted" if (r.decision, r.contrast) in planted else "control"
-            unit = f"{model} {r.decision}: {r.contrast} ({r.kind})"
-            for column, kind in VIGNETTE_P_KINDS.items():
-                p = float(getattr(r, column))
-                rows.append(["vignette contrast", "vignettes demo world (tiny plain and chat models)", unit, truth,
-                             kind, p, p < level, level])  # fmt: skip
+    for model, r in demo_set_contrasts(tables, vignette_truth):
+        truth = "planted" if (r.decision, r.contrast) in planted else "control"
+        unit = f"{model} {r.decision}: {r.contrast} ({r.kind})"
+        for column, kind in VIGNETTE_P_KINDS.items():
+            p = float(getattr(r, column))
+            rows.append(["vignette contrast", "vignettes demo world (tiny plain and chat models)", unit, truth,
+                         kind, p, p < level, level])  # fmt: skip
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)

@@ -14,6 +14,7 @@ import pandas as pd
 from medbias.io.tables import PaperPage, Section
 from medbias.studies.hurtful.gaps import GAP_KEYS
 from medbias.validation.truth import (
+    demo_set_contrasts,
     logprob_distances,
     planted_strengths,
     recall_gap_truth,
@@ -427,39 +428,35 @@ def vignette_recovery(tables: Mapping[str, pd.DataFrame], vignette_truth: Mappin
     planted = {(p["decision"], p["contrast"]): p for p in vignette_truth["planted"]}
     controls = {(c["decision"], c["contrast"]) for c in vignette_truth["controls"]}
     rows = []
-    for model in vignette_truth["trained_models"]:
-        table = tables.get(model)
-        if table is None:
-            continue
-        for r in table[table["set"] == vignette_truth["set"]].itertuples(index=False):
-            key = (r.decision, r.contrast)
-            observed = (
-                f"d {r.d_probability:+.3f} [{r.d_probability_low:+.3f}, {r.d_probability_high:+.3f}], "
-                f"p beyond margin {r.d_probability_p_min:.3g}" + ("" if pd.isna(r.q) else f", q {r.q:.3g}")
-            )
-            where = f"results/vignettes/{model}/contrasts.md ({r.set}, {r.decision})"
-            if key in planted:
-                sign = np.sign(planted[key]["corpus_difference"])
-                rows.append(
-                    _row(
-                        "vignettes",
-                        f"{model}: {r.decision} {r.contrast}",
-                        "planted",
-                        where,
-                        f"significant after BH with sign {'+' if sign > 0 else '-'} "
-                        f"(corpus difference {planted[key]['corpus_difference']:+.2f})",
-                        observed,
-                        bool(r.significant) and np.sign(r.d_probability) == sign,
-                    )
+    for model, r in demo_set_contrasts(tables, vignette_truth):
+        key = (r.decision, r.contrast)
+        observed = (
+            f"d {r.d_probability:+.3f} [{r.d_probability_low:+.3f}, {r.d_probability_high:+.3f}], "
+            f"p beyond margin {r.d_probability_p_min:.3g}" + ("" if pd.isna(r.q) else f", q {r.q:.3g}")
+        )
+        where = f"results/vignettes/{model}/contrasts.md ({r.set}, {r.decision})"
+        if key in planted:
+            sign = np.sign(planted[key]["corpus_difference"])
+            rows.append(
+                _row(
+                    "vignettes",
+                    f"{model}: {r.decision} {r.contrast}",
+                    "planted",
+                    where,
+                    f"significant after BH with sign {'+' if sign > 0 else '-'} "
+                    f"(corpus difference {planted[key]['corpus_difference']:+.2f})",
+                    observed,
+                    bool(r.significant) and np.sign(r.d_probability) == sign,
                 )
-            elif key in controls:
-                rows.append(
-                    _row("vignettes", f"{model}: {r.decision} {r.contrast}", "control", where,
-                         "not significant after BH", observed, not bool(r.significant))
-                )  # fmt: skip
-            elif r.kind != "demographic":
-                rows.append(
-                    _row("vignettes", f"{model}: {r.decision} {r.contrast}", "control", where,
-                         "p beyond margin >= 0.05", observed, r.d_probability_p_min >= 0.05)
-                )  # fmt: skip
+            )
+        elif key in controls:
+            rows.append(
+                _row("vignettes", f"{model}: {r.decision} {r.contrast}", "control", where,
+                     "not significant after BH", observed, not bool(r.significant))
+            )  # fmt: skip
+        elif r.kind != "demographic":
+            rows.append(
+                _row("vignettes", f"{model}: {r.decision} {r.contrast}", "control", where,
+                     "p beyond margin >= 0.05", observed, r.d_probability_p_min >= 0.05)
+            )  # fmt: skip
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)

@@ -107,3 +107,13 @@ def corpus_embeddings(embeddings: Mapping[str, Mapping[str, Any]], corpora: Sequ
             raise ValueError(f"demo world: expected one embedding whose source is {corpus}-w2v.bin, found {names}")
         found[corpus] = names[0]
     return found
+
+
+def demo_set_contrasts(tables: Mapping[str, pd.DataFrame], vignette_truth: Mapping[str, Any]):
+    """(model, row) for every contrast of the demo world's vignette set in the tables of the truth's
+    trained vignette models (a model without a table is left out)."""
+    for model in vignette_truth["trained_models"]:
+        table = tables.get(model)
+        if table is not None:
+            for row in table[table["set"] == vignette_truth["set"]].itertuples(index=False):
+                yield model, row
