@@ -30,6 +30,7 @@ EXPECTED_RULES = {
     "synth_logprob_resources",
     "synth_mental_truth",
     "synth_plm_corpus",
+    "synth_vignettes",
     "synth_truth",
 }
 
