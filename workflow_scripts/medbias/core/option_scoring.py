@@ -62,32 +62,19 @@ def chat_prompt_text(tokenizer, system_prompt: str, user_message: str) -> str:
     return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
 
-def prompt_ids(tokenizer, style: PromptStyle, user_message: str) -> list[int]:
-    """The prompt's token ids: the chat template's text tokenized as it stands (the template writes
-    its own BOS), or the plain text with BOS in front (GPT-2's tokenizer adds none, Llama's adds it)."""
-    from medbias.core.sentence_likelihood import bos_id_of
-
-    if style.chat:
-        text = chat_prompt_text(tokenizer, style.system_prompt, user_message)
-        return list(tokenizer(text, add_special_tokens=False)["input_ids"])
-    ids = list(tokenizer(user_message, add_special_tokens=False)["input_ids"])
-    bos = bos_id_of(tokenizer)
-    return ids if ids[:1] == [bos] else [bos, *ids]
-
-
 def prompt_text(tokenizer, style: PromptStyle, user_message: str) -> str:
-    """The text the prompt's ids encode, the chat template applied (for the options' boundary)."""
+    """The prompt as text: the chat template's rendering (which writes its own BOS), or the plain text
+    (``encode_question`` puts BOS in front of its ids: GPT-2's tokenizer adds none, Llama's adds it)."""
     return chat_prompt_text(tokenizer, style.system_prompt, user_message) if style.chat else user_message
 
 
-def option_ids(tokenizer, style: PromptStyle, text: str, option: str) -> list[int]:
-    """The option's token ids after the prompt ``text`` (module docstring): the joint encoding's tail
-    beyond the prompt's own tokens, or the option's own encoding when the joint one re-tokenizes the
-    prompt."""
+def option_ids(tokenizer, style: PromptStyle, text: str, body: Sequence[int], option: str) -> list[int]:
+    """The option's token ids after the prompt ``text`` (whose own ids, without special tokens, are
+    ``body``; module docstring): the joint encoding's tail beyond the prompt's tokens, or the option's
+    own encoding when the joint one re-tokenizes the prompt."""
     continuation = style.separator + option
-    body = list(tokenizer(text, add_special_tokens=False)["input_ids"])
     joint = list(tokenizer(text + continuation, add_special_tokens=False)["input_ids"])
-    if joint[: len(body)] == body and len(joint) > len(body):
+    if joint[: len(body)] == list(body) and len(joint) > len(body):
         return joint[len(body) :]
     return list(tokenizer(continuation, add_special_tokens=False)["input_ids"])
 
@@ -105,11 +92,15 @@ def encode_question(
 ) -> EncodedQuestion:
     """The prompt's ids and each option's ids; an option that tokenizes to nothing stops with one
     line naming ``where`` (file, vignette, decision) and the option."""
-    context = prompt_ids(tokenizer, style, user_message)
-    text = prompt_text(tokenizer, style, user_message)
+    from medbias.core.sentence_likelihood import bos_id_of
+
+    text = prompt_text(tokenizer, style, user_message)  # the chat template rendered once
+    body = list(tokenizer(text, add_special_tokens=False)["input_ids"])
+    bos = None if style.chat else bos_id_of(tokenizer)
+    context = body if style.chat or body[:1] == [bos] else [bos, *body]
     encoded = []
     for option in options:
-        ids = option_ids(tokenizer, style, text, option)
+        ids = option_ids(tokenizer, style, text, body, option)
         if not ids:
             raise MedbiasInputError(f"{where}: option {option!r} tokenizes to nothing under this model's tokenizer")
         encoded.append(ids)
