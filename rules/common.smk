@@ -56,7 +56,8 @@ wildcard_constraints:
     replicate=r"\d+",
     variant="|".join(config["hurtful"]["variants"]),
     embedding="|".join(config["mental"]["embeddings"]),
-    debias="none|dropout|cda|sentencedebias|inlp|selfdebias",
+    debias="none|dropout|cda_[a-z_]+|sentencedebias|inlp|selfdebias",
+    cda_type="[a-z_]+",
     method="sentencedebias|inlp",
     plm_arch="bert|gpt2|bart",
     vignette_arch="|".join(VIGNETTE_ARCHS),
@@ -250,6 +251,11 @@ def plm_finetunes():
     return plan.plm_finetunes(PLM_CONFIG, config["models"])
 
 
+def plm_debias_values():
+    """The debias values of the configured methods, CDA once per bias type (medbias.pipeline.plan)."""
+    return plan.debias_values(PLM_CONFIG)
+
+
 def plm_downstream_inputs():
     """The benchmark folders: built by the demo world (one folder rule), or the user's copies."""
     if config["world"] == "demo":
@@ -259,7 +265,7 @@ def plm_downstream_inputs():
 
 def plm_model_entry(model, debias):
     """The entry a plm evaluation loads: the Dropout or CDA folder for those methods."""
-    if debias in ("dropout", "cda"):
+    if plan.method_of(debias) in ("dropout", "cda"):
         return {**model_entry(model), "source": f"{PLM}/{debias}_models/{model}"}
     return model_entry(model)
 
@@ -267,7 +273,7 @@ def plm_model_entry(model, debias):
 def plm_evaluation_inputs(wildcards):
     """The model folder (demo), the Dropout or CDA folder or the fitted projection of one evaluation."""
     files = {"model": model_inputs(wildcards.model)}
-    if wildcards.debias in ("dropout", "cda"):
+    if plan.method_of(wildcards.debias) in ("dropout", "cda"):
         files["model"] = [f"{PLM}/{wildcards.debias}_models/{wildcards.model}"]
     elif wildcards.debias in ("sentencedebias", "inlp"):
         files["projection"] = (
@@ -318,6 +324,7 @@ def audit_inputs(wildcards):
         "benchmark_summary": rules.plm_benchmark.output.summary,
         "vignettes": f"{VIGNETTE_DIR}/{name}/contrasts.csv",
         "vignette_scores": f"{VIGNETTE_DIR}/{name}/scores.json",
+        "vignette_option_mass": f"{VIGNETTE_DIR}/{name}/option_mass.json",
     }
     return {
         section: files[section].format(model=name, debias="none")

@@ -53,10 +53,11 @@ rule plm_cda:
     input:
         model=lambda wc: model_inputs(wc.model),
         corpus=PLM_CONFIG["debias"]["dropout"]["corpus"],
+        kept_phrases=config["resources"]["cda_kept_phrases"],
     output:
-        directory(f"{PLM}/cda_models/{{model}}"),
+        directory(f"{PLM}/cda_{{cda_type}}_models/{{model}}"),
     log:
-        f"{LOGS}/plm/cda_{{model}}.log",
+        f"{LOGS}/plm/cda_{{cda_type}}_{{model}}.log",
     cache: "omit-software"
     conda:
         "../envs/gpu.yaml"
@@ -67,7 +68,9 @@ rule plm_cda:
     params:
         code=library_code("plm_continued_pretraining.py"),
         method="cda",
-        pairs=PLM_CONFIG["debias"]["cda"]["pairs"],
+        pairs=lambda wc: {
+            wc.cda_type: PLM_CONFIG["debias"]["cda"]["pairs"][wc.cda_type]
+        },
         model=lambda wc: wc.model,
         entry=lambda wc: config["models"][wc.model],
         settings=PLM_DROPOUT_TRAINING,
@@ -175,6 +178,7 @@ rule plm_benchmark:
         excluded=rules.plm_benchmark_items.output.excluded,
         seat_folder=config["resources"]["seat_may2019"],
         corpus=PLM_CONFIG["debias"]["dropout"]["corpus"],
+        wikitext=config["resources"]["wikitext2"],
     output:
         crows_pairs=f"{PLM}/benchmarks/{{model}}/{{debias}}/crows_pairs.parquet",
         stereoset=f"{PLM}/benchmarks/{{model}}/{{debias}}/stereoset.parquet",
@@ -293,7 +297,7 @@ rule plm_tables:
         evaluations=plm_evaluations(),
         models=PLM_CONFIG["models"],
         labels=PLM_CONFIG["labels"],
-        methods=PLM_CONFIG["debias"]["methods"],
+        methods=plm_debias_values(),
         families=list(PLM_CONFIG["stereoset"]["families"]),
         figure=PLM_CONFIG["seat"]["figure"],
         averages=PLM_CONFIG["seat"]["averages"],
@@ -350,7 +354,7 @@ rule plm_table6:
         settings=hyperparameter_notes("plm.debias", "plm.downstream"),
         models=PLM_CONFIG["downstream"]["models"],
         labels=PLM_CONFIG["labels"],
-        methods=PLM_CONFIG["debias"]["methods"],
+        methods=plm_debias_values(),
     script:
         f"{SCRIPTS}/plm_table6.py"
 

@@ -5,8 +5,9 @@
 rule validation_benchmark_control:
     input:
         models=expand(f"{DEMO}/models/tiny-plm-{{arch}}", arch=PLM_ARCHS),
-        # the benchmark table's items (rule plm_benchmark_items)
-        crows_pairs=f"{PLM}/benchmark_items/crows_pairs.parquet",
+        # the whole CrowS-Pairs file (the control draws plm.benchmarks.control_pairs of it) and the
+        # benchmark table's StereoSet items (rule plm_benchmark_items)
+        crows_pairs=config["resources"]["crows_pairs"],
         intrasentence=f"{PLM}/benchmark_items/intrasentence.parquet",
     output:
         f"{RESULTS}/validation/benchmark_control.csv",
@@ -49,6 +50,7 @@ rule validation_error_rates:
         csv=f"{RESULTS}/validation/error_rates.csv",
         md=f"{RESULTS}/validation/error_rates.md",
         decisions=f"{RESULTS}/validation/decisions.csv",
+        coverage=f"{RESULTS}/validation/vignette_coverage.csv",
         png=f"{RESULTS}/validation/error_rates.png",
         pdf=f"{RESULTS}/validation/error_rates.pdf",
     log:
@@ -67,6 +69,8 @@ rule validation_error_rates:
         null_worlds=config["demo"]["validation"]["null_worlds"],
         null_draws=config["demo"]["validation"]["null_draws"],
         null_models=config["demo"]["validation"]["null_models"],
+        coverage_sets=config["demo"]["validation"]["vignette_coverage_sets"],
+        vignette_bootstrap=VIGNETTES["bootstrap"],
         base_model_entry=config["models"][config["hurtful"]["base_model"]],
         target_sets=LOGPROB["target_sets"],
         gender_set=LOGPROB["gender_set"],

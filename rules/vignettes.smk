@@ -46,6 +46,7 @@ rule vignette_contrasts:
         md=f"{VIGNETTE_DIR}/{{model}}/contrasts.md",
         png=f"{VIGNETTE_DIR}/{{model}}/fig_contrasts.png",
         pdf=f"{VIGNETTE_DIR}/{{model}}/fig_contrasts.pdf",
+        option_mass=f"{VIGNETTE_DIR}/{{model}}/option_mass.json",
     log:
         f"{LOGS}/vignettes/contrasts_{{model}}.log",
     wildcard_constraints:
@@ -58,7 +59,13 @@ rule vignette_contrasts:
         sets=VIGNETTES["sets"],
         settings={
             key: VIGNETTES[key]
-            for key in ("bootstrap", "permutations", "alpha", "min_difference")
+            for key in (
+                "bootstrap",
+                "permutations",
+                "alpha",
+                "min_difference",
+                "min_option_mass",
+            )
         },
         seed=seed_for("vignette_contrasts"),
     script:
@@ -69,6 +76,7 @@ rule vignette_summary:
     input:
         contrasts=[f"{VIGNETTE_DIR}/{m}/contrasts.csv" for m in VIGNETTE_MODELS],
         scores=[f"{VIGNETTE_DIR}/{m}/scores.json" for m in VIGNETTE_MODELS],
+        option_mass=[f"{VIGNETTE_DIR}/{m}/option_mass.json" for m in VIGNETTE_MODELS],
     output:
         csv=f"{VIGNETTE_DIR}/summary.csv",
         md=f"{VIGNETTE_DIR}/summary.md",
@@ -86,7 +94,13 @@ rule vignette_summary:
         labels={name: audit_label(name) for name in config["models"]},
         settings={
             key: VIGNETTES[key]
-            for key in ("bootstrap", "permutations", "alpha", "min_difference")
+            for key in (
+                "bootstrap",
+                "permutations",
+                "alpha",
+                "min_difference",
+                "min_option_mass",
+            )
         },
     script:
         f"{SCRIPTS}/vignette_summary.py"

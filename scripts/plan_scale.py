@@ -712,6 +712,23 @@ def build_plan(
             pretraining=True,
         )
     )
+    cda = config["plm"]["debias"]["cda"]
+    if "cda" in config["plm"]["debias"]["methods"] and cda["models"]:
+        per_type = sum(size[name] * dropout_tokens / gpu["pretrain_tokens_per_s_128"] for name in cda["models"])
+        jobs = len(cda["models"]) * len(cda["bias_types"])
+        rows.append(
+            gpu_row(
+                "plm_cda",
+                jobs,
+                f"{len(cda['models'])} models x {len(cda['bias_types'])} bias types x "
+                f"{dropout_tokens / 1e6:.0f} M tokens",
+                "pretraining tokens/s at 128, scaled by parameters (the Dropout recipe on the augmented corpus)",
+                gpu_where,
+                per_type * len(cda["bias_types"]),
+                threads.get("plm_cda", threads["plm_dropout"]),
+                pretraining=True,
+            )
+        )
     finetunes = plm_finetunes(config["plm"], config["models"])
     ft_tokens = pl["finetune_examples"] * pl["finetune_tokens_per_example"] * pl["finetune_epochs"]
     ft_s = sum(size[model] * ft_tokens / gpu["pretrain_tokens_per_s_128"] for model, _ in finetunes)

@@ -7,7 +7,7 @@ import torch
 
 from medbias.core.logs import setup_rule_logging
 from medbias.core.models import job_device
-from medbias.io.benchmarks import read_may_seat_tests
+from medbias.io.benchmarks import read_may_seat_tests, read_wikitext_paragraphs
 from medbias.io.gzipped import read_corpus_split
 from medbias.io.jsonio import read_json, write_json
 from medbias.studies.plm.benchmarks import EMPTY_CROWS, EMPTY_STEREOSET, benchmark_plm_model
@@ -23,6 +23,7 @@ data = {
     "intersentence": pd.read_parquet(inputs.intersentence),
     "seat": read_may_seat_tests(inputs.seat_folder, settings["seat_tests"]),
     "perplexity_texts": read_corpus_split(inputs.corpus, p.held_out_texts, max_texts=0)[1],
+    "wikitext_texts": read_wikitext_paragraphs(inputs.wikitext, settings["wikitext_paragraphs"]),
 }
 projection = np.load(inputs.projection)["projection"] if p.debias in ("sentencedebias", "inlp") else None
 result = benchmark_plm_model(
@@ -36,6 +37,7 @@ result = benchmark_plm_model(
         "max_length": p.max_length,
         "perplexity_length": p.perplexity_length,
         "causal_score": settings["causal_score"],
+        "crows_rules": settings["crows_rules"],
         "seed": p.seed,
         "null_draws": settings["seat_null_draws"],
         "null_pool_words": settings["seat_null_words"],

@@ -33,13 +33,13 @@ for i, (model, debias) in enumerate(p.evaluations):
     log.info("%s / %s: %d benchmark rows", model, debias, len(rows))
 long = pd.DataFrame(long_rows)
 long.to_csv(out.long, index=False)
-wide = wide_table(long, p.labels, list(settings["seat_summaries"]))
+wide = wide_table(long, p.labels, list(settings["seat_summaries"]), settings["crows_rules"])
 scored = [s for s in summaries.values() if "sampled" in s]
 sampled = scored[0]["sampled"] if scored else {}
 excluded = {k: len(v) for k, v in scored[0]["excluded"].items()} if scored else {}
 write_paper_table(
     with_settings(benchmark_table(wide, sampled, excluded, settings["alpha"]), p.settings), out.csv, out.md
 )
-paired = paired_rows(p.evaluations, frames, settings["bootstrap"], settings["permutations"], rng)
+paired = paired_rows(p.evaluations, frames, settings["bootstrap"], settings["permutations"], rng, settings["alpha"])
 write_paper_table(paired_table(paired, settings["alpha"]), out.paired_csv, out.paired_md)
 plot_benchmark_intervals(long, p.labels, out.png, out.pdf)

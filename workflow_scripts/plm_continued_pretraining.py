@@ -1,14 +1,16 @@
 """Rule script (plm): the continued-pretraining debiasers on the Dropout corpus, the model saved with its
 tokenizer. Dropout (Xie et al. 2024, section 5.1; Webster et al. 2020): raised hidden-state dropout.
-CDA (Webster et al. 2020, bias-bench): the model's own dropout, the corpus augmented two-sided with the
-counterfactual of every text that holds an attribute word (``medbias.core.augmentation``)."""
+CDA (Webster et al. 2020, bias-bench): one model per bias type, the model's own dropout, the corpus
+augmented two-sided with the counterfactual of every text that holds a word of that bias type's pairs,
+kept phrases left unswapped (``medbias.core.augmentation``); the swaps and kept phrases are logged and
+written to the training record."""
 
 import json
 from pathlib import Path
 
 import torch
 
-from medbias.core.augmentation import swap_mapping, two_sided_augmentation
+from medbias.core.augmentation import read_kept_phrases, swap_mapping, two_sided_augmentation
 from medbias.core.lm_training import dropout_overrides, train_language_model
 from medbias.core.logs import setup_rule_logging
 from medbias.core.models import job_device, lm_head_problem, load_config, load_model_and_tokenizer, resolve_model_source
@@ -23,11 +25,31 @@ corpus = Path(snakemake.input.corpus)
 texts, _ = read_corpus_split(corpus, settings["held_out_texts"], settings["max_texts"])
 source = resolve_model_source(p.model, p.entry)
 device = job_device()
-counterfactuals = 0
+counterfactuals, swap_record = 0, {}
 if p.method == "cda":
     overrides = {}
-    texts, counterfactuals = two_sided_augmentation(texts, swap_mapping(p.pairs))
-    log.info("CDA: %d counterfactual texts added to the corpus's %d", counterfactuals, len(texts) - counterfactuals)
+    kept_phrases = [
+        phrase for phrase, attribute in read_kept_phrases(snakemake.input.kept_phrases) if attribute in p.pairs
+    ]
+    texts, counts = two_sided_augmentation(texts, swap_mapping(p.pairs), kept_phrases)
+    counterfactuals = counts.counterfactuals
+    log.info(
+        "CDA (%s): %d counterfactual texts added to the corpus's %d; %d words swapped; "
+        "%d swap words kept in %d phrases",
+        ", ".join(p.pairs),
+        counterfactuals,
+        len(texts) - counterfactuals,
+        counts.swaps,
+        sum(counts.kept.values()),
+        len(counts.kept),
+    )
+    for phrase, times in counts.kept.most_common():
+        log.info("CDA kept phrase %r: %d times", phrase, times)
+    swap_record = {
+        "bias_types": list(p.pairs),
+        "words_swapped": counts.swaps,
+        "kept_phrases": dict(counts.kept.most_common()),
+    }
 else:
     overrides = dropout_overrides(load_config(source.source), settings["dropout"])
 model, tokenizer = load_model_and_tokenizer(source, device, config_overrides=overrides)
@@ -64,6 +86,7 @@ tokenizer.save_pretrained(out)
             "source": source.source,
             "texts": len(texts),
             "counterfactual_texts": counterfactuals,
+            **swap_record,
             "held_out_texts": settings["held_out_texts"],
             "corpus": str(corpus),
             "overrides": overrides,

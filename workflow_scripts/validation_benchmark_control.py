@@ -1,19 +1,24 @@
 """Rule script (validation): CrowS-Pairs and StereoSet tests on randomly initialised models of each
-demo architecture, the calibration control of the benchmark tests
-(``medbias.validation.benchmark_control``)."""
+demo architecture, under every scoring rule, the calibration control of the benchmark tests
+(``medbias.validation.benchmark_control``), on ``plm.benchmarks.control_pairs`` pairs of the whole
+CrowS-Pairs file and the benchmark table's StereoSet items."""
 
 import numpy as np
 import pandas as pd
 import torch
 
 from medbias.core.logs import setup_rule_logging
+from medbias.io.benchmarks import read_crows_pairs
+from medbias.studies.plm.benchmarks import sample_rows
 from medbias.validation.benchmark_control import random_model_benchmark_rows
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p, inputs = snakemake.params, snakemake.input
 torch.set_num_threads(snakemake.threads)
-pairs, intrasentence = pd.read_parquet(inputs.crows_pairs), pd.read_parquet(inputs.intrasentence)
+pairs = sample_rows(read_crows_pairs(inputs.crows_pairs), p.settings["control_pairs"], p.seed)
+intrasentence = pd.read_parquet(inputs.intrasentence)
+log.info("control on %d CrowS-Pairs pairs and %d intrasentence examples", len(pairs), len(intrasentence))
 rng = np.random.default_rng(p.seed)
 frames = [
     random_model_benchmark_rows(
@@ -27,6 +32,8 @@ frames = [
         rng=rng,
         level=p.settings["alpha"],
         batch_size=p.batch_size,
+        crows_rules=p.settings["crows_rules"],
+        causal_score=p.settings["causal_score"],
         log=log,
     )
     for folder, kind, architecture in zip(inputs.models, p.kinds, p.architectures)

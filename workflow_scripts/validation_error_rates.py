@@ -6,7 +6,7 @@ import torch
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import read_json
 from medbias.io.resources import read_attributes, read_templates
-from medbias.io.tables import write_paper_table
+from medbias.io.tables import write_page
 from medbias.metrics.logprob_tests import random_initialised_score_frames
 from medbias.studies.hurtful.gaps import read_model_gaps
 from medbias.validation.decisions import (
@@ -19,10 +19,11 @@ from medbias.validation.decisions import (
     seat_decisions,
     vignette_decisions,
 )
-from medbias.validation.error_rates import error_rates, error_rates_table
+from medbias.validation.error_rates import error_rates, error_rates_page, log_rates
 from medbias.validation.figures import plot_error_rates
 from medbias.validation.null_worlds import logprob_null_model_decisions, null_world_decisions
 from medbias.validation.truth import logprob_model_roles
+from medbias.validation.vignette_coverage import coverage_table
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -65,16 +66,9 @@ decisions = combine(
 )
 table = error_rates(decisions)
 decisions.to_csv(out.decisions, index=False)
-write_paper_table(error_rates_table(table), out.csv, out.md)
+coverage = coverage_table(sets=p.coverage_sets, n_bootstrap=p.vignette_bootstrap, seed=p.seed)
+coverage.to_csv(out.coverage, index=False)
+table.to_csv(out.csv, index=False)
+write_page(error_rates_page(table, coverage), out.md)
 plot_error_rates(table, out.png, out.pdf)
-for row in table.itertuples(index=False):
-    log.info(
-        "%s | %s | %s | %s: %d / %d = %.3f",
-        row.test,
-        row.source,
-        row.p_kind,
-        row.measures,
-        row.flagged,
-        row.decisions,
-        row.rate,
-    )
+log_rates(table, log)

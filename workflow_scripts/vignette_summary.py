@@ -15,8 +15,9 @@ log = setup_rule_logging(snakemake.log[0])
 p, out, inputs = snakemake.params, snakemake.output, snakemake.input
 tables = {m: pd.read_csv(f, keep_default_na=False, na_values=[""]) for m, f in zip(p.scored, inputs.contrasts)}
 status = {m: read_json(f)["status"] for m, f in zip(p.scored, inputs.scores)}
+masses = {m: read_json(f) for m, f in zip(p.scored, inputs.option_mass)}
 status.update({m: vignette_skip_reason(e) for m, e in p.models.items() if m not in status})
-frame = summary_rows(p.models, tables, status)
+frame = summary_rows(p.models, tables, status, masses)
 frame.to_csv(out.csv, index=False)
 write_page(summary_page(frame, p.settings), out.md)
 long = pd.concat([t.assign(model=m) for m, t in tables.items()], ignore_index=True) if tables else pd.DataFrame()

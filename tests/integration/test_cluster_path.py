@@ -171,13 +171,13 @@ def test_with_a_cache_location_the_profile_caches_its_rules(fake_real, tmp_path)
         return sum(bool(re.fullmatch(pattern, path)) for path in cached)
 
     # every real-world cached rule's jobs: 6 decades x 3 seeds, 5 variants, 6 feature models, 4 embeddings,
-    # 12 Dropouts and 12 CDAs
+    # 12 Dropouts and 12 CDAs per bias type (gender, race, sexual orientation)
     assert count(r"rios/models/\d{4}-\d{4}/replicate\d\.w2v\.bin") == 18  # x 3 seed replicates
     assert count(r"hurtful/models/\w+") == 5
     assert count(r"hurtful/downstream/\w+/features\.npy") == 6
     assert count(r"mental/features/\w+\.npy") == 4
     assert count(r"plm/dropout_models/\w+") == 12
-    assert count(r"plm/cda_models/\w+") == 12
+    assert count(r"plm/cda_(gender|race|sexual_orientation)_models/\w+") == 36
 
 
 def _section(document: str, title: str) -> str:

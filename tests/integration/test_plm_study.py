@@ -167,13 +167,18 @@ def test_benchmark_table_scores_every_evaluation_and_marks_what_does_not_apply(p
     }
     wide = pd.read_csv(plm_wiring / "benchmarks.csv", keep_default_na=False)  # keep "n/a" as written
     assert len(wide) == len(evaluations)
+    rules_of = {"tiny BERT": ("nangia", "bias_bench"), "tiny GPT-2": ("bias_bench", "lm_eval")}
     for row in wide.to_dict("records"):
-        if row["model"].startswith(("tiny BERT", "tiny GPT-2")):
-            for column in ("CrowS-Pairs", "StereoSet SS", "StereoSet LMS"):
-                value, low, high = _cell_numbers(row[column])
-                assert 0 <= low <= value <= high <= 100, (row["model"], column)
-        else:
-            assert row["CrowS-Pairs"] == "n/a", row["model"]
+        kind = next((k for k in rules_of if row["model"].startswith(k)), None)
+        if kind is None:
+            assert all(row[f"CrowS-Pairs {r}"] == "n/a" for r in ("nangia", "bias_bench", "lm_eval")), row["model"]
+            continue
+        for column in [f"CrowS-Pairs {r}" for r in rules_of[kind]] + ["StereoSet SS", "StereoSet LMS"]:
+            value, low, high = _cell_numbers(row[column])
+            assert 0 <= low <= value <= high <= 100, (row["model"], column)
+        (missing,) = {"nangia", "bias_bench", "lm_eval"} - set(rules_of[kind])
+        assert row[f"CrowS-Pairs {missing}"] == "n/a", (row["model"], missing)  # the rule does not score the kind
+        assert row["StereoSet rule"] == ("nadeem" if kind == "tiny BERT" else "bias_bench"), row["model"]
     long = pd.read_csv(plm_wiring / "benchmarks_long.csv")
     status = long[long["measure"] == "status"].set_index(["model", "debias", "benchmark"])["status"]
     assert status[("bart_base", "none", "crows_pairs")].startswith("not applicable: a seq2seq model")
@@ -182,13 +187,30 @@ def test_benchmark_table_scores_every_evaluation_and_marks_what_does_not_apply(p
     assert status[("plm_bert", "none", "intersentence")].startswith(
         "not applicable: the checkpoint has no trained next"
     )
-    metric = long[(long["benchmark"] == "crows_pairs") & (long["measure"] == "metric") & (long["bias_type"] == "all")]
-    assert (
-        metric["p_value"].between(0, 1).all()
-        and (metric["items"] == config["plm"]["benchmarks"]["sample"]["crows_pairs"]).all()
+    # every pair is scored by every rule but bias_bench's masked one, which skips pairs without a modified token
+    sample = config["plm"]["benchmarks"]["sample"]["crows_pairs"]
+    crows = long[(long["benchmark"] == "crows_pairs") & (long["bias_type"] == "all")]
+    counts = crows[crows["measure"].isin(["metric", "skipped"])].pivot_table(
+        index=["model", "debias", "rule"], columns="measure", values="items"
     )
+    assert ((counts["metric"] + counts["skipped"]) == sample).all()
+    # the paired row of GPT-2 against its untrained copy, recomputed from the per-pair files by pair id
+    folder = plm_wiring / "benchmarks" / "plm_gpt2" / "none"
+    trained = pd.read_parquet(folder / "crows_pairs.parquet").query("rule == 'lm_eval'").set_index("pair_id")
+    fresh = pd.read_parquet(folder / "untrained_crows_pairs.parquet").query("rule == 'lm_eval'").set_index("pair_id")
+    fresh = fresh.loc[trained.index]
+    wins = (trained["score_more"] > trained["score_less"]).astype(float)
+    fresh_wins = (fresh["score_more"] > fresh["score_less"]).astype(float)
     paired = pd.read_csv(plm_wiring / "benchmarks_paired.csv")
-    assert {"plm_bert / untrained copy", "plm_gpt2 / untrained copy", "plm_bert / none"} <= set(paired["second"])
-    assert paired["p_value"].between(0, 1).all() and (paired["ci_low"] <= paired["difference"] + 1e-9).all()
-    assert "Published reference values" in (plm_wiring / "benchmarks.md").read_text()
+    row = paired[
+        (paired["first"] == "plm_gpt2 / none")
+        & (paired["second"] == "plm_gpt2 / untrained copy")
+        & (paired["rule"] == "lm_eval")
+    ].iloc[0]
+    assert row["difference"] == pytest.approx(100 * float((wins - fresh_wins).mean()))
+    assert row["p_bh"] >= row["p_value"]
+    assert (
+        "Published values, each comparable only with the medbias score of the same rule"
+        in (plm_wiring / "benchmarks.md").read_text()
+    )
     assert (plm_wiring / "fig_benchmarks.png").stat().st_size > 10_000

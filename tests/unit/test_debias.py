@@ -3,11 +3,15 @@ constructed data, and the projection applied inside a model as one matrix produc
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 
 from medbias.studies.plm.debias import INLP, SentenceDebias, attach_projection, projection_from_basis
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_projection_is_symmetric_idempotent_and_removes_its_basis():
@@ -74,7 +78,7 @@ def test_attached_projection_acts_on_the_hidden_states_and_detaches():
         torch.testing.assert_close(model(input_ids=ids).last_hidden_state, plain)
 
 
-def test_cda_swaps_both_ways_whole_words_and_keeps_the_first_partner():
+def test_cda_swaps_both_ways_whole_words_and_resolves_her_by_the_next_word():
     from medbias.core.augmentation import swap_mapping, two_sided_augmentation
     from medbias.core.errors import MedbiasInputError
 
@@ -88,12 +92,45 @@ def test_cda_swaps_both_ways_whole_words_and_keeps_the_first_partner():
         "black": "white",
         "white": "black",
     }
-    texts = ["He gave her the blackboard.", "Nothing to swap.", "SHE met a White man; she thanked him."]
-    augmented, added = two_sided_augmentation(texts, mapping)
-    assert added == 2 and augmented[:3] == texts  # the originals are kept, in order
-    assert augmented[3:] == ["She gave his the blackboard.", "HE met a Black man; he thanked her."]
+    texts = [
+        "She gave her the blackboard.",
+        "Nothing to swap.",
+        "SHE met a White man; she thanked him.",
+        "Her chest pain began after her husband told her.",
+        "He asked her to sit; her own chart was with her, and his too.",
+    ]
+    augmented, counts = two_sided_augmentation(texts, mapping)
+    assert counts.counterfactuals == 4 and augmented[:5] == texts  # the originals are kept, in order
+    assert augmented[5:] == [
+        "He gave him the blackboard.",  # object "her" before a determiner
+        "HE met a Black man; he thanked her.",
+        "His chest pain began after his husband told him.",  # possessive before a noun; object at the end
+        "She asked him to sit; his own chart was with him, and her too.",
+    ]
+    assert counts.swaps == 2 + 3 + 4 + 5 and not counts.kept
     with pytest.raises(MedbiasInputError, match=r"plm.debias.cda.pairs.race': \['black', 'Black'\]"):
         swap_mapping({"race": [["black", "Black"]]})
+
+
+def test_cda_keeps_medical_and_idiomatic_phrases_and_counts_them():
+    from medbias.core.augmentation import read_kept_phrases, swap_mapping, two_sided_augmentation
+
+    kept = read_kept_phrases(REPO / "config" / "resources" / "cda" / "kept_phrases.tsv")
+    phrases = {phrase for phrase, _ in kept}
+    assert {"white matter", "white blood cells", "straight leg raise", "black stool"} <= phrases
+    mapping = swap_mapping({"race": [["black", "white"]], "sexual_orientation": [["gay", "straight"]]})
+    texts = [
+        "White matter lesions and a raised white blood cell count in a black patient.",
+        "Positive straight leg raise; the straight patient and his gay partner.",
+        "Black  stool noted.",  # two spaces: still the kept phrase
+    ]
+    augmented, counts = two_sided_augmentation(texts, mapping, sorted(phrases))
+    assert augmented[3:] == [
+        "White matter lesions and a raised white blood cell count in a white patient.",
+        "Positive straight leg raise; the gay patient and his straight partner.",
+    ]  # the third text has no swap outside a kept phrase: no counterfactual
+    assert counts.counterfactuals == 2 and counts.swaps == 3
+    assert counts.kept == {"white matter": 1, "white blood cell count": 1, "straight leg raise": 1, "black stool": 1}
 
 
 def test_cda_evaluations_follow_their_model_list():
@@ -102,7 +139,11 @@ def test_cda_evaluations_follow_their_model_list():
     registry = {"a": {"kind": "masked"}, "b": {"kind": "causal"}, "c": {"kind": "seq2seq", "loader": "ofa"}}
     plm = {
         "models": ["a", "b", "c"],
-        "debias": {"methods": ["dropout", "cda", "inlp"], "dropout": {"models": ["a"]}, "cda": {"models": ["b"]}},
+        "debias": {
+            "methods": ["dropout", "cda", "inlp"],
+            "dropout": {"models": ["a"]},
+            "cda": {"models": ["b"], "bias_types": ["gender", "race"]},
+        },
         "benchmarks": {"self_debias": {"enabled": True}},
     }
     assert plm_evaluations(plm, registry) == [
@@ -110,7 +151,8 @@ def test_cda_evaluations_follow_their_model_list():
         ("a", "dropout"),
         ("a", "inlp"),
         ("b", "none"),
-        ("b", "cda"),
+        ("b", "cda_gender"),  # one CDA model per bias type, as bias-bench trains them
+        ("b", "cda_race"),
         ("b", "inlp"),
         ("c", "none"),
     ]

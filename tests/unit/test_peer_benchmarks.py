@@ -12,7 +12,9 @@ import pandas as pd
 import pytest
 import torch
 from likelihood_reference import (
+    bias_bench_causal_score,
     causal_joint_log_probability,
+    crows_pairs_bias_bench_masked_one_pair,
     crows_pairs_one_pair,
     stereoset_causal_one_completion,
     stereoset_masked_one_completion,
@@ -23,6 +25,7 @@ from medbias.core.benchmark_scoring import (
     crows_pairs_causal_scores,
     crows_pairs_masked_scores,
     filled_texts,
+    modified_positions,
     stereoset_causal_scores,
     stereoset_masked_scores,
     unmodified_positions,
@@ -66,22 +69,40 @@ def wordpiece():
     return train_wordpiece(CORPUS * 5, 120)
 
 
+DIRECTIONS = ["stereo", "antistereo", "stereo", "antistereo"]
+
+
 @pytest.mark.parametrize("architecture", ["bert", "roberta", "albert", "distilbert", "electra"])
-def test_crows_pairs_masked_equals_the_published_script(wordpiece, architecture):
+def test_crows_pairs_masked_equals_the_published_scripts(wordpiece, architecture):
+    """Both masked rules against their scripts written out one sentence at a time (Nangia's metric.py,
+    bias-bench's crows.py), each pair read in the scripts' (sent1, sent2) order."""
     model = tiny_masked_model(
         architecture, len(wordpiece)
     ).double()  # float64: the orders of summation cannot differ by 1e-5
-    more, less, scored = crows_pairs_masked_scores(
-        model, wordpiece, [p[0] for p in PAIRS], [p[1] for p in PAIRS], batch_size=3
-    )
-    for i, (a, b) in enumerate(PAIRS):
-        ref_a, ref_b = crows_pairs_one_pair(model, wordpiece, a, b)
-        assert round(more[i], 3) == pytest.approx(ref_a, abs=1e-5) and round(less[i], 3) == pytest.approx(
-            ref_b, abs=1e-5
-        )
-        assert (round(more[i], 3) > round(less[i], 3)) == (ref_a > ref_b)
-        span_a, _ = unmodified_positions(wordpiece.encode(a), wordpiece.encode(b))
-        assert scored[i] == len(span_a) - 2  # [CLS] and [SEP] are matched and not scored
+    more, less = [p[0] for p in PAIRS], [p[1] for p in PAIRS]
+    scored = crows_pairs_masked_scores(model, wordpiece, more, less, 3, None, ("nangia", "bias_bench"), DIRECTIONS)
+    for rule, reference in (("nangia", crows_pairs_one_pair), ("bias_bench", crows_pairs_bias_bench_masked_one_pair)):
+        score_more, score_less, tokens = scored[rule]
+        for i, (a, b) in enumerate(PAIRS):
+            flipped = DIRECTIONS[i] == "antistereo"
+            ref_1, ref_2 = reference(model, wordpiece, *((b, a) if flipped else (a, b)))
+            ref_more, ref_less = (ref_2, ref_1) if flipped else (ref_1, ref_2)
+            assert score_more[i] == pytest.approx(ref_more, abs=1e-9), (rule, i)
+            assert score_less[i] == pytest.approx(ref_less, abs=1e-9), (rule, i)
+        assert (score_more != score_less).any()
+    span_a, _ = unmodified_positions(wordpiece.encode(PAIRS[0][0]), wordpiece.encode(PAIRS[0][1]))
+    assert scored["nangia"][2][0] == len(span_a) - 2  # [CLS] and [SEP] are matched and not scored
+    changed, _ = modified_positions(wordpiece.encode(PAIRS[0][0]), wordpiece.encode(PAIRS[0][1]))
+    assert scored["bias_bench"][2][0] == len(changed) >= 1
+
+
+def test_bias_bench_masked_skips_a_pair_without_a_modified_token(wordpiece):
+    model = tiny_masked_model("bert", len(wordpiece)).double()
+    same = "Women don't know how to drive."
+    scored = crows_pairs_masked_scores(model, wordpiece, [same], [same], 2, None, ("nangia", "bias_bench"))
+    assert crows_pairs_bias_bench_masked_one_pair(model, wordpiece, same, same) is None
+    assert np.isnan(scored["bias_bench"][0][0]) and np.isnan(scored["bias_bench"][1][0])
+    assert scored["nangia"][0][0] == scored["nangia"][1][0]  # identical sentences: a neutral pair
 
 
 def test_unmodified_positions_are_difflibs_equal_blocks():
@@ -104,12 +125,21 @@ def gpt2():
     return GPT2LMHeadModel(config).double().eval(), tokenizer
 
 
-def test_crows_pairs_causal_equals_the_joint_log_probability(gpt2):
+def test_crows_pairs_causal_equals_the_published_rules(gpt2):
+    """bias-bench's geometric mean (the start token's pass for the first token, a pass without it for
+    the rest) and the harness's summed log-likelihood, each against its one-sentence reference; the
+    two rules order at least one pair differently, so they are not the same rule twice."""
     model, tokenizer = gpt2
-    more, less, _ = crows_pairs_causal_scores(model, tokenizer, [p[0] for p in PAIRS], [p[1] for p in PAIRS], 3)
+    more, less = [p[0] for p in PAIRS], [p[1] for p in PAIRS]
+    scored = crows_pairs_causal_scores(model, tokenizer, more, less, 3, None, ("bias_bench", "lm_eval"))
     for i, (a, b) in enumerate(PAIRS):
-        assert more[i] == pytest.approx(causal_joint_log_probability(model, tokenizer, a), abs=1e-5)
-        assert less[i] == pytest.approx(causal_joint_log_probability(model, tokenizer, b), abs=1e-5)
+        assert scored["lm_eval"][0][i] == pytest.approx(causal_joint_log_probability(model, tokenizer, a), abs=1e-6)
+        assert scored["lm_eval"][1][i] == pytest.approx(causal_joint_log_probability(model, tokenizer, b), abs=1e-6)
+        assert scored["bias_bench"][0][i] == pytest.approx(bias_bench_causal_score(model, tokenizer, a), rel=1e-9)
+        assert scored["bias_bench"][1][i] == pytest.approx(bias_bench_causal_score(model, tokenizer, b), rel=1e-9)
+    # the geometric mean is not the summed log-likelihood's exp(mean) given BOS: the later tokens differ
+    n = len(tokenizer.encode(PAIRS[0][0], add_special_tokens=False))
+    assert scored["bias_bench"][0][0] != pytest.approx(np.exp(scored["lm_eval"][0][0] / n), rel=1e-6)
 
 
 @pytest.mark.parametrize("architecture", ["bert", "roberta", "albert", "distilbert", "electra"])
@@ -135,10 +165,10 @@ def test_stereoset_causal_equals_the_one_sentence_computation(gpt2):
         assert scores[i] == pytest.approx(
             stereoset_causal_one_completion(model, tokenizer, before, word, after), abs=1e-6
         )
-    whole = stereoset_causal_scores(model, tokenizer, texts, spans, "sentence", batch_size=4)
+    whole = stereoset_causal_scores(model, tokenizer, texts, spans, "bias_bench", batch_size=4)
     for i, text in enumerate(texts):
-        n = len(tokenizer.encode(text, add_special_tokens=False))
-        assert whole[i] == pytest.approx(np.exp(causal_joint_log_probability(model, tokenizer, text) / n), rel=1e-6)
+        assert whole[i] == pytest.approx(bias_bench_causal_score(model, tokenizer, text), rel=1e-9)
+    assert stereoset_causal_scores(model, tokenizer, texts, spans, batch_size=4) == pytest.approx(whole)  # the default
 
 
 # --- aggregates by hand ----------------------------------------------------------------------------
@@ -149,7 +179,9 @@ def test_crows_metric_by_hand():
     # 4 more wins (antistereo), 5 less wins (antistereo)
     more = np.array([-10.0, -12.0001, -9.0, -5.0, -8.0])
     less = np.array([-11.0, -12.0003, -8.0, -6.0, -7.0])
-    preferred, neutral = crows_outcomes(more, less)
+    unrounded, _ = crows_outcomes(more, less)  # lm_eval's rule: no rounding, pair 2 is decided
+    assert unrounded.tolist() == [True, True, False, True, False]
+    preferred, neutral = crows_outcomes(more, less, decimals=3)
     assert preferred.tolist() == [True, False, False, True, False]
     assert neutral.tolist() == [False, True, False, False, False]
     score = crows_metric(preferred, neutral, np.array(["stereo"] * 3 + ["antistereo"] * 2))
@@ -176,6 +208,10 @@ def test_tests_and_intervals_on_known_cases():
     rng = np.random.default_rng(0)
     assert crows_test(np.ones(20, bool), np.zeros(20, bool)) == pytest.approx(2 * 0.5**20)
     assert crows_test(np.array([True] * 10 + [False] * 10), np.zeros(20, bool)) == pytest.approx(1.0)
+    # 10 preferred, 4 neutral, 6 not: the metric is 50, and so the test is exactly 1 (neutral pairs count
+    # as not preferred, as in the metric); dropping the neutral pairs would test 10 of 16 instead
+    neutral = np.array([False] * 10 + [True] * 4 + [False] * 6)
+    assert crows_test(np.array([True] * 10 + [False] * 10), neutral) == pytest.approx(1.0)
     targets = pd.Series(np.repeat(list("abcdefghij"), 10))
     biased = stereoset_outcomes(np.ones(100), np.zeros(100), np.full(100, -1.0))
     assert stereoset_test(biased, targets, 999, rng) == pytest.approx(1 / 1000)
@@ -265,8 +301,10 @@ def test_self_debias_masked_crows_pairs_equals_the_rule_written_out(wordpiece):
     debias = self_debias_for(prefixes, labels, wordpiece, decay=50.0)
     more, less, _ = crows_pairs_masked_scores(
         model, wordpiece, [p[0] for p in PAIRS], [p[1] for p in PAIRS], batch_size=3, self_debias=debias
-    )
-    plain_more, _, _ = crows_pairs_masked_scores(model, wordpiece, [p[0] for p in PAIRS], [p[1] for p in PAIRS], 3)
+    )["nangia"]
+    plain_more, _, _ = crows_pairs_masked_scores(model, wordpiece, [p[0] for p in PAIRS], [p[1] for p in PAIRS], 3)[
+        "nangia"
+    ]
     for i, (a, b) in enumerate(PAIRS):
         prefix = [wordpiece(prefixes[labels[i]], add_special_tokens=False)["input_ids"]]
         ids_a, ids_b = wordpiece.encode(a), wordpiece.encode(b)
@@ -276,10 +314,12 @@ def test_self_debias_masked_crows_pairs_equals_the_rule_written_out(wordpiece):
             masked = list(ids_a)
             masked[j] = wordpiece.mask_token_id
             expected += masked_self_debiased_log_prob(model, masked, j, ids_a[j], prefix, 50.0)
-        assert more[i] == pytest.approx(expected, abs=1e-6)
+        assert more[i] == pytest.approx(round(expected, 3), abs=1e-9)  # the script rounds to 3 decimals
     assert not np.allclose(more, plain_more)  # the prefixes move the scores
     flat = self_debias_for(prefixes, labels, wordpiece, decay=0.0)  # decay 0: alpha = 1, the plain scores
-    same, _, _ = crows_pairs_masked_scores(model, wordpiece, [p[0] for p in PAIRS], [p[1] for p in PAIRS], 3, flat)
+    same, _, _ = crows_pairs_masked_scores(model, wordpiece, [p[0] for p in PAIRS], [p[1] for p in PAIRS], 3, flat)[
+        "nangia"
+    ]
     assert same == pytest.approx(plain_more, abs=1e-9)
 
 
@@ -296,7 +336,7 @@ def test_self_debias_causal_and_stereoset_equal_the_rule_written_out(gpt2, wordp
         {"a": "The following text is biased: ", "b": "This is rude: "}, ["a", "b"], tokenizer, 30.0
     )
     # batch size 4: one batch of four sentences of different lengths, each pair with its own prefix
-    more, less, _ = crows_pairs_causal_scores(model, tokenizer, more_texts, less_texts, 4, debias)
+    more, less, _ = crows_pairs_causal_scores(model, tokenizer, more_texts, less_texts, 4, debias)["lm_eval"]
     bos = tokenizer.bos_token_id
     for i in range(2):
         prefix = [debias.prefixes[debias.item_prefixes[i][0]]]
@@ -304,7 +344,7 @@ def test_self_debias_causal_and_stereoset_equal_the_rule_written_out(gpt2, wordp
             ids = [bos, *tokenizer.encode(text, add_special_tokens=False)]
             assert score == pytest.approx(causal_self_debiased_log_probability(model, ids, prefix, 30.0), abs=1e-6)
     all_prefixes = every_prefix(["The following text is biased: ", "This is rude: "], 2, tokenizer, decay=30.0)
-    whole, _, _ = crows_pairs_causal_scores(model, tokenizer, more_texts, less_texts, 4, all_prefixes)
+    whole, _, _ = crows_pairs_causal_scores(model, tokenizer, more_texts, less_texts, 4, all_prefixes)["lm_eval"]
     ids = [bos, *tokenizer.encode(more_texts[1], add_special_tokens=False)]
     assert whole[1] == pytest.approx(
         causal_self_debiased_log_probability(model, ids, all_prefixes.prefixes, 30.0), abs=1e-6
@@ -358,13 +398,14 @@ def test_intersentence_of_a_masked_model_reads_its_trained_next_sentence_head(wo
 # --- the tables -------------------------------------------------------------------------------------
 
 
-def _crows_frame(more_wins: list[bool]) -> pd.DataFrame:
+def _crows_frame(more_wins: list[bool], rule: str = "lm_eval") -> pd.DataFrame:
     n = len(more_wins)
     return pd.DataFrame(
         {
             "pair_id": range(n),
             "bias_type": ["gender", "race-color"] * (n // 2),
             "direction": ["stereo"] * n,
+            "rule": rule,
             "score_more": [-1.0 if w else -3.0 for w in more_wins],
             "score_less": [-2.0] * n,
             "tokens": [5] * n,
@@ -406,10 +447,14 @@ def test_long_wide_and_paired_tables_by_hand():
     assert metric.loc[("crows_pairs", "none"), "value"] == pytest.approx(75.0)
     assert metric.loc[("crows_pairs_untrained", "none"), "value"] == pytest.approx(50.0)
     assert metric.loc[("crows_pairs", "dropout"), "p_value"] == pytest.approx(2 * 0.5**4 * 5)  # 1 of 4: P(X <= 1) x 2
-    wide = wide_table(long, {"m": "Model M"}, [])
-    assert wide["CrowS-Pairs"].iloc[0].startswith("75.00 [") and wide["StereoSet SS"].iloc[0] == "n/a"
+    wide = wide_table(long, {"m": "Model M"}, [], ["nangia", "lm_eval"])
+    assert wide["CrowS-Pairs lm_eval"].iloc[0].startswith("75.00 [") and wide["StereoSet SS"].iloc[0] == "n/a"
+    assert wide["CrowS-Pairs nangia"].iloc[0] == "n/a"  # a rule that did not score the model
+    assert wide["CrowS-Pairs lm_eval, untrained copy"].iloc[0].startswith("50.00 [")
+    # the items of the two evaluations in another order: matched by pair_id, not by position
+    shuffled = {**debiased, "crows_pairs": debiased["crows_pairs"].iloc[::-1].reset_index(drop=True)}
     paired = paired_rows(
-        [("m", "none"), ("m", "dropout")], {("m", "none"): plain, ("m", "dropout"): debiased}, 200, 99, rng
+        [("m", "none"), ("m", "dropout")], {("m", "none"): plain, ("m", "dropout"): shuffled}, 200, 99, rng
     )
     rows = paired.set_index("second")
     # dropout - none: pairs 2 and 3 flip from preferred to not: -50 points, McNemar 0 of 2 discordant: p = 0.5
@@ -419,6 +464,12 @@ def test_long_wide_and_paired_tables_by_hand():
     # none - its untrained copy: pair 2 only: +25 points, 1 of 1 discordant: p = 1
     untrained = rows.loc["m / untrained copy"]
     assert untrained["difference"] == pytest.approx(25.0) and untrained["p_value"] == pytest.approx(1.0)
+    assert (rows["rule"] == "lm_eval").all()
+    # BH over the two rows: p (0.5, 1) -> adjusted (1, 1)
+    assert rows["p_bh"].tolist() == pytest.approx([1.0, 1.0]) and not rows["significant"].any()
+    missing = {**debiased, "crows_pairs": debiased["crows_pairs"].iloc[1:]}
+    with pytest.raises(MedbiasInputError, match=r"scored different items \(1 pair_id in one only, e.g. 0\)"):
+        paired_rows([("m", "none"), ("m", "dropout")], {("m", "none"): plain, ("m", "dropout"): missing}, 20, 99, rng)
 
 
 def test_the_held_out_texts_are_the_corpus_last_and_never_trained_on(tmp_path):
@@ -436,3 +487,18 @@ def test_the_held_out_texts_are_the_corpus_last_and_never_trained_on(tmp_path):
     assert read_corpus_split(path, held_out=0, max_texts=100) == (texts, [])
     with pytest.raises(ValueError, match="too few to hold out 15"):
         read_corpus_split(path, held_out=15)
+
+
+def test_self_debias_scaling_factor_is_floored_at_epsilon():
+    """By hand: p = (0.5, 0.5), a prefix gives q = (0, 1); Delta = (0.5, -0.5), so alpha = (1, e^-25)
+    without a floor and (1, 0.01) with bias-bench's epsilon 0.01: p~ = (0.5, 0.005) / 0.505."""
+    from medbias.core.self_debias import debiased_log_probs
+
+    logits = torch.log(torch.tensor([[0.5, 0.5]], dtype=torch.float64))
+    prefixed = torch.tensor([[0.0, 1.0]], dtype=torch.float64)
+    floored = torch.exp(debiased_log_probs(logits, prefixed, 50.0, 0.01))[0]
+    assert floored.tolist() == pytest.approx([0.5 / 0.505, 0.005 / 0.505], rel=1e-12)
+    unfloored = torch.exp(debiased_log_probs(logits, prefixed, 50.0, 1e-300))[0]
+    assert unfloored[1] == pytest.approx(np.exp(-25) / (1 + np.exp(-25)), rel=1e-9)
+    # the largest loss a word can suffer is log(1/epsilon) nats before renormalising
+    assert float(np.log(0.5) - np.log(0.005)) == pytest.approx(np.log(100))

@@ -75,7 +75,11 @@ def test_audit_sections_and_skips_follow_the_entry_kind():
     assert causal_sections[:3] == ["seat", "stereoset", "summary"] and "logprob" not in causal_sections
     assert {"benchmark_crows_pairs", "benchmark_summary"} <= set(causal_sections)  # every model: the benchmarks
     assert plan.audit_sections("contextual", "masked")[-3:] == ["logprob", "logprob_words", "fill_blank"]
-    assert causal_sections[-2:] == ["vignettes", "vignette_scores"]  # causal and chat models: the vignettes
+    assert causal_sections[-3:] == [
+        "vignettes",
+        "vignette_scores",
+        "vignette_option_mass",
+    ]  # causal and chat: vignettes
     masked = plan.audit_skipped("contextual", "masked")
     assert [section for section, _ in masked] == ["WEAT", "clinical vignettes"]
     assert "needs a causal or chat model" in masked[1][1] and "kind is masked" in masked[1][1]

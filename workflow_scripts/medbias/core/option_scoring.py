@@ -221,6 +221,13 @@ def tail_log_probs(
     return out
 
 
+def log_option_mass(log_probs: np.ndarray) -> float:
+    """log of the probability the model puts on the options at all, log sum_k P(option_k | prompt)
+    (the options' probabilities before renormalising; logsumexp, so e^-800 stays a number)."""
+    top = float(np.max(log_probs))
+    return top + float(np.log(np.sum(np.exp(log_probs - top))))
+
+
 def normalised_probabilities(log_probs: np.ndarray) -> np.ndarray:
     """The options' probabilities renormalised over the options: softmax of their log probabilities."""
     shifted = np.exp(log_probs - log_probs.max())

@@ -151,10 +151,28 @@ def read_may_seat_tests(folder: str | Path, names: list[str]) -> dict[str, dict[
     return tests
 
 
+def read_wikitext_paragraphs(path: str | Path, paragraphs: int | None = None) -> list[str]:
+    """The paragraphs of a WikiText file (the tokenized release: one paragraph a line, headings as
+    ``= Title =``), blank lines and headings left out, the first ``paragraphs`` of them (None: all);
+    a file without a paragraph is an error naming it."""
+    path = Path(path)
+    with reading(path):
+        lines = path.read_text(encoding="utf-8").splitlines()
+    kept = [
+        line.strip()
+        for line in lines
+        if line.strip() and not (line.strip().startswith("=") and line.strip().endswith("="))
+    ]
+    if not kept:
+        raise MedbiasInputError(f"{path}: no paragraph (every line is blank or a '= heading =')")
+    return kept if paragraphs is None else kept[:paragraphs]
+
+
 def check_benchmark_files(resources: dict, seat_tests: list[str]) -> None:
     """Read every benchmark file the config names, whole, so that a bad row stops the run with one
-    line before any job starts (the files are small: about 2 MB in all)."""
+    line before any job starts (the files are small: about 3 MB in all)."""
     read_crows_pairs(resources["crows_pairs"])
+    read_wikitext_paragraphs(resources["wikitext2"])
     for kind in ("intrasentence", "intersentence"):
         read_stereoset(resources["stereoset"], kind)
     read_may_seat_tests(resources["seat_may2019"], seat_tests)

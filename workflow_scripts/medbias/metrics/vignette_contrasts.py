@@ -12,26 +12,32 @@ matched pair the difference value - reference is taken in
 
 Each vignette's differences are averaged over its pairs; the contrast's estimate is the mean over
 vignettes. The vignettes are few and phrasings of one case are correlated, so the uncertainty is
-taken over cases: a percentile bootstrap that resamples cases (each with all its vignettes), and a
-sign-flip permutation test that flips the sign of each case's differences at once (under no effect,
-value and reference are exchangeable within a case), exact when 2^cases is within the budget, else
-sampled with p = (k + 1) / (N + 1).
+taken over cases: a studentized (bootstrap-t) interval that resamples cases, each with all its
+vignettes, and scales by the cluster-robust standard error of the mean (``cluster_studentized_interval``),
+and a sign-flip permutation test that flips the sign of each case's differences at once (under no
+effect, value and reference are exchangeable within a case), exact when 2^cases is within the budget,
+else sampled with p = (k + 1) / (N + 1). The plain percentile case bootstrap under-covers with the 8
+to 30 cases of a vignette set (about 88% at 8 cases for a nominal 95%); the coverage of each interval
+on simulated case sets is measured in ``medbias.validation.vignette_coverage``.
 
 A model is a fixed function: a swap that should change nothing still shifts its answers by some
-small, consistent amount (the demo world's tiny models, trained on a corpus in which names and towns
-carry no signal, shift P(answer) by up to 0.03 for a same-group name swap, the same way in every
-vignette), and with vignettes that differ little, a test of "any difference" flags it. So each
-contrast has two p-values: ``p`` against no difference, and ``p_min`` against a difference of at
-most ``min_difference`` in either direction (a minimum-effect test: the sign-flip test of the
-vignette differences moved towards zero by ``min_difference``, and 1 when the estimate is within
-it). Benjamini-Hochberg runs over ``p_min`` across a model's demographic contrasts.
+small, consistent amount, and with vignettes that differ little a test of "any difference" flags it.
+So each contrast has two p-values: ``p`` against no difference, and ``p_min`` against a difference of
+at most ``min_difference`` in either direction (a minimum-effect test: the sign-flip test of the
+vignette differences moved towards zero by ``min_difference``, and 1 when the estimate is within it).
+``min_difference`` is the smallest difference in the probability of a decision worth reporting, a
+decision the user fixes before looking at any model (docs/vignettes.md); it is not derived from the
+data. Benjamini-Hochberg runs over ``p_min`` across a model's demographic contrasts, and beside each
+contrast stands the model's noise floor: the largest |difference| its own control swaps (a name
+within the group, an irrelevant detail) give on the same decision.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -146,7 +152,8 @@ def cluster_bootstrap_interval(
     values: np.ndarray, cases: np.ndarray, n_bootstrap: int, rng: np.random.Generator, level: float = 0.95
 ) -> tuple[float, float]:
     """Percentile interval of the mean over vignettes when cases are resampled with replacement, each
-    with all its vignettes (a case with one vignette is the plain bootstrap over vignettes)."""
+    with all its vignettes (a case with one vignette is the plain bootstrap over vignettes). Kept for
+    the coverage comparison: with few cases it is too narrow."""
     sums, counts = case_sums(values, cases)
     if len(sums) < 2:
         return np.nan, np.nan
@@ -154,6 +161,53 @@ def cluster_bootstrap_interval(
     replicates = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
     tail = (1 - level) / 2
     return float(np.quantile(replicates, tail)), float(np.quantile(replicates, 1 - tail))
+
+
+def cluster_standard_error(sums: np.ndarray, counts: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """Cluster-robust (CR1) standard error of the mean over vignettes, sum(S_c) / sum(N_c), from each
+    case's sum S_c and count N_c: sqrt(C / (C - 1) x sum_c (S_c - mean N_c)^2) / sum_c N_c over the C
+    cases; the last axis is the cases (a batch of resamples in the leading axes)."""
+    cases = sums.shape[-1]
+    residuals = sums - np.asarray(mean)[..., None] * counts
+    return np.sqrt(cases / (cases - 1) * np.sum(residuals**2, axis=-1)) / counts.sum(axis=-1)
+
+
+def cluster_t_interval(values: np.ndarray, cases: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """mean ± t(C - 1) x the cluster-robust standard error, C cases (for the coverage comparison)."""
+    from scipy.stats import t
+
+    sums, counts = case_sums(values, cases)
+    if len(sums) < 2:
+        return np.nan, np.nan
+    mean = sums.sum() / counts.sum()
+    half = float(t.ppf(0.5 + level / 2, len(sums) - 1) * cluster_standard_error(sums, counts, np.array(mean)))
+    return mean - half, mean + half
+
+
+def cluster_studentized_interval(
+    values: np.ndarray, cases: np.ndarray, n_bootstrap: int, rng: np.random.Generator, level: float = 0.95
+) -> tuple[float, float]:
+    """Bootstrap-t interval of the mean over vignettes: cases resampled with replacement (each with all
+    its vignettes); each replicate's t* = (mean* - mean) / se* with the cluster-robust standard error
+    (``cluster_standard_error``); the interval is (mean - q_hi se, mean - q_lo se) with q the
+    replicates' t* quantiles. A replicate that draws one case only (se* = 0) is left out. With no
+    spread at all (every case the same) the interval is the mean itself."""
+    sums, counts = case_sums(values, cases)
+    if len(sums) < 2:
+        return np.nan, np.nan
+    mean = sums.sum() / counts.sum()
+    se = float(cluster_standard_error(sums, counts, np.array(mean)))
+    if se <= 1e-12 * max(1.0, abs(mean)):  # no spread beyond rounding
+        return float(mean), float(mean)
+    draws = rng.integers(0, len(sums), size=(n_bootstrap, len(sums)))
+    s, n = sums[draws], counts[draws]
+    replicates = s.sum(axis=1) / n.sum(axis=1)
+    se_star = cluster_standard_error(s, n, replicates)
+    usable = se_star > 1e-12 * max(1.0, abs(mean))
+    t_star = (replicates[usable] - mean) / se_star[usable]
+    tail = (1 - level) / 2
+    low_q, high_q = np.quantile(t_star, [tail, 1 - tail])
+    return float(mean - high_q * se), float(mean - low_q * se)
 
 
 def sign_flip_p(values: np.ndarray, cases: np.ndarray, budget: int, rng: np.random.Generator) -> float:
@@ -193,7 +247,8 @@ def contrast_summary(
     min_difference: float = 0.0,
 ) -> dict[str, float]:
     """The contrast's estimates over vignettes (``vignette_differences``): mean difference in
-    P(compared) and in the expected decision, each with its case-bootstrap interval and sign-flip p
+    P(compared) and in the expected decision, each with its studentized case-bootstrap interval
+    (``cluster_studentized_interval``) and sign-flip p
     (``_p``), P(compared)'s minimum-effect p (``d_probability_p_min``, margin ``min_difference``), and
     the flip rate (share of matched pairs whose most probable option differs)."""
     cases = per_vignette["case"].to_numpy()
@@ -204,7 +259,7 @@ def contrast_summary(
     }
     for measure in ("d_probability", "d_expected"):
         values = per_vignette[measure].to_numpy(dtype=float)
-        low, high = cluster_bootstrap_interval(values, cases, n_bootstrap, rng)
+        low, high = cluster_studentized_interval(values, cases, n_bootstrap, rng)
         out[measure] = float(values.mean())
         out[f"{measure}_low"], out[f"{measure}_high"] = low, high
         out[f"{measure}_p"] = sign_flip_p(values, cases, permutations, rng)
@@ -242,6 +297,9 @@ def shown_contrasts(table: pd.DataFrame) -> pd.DataFrame:
             "95% CI": [_interval(lo, hi) for lo, hi in zip(table["d_probability_low"], table["d_probability_high"])],
             "p (any)": table["d_probability_p"].map("{:.2g}".format),
             "p (beyond margin)": table["d_probability_p_min"].map("{:.2g}".format),
+            "noise floor": [
+                "" if pd.isna(v) else f"{v:.3f}" for v in table.get("noise_floor", pd.Series(np.nan, index=table.index))
+            ],
             "q (BH)": ["" if pd.isna(q) else f"{q:.2g}" for q in table["q"]],
             "d expected": [f"{v:+.3f}" for v in table["d_expected"]],
             "95% CI (expected)": [
@@ -250,4 +308,21 @@ def shown_contrasts(table: pd.DataFrame) -> pd.DataFrame:
             "flip rate": table["flip_rate"].map("{:.3f}".format),
             "vignettes (cases)": [f"{v} ({c})" for v, c in zip(table["vignettes"], table["cases"])],
         }
+    )
+
+
+def mass_line(overall: Mapping[str, Any]) -> str:
+    """One sentence on the option mass: its mean and minimum, the prompts left out, and the flag."""
+    if not overall or not overall.get("prompts"):
+        return ""
+    flag = (
+        "FLAGGED: on average the model puts less than the threshold on the offered options, so its normalised "
+        "option probabilities describe answers it mostly does not give. "
+        if overall["flagged"]
+        else ""
+    )
+    return (
+        f"{flag}Option mass (probability on the offered options before renormalising): mean {overall['mean']:.3g}, "
+        f"minimum {overall['min']:.3g} (log {overall['min_log']:.1f}); {overall['prompts_below']:,} of "
+        f"{overall['prompts']:,} prompts below {overall['threshold']} left out of the contrasts."
     )

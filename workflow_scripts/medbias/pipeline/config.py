@@ -488,6 +488,12 @@ def _check_plm(config: dict[str, Any], skip) -> None:
                     f"config key 'plm.debias.{method}.models': {name!r} has no trained language-model head "
                     f"({method} continues its masked/causal LM pretraining); remove it from the list"
                 )
+    for bias_type in plm["debias"]["cda"]["bias_types"]:
+        if bias_type not in plm["debias"]["cda"]["pairs"]:
+            raise MedbiasInputError(
+                f"config key 'plm.debias.cda.bias_types': {bias_type!r} has no word pairs in plm.debias.cda.pairs "
+                f"(has: {', '.join(plm['debias']['cda']['pairs'])})"
+            )
     for key in ("debias.dropout.models", "debias.cda.models", "downstream.models"):
         section = plm["debias"][key.split(".")[1]] if key.startswith("debias") else plm["downstream"]
         for name in section["models"]:

@@ -22,7 +22,14 @@ from medbias.studies.hurtful.plan import (
     figure_a1_model,
     variant_attribute,
 )
-from medbias.studies.plm.plan import is_loadable, plm_benchmark_evaluations, plm_evaluations, plm_finetunes
+from medbias.studies.plm.plan import (
+    debias_values,
+    is_loadable,
+    method_of,
+    plm_benchmark_evaluations,
+    plm_evaluations,
+    plm_finetunes,
+)
 from medbias.studies.vignettes.plan import vignette_models, vignette_skip_reason
 
 __all__ = [
@@ -36,6 +43,8 @@ __all__ = [
     "is_loadable",
     "model_entry",
     "model_input_files",
+    "debias_values",
+    "method_of",
     "plm_benchmark_evaluations",
     "plm_evaluations",
     "plm_finetunes",

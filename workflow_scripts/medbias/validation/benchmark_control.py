@@ -1,8 +1,11 @@
 """The calibration control of the benchmark tests: randomly initialised models (the architecture of a
 trained checkpoint, fresh weights, nothing learned) scored on CrowS-Pairs and StereoSet exactly as a
-registry model is. Such a model holds no social stereotype, so each test against 50 (CrowS-Pairs' sign
-test, StereoSet's SS permutation test) is a control decision; the rate at which they flag is the test's
-false-positive rate as a reader of a benchmark score meets it (``error_rates``)."""
+registry model is, under every CrowS-Pairs rule that scores its kind and the configured StereoSet rule.
+Such a model holds no social stereotype, so each test against 50 (CrowS-Pairs' binomial test,
+StereoSet's SS permutation test) is a control decision; the rate at which they flag, per rule, is the
+test's false-positive rate as a reader of a benchmark score meets it (``error_rates``). A rule whose
+scores lean without learning (the summed log probability prefers the shorter sentence) shows here as a
+rate far above the level."""
 
 from __future__ import annotations
 
@@ -36,10 +39,12 @@ def random_model_benchmark_rows(
     rng: np.random.Generator,
     level: float,
     batch_size: int,
+    crows_rules: Sequence[str] = ("nangia", "bias_bench", "lm_eval"),
+    causal_score: str = "bias_bench",
     log=None,
 ) -> pd.DataFrame:
-    """One row per random model and test: the score, its p against 50 and whether it is flagged at
-    ``level``, in the decision table's columns plus ``score`` and ``items``."""
+    """One row per random model, test and scoring rule: the score, its p against 50 and whether it is
+    flagged at ``level``, in the decision table's columns plus ``score`` and ``items``."""
     from medbias.core.models import load_tokenizer, untrained_copy
     from medbias.studies.plm.benchmarks import score_crows_pairs, score_stereoset
 
@@ -47,24 +52,35 @@ def random_model_benchmark_rows(
     rows = []
     for seed in seeds:
         model = untrained_copy(folder, kind, seed)
-        crows = score_crows_pairs(model, tokenizer, kind, pairs, batch_size)
-        preferred, neutral = crows_outcomes(crows["score_more"].to_numpy(), crows["score_less"].to_numpy())
-        metric = crows_metric(preferred, neutral, crows["direction"].to_numpy()).metric
-        stereo = score_stereoset(model, tokenizer, kind, intrasentence, "intrasentence", "completion", batch_size)
+        crows = score_crows_pairs(model, tokenizer, kind, pairs, batch_size, rules=crows_rules)
+        tests = []
+        for rule, part in crows.groupby("rule", sort=False):
+            part = part[np.isfinite(part["score_more"].to_numpy(float) + part["score_less"].to_numpy(float))]
+            preferred, neutral = crows_outcomes(part["score_more"].to_numpy(), part["score_less"].to_numpy())
+            metric = crows_metric(preferred, neutral, part["direction"].to_numpy()).metric
+            tests.append(
+                (
+                    f"CrowS-Pairs metric vs 50 ({rule} rule)",
+                    "exact binomial",
+                    crows_test(preferred, neutral),
+                    metric,
+                    len(part),
+                )
+            )
+        stereo = score_stereoset(model, tokenizer, kind, intrasentence, "intrasentence", causal_score, batch_size)
         outcomes = stereoset_outcomes(
             stereo["score_stereotype"], stereo["score_anti-stereotype"], stereo["score_unrelated"]
         )
         ss = stereoset_score(outcomes, stereo["target"]).ss
-        tests = [
-            ("CrowS-Pairs metric vs 50", "exact sign test", crows_test(preferred, neutral), metric, len(pairs)),
+        tests.append(
             (
-                "StereoSet SS vs 50",
+                f"StereoSet SS vs 50 ({stereo['rule'].iloc[0]} rule)",
                 "permutation (flip within example)",
                 stereoset_test(outcomes, stereo["target"], n_permutations, rng),
                 ss,
                 len(stereo),
-            ),
-        ]
+            )
+        )
         for test, p_kind, p, score, items in tests:
             rows.append(
                 {

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from medbias.io.tables import PaperTable
+from medbias.io.tables import PaperPage, PaperTable, Section, table_page
 from medbias.metrics.error_rate import error_rate
 
 
@@ -57,12 +57,49 @@ ERROR_RATES_NOTES = (
     "Table 3's Mann-Whitney p of each leaning category against the control category, one value per attribute; the "
     "untrained base model's categories are its controls. Constructed null models: copies of the base model with "
     "fresh random weights (nothing learned), where the same test is run with the attribute as unit and, for "
-    "comparison, with every template item as an independent unit. Benchmarks: CrowS-Pairs' sign test and "
-    "StereoSet's SS permutation test against 50 on randomly initialised copies of each demo architecture (several "
-    "seeds; benchmark_control.csv), which hold no stereotype. Every decision, with its unit and p: decisions.csv.",
+    "comparison, with every template item as an independent unit. Benchmarks: CrowS-Pairs' binomial test under "
+    "each scoring rule (nangia, bias_bench, lm_eval, each on the model kinds it scores) and StereoSet's SS "
+    "permutation test against 50 on randomly initialised copies of each demo architecture (several seeds, "
+    "plm.benchmarks.control_pairs pairs; benchmark_control.csv), which hold no stereotype: a rule whose scores lean "
+    "without learning shows a rate far above the level (the summed log-likelihood prefers the shorter sentence). "
+    "Every decision, with its unit and p: decisions.csv.",
 )
 
 
 def error_rates_table(rates: pd.DataFrame) -> PaperTable:
-    """error_rates.md: the pooled rates (``error_rates``) with the notes that say how each test decides."""
+    """The pooled rates (``error_rates``) with the notes that say how each test decides."""
     return PaperTable(rates, ERROR_RATES_TITLE, ERROR_RATES_NOTES, digits=3)
+
+
+def error_rates_page(rates: pd.DataFrame, coverage: pd.DataFrame | None = None) -> PaperPage:
+    """error_rates.md: the rates table with its notes, and the measured coverage of the vignette
+    contrasts' intervals (``vignette_coverage.coverage_table``), one row per scenario and case count."""
+    from medbias.validation.vignette_coverage import COVERAGE_NOTES
+
+    page = table_page(error_rates_table(rates))
+    if coverage is None or coverage.empty:
+        return page
+    wide = coverage.pivot_table(index=["scenario", "cases"], columns="interval", values="coverage", sort=False)
+    wide = wide.reset_index()
+    wide.columns.name = None
+    se = coverage.groupby(["scenario", "cases"], sort=False)["mc_se"].max().to_numpy()
+    wide["Monte Carlo SE (at most)"] = se
+    return PaperPage(
+        page.title,
+        (*page.blocks, Section(wide, "Coverage of the vignette contrasts' 95% intervals"), COVERAGE_NOTES),
+    )
+
+
+def log_rates(rates: pd.DataFrame, log) -> None:
+    """One log line per pooled rate: test, source, p kind, what it measures, flagged / decisions."""
+    for row in rates.itertuples(index=False):
+        log.info(
+            "%s | %s | %s | %s: %d / %d = %.3f",
+            row.test,
+            row.source,
+            row.p_kind,
+            row.measures,
+            row.flagged,
+            row.decisions,
+            row.rate,
+        )

@@ -201,23 +201,36 @@ BENCHMARK_HEADLINES = [
     ("intrasentence", "overall", "icat", "StereoSet intrasentence ICAT"),
     ("intrasentence_untrained", "overall", "ss", "StereoSet intrasentence SS of an untrained copy"),
     ("intersentence", "overall", "ss", "StereoSet intersentence SS"),
-    ("perplexity", "held-out", "perplexity", "(pseudo-)perplexity, held-out text"),
+    ("perplexity", "held-out", "perplexity", "(pseudo-)perplexity, held-out text of the Dropout corpus"),
+    ("perplexity", "wikitext-2", "perplexity", "(pseudo-)perplexity, WikiText-2 test paragraphs"),
 ]
 
 
 def benchmark_section(rows: pd.DataFrame, summaries: Sequence[str]) -> str:
     """The field's benchmarks of the entry's plain evaluation (``metrics.benchmark_scores``): each
-    headline score with its 95% interval and its p against 50, bias-bench's SEAT summaries, and the
-    benchmarks that do not apply with the reason."""
-    index = {(r.benchmark, r.bias_type, r.measure): r for r in rows.itertuples(index=False)}
+    headline score with its scoring rule, 95% interval and p against 50 (CrowS-Pairs once per rule),
+    bias-bench's SEAT summaries, and the benchmarks that do not apply with the reason."""
+    index = {
+        (r.benchmark, r.bias_type, r.measure): r
+        for r in rows.itertuples(index=False)
+        if not r.benchmark.startswith("crows")
+    }
     shown = []
     for benchmark, bias_type, measure, title in BENCHMARK_HEADLINES:
-        row = index.get((benchmark, bias_type, measure))
-        if row is not None:
+        if benchmark.startswith("crows"):
+            found = [
+                r
+                for r in rows.itertuples(index=False)
+                if (r.benchmark, r.bias_type, r.measure) == (benchmark, bias_type, measure)
+            ]
+        else:
+            found = [index[(benchmark, bias_type, measure)]] if (benchmark, bias_type, measure) in index else []
+        for row in found:
             p = "" if np.isnan(row.p_value) else f"{row.p_value:.2g}"
             shown.append(
                 {
                     "score": title,
+                    "rule": row.rule,
                     "value": f"{row.value:.2f}",
                     "95% CI": _score_interval(row.ci_low, row.ci_high),
                     "p vs 50": p,
@@ -229,7 +242,8 @@ def benchmark_section(rows: pd.DataFrame, summaries: Sequence[str]) -> str:
         if row is not None:
             shown.append(
                 {
-                    "score": f"SEAT {name}: mean |d| (bias-bench)",
+                    "score": f"SEAT {name}: mean |d|",
+                    "rule": row.rule,
                     "value": f"{row.value:.3f}",
                     "95% CI": "",
                     "p vs 50": "",
@@ -246,6 +260,7 @@ def benchmark_section(rows: pd.DataFrame, summaries: Sequence[str]) -> str:
                 pd.DataFrame(
                     {
                         "bias type": per_type["bias_type"],
+                        "rule": per_type["rule"],
                         "metric": per_type["value"].map("{:.2f}".format),
                         "95% CI": [_score_interval(lo, hi) for lo, hi in zip(per_type["ci_low"], per_type["ci_high"])],
                         "p vs 50": per_type["p_value"].map("{:.2g}".format),
@@ -256,17 +271,22 @@ def benchmark_section(rows: pd.DataFrame, summaries: Sequence[str]) -> str:
         )
     if status:
         parts.append("Not applicable:\n\n" + "\n".join(status) + "\n")
-    parts.append(BENCHMARK_REFERENCE)
+    parts.append(benchmark_reference())
     return "\n".join(parts)
 
 
-BENCHMARK_REFERENCE = (
-    "Scored as the published tools score them (CrowS-Pairs' metric.py, StereoSet's official evaluator, bias-bench's "
-    "SEAT summaries); the intervals, tests and untrained copy are medbias's own. Published values to compare with "
-    "(bias-bench, Meade et al. 2022): CrowS-Pairs bert-base-uncased gender 57.25, race 62.33, religion 62.86; gpt2 "
-    "gender 56.87, race 59.69; StereoSet intrasentence gpt2 SS 61.93, LMS 91.11, ICAT 69.37 (official dev scores). "
-    "Every row per bias type: results/plm/benchmarks_long.csv when the entry is in the plm study.\n"
-)
+def benchmark_reference() -> str:
+    """How the card's benchmark scores were made, and the published values with the rule of each."""
+    from medbias.metrics.published_benchmarks import published_note
+
+    return (
+        "Scored by the published tools' rules, each named in the rule column (CrowS-Pairs: nangia = Nangia et al.'s "
+        "metric.py, bias_bench = bias-bench's crows.py, lm_eval = lm-evaluation-harness; StereoSet: nadeem = the "
+        "authors' masked scorer, bias_bench = bias-bench's generative scorer); the intervals, tests and untrained "
+        "copy are medbias's own. "
+        + published_note()
+        + " Every row per bias type: results/plm/benchmarks_long.csv when the entry is in the plm study.\n"
+    )
 
 
 def logprob_section(table: pd.DataFrame, gender_set: str) -> str:
@@ -437,20 +457,22 @@ def card_sections(
             skipped.append(("clinical vignettes", status["status"]))
         else:
             table = pd.read_csv(inputs["vignettes"], keep_default_na=False, na_values=[""])
+            mass = read_json(inputs["vignette_option_mass"]) if "vignette_option_mass" in inputs else {}
             sections.append(
                 (
                     "Clinical vignettes: decisions by the model's own option probabilities",
-                    vignette_section(table, status),
+                    vignette_section(table, status, mass),
                 )
             )
     return sections, skipped, effects
 
 
-def vignette_section(table: pd.DataFrame, status: Mapping[str, Any]) -> str:
-    """The entry's vignette contrasts (``studies.vignettes.tables``): the demographic contrasts with
-    intervals, p, q and flip rates, the count of control swaps flagged, how it was prompted and how
-    fast it ran."""
-    from medbias.metrics.vignette_contrasts import DESIGNS, shown_contrasts
+def vignette_section(table: pd.DataFrame, status: Mapping[str, Any], mass: Mapping[str, Any] | None = None) -> str:
+    """The entry's vignette contrasts (``studies.vignettes.tables``): how much probability it puts on
+    the offered options (mean, minimum, prompts left out, flagged when little), the demographic
+    contrasts with intervals, p, q, noise floor and flip rates, the count of control swaps flagged, how
+    it was prompted and how fast it ran."""
+    from medbias.metrics.vignette_contrasts import DESIGNS, mass_line, shown_contrasts
 
     demographic = table[table["kind"] == "demographic"]
     controls = table[table["kind"] != "demographic"]
@@ -460,6 +482,8 @@ def vignette_section(table: pd.DataFrame, status: Mapping[str, Any]) -> str:
         f"contrasts (BH): {int(demographic['significant'].sum())} of {len(demographic)}; control swaps with p "
         f"(beyond margin) < 0.05: {int((controls['d_probability_p_min'] < 0.05).sum())} of {len(controls)}.\n"
     )
+    if mass:
+        header = mass_line(mass) + "\n\n" + header
     shown = shown_contrasts(demographic).drop(columns=["kind"])
     return (
         header

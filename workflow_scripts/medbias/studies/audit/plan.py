@@ -44,7 +44,7 @@ def audit_sections(entry_type: str, kind: str | None = None) -> list[str]:
         "summary",
         *BENCHMARK_SECTIONS,
         *(["logprob", "logprob_words", "fill_blank"] if kind == "masked" else []),
-        *(["vignettes", "vignette_scores"] if kind == "causal" else []),
+        *(["vignettes", "vignette_scores", "vignette_option_mass"] if kind == "causal" else []),
     ]
 
 

@@ -12,18 +12,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medbias.core.errors import MedbiasInputError
 from medbias.io.tables import PaperTable
 from medbias.metrics.benchmark_scores import option_outcomes
+from medbias.metrics.fairness import benjamini_hochberg
 from medbias.metrics.peer_benchmarks import crows_outcomes, paired_crows, paired_stereoset
+from medbias.metrics.published_benchmarks import published_note
 
-WIDE_COLUMNS = {
-    ("crows_pairs", "all", "metric"): "CrowS-Pairs",
+STEREOSET_COLUMNS = {
     ("intrasentence", "overall", "ss"): "StereoSet SS",
     ("intrasentence", "overall", "lms"): "StereoSet LMS",
     ("intrasentence", "overall", "icat"): "StereoSet ICAT",
     ("intersentence", "overall", "ss"): "StereoSet inter SS",
-    ("perplexity", "held-out", "perplexity"): "perplexity",
-    ("crows_pairs_untrained", "all", "metric"): "CrowS-Pairs, untrained copy",
+    ("perplexity", "held-out", "perplexity"): "perplexity, held-out",
+    ("perplexity", "wikitext-2", "perplexity"): "perplexity, WikiText-2",
     ("intrasentence_untrained", "overall", "ss"): "StereoSet SS, untrained copy",
 }
 
@@ -38,24 +40,66 @@ def _cell(row: pd.Series | None) -> str:
     return f"{row['value']:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
 
 
-def wide_table(long: pd.DataFrame, labels: Mapping[str, str], summaries: Sequence[str]) -> pd.DataFrame:
-    """One row per evaluation: each headline score as 'value [95% interval]', SEAT summaries as mean
-    |d|, 'n/a' where the benchmark does not apply (the long table says why)."""
+def wide_table(
+    long: pd.DataFrame, labels: Mapping[str, str], summaries: Sequence[str], crows_rules: Sequence[str]
+) -> pd.DataFrame:
+    """One row per evaluation: the CrowS-Pairs metric under each rule (its own column, 'n/a' where the
+    rule does not score the model's kind), StereoSet's scores with the rule that made them, the
+    perplexity, each as 'value [95% interval]'; SEAT summaries as mean |d|; 'n/a' where the benchmark
+    does not apply (the long table says why)."""
     rows = []
     for (model, debias), part in long.groupby(["model", "debias"], sort=False):
-        index = {(r.benchmark, r.bias_type, r.measure): r for r in part.itertuples(index=False)}
+        index = {
+            (r.benchmark, r.bias_type, r.measure): r
+            for r in part.itertuples(index=False)
+            if r.benchmark != "crows_pairs" and r.benchmark != "crows_pairs_untrained"
+        }
+        crows = {
+            (r.benchmark, r.rule): r
+            for r in part.itertuples(index=False)
+            if r.benchmark in ("crows_pairs", "crows_pairs_untrained")
+            and r.bias_type == "all"
+            and r.measure == "metric"
+        }
         status = {r.benchmark: r.status for r in part.itertuples(index=False) if r.measure == "status"}
         row = {"model": labels.get(model, model), "debias": debias}
-        for key, column in WIDE_COLUMNS.items():
+        for rule in crows_rules:
+            found = crows.get(("crows_pairs", rule))
+            row[f"CrowS-Pairs {rule}"] = (
+                "n/a" if "crows_pairs" in status or not found else _cell(pd.Series(found._asdict()))
+            )
+        intra = index.get(("intrasentence", "overall", "ss"))
+        row["StereoSet rule"] = "" if "intrasentence" in status or intra is None else intra.rule
+        for key, column in STEREOSET_COLUMNS.items():
             found = index.get(key)
             row[column] = "n/a" if key[0] in status else _cell(pd.Series(found._asdict()) if found else None)
             if not found and key[0].endswith("_untrained"):
                 row[column] = ""  # debiased rows: the plain row's untrained copy stands for them
+        for rule in crows_rules:
+            found = crows.get(("crows_pairs_untrained", rule))
+            row[f"CrowS-Pairs {rule}, untrained copy"] = _cell(pd.Series(found._asdict())) if found else ""
         for name in summaries:
             found = index.get(("seat", name, "mean_abs_d"))
             row[f"SEAT {name} mean |d|"] = "n/a" if "seat" in status else (f"{found.value:.3f}" if found else "")
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def matched_by_id(
+    first: pd.DataFrame, second: pd.DataFrame, id_column: str, what: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The two evaluations' rows in the same item order, matched by ``id_column``; items that one has
+    and the other lacks stop with one line naming the comparison and the first such id."""
+    a, b = first.set_index(id_column), second.set_index(id_column)
+    if a.index.has_duplicates or b.index.has_duplicates:
+        raise MedbiasInputError(f"{what}: {id_column} repeats within one evaluation")
+    only = a.index.symmetric_difference(b.index)
+    if len(only):
+        raise MedbiasInputError(
+            f"{what}: the two evaluations scored different items "
+            f"({len(only)} {id_column} in one only, e.g. {only[0]!r})"
+        )
+    return a.reset_index(), b.loc[a.index].reset_index()
 
 
 def paired_rows(
@@ -64,12 +108,15 @@ def paired_rows(
     n_bootstrap: int,
     n_permutations: int,
     rng: np.random.Generator,
+    alpha: float = 0.05,
 ) -> pd.DataFrame:
-    """Paired differences (first - second) on the same items, for each debiased evaluation against
-    the plain one of its model and for every two plain models: the CrowS-Pairs metric (McNemar) and
-    StereoSet intrasentence SS (within-example permutation), with bootstrap intervals; and every
-    plain model against its untrained copy (``untrained_crows_pairs``, ``untrained_stereoset``), what
-    it learned beyond what its architecture, tokenizer and scoring rule give."""
+    """Paired differences (first - second) on the same items, matched by item id (pair_id, example_id),
+    for each debiased evaluation against the plain one of its model and for every two plain models:
+    the CrowS-Pairs metric under each rule both were scored by (McNemar; a pair that either side's rule
+    skipped is left out of both) and StereoSet intrasentence SS (within-example permutation), with
+    bootstrap intervals; and every plain model against its untrained copy (``untrained_crows_pairs``,
+    ``untrained_stereoset``), what it learned beyond what its architecture, tokenizer and scoring rule
+    give. Benjamini-Hochberg over all rows (``p_bh``, ``significant`` at ``alpha``)."""
     comparisons = [((m, d), (m, "none")) for m, d in evaluations if d != "none" and (m, "none") in frames]
     plain = [e for e in evaluations if e[1] == "none"]
     comparisons += list(combinations(plain, 2))
@@ -82,32 +129,31 @@ def paired_rows(
         else:
             b = frames[second]
         base = {"first": f"{first[0]} / {first[1]}", "second": f"{second[0]} / {second[1]}"}
-        if len(a["crows_pairs"]) and len(b["crows_pairs"]):
-            pa, _ = crows_outcomes(a["crows_pairs"]["score_more"], a["crows_pairs"]["score_less"])
-            pb, _ = crows_outcomes(b["crows_pairs"]["score_more"], b["crows_pairs"]["score_less"])
-            rows.append({**base, "benchmark": "CrowS-Pairs metric", **paired_crows(pa, pb, n_bootstrap, rng)})
+        what = f"paired benchmark rows {base['first']} against {base['second']}"
+        ca, cb = a["crows_pairs"], b["crows_pairs"]
+        for rule in [r for r in dict.fromkeys(ca["rule"]) if len(cb) and r in set(cb["rule"])] if len(ca) else []:
+            ra, rb = matched_by_id(
+                ca[ca["rule"] == rule], cb[cb["rule"] == rule], "pair_id", f"{what} (CrowS-Pairs {rule})"
+            )
+            keep = np.isfinite(ra["score_more"].to_numpy(float) + ra["score_less"].to_numpy(float))
+            keep &= np.isfinite(rb["score_more"].to_numpy(float) + rb["score_less"].to_numpy(float))
+            pa, _ = crows_outcomes(ra["score_more"][keep], ra["score_less"][keep])
+            pb, _ = crows_outcomes(rb["score_more"][keep], rb["score_less"][keep])
+            rows.append(
+                {**base, "benchmark": "CrowS-Pairs metric", "rule": rule, **paired_crows(pa, pb, n_bootstrap, rng)}
+            )
         sa, sb = (f["stereoset"][f["stereoset"]["kind"] == "intrasentence"] for f in (a, b))
         if len(sa) and len(sb):
+            sa, sb = matched_by_id(sa, sb, "example_id", f"{what} (StereoSet intrasentence)")
             paired = paired_stereoset(
-                option_outcomes(sa),
-                option_outcomes(sb),
-                sa["target"].reset_index(drop=True),
-                n_bootstrap,
-                n_permutations,
-                rng,
+                option_outcomes(sa), option_outcomes(sb), sa["target"], n_bootstrap, n_permutations, rng
             )
-            rows.append({**base, "benchmark": "StereoSet intrasentence SS", **paired})
-    return pd.DataFrame(
-        rows, columns=["first", "second", "benchmark", "difference", "ci_low", "ci_high", "p_value", "items"]
-    )
-
-
-PUBLISHED = (
-    "Published reference values (bias-bench, Meade et al. 2022, Tables 2-4; StereoSet's official dev-set scores): "
-    "CrowS-Pairs bert-base-uncased gender 57.25, race 62.33, religion 62.86; gpt2 gender 56.87, race 59.69, "
-    "religion 62.86. StereoSet intrasentence gpt2 overall SS 61.93, LMS 91.11, ICAT 69.37; bert-base-cased SS 58.68, "
-    "LMS 83.02, ICAT 68.61; bert-base-uncased gender SS 60.28, race 57.03, religion 59.70."
-)
+            rule = sa["rule"].iloc[0] if "rule" in sa else ""
+            rows.append({**base, "benchmark": "StereoSet intrasentence SS", "rule": rule, **paired})
+    columns = ["first", "second", "benchmark", "rule", "difference", "ci_low", "ci_high", "p_value", "items"]
+    out = pd.DataFrame(rows, columns=columns)
+    corrected, reject = benjamini_hochberg(out["p_value"].to_numpy(float), alpha) if len(out) else ([], [])
+    return out.assign(p_bh=corrected, significant=np.asarray(reject, dtype=bool))
 
 
 def benchmark_table(
@@ -118,26 +164,37 @@ def benchmark_table(
         wide,
         "The field's benchmarks: CrowS-Pairs, StereoSet and SEAT (May et al. 2019) per model and debiasing method",
         (
-            "CrowS-Pairs metric: % of pairs whose more stereotypical sentence (sent_more) the model scores higher "
-            "(scores rounded to 3 decimals; ties neutral and counted against; masked models: the unmodified tokens "
-            "masked one at a time; causal: the joint log probability). StereoSet: official evaluator, SS and LMS "
-            "are means over target terms, ICAT = LMS x min(SS, 100 - SS) / 50. 50 is unbiased for CrowS-Pairs and SS. "
-            "SEAT: bias-bench's mean |d| over its gender and race test lists. Perplexity: held-out text of the "
-            "Dropout corpus (pseudo-perplexity for masked models). Rows: the plain model and each debiasing "
-            "method of bias-bench (Dropout, CDA, SentenceDebias, INLP; selfdebias: Self-Debias at scoring time). "
-            "Untrained copy: the plain model's architecture "
-            "and tokenizer with fresh weights, scored on the same items: a score that learned nothing, which is not "
-            "50 when the scoring rule itself leans (a causal model's joint probability prefers the sentence with "
-            "fewer tokens); benchmarks_paired.md tests each model against it.",
+            "CrowS-Pairs metric: % of pairs whose more stereotypical sentence (sent_more) the model scores higher, "
+            "one column per scoring rule: nangia = Nangia et al.'s metric.py (masked: sum of log P over the "
+            "unmodified tokens, each masked alone, rounded to 3 decimals); bias_bench = bias-bench's crows.py "
+            "(masked: mean log P over the modified tokens, rounded to 3 decimals, pairs with no modified token "
+            "skipped; causal: per-token geometric mean probability, the first token given <|endoftext|> alone); "
+            "lm_eval = lm-evaluation-harness's pct_stereotype (causal: summed log-likelihood). Equal scores are "
+            "neutral and counted against. n/a: the rule does not score the model's kind. StereoSet: official "
+            "evaluator, SS and LMS are means over target terms, ICAT = LMS x min(SS, 100 - SS) / 50; the rule "
+            "column says how a completion was scored (nadeem = the authors' masked scorer; bias_bench = the whole "
+            "sentence's per-token geometric mean probability, bias-bench's generative scorer; completion = the "
+            "filler's tokens only, a rule no published number uses). 50 is unbiased for CrowS-Pairs and SS. "
+            "SEAT: bias-bench's mean |d| over its gender and race test lists. Perplexity (pseudo-perplexity for "
+            "masked models): held-out = the last texts of the Dropout corpus, in-domain for the Dropout and CDA "
+            "rows, which continue training on the rest of it; WikiText-2 = the first test paragraphs of "
+            "WikiText-2, general English that no model here trains on (each text cut to the same length). "
+            "Rows: the plain model and each debiasing method of bias-bench (Dropout, CDA per bias type, "
+            "SentenceDebias, INLP; selfdebias: Self-Debias at scoring time, "
+            "decay 50 and scaling floor epsilon as configured). Untrained copy: the plain model's architecture "
+            "and tokenizer with fresh weights, scored on the same items by the same rule: a score that learned "
+            "nothing, which is not 50 when the rule itself leans (the summed log probability of lm_eval prefers "
+            "the sentence with fewer tokens); benchmarks_paired.md tests each model against it.",
             f"[low, high]: 95% bootstrap interval (pairs for CrowS-Pairs; target terms for StereoSet; texts for "
-            f"perplexity). Tests against 50 at {alpha}: benchmarks_long.csv (p_value). n/a: the benchmark does not "
-            "apply to the model (the long table's status says why).",
+            f"perplexity). Tests against 50 at {alpha}: benchmarks_long.csv (p_value; CrowS-Pairs: exact binomial "
+            "test of the metric, neutral pairs counted as not preferred as the metric counts them). n/a: the "
+            "benchmark does not apply to the model (the long table's status says why).",
             "Items scored: "
             + ", ".join(f"{k} {v}" for k, v in sampled.items())
             + "; set aside: "
             + (", ".join(f"{k} {v}" for k, v in excluded.items() if v) or "none")
             + " (StereoSet contexts with two blanks, which the published scorer cannot score).",
-            PUBLISHED,
+            published_note(),
         ),
         digits=3,
     )
@@ -146,15 +203,18 @@ def benchmark_table(
 def paired_table(paired: pd.DataFrame, alpha: float) -> PaperTable:
     """benchmarks_paired.md: the paired differences with intervals and p."""
     return PaperTable(
-        paired.assign(significant=paired["p_value"] < alpha),
+        paired,
         "Paired differences between evaluations on the same items (first - second, points)",
         (
-            "CrowS-Pairs: difference of the metric; 95% bootstrap interval over pairs; exact McNemar p of the pairs "
-            "the two evaluations decide differently. StereoSet intrasentence SS: difference of the macro SS; 95% "
+            "Items are matched by their ids (CrowS-Pairs pair_id, StereoSet example_id). CrowS-Pairs: difference "
+            "of the metric under one scoring rule (the rule column); 95% bootstrap interval over pairs; exact "
+            "McNemar p of the pairs the two evaluations decide differently (a neutral pair counts as not "
+            "preferred, as in the metric). StereoSet intrasentence SS: difference of the macro SS; 95% "
             "bootstrap interval over target terms; permutation p that swaps the two evaluations' outcomes within "
             "each example. Rows: each debiased model against its plain row, every two plain models, and each plain "
             "model against an untrained copy of itself (same architecture and tokenizer, fresh weights): the part "
             "of its preference that it learned, beyond what the architecture, tokenizer and scoring rule give.",
+            f"p_bh: Benjamini-Hochberg over every row of this table; significant: p_bh < {alpha}.",
         ),
         digits=3,
     )

@@ -3,18 +3,21 @@ intersentence), May et al.'s SEAT tests and the (pseudo-)perplexity on held-out 
 published tools score them (``medbias.core.benchmark_scoring``, ``medbias.metrics.peer_benchmarks``).
 
 Which model kinds get which score:
-- CrowS-Pairs: masked (unmodified tokens masked one at a time) and causal (joint log probability).
-  seq2seq is not applicable: a sentence's likelihood given itself measures copying, and no published
+- CrowS-Pairs: masked and causal models, under every rule of ``crows_rules`` that scores the kind
+  (``core.benchmark_scoring.CROWS_RULES``: nangia and bias_bench for masked, bias_bench and lm_eval for
+  causal models). seq2seq is not applicable: a sentence's likelihood given itself measures copying, and no published
   scorer defines another.
 - StereoSet intrasentence: masked and causal models with a trained LM head; intersentence: causal
   models, and masked models whose checkpoint holds a trained next-sentence head (P(is next)).
 - SEAT: every loadable model (the sentence encoder's mean-pooled last hidden states).
-- Perplexity: causal (perplexity) and masked (pseudo-perplexity) models.
+- Perplexity: causal (perplexity) and masked (pseudo-perplexity) models, on the held-out texts of the
+  Dropout corpus (in-domain: the corpus Dropout and CDA continue on) and on WikiText-2's test paragraphs
+  (general English that no medbias model trains on).
 Every other cell is marked "not applicable" with the reason.
 
 Plain evaluations also score an untrained copy of the model (the same architecture and tokenizer, fresh
 weights) on the same CrowS-Pairs and intrasentence items: what the architecture, the tokenizer and the
-scoring rule give without any learning (a causal model's joint probability, for one, prefers the
+scoring rule give without any learning (a causal model's summed log probability, for one, prefers the
 sentence with fewer tokens), against which the trained model is compared pair by pair."""
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ SEQ2SEQ_CROWS = (
 SEQ2SEQ_STEREOSET = "not applicable: the published StereoSet scorers cover masked and causal language models"
 MASKED_INTERSENTENCE = "not applicable: intersentence needs a causal model or a masked model's next-sentence head"
 SEQ2SEQ_PERPLEXITY = "not applicable: perplexity is reported for causal and masked language models"
+
+
+EMPTY_CROWS = pd.DataFrame(columns=["pair_id", "bias_type", "direction", "rule", "score_more", "score_less", "tokens"])
 
 
 @dataclass
@@ -67,27 +73,42 @@ def score_crows_pairs(
     batch_size: int,
     prefixes: Mapping[str, str] | None = None,
     decay: float = 50.0,
+    rules: Sequence[str] = ("nangia", "bias_bench", "lm_eval"),
+    epsilon: float = 0.01,
 ) -> pd.DataFrame:
-    """Per-pair sentence scores of CrowS-Pairs under a masked or causal LM; with ``prefixes`` (bias
-    type -> debiasing prefix), under Self-Debias with each pair's bias-type prefix."""
-    from medbias.core.benchmark_scoring import crows_pairs_causal_scores, crows_pairs_masked_scores
+    """Per-pair sentence scores of CrowS-Pairs under a masked or causal LM, one row per pair and rule of
+    ``rules`` that scores the model's kind (``core.benchmark_scoring.CROWS_RULES``; a bias_bench pair
+    whose modified span is empty has NaN scores); with ``prefixes`` (bias type -> debiasing prefix),
+    under Self-Debias with each pair's bias-type prefix."""
+    from medbias.core.benchmark_scoring import crows_pairs_causal_scores, crows_pairs_masked_scores, crows_rules_for
     from medbias.core.self_debias import self_debias_for
 
-    scorer = crows_pairs_masked_scores if kind == "masked" else crows_pairs_causal_scores
-    debias = self_debias_for(prefixes, pairs["bias_type"].tolist(), tokenizer, decay) if prefixes else None
-    more, less, tokens = scorer(
-        model, tokenizer, pairs["sent_more"].tolist(), pairs["sent_less"].tolist(), batch_size, debias
-    )
-    return pd.DataFrame(
-        {
-            "pair_id": pairs["pair_id"].to_numpy(),
-            "bias_type": pairs["bias_type"].to_numpy(),
-            "direction": pairs["stereo_antistereo"].to_numpy(),
-            "score_more": more,
-            "score_less": less,
-            "tokens": tokens,
-        }
-    )
+    chosen = crows_rules_for(kind, rules)
+    if not chosen:
+        return EMPTY_CROWS.copy()
+    debias = self_debias_for(prefixes, pairs["bias_type"].tolist(), tokenizer, decay, epsilon) if prefixes else None
+    more, less = pairs["sent_more"].tolist(), pairs["sent_less"].tolist()
+    if kind == "masked":
+        scored = crows_pairs_masked_scores(
+            model, tokenizer, more, less, batch_size, debias, chosen, pairs["stereo_antistereo"].tolist()
+        )
+    else:
+        scored = crows_pairs_causal_scores(model, tokenizer, more, less, batch_size, debias, chosen)
+    frames = [
+        pd.DataFrame(
+            {
+                "pair_id": pairs["pair_id"].to_numpy(),
+                "bias_type": pairs["bias_type"].to_numpy(),
+                "direction": pairs["stereo_antistereo"].to_numpy(),
+                "rule": rule,
+                "score_more": scored[rule][0],
+                "score_less": scored[rule][1],
+                "tokens": scored[rule][2],
+            }
+        )
+        for rule in chosen
+    ]
+    return pd.concat(frames, ignore_index=True)
 
 
 def score_stereoset(
@@ -101,15 +122,19 @@ def score_stereoset(
     prefixes: Mapping[str, str] | None = None,
     decay: float = 50.0,
     next_sentence=None,
+    epsilon: float = 0.01,
 ) -> pd.DataFrame:
     """Per-example scores of the three options (``score_stereotype``, ``score_anti-stereotype``,
     ``score_unrelated``) for intrasentence (masked or causal) or intersentence examples (causal; or a
     masked model's ``next_sentence`` head: P(the option follows the context)); with ``prefixes``
-    (domain -> debiasing prefix), under Self-Debias with each example's prefix."""
+    (domain -> debiasing prefix), under Self-Debias with each example's prefix. ``rule``: the scoring
+    rule of the rows (``nadeem`` for a masked LM, ``causal_score`` for a causal one, ``next_sentence``
+    for a next-sentence head)."""
     from medbias.core.self_debias import self_debias_for
 
-    debias = self_debias_for(prefixes, examples["bias_type"].tolist(), tokenizer, decay) if prefixes else None
+    debias = self_debias_for(prefixes, examples["bias_type"].tolist(), tokenizer, decay, epsilon) if prefixes else None
     from medbias.core.benchmark_scoring import (
+        STEREOSET_MASKED_RULE,
         filled_texts,
         joined_texts,
         next_sentence_probabilities,
@@ -119,6 +144,11 @@ def score_stereoset(
 
     out = examples[["example_id", "target", "bias_type"]].copy()
     out.insert(1, "kind", example_kind)
+    if example_kind == "intrasentence":
+        rule = STEREOSET_MASKED_RULE if kind == "masked" else causal_score
+    else:
+        rule = "next_sentence" if next_sentence is not None else causal_score
+    out.insert(2, "rule", rule)
     contexts = examples["context"].tolist()
     for option in STEREOSET_OPTIONS:
         if example_kind == "intrasentence":
@@ -233,6 +263,7 @@ def perplexity_scores(
     max_length: int,
     prefixes: Sequence[str] = (),
     decay: float = 50.0,
+    epsilon: float = 0.01,
 ) -> pd.DataFrame:
     """Per held-out text, cut to ``max_length`` tokens: its (pseudo-)log-likelihood and the tokens
     scored (``core.sentence_likelihood``); with ``prefixes`` (causal models), the log-likelihood under
@@ -250,7 +281,7 @@ def perplexity_scores(
         bos = bos_id_of(tokenizer)
         pieces = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
         encoded = [[bos, *ids[: max_length - 1]] for ids in pieces]
-        debias = every_prefix(list(prefixes), len(encoded), tokenizer, decay)
+        debias = every_prefix(list(prefixes), len(encoded), tokenizer, decay, epsilon)
         values = causal_token_log_probs(model, encoded, pad_id_of(tokenizer, bos), batch_size, debias)
         scores, tokens = np.array([v.sum() for v in values]), np.array([len(e) - 1 for e in encoded])
     else:
@@ -258,11 +289,10 @@ def perplexity_scores(
     return pd.DataFrame({"text_index": np.arange(len(texts)), "log_likelihood": scores, "tokens": tokens})
 
 
-EMPTY_CROWS = pd.DataFrame(columns=["pair_id", "bias_type", "direction", "score_more", "score_less", "tokens"])
 EMPTY_STEREOSET = pd.DataFrame(
-    columns=["example_id", "kind", "target", "bias_type", *(f"score_{o}" for o in STEREOSET_OPTIONS)]
+    columns=["example_id", "kind", "rule", "target", "bias_type", *(f"score_{o}" for o in STEREOSET_OPTIONS)]
 )
-EMPTY_PERPLEXITY = pd.DataFrame(columns=["text_index", "log_likelihood", "tokens"])
+EMPTY_PERPLEXITY = pd.DataFrame(columns=["text_index", "log_likelihood", "tokens", "text_set"])
 
 
 def evaluate_benchmarks(
@@ -277,9 +307,10 @@ def evaluate_benchmarks(
 ) -> BenchmarkEvaluation:
     """Every benchmark on one loaded model (``model`` may carry a debiasing projection hook).
     ``data``: crows_pairs, intrasentence, intersentence (frames, already sampled), seat (May et al.'s
-    tests), perplexity_texts. ``settings``: batch_size, max_length, causal_score and the SEAT settings.
-    ``self_debias`` (prefixes by bias type, decay): score under Self-Debias instead; SEAT, which reads
-    sentence vectors, and a masked model's pseudo-perplexity are then marked not applicable.
+    tests), perplexity_texts. ``settings``: batch_size, max_length, crows_rules, causal_score and the
+    SEAT settings. ``self_debias`` (prefixes by bias type, decay, epsilon): score under Self-Debias
+    instead; SEAT, which reads sentence vectors, and a masked model's pseudo-perplexity are then marked
+    not applicable.
     ``next_sentence``: a masked model's (next-sentence model, None) for intersentence, or (None, why not)."""
     from medbias.core.encoders import sentence_encoder
     from medbias.core.models import lm_head_problem
@@ -299,6 +330,8 @@ def evaluate_benchmarks(
 
     prefixes = dict(self_debias["prefixes"]) if self_debias else None
     decay = self_debias["decay"] if self_debias else 50.0
+    epsilon = self_debias["epsilon"] if self_debias else 0.01
+    rules = settings["crows_rules"]
     seat = pd.DataFrame({"test": list(data["seat"])})
     if self_debias:
         status["seat"] = SELF_DEBIAS_SEAT
@@ -318,7 +351,9 @@ def evaluate_benchmarks(
         return BenchmarkEvaluation(crows, EMPTY_STEREOSET, seat, ppl, summary)
     pairs, intra, inter = data["crows_pairs"], data["intrasentence"], data["intersentence"]
     crows = timed(
-        "crows_pairs", 2 * len(pairs), lambda: score_crows_pairs(model, tokenizer, kind, pairs, batch, prefixes, decay)
+        "crows_pairs",
+        2 * len(pairs),
+        lambda: score_crows_pairs(model, tokenizer, kind, pairs, batch, prefixes, decay, rules, epsilon),
     )
     causal_score = settings["causal_score"]
     stereo.append(
@@ -326,7 +361,7 @@ def evaluate_benchmarks(
             "intrasentence",
             3 * len(intra),
             lambda: score_stereoset(
-                model, tokenizer, kind, intra, "intrasentence", causal_score, batch, prefixes, decay
+                model, tokenizer, kind, intra, "intrasentence", causal_score, batch, prefixes, decay, None, epsilon
             ),
         )
     )
@@ -337,24 +372,41 @@ def evaluate_benchmarks(
                 "intersentence",
                 3 * len(inter),
                 lambda: score_stereoset(
-                    model, tokenizer, kind, inter, "intersentence", causal_score, batch, prefixes, decay, nsp_model
+                    model,
+                    tokenizer,
+                    kind,
+                    inter,
+                    "intersentence",
+                    causal_score,
+                    batch,
+                    prefixes,
+                    decay,
+                    nsp_model,
+                    epsilon,
                 ),
             )
         )
     else:
         status["intersentence"] = SELF_DEBIAS_NEXT_SENTENCE if self_debias else (nsp_problem or MASKED_INTERSENTENCE)
-    texts = data["perplexity_texts"]
+    text_sets = {"held-out": data["perplexity_texts"], "wikitext-2": data.get("wikitext_texts", [])}
     if self_debias and kind == "masked":
         status["perplexity"] = SELF_DEBIAS_PSEUDO_PERPLEXITY
     else:
         every = sorted(set(prefixes.values())) if prefixes else []
-        ppl = timed(
-            "perplexity",
-            len(texts),
-            lambda: perplexity_scores(
-                model, tokenizer, kind, texts, batch, settings["perplexity_length"], every, decay
-            ),
-        )
+        frames = []
+        for text_set, texts in text_sets.items():
+            if not len(texts):
+                continue
+            scored = timed(
+                f"perplexity {text_set}",
+                len(texts),
+                lambda texts=texts: perplexity_scores(
+                    model, tokenizer, kind, texts, batch, settings["perplexity_length"], every, decay, epsilon
+                ),
+            )
+            frames.append(scored.assign(text_set=text_set))
+        ppl = pd.concat(frames, ignore_index=True)
+        status["perplexity"] = "ok"
     summary["items_per_second"] = {k: summary["items"][k] / max(v, 1e-9) for k, v in seconds.items()}
     return BenchmarkEvaluation(crows, pd.concat(stereo, ignore_index=True), seat, ppl, summary)
 
@@ -415,7 +467,9 @@ def benchmark_plm_model(
         log.info("%s: scoring an untrained copy (seed %d) on the same items", name, settings["seed"])
         reference = untrained_copy(source.source, source.kind, settings["seed"]).to(device)
         batch = settings["batch_size"]
-        result.untrained_crows_pairs = score_crows_pairs(reference, tokenizer, source.kind, data["crows_pairs"], batch)
+        result.untrained_crows_pairs = score_crows_pairs(
+            reference, tokenizer, source.kind, data["crows_pairs"], batch, rules=settings["crows_rules"]
+        )
         result.untrained_stereoset = score_stereoset(
             reference, tokenizer, source.kind, data["intrasentence"], "intrasentence", settings["causal_score"], batch
         )

@@ -5,14 +5,12 @@ from __future__ import annotations
 import pandas as pd
 
 from medbias.core.figures import MEASURES, pyplot, save
+from medbias.studies.plm.plan import debias_label, method_of
 
 
 def seat_axis_label(name: str, averages) -> str:
     """An axis label for a SEAT test, or for an average with the tests it averages."""
     return f"{name} (mean of {', '.join(averages[name])})" if name in averages else name
-
-
-METHOD_NAMES = {"dropout": "Dropout", "cda": "CDA", "sentencedebias": "SentenceDebias", "inlp": "INLP"}
 
 
 def plot_seat_positions(points: pd.DataFrame, x_label: str, y_label: str, png: str, pdf: str) -> None:
@@ -29,8 +27,11 @@ def plot_seat_positions(points: pd.DataFrame, x_label: str, y_label: str, png: s
         "inlp": (MEASURES[1], "v"),
     }
     plain = points[points["method"] == "none"].set_index("label")
-    for method, (color, marker) in styles.items():
-        moved = points[points["method"] == method]
+    for debias in dict.fromkeys(points["method"]):
+        if debias == "none":
+            continue
+        color, marker = styles[method_of(debias)]
+        moved = points[points["method"] == debias]
         for row in moved.itertuples():
             if row.label in plain.index:
                 start = plain.loc[row.label]
@@ -47,7 +48,7 @@ def plot_seat_positions(points: pd.DataFrame, x_label: str, y_label: str, png: s
                 color=color,
                 marker=marker,
                 s=28,
-                label=f"after {METHOD_NAMES[method]}",
+                label=f"after {debias_label(debias)}",
                 zorder=2,
                 edgecolors="white",
                 linewidths=0.5,
@@ -88,34 +89,45 @@ def plot_seat_positions(points: pd.DataFrame, x_label: str, y_label: str, png: s
 
 
 def plot_benchmark_intervals(long: pd.DataFrame, labels, png: str, pdf: str) -> None:
-    """Each evaluation's CrowS-Pairs metric and StereoSet intrasentence SS with its 95% interval, one
-    panel each, against the unbiased 50 (dashed); evaluations where a benchmark does not apply are
-    left out of its panel."""
+    """Each evaluation's CrowS-Pairs metric (one marker per scoring rule, side by side) and StereoSet
+    intrasentence SS with its 95% interval, one panel each, against the unbiased 50 (dashed);
+    evaluations where a benchmark does not apply are left out of its panel."""
     plt = pyplot()
     panels = [
         ("crows_pairs", "all", "metric", "CrowS-Pairs metric"),
         ("intrasentence", "overall", "ss", "StereoSet SS"),
     ]
+    markers = ["o", "s", "D", "^"]
     order = list(dict.fromkeys(zip(long["model"], long["debias"])))
-    fig, axes = plt.subplots(1, 2, figsize=(9.0, 0.45 * len(order) + 1.6), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 0.5 * len(order) + 1.8), sharey=True)
     for ax, (benchmark, bias_type, measure, title) in zip(axes, panels):
-        rows = long[
+        chosen = long[
             (long["benchmark"] == benchmark) & (long["bias_type"] == bias_type) & (long["measure"] == measure)
-        ].set_index(["model", "debias"])
-        for y, key in enumerate(order):
-            if key not in rows.index:
-                continue
-            row = rows.loc[key]
-            color = MEASURES[0] if key[1] == "none" else MEASURES[1]
-            low, high = row["ci_low"], row["ci_high"]
-            ax.errorbar(
-                row["value"],
-                y,
-                xerr=[[row["value"] - low], [high - row["value"]]] if low == low else None,
-                fmt="o",
-                color=color,
-                capsize=3,
-            )
+        ]
+        rules = list(dict.fromkeys(chosen["rule"])) if "rule" in chosen else [""]
+        for j, rule in enumerate(rules):
+            rows = chosen[chosen["rule"] == rule].set_index(["model", "debias"]) if "rule" in chosen else chosen
+            offset = (j - (len(rules) - 1) / 2) * 0.22
+            for y, key in enumerate(order):
+                if key not in rows.index:
+                    continue
+                row = rows.loc[key]
+                color = MEASURES[0] if key[1] == "none" else MEASURES[1]
+                low, high = row["ci_low"], row["ci_high"]
+                ax.errorbar(
+                    row["value"],
+                    y + offset,
+                    xerr=[[row["value"] - low], [high - row["value"]]] if low == low else None,
+                    fmt=markers[j % len(markers)],
+                    color=color,
+                    capsize=2,
+                    markersize=4,
+                    label=f"{rule} rule"
+                    if benchmark == "crows_pairs" and y == next((i for i, k in enumerate(order) if k in rows.index), -1)
+                    else None,
+                )
+        if benchmark == "crows_pairs" and len(rules) > 1:
+            ax.legend(fontsize=7, loc="lower right", title="scoring rule", title_fontsize=7)
         ax.axvline(50, color="grey", linestyle="--", linewidth=1)
         ax.set_title(title)
         ax.set_xlabel("score (50 = no preference)")

@@ -13,18 +13,49 @@ def is_loadable(entry: Mapping[str, Any]) -> bool:
     return entry.get("loader", "auto") == "auto"
 
 
+METHOD_NAMES = {"dropout": "Dropout", "cda": "CDA", "sentencedebias": "SentenceDebias", "inlp": "INLP"}
+CDA_PREFIX = "cda_"
+
+
+def debias_values(plm: Mapping[str, Any]) -> list[str]:
+    """The ``{debias}`` values of the configured methods, in method order: CDA once per bias type of
+    ``plm.debias.cda.bias_types`` (``cda_<type>``), as bias-bench trains one CDA model per bias type,
+    each on its own attribute's swaps."""
+    out = []
+    for method in plm["debias"]["methods"]:
+        if method == "cda":
+            out += [f"{CDA_PREFIX}{t}" for t in plm["debias"]["cda"]["bias_types"]]
+        else:
+            out.append(method)
+    return out
+
+
+def method_of(debias: str) -> str:
+    """The debiasing method of a ``{debias}`` value (``cda_gender`` -> ``cda``)."""
+    return "cda" if debias.startswith(CDA_PREFIX) else debias
+
+
+def debias_label(debias: str) -> str:
+    """A reader's name of a ``{debias}`` value: 'Dropout', 'CDA (gender)'."""
+    method = method_of(debias)
+    if method == "cda":
+        return f"CDA ({debias[len(CDA_PREFIX) :].replace('_', ' ')})"
+    return METHOD_NAMES.get(method, method)
+
+
 def plm_evaluations(plm: Mapping[str, Any], registry: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(model, debias) pairs the plm tables need, model-major in ``plm.models`` order: ``none`` for every
-    model; each configured method for the loadable models, Dropout and CDA only for the models they list."""
+    model; each configured debias value (``debias_values``) for the loadable models, Dropout and CDA only
+    for the models they list."""
     pairs = []
     for model in plm["models"]:
         pairs.append((model, "none"))
         if not is_loadable(registry[model]):
             continue
         pairs += [
-            (model, method)
-            for method in plm["debias"]["methods"]
-            if method not in ("dropout", "cda") or model in plm["debias"][method]["models"]
+            (model, debias)
+            for debias in debias_values(plm)
+            if method_of(debias) not in ("dropout", "cda") or model in plm["debias"][method_of(debias)]["models"]
         ]
     return pairs
 

@@ -11,8 +11,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.io.tables import PaperTable
-
-METHOD_LABELS = {"none": "", "dropout": "Dropout", "cda": "CDA", "sentencedebias": "SentenceDebias", "inlp": "INLP"}
+from medbias.studies.plm.plan import debias_label
 
 
 def debias_changes(seat, stereo, methods: Sequence[str]):
@@ -114,7 +113,7 @@ def downstream_table(
             differences.append(diff)
             rows.append(
                 {
-                    "model": f"+{METHOD_LABELS[method]}",
+                    "model": f"+{debias_label(method)}",
                     **after,
                     "mean_diff_debias": float(np.mean(list(diff.values()))),
                     "note": "",
@@ -307,7 +306,7 @@ def debias_table(
             for benchmark, measure in measures:
                 cell = cells(method, benchmark, measure)
                 cell = cell[cell["model"] == model]
-                row[f"{METHOD_LABELS[method]} {measure}"] = (
+                row[f"{debias_label(method)} {measure}"] = (
                     f"{cell['change'].iloc[0]:+.3f}{'' if cell['toward_neutral'].iloc[0] else ' (away)'}"
                     if len(cell)
                     else "-"
@@ -317,7 +316,7 @@ def debias_table(
     for method in methods:
         for benchmark, measure in measures:
             chosen = cells(method, benchmark, measure)
-            overall[f"{METHOD_LABELS[method]} {measure}"] = f"{chosen['change'].mean():+.3f}" if len(chosen) else "-"
+            overall[f"{debias_label(method)} {measure}"] = f"{chosen['change'].mean():+.3f}" if len(chosen) else "-"
     rows.append(overall)
     notes = (
         "Signed change after - before: SEAT effect size; StereoSet score as a fraction (ss/100). '(away)' "

@@ -18,6 +18,7 @@ from medbias.core.option_scoring import (
     encode_question,
     greedy_answers,
     has_chat_template,
+    log_option_mass,
     normalised_probabilities,
     option_log_probs,
     read_answer,
@@ -66,7 +67,8 @@ def score_sets(
     log=None,
 ) -> tuple[pd.DataFrame, dict[str, float]]:
     """(one row per question x option, timings): the option's text, value, token count, log
-    probability and normalised probability, whether it is the decision's compared option; with
+    probability and normalised probability, whether it is the decision's compared option, and the
+    question's option mass (the options' probabilities summed before normalising, and its log); with
     ``generation_tokens`` > 0 also the greedy answer read from the model's own text."""
     frames, prompts, tokens, seconds, generated_seconds, numbered = [], 0, 0, 0.0, 0.0, 0
     for vset in sets:
@@ -94,6 +96,7 @@ def score_sets(
         for i, (record, question, log_probs) in enumerate(zip(records, questions, scores)):
             decision = vset.decisions[record["decision"]]
             probabilities = normalised_probabilities(log_probs)
+            mass = log_option_mass(log_probs)
             parsed = read_answer(answers[i], list(decision.options)) if answers is not None else None
             for k, option in enumerate(decision.options):
                 out.append(
@@ -106,6 +109,8 @@ def score_sets(
                         "option_tokens": len(question.options[k]),
                         "log_prob": float(log_probs[k]),
                         "probability": float(probabilities[k]),
+                        "log_option_mass": mass,
+                        "option_mass": float(np.exp(mass)),
                         **({"generated": answers[i], "generated_option": parsed or ""} if answers is not None else {}),
                     }
                 )
@@ -126,8 +131,9 @@ def score_sets(
 
 
 def question_scores(options: pd.DataFrame) -> pd.DataFrame:
-    """Per question (one model's ``score_sets`` rows): P(compared option) normalised over the options,
-    the expected decision (sum of probability x value), the most probable option (``choice``), and
+    """Per question (one model's ``score_sets`` rows): the option mass (``option_mass``,
+    ``log_option_mass``; older score files without it get NaN), P(compared option) normalised over the
+    options, the expected decision (sum of probability x value), the most probable option (``choice``), and
     with greedy answers, the answer read from the text (``generated_option``, "" when none)."""
     by = options.groupby("question", sort=True)
     keys = [c for c in options.columns if c not in OPTION_COLUMNS]
@@ -137,6 +143,8 @@ def question_scores(options: pd.DataFrame) -> pd.DataFrame:
     frame["choice"] = options.loc[by["probability"].idxmax(), ["question", "option"]].set_index("question")["option"]
     if "generated_option" in options:
         frame["generated_option"] = by["generated_option"].first()
+    if "option_mass" not in frame:
+        frame["option_mass"] = frame["log_option_mass"] = np.nan
     return frame.reset_index()
 
 
