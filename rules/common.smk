@@ -228,6 +228,9 @@ def mental_embedding_gpus(name):
 # study "plm": every model plain, and debiased by each configured method it can take
 PLM_CONFIG = config["plm"]
 PLM_BENCHMARKS = PLM_CONFIG["benchmarks"]
+# the benchmark plug-ins' per-evaluation files (key -> file name) and what their scoring job reads
+BENCHMARK_FILES = plan.benchmark_files(PLM_BENCHMARKS["suite"])
+BENCHMARK_INPUTS = plan.benchmark_inputs(PLM_BENCHMARKS["suite"], config, PLM)
 # what a Dropout job reads: not the model list (adding a model retrains no other), the corpus (an input) or gpus
 PLM_DROPOUT_TRAINING = {
     key: value
@@ -315,12 +318,10 @@ def audit_inputs(wildcards):
         "logprob": f"{HURTFUL}/logprob/{name}.parquet",
         "logprob_words": f"{HURTFUL}/logprob/{name}_words.json",
         "fill_blank": f"{AUDIT}/{name}/fill_blank.csv",
-        "benchmark_crows_pairs": rules.plm_benchmark.output.crows_pairs,
-        "benchmark_stereoset": rules.plm_benchmark.output.stereoset,
-        "benchmark_seat": rules.plm_benchmark.output.seat,
-        "benchmark_perplexity": rules.plm_benchmark.output.perplexity,
-        "benchmark_untrained_crows_pairs": rules.plm_benchmark.output.untrained_crows_pairs,
-        "benchmark_untrained_stereoset": rules.plm_benchmark.output.untrained_stereoset,
+        **{
+            f"benchmark_{key}": rules.plm_benchmark.output[key]
+            for key in BENCHMARK_FILES
+        },
         "benchmark_summary": rules.plm_benchmark.output.summary,
         "vignettes": f"{VIGNETTE_DIR}/{name}/contrasts.csv",
         "vignette_scores": f"{VIGNETTE_DIR}/{name}/scores.json",
@@ -328,7 +329,9 @@ def audit_inputs(wildcards):
     }
     return {
         section: files[section].format(model=name, debias="none")
-        for section in plan.audit_sections(entry["type"], entry.get("kind"))
+        for section in plan.audit_sections(
+            entry["type"], entry.get("kind"), PLM_BENCHMARKS["suite"]
+        )
     }
 
 

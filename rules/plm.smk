@@ -172,20 +172,15 @@ rule plm_benchmark_items:
 rule plm_benchmark:
     input:
         unpack(plm_evaluation_inputs),
-        crows_pairs=rules.plm_benchmark_items.output.crows_pairs,
-        intrasentence=rules.plm_benchmark_items.output.intrasentence,
-        intersentence=rules.plm_benchmark_items.output.intersentence,
+        # what the suite's plug-ins read (medbias.metrics.benchmarks), and the items set aside
+        **BENCHMARK_INPUTS,
         excluded=rules.plm_benchmark_items.output.excluded,
-        seat_folder=config["resources"]["seat_may2019"],
-        corpus=PLM_CONFIG["debias"]["dropout"]["corpus"],
-        wikitext=config["resources"]["wikitext2"],
     output:
-        crows_pairs=f"{PLM}/benchmarks/{{model}}/{{debias}}/crows_pairs.parquet",
-        stereoset=f"{PLM}/benchmarks/{{model}}/{{debias}}/stereoset.parquet",
-        seat=f"{PLM}/benchmarks/{{model}}/{{debias}}/seat_may.csv",
-        perplexity=f"{PLM}/benchmarks/{{model}}/{{debias}}/perplexity.parquet",
-        untrained_crows_pairs=f"{PLM}/benchmarks/{{model}}/{{debias}}/untrained_crows_pairs.parquet",
-        untrained_stereoset=f"{PLM}/benchmarks/{{model}}/{{debias}}/untrained_stereoset.parquet",
+        # one file per plug-in file key (medbias.metrics.benchmarks.evaluation_files)
+        **{
+            key: f"{PLM}/benchmarks/{{model}}/{{debias}}/{file}"
+            for key, file in BENCHMARK_FILES.items()
+        },
         summary=f"{PLM}/benchmarks/{{model}}/{{debias}}/summary.json",
     log:
         f"{LOGS}/plm/benchmark_{{model}}_{{debias}}.log",
@@ -215,30 +210,13 @@ rule plm_benchmark:
 
 rule plm_benchmark_tables:
     input:
-        crows_pairs=[
-            f"{PLM}/benchmarks/{m}/{d}/crows_pairs.parquet"
-            for m, d in plm_benchmark_evaluations()
-        ],
-        stereoset=[
-            f"{PLM}/benchmarks/{m}/{d}/stereoset.parquet"
-            for m, d in plm_benchmark_evaluations()
-        ],
-        seat=[
-            f"{PLM}/benchmarks/{m}/{d}/seat_may.csv"
-            for m, d in plm_benchmark_evaluations()
-        ],
-        perplexity=[
-            f"{PLM}/benchmarks/{m}/{d}/perplexity.parquet"
-            for m, d in plm_benchmark_evaluations()
-        ],
-        untrained_crows_pairs=[
-            f"{PLM}/benchmarks/{m}/{d}/untrained_crows_pairs.parquet"
-            for m, d in plm_benchmark_evaluations()
-        ],
-        untrained_stereoset=[
-            f"{PLM}/benchmarks/{m}/{d}/untrained_stereoset.parquet"
-            for m, d in plm_benchmark_evaluations()
-        ],
+        **{
+            key: [
+                f"{PLM}/benchmarks/{m}/{d}/{file}"
+                for m, d in plm_benchmark_evaluations()
+            ]
+            for key, file in BENCHMARK_FILES.items()
+        },
         summary=[
             f"{PLM}/benchmarks/{m}/{d}/summary.json"
             for m, d in plm_benchmark_evaluations()

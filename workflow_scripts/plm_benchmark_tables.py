@@ -7,7 +7,8 @@ import pandas as pd
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import read_json
 from medbias.io.tables import write_paper_table
-from medbias.metrics.benchmark_scores import EVALUATION_FILES, evaluation_rows, read_evaluation_frames
+from medbias.metrics.benchmark_scores import evaluation_rows, read_evaluation_frames
+from medbias.metrics.benchmarks import evaluation_files
 from medbias.pipeline.hyperparameters import with_settings
 from medbias.studies.plm.benchmark_tables import benchmark_table, paired_rows, paired_table, wide_table
 from medbias.studies.plm.figures import plot_benchmark_intervals
@@ -19,16 +20,10 @@ settings = p.benchmarks
 rng = np.random.default_rng(p.seed)
 frames, long_rows, summaries = {}, [], {}
 for i, (model, debias) in enumerate(p.evaluations):
-    frames[(model, debias)] = read_evaluation_frames({key: inp[key][i] for key in EVALUATION_FILES})
+    paths = {key: inp[key][i] for key in evaluation_files(settings["suite"])}
+    frames[(model, debias)] = read_evaluation_frames(paths, settings["suite"])
     summaries[(model, debias)] = read_json(inp.summary[i])
-    rows = evaluation_rows(
-        frames[(model, debias)],
-        summaries[(model, debias)]["status"],
-        settings["seat_summaries"],
-        settings["bootstrap"],
-        settings["permutations"],
-        rng,
-    )
+    rows = evaluation_rows(frames[(model, debias)], summaries[(model, debias)]["status"], settings, rng)
     long_rows += [{"model": model, "debias": debias, **row} for row in rows]
     log.info("%s / %s: %d benchmark rows", model, debias, len(rows))
 long = pd.DataFrame(long_rows)

@@ -415,8 +415,10 @@ def _crows_frame(more_wins: list[bool], rule: str = "lm_eval") -> pd.DataFrame:
 
 def test_long_wide_and_paired_tables_by_hand():
     from medbias.metrics.benchmark_scores import evaluation_rows
+    from medbias.metrics.benchmarks.crows_pairs import EMPTY_CROWS
+    from medbias.metrics.benchmarks.perplexity import EMPTY_PERPLEXITY
+    from medbias.metrics.benchmarks.stereoset import EMPTY_STEREOSET
     from medbias.studies.plm.benchmark_tables import paired_rows, wide_table
-    from medbias.studies.plm.benchmarks import EMPTY_CROWS, EMPTY_PERPLEXITY, EMPTY_STEREOSET
 
     rng = np.random.default_rng(0)
     empty = {
@@ -436,11 +438,17 @@ def test_long_wide_and_paired_tables_by_hand():
         "seat": "n/a here",
         "perplexity": "n/a here",
     }
+    settings = {
+        "suite": ["crows_pairs", "stereoset", "seat_may", "perplexity"],
+        "seat_summaries": {},
+        "bootstrap": 200,
+        "permutations": 99,
+    }
     long = pd.DataFrame(
         [
             {"model": "m", "debias": d, **r}
             for d, f in (("none", plain), ("dropout", debiased))
-            for r in evaluation_rows(f, status, {}, 200, 99, rng)
+            for r in evaluation_rows(f, status, settings, rng)
         ]
     )
     metric = long[(long["measure"] == "metric") & (long["bias_type"] == "all")].set_index(["benchmark", "debias"])

@@ -488,6 +488,14 @@ def _check_plm(config: dict[str, Any], skip) -> None:
                     f"config key 'plm.debias.{method}.models': {name!r} has no trained language-model head "
                     f"({method} continues its masked/causal LM pretraining); remove it from the list"
                 )
+    from medbias.metrics.benchmarks import REGISTRY
+
+    for name in plm["benchmarks"]["suite"]:
+        if name not in REGISTRY:
+            raise MedbiasInputError(
+                f"config key 'plm.benchmarks.suite': no benchmark plug-in {name!r} "
+                f"(medbias.metrics.benchmarks has: {', '.join(REGISTRY)})"
+            )
     for bias_type in plm["debias"]["cda"]["bias_types"]:
         if bias_type not in plm["debias"]["cda"]["pairs"]:
             raise MedbiasInputError(

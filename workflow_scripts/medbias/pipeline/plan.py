@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from medbias.metrics.benchmarks import evaluation_files as benchmark_files
+from medbias.metrics.benchmarks import suite as benchmark_suite
+
 # each study's decisions live in its own package; the rule files import them from here
 from medbias.studies.audit.plan import audit_sections, audit_skipped
 from medbias.studies.hurtful.plan import (
@@ -43,6 +46,8 @@ __all__ = [
     "is_loadable",
     "model_entry",
     "model_input_files",
+    "benchmark_files",
+    "benchmark_inputs",
     "debias_values",
     "method_of",
     "plm_benchmark_evaluations",
@@ -78,3 +83,8 @@ def model_input_files(config: Mapping[str, Any], name: str, variants_dir: str) -
     if name in config["hurtful"]["variants"] or built_by_demo(entry["source"], config):
         return [entry["source"]]
     return model_folder_files(entry["source"])
+
+
+def benchmark_inputs(names, config, plm_dir: str) -> dict[str, str]:
+    """Input key -> path of every file the benchmark plug-ins of ``names`` read in their scoring job."""
+    return {key: path for b in benchmark_suite(names) for key, path in b.inputs(config, plm_dir).items()}

@@ -46,7 +46,8 @@ def random_model_benchmark_rows(
     """One row per random model, test and scoring rule: the score, its p against 50 and whether it is
     flagged at ``level``, in the decision table's columns plus ``score`` and ``items``."""
     from medbias.core.models import load_tokenizer, untrained_copy
-    from medbias.studies.plm.benchmarks import score_crows_pairs, score_stereoset
+    from medbias.metrics.benchmarks.crows_pairs import score_crows_pairs
+    from medbias.metrics.benchmarks.stereoset import score_stereoset
 
     tokenizer = load_tokenizer(folder)
     rows = []

@@ -406,20 +406,13 @@ def card_sections(
     if (stereo["status"] != "ok").all():
         skipped.append(("StereoSet-style scores", stereo["status"].iloc[0]))
     if "benchmark_summary" in inputs:
-        from medbias.metrics.benchmark_scores import EVALUATION_FILES, evaluation_rows, read_evaluation_frames
+        from medbias.metrics.benchmark_scores import evaluation_rows, read_evaluation_frames
+        from medbias.metrics.benchmarks import evaluation_files
 
-        frames = read_evaluation_frames({key: inputs[f"benchmark_{key}"] for key in EVALUATION_FILES})
+        names = benchmarks["suite"]
+        frames = read_evaluation_frames({key: inputs[f"benchmark_{key}"] for key in evaluation_files(names)}, names)
         status = read_json(inputs["benchmark_summary"])["status"]
-        rows = pd.DataFrame(
-            evaluation_rows(
-                frames,
-                status,
-                benchmarks["seat_summaries"],
-                benchmarks["bootstrap"],
-                benchmarks["permutations"],
-                np.random.default_rng(benchmarks["seed"]),
-            )
-        )
+        rows = pd.DataFrame(evaluation_rows(frames, status, benchmarks, np.random.default_rng(benchmarks["seed"])))
         sections.append(
             (
                 "The field's benchmarks: CrowS-Pairs, StereoSet, SEAT of May et al.",

@@ -4,6 +4,11 @@ it lists as skipped, with the reason. Pure; the rule files reach it through
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+# the benchmark plug-ins a card reads when the config names none (plm.benchmarks.suite's default)
+DEFAULT_SUITE = ("crows_pairs", "stereoset", "seat_may", "perplexity")
+
 # tests of the audit card that an entry's type or kind rules out, with the reason the card prints
 _WORD_VECTOR_SKIPS = [
     (
@@ -32,29 +37,21 @@ def audit_skipped(entry_type: str, kind: str | None = None) -> list[tuple[str, s
     return skipped
 
 
-def audit_sections(entry_type: str, kind: str | None = None) -> list[str]:
+def audit_sections(entry_type: str, kind: str | None = None, suite: Sequence[str] = DEFAULT_SUITE) -> list[str]:
     """The evaluations an audit card gathers: WEAT for word vectors; SEAT, StereoSet-style and the
-    field's benchmarks (CrowS-Pairs, StereoSet, May et al.'s SEAT, perplexity) for every model; the
-    log-probability score and fill-in-the-blank for masked LMs; the clinical vignettes for causal ones."""
+    field's benchmarks (every file of the benchmark plug-ins of ``suite``, ``benchmark_<file key>``,
+    and their summary) for every model; the log-probability score and fill-in-the-blank for masked
+    LMs; the clinical vignettes for causal ones."""
+    from medbias.metrics.benchmarks import evaluation_files
+
     if entry_type == "word_vectors":
         return ["weat"]
     return [
         "seat",
         "stereoset",
         "summary",
-        *BENCHMARK_SECTIONS,
+        *(f"benchmark_{key}" for key in evaluation_files(suite)),
+        "benchmark_summary",
         *(["logprob", "logprob_words", "fill_blank"] if kind == "masked" else []),
         *(["vignettes", "vignette_scores", "vignette_option_mass"] if kind == "causal" else []),
     ]
-
-
-# the field's benchmarks of the entry's plain evaluation (medbias.metrics.benchmark_scores.EVALUATION_FILES)
-BENCHMARK_SECTIONS = [
-    "benchmark_crows_pairs",
-    "benchmark_stereoset",
-    "benchmark_seat",
-    "benchmark_perplexity",
-    "benchmark_untrained_crows_pairs",
-    "benchmark_untrained_stereoset",
-    "benchmark_summary",
-]

@@ -1,0 +1,29 @@
+"""The benchmark plug-ins (``base.Benchmark``) by name. Adding a benchmark is one module here, one line in
+``REGISTRY`` and its name in ``plm.benchmarks.suite``: the scoring job, the per-evaluation files, the
+plm study's tables and the audit card loop over the suite."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from medbias.metrics.benchmarks import crows_pairs, perplexity, seat_may, stereoset
+from medbias.metrics.benchmarks.base import Benchmark
+
+REGISTRY: dict[str, Benchmark] = {
+    b.name: b for b in (crows_pairs.BENCHMARK, stereoset.BENCHMARK, seat_may.BENCHMARK, perplexity.BENCHMARK)
+}
+
+
+def suite(names: Sequence[str]) -> list[Benchmark]:
+    """The plug-ins of ``names`` in order (an unknown name is a KeyError; the config check names it first)."""
+    return [REGISTRY[name] for name in names]
+
+
+def evaluation_files(names: Sequence[str]) -> dict[str, str]:
+    """File key -> file name of every file the suite writes per evaluation."""
+    return {key: file for b in suite(names) for key, file in b.files.items()}
+
+
+def reports(names: Sequence[str]) -> list[str]:
+    """The long table's benchmark names of the suite (each with a status per evaluation)."""
+    return [r for b in suite(names) for r in b.reports]

@@ -1,0 +1,169 @@
+"""CrowS-Pairs (Nangia et al. 2020) as a benchmark plug-in: every pair of the sampled items scored by
+every rule of ``plm.benchmarks.crows_rules`` that scores the model's kind (``core.benchmark_scoring``:
+nangia and bias_bench for masked, bias_bench and lm_eval for causal models), one row per pair and
+rule; the metric per rule and bias type with its interval and test against 50
+(``metrics.peer_benchmarks``). A plain evaluation also scores an untrained copy of the model on the
+same pairs. seq2seq models are not applicable: a sentence's likelihood given itself measures copying,
+and no published scorer defines another."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, row
+from medbias.metrics.peer_benchmarks import crows_metric, crows_outcomes, crows_test, mean_interval
+from medbias.metrics.published_benchmarks import PUBLISHED_VALUES
+
+SEQ2SEQ_CROWS = (
+    "not applicable: a seq2seq model's likelihood of a sentence given itself measures copying; no published "
+    "CrowS-Pairs scorer defines a seq2seq score"
+)
+EMPTY_CROWS = pd.DataFrame(columns=["pair_id", "bias_type", "direction", "rule", "score_more", "score_less", "tokens"])
+
+
+def score_crows_pairs(
+    model,
+    tokenizer,
+    kind: str,
+    pairs: pd.DataFrame,
+    batch_size: int,
+    prefixes: Mapping[str, str] | None = None,
+    decay: float = 50.0,
+    rules: Sequence[str] = ("nangia", "bias_bench", "lm_eval"),
+    epsilon: float = 0.01,
+) -> pd.DataFrame:
+    """Per-pair sentence scores of CrowS-Pairs under a masked or causal LM, one row per pair and rule of
+    ``rules`` that scores the model's kind (``core.benchmark_scoring.CROWS_RULES``; a bias_bench pair
+    whose modified span is empty has NaN scores); with ``prefixes`` (bias type -> debiasing prefix),
+    under Self-Debias with each pair's bias-type prefix."""
+    from medbias.core.benchmark_scoring import crows_pairs_causal_scores, crows_pairs_masked_scores, crows_rules_for
+    from medbias.core.self_debias import self_debias_for
+
+    chosen = crows_rules_for(kind, rules)
+    if not chosen:
+        return EMPTY_CROWS.copy()
+    debias = self_debias_for(prefixes, pairs["bias_type"].tolist(), tokenizer, decay, epsilon) if prefixes else None
+    more, less = pairs["sent_more"].tolist(), pairs["sent_less"].tolist()
+    if kind == "masked":
+        scored = crows_pairs_masked_scores(
+            model, tokenizer, more, less, batch_size, debias, chosen, pairs["stereo_antistereo"].tolist()
+        )
+    else:
+        scored = crows_pairs_causal_scores(model, tokenizer, more, less, batch_size, debias, chosen)
+    frames = [
+        pd.DataFrame(
+            {
+                "pair_id": pairs["pair_id"].to_numpy(),
+                "bias_type": pairs["bias_type"].to_numpy(),
+                "direction": pairs["stereo_antistereo"].to_numpy(),
+                "rule": rule,
+                "score_more": scored[rule][0],
+                "score_less": scored[rule][1],
+                "tokens": scored[rule][2],
+            }
+        )
+        for rule in chosen
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
+def crows_rows(
+    pairs: pd.DataFrame, n_bootstrap: int, rng: np.random.Generator, benchmark: str = "crows_pairs"
+) -> list[dict[str, Any]]:
+    """CrowS-Pairs' published scores per scoring rule, over all pairs and per bias type: the metric
+    with its bootstrap interval over pairs and the exact binomial test against 50 (neutral pairs count
+    as not preferred, as in the metric), the stereo, antistereo and neutral shares, and the pairs the
+    rule skipped (NaN scores; bias-bench's masked rule skips a pair whose modified span is empty)."""
+    rows = []
+    for rule, part in pairs.groupby("rule", sort=False):
+        scored = np.isfinite(part["score_more"].to_numpy(float)) & np.isfinite(part["score_less"].to_numpy(float))
+        skipped = int((~scored).sum())
+        part = part[scored]
+        preferred, neutral = crows_outcomes(part["score_more"].to_numpy(), part["score_less"].to_numpy())
+        direction = part["direction"].to_numpy()
+        for bias_type in ["all", *sorted(part["bias_type"].unique())]:
+            keep = np.ones(len(part), bool) if bias_type == "all" else (part["bias_type"] == bias_type).to_numpy()
+            score = crows_metric(preferred[keep], neutral[keep], direction[keep])
+            low, high = mean_interval(preferred[keep].astype(float), n_bootstrap, rng)
+            p = crows_test(preferred[keep], neutral[keep])
+            rows.append(row(benchmark, bias_type, "metric", score.metric, low, high, p, score.pairs, rule=rule))
+            rows.append(row(benchmark, bias_type, "stereo", score.stereo, items=score.stereo_pairs, rule=rule))
+            rows.append(
+                row(benchmark, bias_type, "antistereo", score.antistereo, items=score.antistereo_pairs, rule=rule)
+            )
+            rows.append(row(benchmark, bias_type, "neutral", score.neutral, items=score.pairs, rule=rule))
+        rows.append(row(benchmark, "all", "skipped", float(skipped), items=skipped, rule=rule))
+    return rows
+
+
+def inputs(config: Mapping[str, Any], plm_dir: str) -> dict[str, str]:
+    return {"crows_pairs": f"{plm_dir}/benchmark_items/crows_pairs.parquet"}
+
+
+def read_items(paths: Mapping[str, str], settings: Mapping[str, Any]) -> dict[str, Any]:
+    return {"crows_pairs": pd.read_parquet(paths["crows_pairs"])}
+
+
+def score(context: ScoringContext) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+    if context.no_head or context.kind == "seq2seq":
+        return {"crows_pairs": EMPTY_CROWS}, {"crows_pairs": context.no_head or SEQ2SEQ_CROWS}
+    pairs = context.items["crows_pairs"]
+    settings = context.settings
+    frame = context.timed(
+        "crows_pairs",
+        2 * len(pairs),
+        lambda: score_crows_pairs(
+            context.model,
+            context.tokenizer,
+            context.kind,
+            pairs,
+            settings["batch_size"],
+            context.prefixes,
+            context.decay,
+            settings["crows_rules"],
+            context.epsilon,
+        ),
+    )
+    return {"crows_pairs": frame}, {"crows_pairs": "ok"}
+
+
+def score_untrained(context: ScoringContext) -> dict[str, pd.DataFrame]:
+    settings = context.settings
+    frame = score_crows_pairs(
+        context.model,
+        context.tokenizer,
+        context.kind,
+        context.items["crows_pairs"],
+        settings["batch_size"],
+        rules=settings["crows_rules"],
+    )
+    return {"untrained_crows_pairs": frame}
+
+
+def rows(
+    frames: Mapping[str, pd.DataFrame], status: Mapping[str, str], settings: Mapping[str, Any], rng
+) -> list[dict[str, Any]]:
+    out = crows_rows(frames["crows_pairs"], settings["bootstrap"], rng) if status.get("crows_pairs") == "ok" else []
+    untrained = frames.get("untrained_crows_pairs")
+    if untrained is not None and len(untrained):
+        out += crows_rows(untrained, settings["bootstrap"], rng, "crows_pairs_untrained")
+    return out
+
+
+BENCHMARK = Benchmark(
+    name="crows_pairs",
+    title="CrowS-Pairs",
+    reports=("crows_pairs",),
+    files={"crows_pairs": "crows_pairs.parquet", "untrained_crows_pairs": "untrained_crows_pairs.parquet"},
+    inputs=inputs,
+    read_items=read_items,
+    score=score,
+    score_untrained=score_untrained,
+    rows=rows,
+    empty={"crows_pairs": EMPTY_CROWS, "untrained_crows_pairs": EMPTY_CROWS},
+    published=tuple(v for v in PUBLISHED_VALUES if v.benchmark == "crows_pairs"),
+)
