@@ -8,7 +8,7 @@ from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import read_json
 from medbias.io.tables import write_paper_table
 from medbias.metrics.benchmark_scores import evaluation_rows, read_evaluation_frames
-from medbias.metrics.benchmarks import evaluation_files
+from medbias.metrics.benchmarks import evaluation_files, published_values
 from medbias.pipeline.hyperparameters import with_settings
 from medbias.studies.plm.benchmark_tables import benchmark_table, paired_rows, paired_table, wide_table
 from medbias.studies.plm.figures import plot_benchmark_intervals
@@ -33,7 +33,11 @@ scored = [s for s in summaries.values() if "sampled" in s]
 sampled = scored[0]["sampled"] if scored else {}
 excluded = {k: len(v) for k, v in scored[0]["excluded"].items()} if scored else {}
 write_paper_table(
-    with_settings(benchmark_table(wide, sampled, excluded, settings["alpha"]), p.settings), out.csv, out.md
+    with_settings(
+        benchmark_table(wide, sampled, excluded, settings["alpha"], published_values(settings["suite"])), p.settings
+    ),
+    out.csv,
+    out.md,
 )
 paired = paired_rows(p.evaluations, frames, settings["bootstrap"], settings["permutations"], rng, settings["alpha"])
 write_paper_table(paired_table(paired, settings["alpha"]), out.paired_csv, out.paired_md)

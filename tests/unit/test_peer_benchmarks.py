@@ -510,3 +510,63 @@ def test_self_debias_scaling_factor_is_floored_at_epsilon():
     assert unfloored[1] == pytest.approx(np.exp(-25) / (1 + np.exp(-25)), rel=1e-9)
     # the largest loss a word can suffer is log(1/epsilon) nats before renormalising
     assert float(np.log(0.5) - np.log(0.005)) == pytest.approx(np.log(100))
+
+
+def test_a_benchmark_plug_in_is_one_registry_entry(monkeypatch):
+    """A toy plug-in added to the registry is scored, written and tabled through the same loops as the
+    shipped ones: its files join the evaluation's, its status and rows reach the long table."""
+    from medbias.metrics import benchmarks
+    from medbias.metrics.benchmark_scores import evaluation_rows
+    from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, row
+    from medbias.metrics.published_benchmarks import PublishedValue, published_note
+    from medbias.studies.plm.benchmarks import evaluate_benchmarks
+
+    def score(context: ScoringContext):
+        lengths = [len(t) for t in context.items["toy_texts"]]
+        return {"toy": pd.DataFrame({"length": lengths})}, {"toy": "ok" if context.kind == "causal" else "n/a: kind"}
+
+    toy = Benchmark(
+        name="toy",
+        title="Toy",
+        reports=("toy",),
+        files={"toy": "toy.parquet"},
+        inputs=lambda config, plm_dir: {"toy_texts": "toy.txt"},
+        read_items=lambda paths, settings: {"toy_texts": ["ab", "abcd"]},
+        score=score,
+        rows=lambda frames, status, settings, rng: (
+            [row("toy", "all", "mean_length", frames["toy"]["length"].mean())] if status.get("toy") == "ok" else []
+        ),
+        empty={"toy": pd.DataFrame(columns=["length"])},
+        published=(PublishedValue("toy", "rule_x", "gpt2", "all", "mean_length", 3.0, "a toy paper"),),
+    )
+    monkeypatch.setitem(benchmarks.REGISTRY, "toy", toy)
+    assert benchmarks.evaluation_files(["crows_pairs", "toy"])["toy"] == "toy.parquet"
+    settings = {"suite": ["toy"], "bootstrap": 10, "permutations": 99}
+    result = evaluate_benchmarks(None, None, "causal", {"toy_texts": ["ab", "abcd"]}, settings, None)
+    assert result.summary["status"] == {"toy": "ok"} and result.frames["toy"]["length"].tolist() == [2, 4]
+    rows = evaluation_rows(result.frames, result.summary["status"], settings, np.random.default_rng(0))
+    assert rows == [row("toy", "all", "mean_length", 3.0)]
+    masked = evaluate_benchmarks(None, None, "masked", {"toy_texts": []}, settings, None)
+    assert evaluation_rows(masked.frames, masked.summary["status"], settings, np.random.default_rng(0))[0][
+        "status"
+    ] == ("n/a: kind")
+    assert "toy, rule rule_x (a toy paper): gpt2 all mean_length 3.00" in published_note(toy.published)
+
+
+def test_published_values_stand_with_the_rule_that_made_them():
+    """Every published CrowS-Pairs number of the shipped suite is bias-bench's (its rule, not Nangia's
+    nor the harness's); the gpt2 StereoSet scores are bias-bench's causal rule, BERT's the masked one."""
+    from medbias.metrics.benchmarks import published_values
+    from medbias.metrics.published_benchmarks import published_note
+
+    values = published_values(["crows_pairs", "stereoset", "seat_may", "perplexity"])
+    crows = [v for v in values if v.benchmark == "crows_pairs"]
+    assert len(crows) == 6 and {v.rule for v in crows} == {"bias_bench"}
+    assert {(v.model, v.rule) for v in values if v.benchmark == "intrasentence"} == {
+        ("gpt2", "bias_bench"),
+        ("bert-base-cased", "nadeem"),
+        ("bert-base-uncased", "nadeem"),
+    }
+    note = published_note(values)
+    source = "bias-bench, Meade et al. 2022, Tables 2-4"
+    assert f"CrowS-Pairs, rule bias_bench ({source}): bert-base-uncased gender metric 57.25" in note

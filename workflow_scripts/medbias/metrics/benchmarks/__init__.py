@@ -27,3 +27,8 @@ def evaluation_files(names: Sequence[str]) -> dict[str, str]:
 def reports(names: Sequence[str]) -> list[str]:
     """The long table's benchmark names of the suite (each with a status per evaluation)."""
     return [r for b in suite(names) for r in b.reports]
+
+
+def published_values(names: Sequence[str]) -> list:
+    """The published numbers of the suite's plug-ins, each with its rule and source."""
+    return [value for b in suite(names) for value in b.published]

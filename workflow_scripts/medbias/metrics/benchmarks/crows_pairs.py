@@ -16,7 +16,7 @@ import pandas as pd
 
 from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, row
 from medbias.metrics.peer_benchmarks import crows_metric, crows_outcomes, crows_test, mean_interval
-from medbias.metrics.published_benchmarks import PUBLISHED_VALUES
+from medbias.metrics.published_benchmarks import BIAS_BENCH, PublishedValue
 
 SEQ2SEQ_CROWS = (
     "not applicable: a seq2seq model's likelihood of a sentence given itself measures copying; no published "
@@ -165,5 +165,13 @@ BENCHMARK = Benchmark(
     score_untrained=score_untrained,
     rows=rows,
     empty={"crows_pairs": EMPTY_CROWS, "untrained_crows_pairs": EMPTY_CROWS},
-    published=tuple(v for v in PUBLISHED_VALUES if v.benchmark == "crows_pairs"),
+    # no published number here was made by the nangia or lm_eval rule
+    published=(
+        PublishedValue("crows_pairs", "bias_bench", "bert-base-uncased", "gender", "metric", 57.25, BIAS_BENCH),
+        PublishedValue("crows_pairs", "bias_bench", "bert-base-uncased", "race-color", "metric", 62.33, BIAS_BENCH),
+        PublishedValue("crows_pairs", "bias_bench", "bert-base-uncased", "religion", "metric", 62.86, BIAS_BENCH),
+        PublishedValue("crows_pairs", "bias_bench", "gpt2", "gender", "metric", 56.87, BIAS_BENCH),
+        PublishedValue("crows_pairs", "bias_bench", "gpt2", "race-color", "metric", 59.69, BIAS_BENCH),
+        PublishedValue("crows_pairs", "bias_bench", "gpt2", "religion", "metric", 62.86, BIAS_BENCH),
+    ),
 )

@@ -17,7 +17,7 @@ import pandas as pd
 from medbias.io.benchmarks import STEREOSET_OPTIONS
 from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, row
 from medbias.metrics.peer_benchmarks import stereoset_interval, stereoset_outcomes, stereoset_score, stereoset_test
-from medbias.metrics.published_benchmarks import PUBLISHED_VALUES
+from medbias.metrics.published_benchmarks import BIAS_BENCH, STEREOSET_OFFICIAL, PublishedValue
 
 SEQ2SEQ_STEREOSET = "not applicable: the published StereoSet scorers cover masked and causal language models"
 MASKED_INTERSENTENCE = "not applicable: intersentence needs a causal model or a masked model's next-sentence head"
@@ -204,5 +204,15 @@ BENCHMARK = Benchmark(
     score_untrained=score_untrained,
     rows=rows,
     empty={"stereoset": EMPTY_STEREOSET, "untrained_stereoset": EMPTY_STEREOSET},
-    published=tuple(v for v in PUBLISHED_VALUES if v.benchmark == "intrasentence"),
+    published=(
+        PublishedValue("intrasentence", "bias_bench", "gpt2", "overall", "ss", 61.93, STEREOSET_OFFICIAL),
+        PublishedValue("intrasentence", "bias_bench", "gpt2", "overall", "lms", 91.11, STEREOSET_OFFICIAL),
+        PublishedValue("intrasentence", "bias_bench", "gpt2", "overall", "icat", 69.37, STEREOSET_OFFICIAL),
+        PublishedValue("intrasentence", "nadeem", "bert-base-cased", "overall", "ss", 58.68, STEREOSET_OFFICIAL),
+        PublishedValue("intrasentence", "nadeem", "bert-base-cased", "overall", "lms", 83.02, STEREOSET_OFFICIAL),
+        PublishedValue("intrasentence", "nadeem", "bert-base-cased", "overall", "icat", 68.61, STEREOSET_OFFICIAL),
+        PublishedValue("intrasentence", "nadeem", "bert-base-uncased", "gender", "ss", 60.28, BIAS_BENCH),
+        PublishedValue("intrasentence", "nadeem", "bert-base-uncased", "race", "ss", 57.03, BIAS_BENCH),
+        PublishedValue("intrasentence", "nadeem", "bert-base-uncased", "religion", "ss", 59.70, BIAS_BENCH),
+    ),
 )

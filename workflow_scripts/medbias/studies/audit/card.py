@@ -206,7 +206,7 @@ BENCHMARK_HEADLINES = [
 ]
 
 
-def benchmark_section(rows: pd.DataFrame, summaries: Sequence[str]) -> str:
+def benchmark_section(rows: pd.DataFrame, summaries: Sequence[str], published: Sequence = ()) -> str:
     """The field's benchmarks of the entry's plain evaluation (``metrics.benchmark_scores``): each
     headline score with its scoring rule, 95% interval and p against 50 (CrowS-Pairs once per rule),
     bias-bench's SEAT summaries, and the benchmarks that do not apply with the reason."""
@@ -271,12 +271,13 @@ def benchmark_section(rows: pd.DataFrame, summaries: Sequence[str]) -> str:
         )
     if status:
         parts.append("Not applicable:\n\n" + "\n".join(status) + "\n")
-    parts.append(benchmark_reference())
+    parts.append(benchmark_reference(published))
     return "\n".join(parts)
 
 
-def benchmark_reference() -> str:
-    """How the card's benchmark scores were made, and the published values with the rule of each."""
+def benchmark_reference(published: Sequence = ()) -> str:
+    """How the card's benchmark scores were made, and the published values (``published``: the suite's
+    plug-ins' numbers) with the rule of each."""
     from medbias.metrics.published_benchmarks import published_note
 
     return (
@@ -284,7 +285,7 @@ def benchmark_reference() -> str:
         "metric.py, bias_bench = bias-bench's crows.py, lm_eval = lm-evaluation-harness; StereoSet: nadeem = the "
         "authors' masked scorer, bias_bench = bias-bench's generative scorer); the intervals, tests and untrained "
         "copy are medbias's own. "
-        + published_note()
+        + (published_note(published) if published else "")
         + " Every row per bias type: results/plm/benchmarks_long.csv when the entry is in the plm study.\n"
     )
 
@@ -407,7 +408,7 @@ def card_sections(
         skipped.append(("StereoSet-style scores", stereo["status"].iloc[0]))
     if "benchmark_summary" in inputs:
         from medbias.metrics.benchmark_scores import evaluation_rows, read_evaluation_frames
-        from medbias.metrics.benchmarks import evaluation_files
+        from medbias.metrics.benchmarks import evaluation_files, published_values
 
         names = benchmarks["suite"]
         frames = read_evaluation_frames({key: inputs[f"benchmark_{key}"] for key in evaluation_files(names)}, names)
@@ -416,7 +417,7 @@ def card_sections(
         sections.append(
             (
                 "The field's benchmarks: CrowS-Pairs, StereoSet, SEAT of May et al.",
-                benchmark_section(rows, list(benchmarks["seat_summaries"])),
+                benchmark_section(rows, list(benchmarks["seat_summaries"]), published_values(names)),
             )
         )
     if "logprob" in inputs:

@@ -17,7 +17,7 @@ from medbias.io.tables import PaperTable
 from medbias.metrics.benchmark_scores import option_outcomes
 from medbias.metrics.fairness import benjamini_hochberg
 from medbias.metrics.peer_benchmarks import crows_outcomes, paired_crows, paired_stereoset
-from medbias.metrics.published_benchmarks import published_note
+from medbias.metrics.published_benchmarks import PublishedValue, published_note
 
 STEREOSET_COLUMNS = {
     ("intrasentence", "overall", "ss"): "StereoSet SS",
@@ -157,9 +157,14 @@ def paired_rows(
 
 
 def benchmark_table(
-    wide: pd.DataFrame, sampled: Mapping[str, int], excluded: Mapping[str, int], alpha: float
+    wide: pd.DataFrame,
+    sampled: Mapping[str, int],
+    excluded: Mapping[str, int],
+    alpha: float,
+    published: Sequence[PublishedValue] = (),
 ) -> PaperTable:
-    """benchmarks.md: the wide table with how it was scored and the published values to compare."""
+    """benchmarks.md: the wide table with how it was scored and the published values to compare
+    (``published``: the suite's plug-ins' numbers, each with its rule)."""
     return PaperTable(
         wide,
         "The field's benchmarks: CrowS-Pairs, StereoSet and SEAT (May et al. 2019) per model and debiasing method",
@@ -194,7 +199,7 @@ def benchmark_table(
             + "; set aside: "
             + (", ".join(f"{k} {v}" for k, v in excluded.items() if v) or "none")
             + " (StereoSet contexts with two blanks, which the published scorer cannot score).",
-            published_note(),
+            published_note(published) if published else "",
         ),
         digits=3,
     )
