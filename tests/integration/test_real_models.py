@@ -470,8 +470,29 @@ def test_one_registry_line_puts_a_real_chat_model_through_the_vignettes(smollm2,
     assert len(scores) == 4 * 5 * 2 and set(scores["option"]) == {"Yes", "No"}
     assert np.allclose(scores.groupby("question")["probability"].sum(), 1.0)
     assert scores["generated"].str.len().gt(0).all()  # the model's own words, read back beside the probabilities
-    table = pd.read_csv(folder / "contrasts.csv")
-    assert list(table["contrast"]) == ["race: Black vs White", "gender: woman vs man"]
-    assert table["d_probability"].between(-1, 1).all() and (table["vignettes"] == 4).all()
+    # the option mass, recomputed from the options' own log probabilities: SmolLM2-135M puts about half its
+    # probability on "Yes" or "No" (0.46 and 0.51 measured on two pain prompts), so some prompts fall below
+    # the default 0.5 and are left out of the contrasts, as the page says
+    per_question = scores.groupby("question").agg(
+        mass=("log_prob", lambda v: float(np.exp(v).sum())), recorded=("option_mass", "first")
+    )
+    assert np.allclose(per_question["mass"], per_question["recorded"], rtol=1e-9)
+    assert per_question["mass"].between(0.05, 0.99).all()
+    mass = json.loads((folder / "option_mass.json").read_text())
+    below = per_question["mass"] < 0.5
+    assert mass["prompts_below"] == int(below.sum()) and mass["mean"] == pytest.approx(per_question["mass"].mean())
+    assert sorted(mass["excluded_questions"]) == sorted(per_question.index[below])
+    table = pd.read_csv(folder / "contrasts.csv").set_index("contrast")
+    # the race contrast recomputed from the kept questions: per vignette, P(No | Black) - P(No | White) of the
+    # same gender, averaged over the genders that kept both sides, then over vignettes
+    kept = scores[scores["compared"] & scores["question"].isin(per_question.index[~below])]
+    demographic = kept[kept["race"] != ""].pivot_table(
+        index=["vignette", "gender"], columns="race", values="probability"
+    )
+    by_vignette = (demographic["Black"] - demographic["White"]).dropna().groupby(level="vignette").mean()
+    race = table.loc["race: Black vs White"]
+    assert race["d_probability"] == pytest.approx(by_vignette.mean()) and race["vignettes"] == len(by_vignette)
+    assert race["d_probability_low"] <= race["d_probability"] <= race["d_probability_high"]
     page = (folder / "contrasts.md").read_text()
     assert page.startswith("# Clinical vignettes: SmolLM2-135M") and "Greedy answers against the probabilities" in page
+    assert f"{mass['prompts_below']:,} of {mass['prompts']:,} prompts below 0.5 left out" in page
