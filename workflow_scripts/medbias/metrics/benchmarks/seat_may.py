@@ -27,8 +27,8 @@ def seat_null_sentences(
 ) -> list[str]:
     """The calibrated null's random attribute sentences: ``n_words`` random whole words of the
     vocabulary (``seat.null_pool_words``, none from the tests' sentences) in each bleached template."""
-    from medbias.core.encoders import null_pool_words
     from medbias.core.templates import WORD_SLOT, fill_template
+    from medbias.core.vocabulary import null_pool_words
 
     test_words = {w.strip(".,").lower() for t in tests.values() for k in "XYAB" for s in t[k] for w in s.split()}
     words = null_pool_words(tokenizer, sorted(test_words), n_words, seed)

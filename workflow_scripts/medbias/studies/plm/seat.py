@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from medbias.core.encoders import null_pool_words, piece_counts, pooled_sentence_vectors, unknown_words
+from medbias.core.encoders import piece_counts, pooled_sentence_vectors, unknown_words
 from medbias.core.errors import MedbiasInputError
 from medbias.core.templates import WORD_SLOT, check_template, fill_template
+from medbias.core.vocabulary import null_pool_words
 from medbias.io.resources import SEAT_SETS
 
 
