@@ -226,6 +226,10 @@ def model_page(
     """The model's page: the option mass, the demographic contrasts, the controls, group means,
     agreement, notes (only the option mass and the notes, which say why, when nothing was scored)."""
     overall, by_decision = mass if mass is not None else ({}, pd.DataFrame())
+    if len(by_decision):  # probabilities from e^-30 to 1: three significant digits
+        by_decision = by_decision.assign(
+            **{c: by_decision[c].map("{:.3g}".format) for c in ("mean_option_mass", "min_option_mass")}
+        )
     head = [mass_line(overall)] if mass_line(overall) else []
     if table.empty:
         extra = [Section(by_decision, "Option mass by decision")] if len(by_decision) else []
