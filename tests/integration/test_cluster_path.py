@@ -147,9 +147,11 @@ def test_profile_plans_every_job_without_a_cache_variable(fake_real, tmp_path, p
     # hurtful, mental, plm), + the field's benchmarks: 12 CDA trainings, their 12 evaluations and 3 fine-tunings
     # (Table 6's models among CDA's), 78 benchmark jobs (67 plm evaluations and 11 Self-Debias rows of the
     # loadable masked and causal models), the items they score, the benchmark table and its 3 report pages,
+    # + CDA per bias type (race and sexual orientation beside gender): 24 trainings, 24 evaluations, 24
+    # benchmark jobs and 6 fine-tunings (78),
     # + the clinical vignettes: scores and contrasts of the 5 causal entries (10), the summary, its 2 report
     # pages and the folder's list of tables
-    assert total == 212 + 40 + 1 + 6 + 110 + 14, total
+    assert total == 212 + 40 + 1 + 6 + 110 + 14 + 78, total
     print(f"--profile {profile}: {total} jobs planned in {seconds:.1f} s")
 
 
@@ -315,4 +317,4 @@ def test_one_registry_line_adds_the_models_jobs_in_every_study_it_names(tmp_path
     # 21 new jobs: plm 3 evaluations (none, sentencedebias, inlp) + 2 projections; mental features and
     # classifiers of the model and of the vectors (4); hurtful log-probability, features, classifiers, gaps (4)
     # and 2 more classifier seeds' classifiers and gaps (4); and 4 benchmark jobs (its 3 evaluations and Self-Debias)
-    assert total == 212 + 40 + 1 + 6 + 110 + 14 + 21, total
+    assert total == 212 + 40 + 1 + 6 + 110 + 14 + 78 + 21, total
