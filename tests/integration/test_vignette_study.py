@@ -74,6 +74,12 @@ def test_every_registry_model_is_in_the_summary_with_its_status(wiring_run):
     assert others["status"].str.startswith("not applicable: kind").all()
     long = pd.read_csv(wiring_run / "results" / "vignettes" / "contrasts_long.csv")
     assert set(long["model"]) == set(causal) and set(long["set"]) == set(config["vignettes"]["sets"])
+    for name in causal:  # the wiring profile keeps every prompt (min_option_mass 0); each model's mass is reported
+        mass = json.loads((wiring_run / "results" / "vignettes" / name / "option_mass.json").read_text())
+        assert mass["threshold"] == config["vignettes"]["min_option_mass"] == 0 and mass["prompts_below"] == 0
+        assert 0 < mass["min"] <= mass["mean"] <= 1 and mass["prompts"] == int(
+            by_model.loc[name, "prompts left out"].split(" of ")[1]
+        )
 
 
 @pytest.mark.wiring
