@@ -127,10 +127,11 @@ def _opcode_positions(first, second, equal: bool) -> tuple[list[int], list[int]]
     return one, two
 
 
-def script_order(more: Sequence[str], less: Sequence[str], directions: Sequence[str] | None) -> np.ndarray:
-    """True where the published scripts read the pair as (sent_less, sent_more): the antistereo rows."""
+def script_order(n_pairs: int, directions: Sequence[str] | None) -> np.ndarray:
+    """True where the published scripts read the pair as (sent_less, sent_more): the antistereo rows
+    (none without ``directions``)."""
     if directions is None:
-        return np.zeros(len(more), dtype=bool)
+        return np.zeros(n_pairs, dtype=bool)
     return np.asarray(directions) == "antistereo"
 
 
@@ -151,7 +152,7 @@ def crows_pairs_masked_scores(
     in shared batches. ``self_debias``: Self-Debias with the prefixes of each pair."""
     mask = tokenizer.mask_token_id
     n = len(more)
-    flipped = script_order(more, less, directions)
+    flipped = script_order(n, directions)
     ids_more = tokenizer(list(more))["input_ids"]
     ids_less = tokenizer(list(less))["input_ids"]
     copies, positions, targets, owner = [], [], [], []

@@ -12,9 +12,6 @@ import pandas as pd
 
 from medbias.metrics.benchmarks import evaluation_files, suite
 from medbias.metrics.benchmarks.base import read_frame, row
-from medbias.metrics.benchmarks.stereoset import option_outcomes
-
-__all__ = ["evaluation_rows", "read_evaluation_frames", "option_outcomes"]
 
 
 def evaluation_rows(

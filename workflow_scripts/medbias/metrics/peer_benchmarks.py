@@ -35,6 +35,12 @@ import pandas as pd
 from medbias.metrics.bootstrap import percentile_interval, resample_indices
 
 
+def crows_scored(pairs: pd.DataFrame) -> np.ndarray:
+    """Per pair, whether its rule scored it: both sentence scores are numbers (bias-bench's masked rule
+    leaves NaN where a sentence has no modified token, as its script skips the pair)."""
+    return np.isfinite(pairs["score_more"].to_numpy(float)) & np.isfinite(pairs["score_less"].to_numpy(float))
+
+
 def crows_outcomes(more: np.ndarray, less: np.ndarray, decimals: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(sent_more preferred, neutral) per pair from the two sentence scores, as the rule's script
     compares them (the scorers round where the script rounds; ``decimals`` rounds here too)."""

@@ -17,6 +17,7 @@ import pandas as pd
 from medbias.metrics.peer_benchmarks import (
     crows_metric,
     crows_outcomes,
+    crows_scored,
     crows_test,
     stereoset_outcomes,
     stereoset_score,
@@ -56,7 +57,7 @@ def random_model_benchmark_rows(
         crows = score_crows_pairs(model, tokenizer, kind, pairs, batch_size, rules=crows_rules)
         tests = []
         for rule, part in crows.groupby("rule", sort=False):
-            part = part[np.isfinite(part["score_more"].to_numpy(float) + part["score_less"].to_numpy(float))]
+            part = part[crows_scored(part)]
             preferred, neutral = crows_outcomes(part["score_more"].to_numpy(), part["score_less"].to_numpy())
             metric = crows_metric(preferred, neutral, part["direction"].to_numpy()).metric
             tests.append(

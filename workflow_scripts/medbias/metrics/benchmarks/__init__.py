@@ -24,11 +24,6 @@ def evaluation_files(names: Sequence[str]) -> dict[str, str]:
     return {key: file for b in suite(names) for key, file in b.files.items()}
 
 
-def reports(names: Sequence[str]) -> list[str]:
-    """The long table's benchmark names of the suite (each with a status per evaluation)."""
-    return [r for b in suite(names) for r in b.reports]
-
-
 def published_values(names: Sequence[str]) -> list:
     """The published numbers of the suite's plug-ins, each with its rule and source."""
     return [value for b in suite(names) for value in b.published]

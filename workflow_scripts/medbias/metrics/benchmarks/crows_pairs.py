@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, row
-from medbias.metrics.peer_benchmarks import crows_metric, crows_outcomes, crows_test, mean_interval
+from medbias.metrics.peer_benchmarks import crows_metric, crows_outcomes, crows_scored, crows_test, mean_interval
 from medbias.metrics.published_benchmarks import BIAS_BENCH, PublishedValue
 
 SEQ2SEQ_CROWS = (
@@ -80,7 +80,7 @@ def crows_rows(
     rule skipped (NaN scores; bias-bench's masked rule skips a pair whose modified span is empty)."""
     rows = []
     for rule, part in pairs.groupby("rule", sort=False):
-        scored = np.isfinite(part["score_more"].to_numpy(float)) & np.isfinite(part["score_less"].to_numpy(float))
+        scored = crows_scored(part)
         skipped = int((~scored).sum())
         part = part[scored]
         preferred, neutral = crows_outcomes(part["score_more"].to_numpy(), part["score_less"].to_numpy())

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-# the benchmark plug-ins a card reads when the config names none (plm.benchmarks.suite's default)
-DEFAULT_SUITE = ("crows_pairs", "stereoset", "seat_may", "perplexity")
-
 # tests of the audit card that an entry's type or kind rules out, with the reason the card prints
 _WORD_VECTOR_SKIPS = [
     (
@@ -37,12 +34,12 @@ def audit_skipped(entry_type: str, kind: str | None = None) -> list[tuple[str, s
     return skipped
 
 
-def audit_sections(entry_type: str, kind: str | None = None, suite: Sequence[str] = DEFAULT_SUITE) -> list[str]:
+def audit_sections(entry_type: str, kind: str | None = None, suite: Sequence[str] | None = None) -> list[str]:
     """The evaluations an audit card gathers: WEAT for word vectors; SEAT, StereoSet-style and the
-    field's benchmarks (every file of the benchmark plug-ins of ``suite``, ``benchmark_<file key>``,
-    and their summary) for every model; the log-probability score and fill-in-the-blank for masked
-    LMs; the clinical vignettes for causal ones."""
-    from medbias.metrics.benchmarks import evaluation_files
+    field's benchmarks (every file of the benchmark plug-ins of ``suite``, all registered ones when
+    None, ``benchmark_<file key>``, and their summary) for every model; the log-probability score and
+    fill-in-the-blank for masked LMs; the clinical vignettes for causal ones."""
+    from medbias.metrics.benchmarks import REGISTRY, evaluation_files
 
     if entry_type == "word_vectors":
         return ["weat"]
@@ -50,7 +47,7 @@ def audit_sections(entry_type: str, kind: str | None = None, suite: Sequence[str
         "seat",
         "stereoset",
         "summary",
-        *(f"benchmark_{key}" for key in evaluation_files(suite)),
+        *(f"benchmark_{key}" for key in evaluation_files(list(REGISTRY) if suite is None else suite)),
         "benchmark_summary",
         *(["logprob", "logprob_words", "fill_blank"] if kind == "masked" else []),
         *(["vignettes", "vignette_scores", "vignette_option_mass"] if kind == "causal" else []),

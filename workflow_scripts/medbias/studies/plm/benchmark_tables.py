@@ -14,9 +14,9 @@ import pandas as pd
 
 from medbias.core.errors import MedbiasInputError
 from medbias.io.tables import PaperTable
-from medbias.metrics.benchmark_scores import option_outcomes
+from medbias.metrics.benchmarks.stereoset import option_outcomes
 from medbias.metrics.fairness import benjamini_hochberg
-from medbias.metrics.peer_benchmarks import crows_outcomes, paired_crows, paired_stereoset
+from medbias.metrics.peer_benchmarks import crows_outcomes, crows_scored, paired_crows, paired_stereoset
 from medbias.metrics.published_benchmarks import PublishedValue, published_note
 
 STEREOSET_COLUMNS = {
@@ -131,12 +131,11 @@ def paired_rows(
         base = {"first": f"{first[0]} / {first[1]}", "second": f"{second[0]} / {second[1]}"}
         what = f"paired benchmark rows {base['first']} against {base['second']}"
         ca, cb = a["crows_pairs"], b["crows_pairs"]
-        for rule in [r for r in dict.fromkeys(ca["rule"]) if len(cb) and r in set(cb["rule"])] if len(ca) else []:
+        for rule in [r for r in dict.fromkeys(ca["rule"]) if r in set(cb["rule"])]:  # the rules both were scored by
             ra, rb = matched_by_id(
                 ca[ca["rule"] == rule], cb[cb["rule"] == rule], "pair_id", f"{what} (CrowS-Pairs {rule})"
             )
-            keep = np.isfinite(ra["score_more"].to_numpy(float) + ra["score_less"].to_numpy(float))
-            keep &= np.isfinite(rb["score_more"].to_numpy(float) + rb["score_less"].to_numpy(float))
+            keep = crows_scored(ra) & crows_scored(rb)
             pa, _ = crows_outcomes(ra["score_more"][keep], ra["score_less"][keep])
             pb, _ = crows_outcomes(rb["score_more"][keep], rb["score_less"][keep])
             rows.append(

@@ -45,6 +45,17 @@ def empty_frames(names: Sequence[str]) -> dict[str, pd.DataFrame]:
     return {key: frame for b in suite(names) for key, frame in b.empty.items()}
 
 
+def score_suite(context: ScoringContext) -> BenchmarkEvaluation:
+    """Every plug-in of the context's suite (``settings["suite"]``) on its model: their frames (the
+    empty ones where a plug-in wrote nothing) and the status of each reported benchmark."""
+    frames = empty_frames(context.settings["suite"])
+    for benchmark in suite(context.settings["suite"]):
+        scored, status = benchmark.score(context)
+        frames.update(scored)
+        context.summary["status"].update(status)
+    return BenchmarkEvaluation(frames, context.summary)
+
+
 def evaluate_benchmarks(
     model,
     tokenizer,
@@ -56,8 +67,7 @@ def evaluate_benchmarks(
     next_sentence: tuple[Any, str | None] = (None, None),
 ) -> BenchmarkEvaluation:
     """Every plug-in of ``settings["suite"]`` on one loaded model (``model`` may carry a debiasing
-    projection hook; None for an entry transformers cannot load, with ``settings``'s reason in
-    ``data``'s place: see ``benchmark_plm_model``). ``data``: every plug-in's items. ``self_debias``
+    projection hook), with the items per second of each step. ``data``: every plug-in's items. ``self_debias``
     (prefixes by bias type, decay, epsilon): score under Self-Debias instead. ``next_sentence``: a masked
     model's (next-sentence model, None), or (None, why not)."""
     from medbias.core.models import lm_head_problem
@@ -73,14 +83,10 @@ def evaluate_benchmarks(
         next_sentence,
         no_head=lm_head_problem(model, kind),
     )
-    frames = empty_frames(settings["suite"])
-    for benchmark in suite(settings["suite"]):
-        scored, status = benchmark.score(context)
-        frames.update(scored)
-        context.summary["status"].update(status)
-    summary = context.summary
+    result = score_suite(context)
+    summary = result.summary
     summary["items_per_second"] = {k: summary["items"][k] / max(v, 1e-9) for k, v in summary["seconds"].items()}
-    return BenchmarkEvaluation(frames, summary)
+    return result
 
 
 def benchmark_plm_model(
@@ -104,12 +110,8 @@ def benchmark_plm_model(
     model, tokenizer, source, unloadable = load_or_mark(name, entry, device, log)
     if unloadable:
         context = ScoringContext(None, None, entry.get("kind", ""), data, settings, log, no_head=unloadable)
-        frames = empty_frames(settings["suite"])
-        for benchmark in suite(settings["suite"]):
-            scored, status = benchmark.score(context)
-            frames.update(scored)
-            context.summary["status"].update(status)
-        return BenchmarkEvaluation(frames, {"status": context.summary["status"], "model": name, "debias": debias})
+        result = score_suite(context)
+        return BenchmarkEvaluation(result.frames, {"status": result.summary["status"], "model": name, "debias": debias})
     if projection is not None:
         attach_projection(sentence_encoder(model, source.kind), projection)
         log.info("%s: %s projection attached", name, debias)
@@ -129,7 +131,7 @@ def benchmark_plm_model(
         reference = untrained_copy(source.source, source.kind, settings["seed"]).to(device)
         context = ScoringContext(reference, tokenizer, source.kind, data, settings, log)
         for benchmark in untrained:
-            if all(result.summary["status"].get(r) == "ok" for r in benchmark.reports[:1]):
+            if result.summary["status"].get(benchmark.reports[0]) == "ok":
                 log.info("%s: scoring an untrained copy (seed %d) on %s", name, settings["seed"], benchmark.title)
                 result.frames.update(benchmark.score_untrained(context))
     result.summary.update(model=name, debias=debias, kind=source.kind, device=device)
