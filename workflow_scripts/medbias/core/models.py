@@ -276,7 +276,7 @@ def load_next_sentence_head(source: str | Path, device: str = "cpu"):
     except ValueError as error:
         return None, f"not applicable: no next-sentence head for this architecture ({str(error).splitlines()[0]})"
     prefix = f"{model.base_model_prefix}."
-    untrained = [k for k in report["missing_keys"] if not k.startswith(prefix)]
+    untrained = sorted(k for k in report["missing_keys"] if not k.startswith(prefix))
     if untrained:
         return (
             None,
