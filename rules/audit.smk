@@ -9,6 +9,8 @@ rule audit_fill_blank:
         f"{AUDIT}/{{model}}/fill_blank.csv",
     log:
         f"{LOGS}/audit/fill_blank_{{model}}.log",
+    benchmark:
+        f"{BENCHMARKS}/audit/fill_blank_{{model}}.tsv"
     conda:
         "../envs/gpu.yaml"
     threads: 2
@@ -31,6 +33,8 @@ rule audit_weat:
         f"{AUDIT}/{{model}}/weat.csv",
     log:
         f"{LOGS}/audit/weat_{{model}}.log",
+    benchmark:
+        f"{BENCHMARKS}/audit/weat_{{model}}.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -61,6 +65,8 @@ rule audit_card:
         pdf=f"{AUDIT}/{{model}}/card.pdf",
     log:
         f"{LOGS}/audit/card_{{model}}.log",
+    benchmark:
+        f"{BENCHMARKS}/audit/card_{{model}}.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

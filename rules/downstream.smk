@@ -185,6 +185,8 @@ rule hurtful_downstream_tables:
         ),
     log:
         f"{LOGS}/hurtful/downstream_tables.log",
+    benchmark:
+        f"{BENCHMARKS}/hurtful/downstream_tables.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

@@ -42,6 +42,8 @@ rule hurtful_table3:
         fixes=f"{HURTFUL}/logprob_template_fixes.md",
     log:
         f"{LOGS}/hurtful/table3.log",
+    benchmark:
+        f"{BENCHMARKS}/hurtful/table3.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -66,6 +68,8 @@ rule hurtful_fill_blank:
         pdf=f"{HURTFUL}/fig1_fill_in_the_blank.pdf",
     log:
         f"{LOGS}/hurtful/fill_blank.log",
+    benchmark:
+        f"{BENCHMARKS}/hurtful/fill_blank.tsv"
     conda:
         "../envs/cpu.yaml"
     threads: 2
@@ -93,6 +97,8 @@ rule hurtful_probe:
         md=f"{HURTFUL}/tableD4_probe.md",
     log:
         f"{LOGS}/hurtful/probe.log",
+    benchmark:
+        f"{BENCHMARKS}/hurtful/probe.tsv"
     conda:
         "../envs/cpu.yaml"
     threads: 2

@@ -10,6 +10,8 @@ rule input_manifest:
         config=f"{RESULTS}/inputs/config.json",
     log:
         f"{LOGS}/inputs/manifest.log",
+    benchmark:
+        f"{BENCHMARKS}/inputs/manifest.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

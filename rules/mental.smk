@@ -18,6 +18,8 @@ rule mental_data:
         fig1_pdf=f"{MENTAL}/fig1_annotated_counts.pdf",
     log:
         f"{LOGS}/mental/data.log",
+    benchmark:
+        f"{BENCHMARKS}/mental/data.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -38,6 +40,8 @@ rule mental_reference_tables:
         table3_md=f"{MENTAL}/table3_gender_terms.md",
     log:
         f"{LOGS}/mental/reference_tables.log",
+    benchmark:
+        f"{BENCHMARKS}/mental/reference_tables.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -125,6 +129,8 @@ rule mental_tables:
         table4_md=f"{MENTAL}/table4_gender_uar.md",
     log:
         f"{LOGS}/mental/tables.log",
+    benchmark:
+        f"{BENCHMARKS}/mental/tables.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -166,6 +172,8 @@ rule mental_direct_bias:
         pdf=f"{MENTAL}/fig2_direct_bias.pdf",
     log:
         f"{LOGS}/mental/direct_bias.log",
+    benchmark:
+        f"{BENCHMARKS}/mental/direct_bias.tsv"
     conda:
         "../envs/gpu.yaml"
     params:
@@ -196,6 +204,8 @@ rule mental_lime:
         pdf=f"{MENTAL}/fig3_lime.pdf",
     log:
         f"{LOGS}/mental/lime.log",
+    benchmark:
+        f"{BENCHMARKS}/mental/lime.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

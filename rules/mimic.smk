@@ -39,6 +39,8 @@ rule mimic_tokenizer:
         directory(f"{MIMIC}/tokenizer"),
     log:
         f"{LOGS}/mimic/tokenizer.log",
+    benchmark:
+        f"{BENCHMARKS}/mimic/tokenizer.tsv"
     priority: CRITICAL_PATH_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -101,6 +103,8 @@ rule mimic_cohorts:
         counts=f"{MIMIC}/cohort_counts.json",
     log:
         f"{LOGS}/mimic/cohorts.log",
+    benchmark:
+        f"{BENCHMARKS}/mimic/cohorts.tsv"
     priority: CRITICAL_PATH_PRIORITY
     conda:
         "../envs/cpu.yaml"

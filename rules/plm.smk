@@ -11,6 +11,8 @@ rule plm_examples:
         counts=f"{PLM}/stereoset/counts.json",
     log:
         f"{LOGS}/plm/examples.log",
+    benchmark:
+        f"{BENCHMARKS}/plm/examples.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -159,6 +161,8 @@ rule plm_benchmark_items:
         excluded=f"{PLM}/benchmark_items/excluded.json",
     log:
         f"{LOGS}/plm/benchmark_items.log",
+    benchmark:
+        f"{BENCHMARKS}/plm/benchmark_items.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -231,6 +235,8 @@ rule plm_benchmark_tables:
         pdf=f"{PLM}/fig_benchmarks.pdf",
     log:
         f"{LOGS}/plm/benchmark_tables.log",
+    benchmark:
+        f"{BENCHMARKS}/plm/benchmark_tables.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -265,6 +271,8 @@ rule plm_tables:
         fig2_pdf=f"{PLM}/fig2_seat.pdf",
     log:
         f"{LOGS}/plm/tables.log",
+    benchmark:
+        f"{BENCHMARKS}/plm/tables.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -325,6 +333,8 @@ rule plm_table6:
         long=f"{PLM}/table6_downstream_long.csv",
     log:
         f"{LOGS}/plm/table6.log",
+    benchmark:
+        f"{BENCHMARKS}/plm/table6.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

@@ -19,6 +19,8 @@ rule report_page:
         ),
     log:
         f"{LOGS}/report/{{page}}.log",
+    benchmark:
+        f"{BENCHMARKS}/report/{{page}}.tsv"
     wildcard_constraints:
         page="|".join(re.escape(page) for page in REPORT_ITEMS),
     conda:
@@ -43,6 +45,8 @@ rule study_index:
         f"{RESULTS}/{{folder}}/index.md",
     log:
         f"{LOGS}/report/{{folder}}_index.log",
+    benchmark:
+        f"{BENCHMARKS}/report/{{folder}}_index.tsv"
     wildcard_constraints:
         folder="|".join(re.escape(folder) for folder in REPORT_FOLDERS),
     conda:

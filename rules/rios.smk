@@ -140,6 +140,8 @@ rule rios_table3:
         md=f"{RIOS}/table3_embedding_quality.md",
     log:
         f"{LOGS}/rios/table3.log",
+    benchmark:
+        f"{BENCHMARKS}/rios/table3.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -209,6 +211,8 @@ rule rios_ect:
         pdf=f"{RIOS}/fig2_ect.pdf",
     log:
         f"{LOGS}/rios/ect.log",
+    benchmark:
+        f"{BENCHMARKS}/rios/ect.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -238,6 +242,8 @@ rule rios_ripa:
         pairs_md=f"{RIOS}/table4_ripa_pairs.md",
     log:
         f"{LOGS}/rios/ripa.log",
+    benchmark:
+        f"{BENCHMARKS}/rios/ripa.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

@@ -60,6 +60,8 @@ rule synth_logprob_resources:
         truth=f"{DEMO}/truth/logprob.json",
     log:
         f"{LOGS}/synth/logprob_resources.log",
+    benchmark:
+        f"{BENCHMARKS}/synth/logprob_resources.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -73,6 +75,8 @@ rule synth_mental_truth:
         f"{DEMO}/truth/mental.json",
     log:
         f"{LOGS}/synth/mental_truth.log",
+    benchmark:
+        f"{BENCHMARKS}/synth/mental_truth.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -89,6 +93,8 @@ rule synth_plm_corpus:
         truth=f"{DEMO}/truth/plm.json",
     log:
         f"{LOGS}/synth/plm_corpus.log",
+    benchmark:
+        f"{BENCHMARKS}/synth/plm_corpus.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -129,6 +135,8 @@ rule synth_plm_downstream:
         directory(f"{DEMO}/plm-downstream"),
     log:
         f"{LOGS}/synth/plm_downstream.log",
+    benchmark:
+        f"{BENCHMARKS}/synth/plm_downstream.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -144,6 +152,8 @@ rule synth_vignettes:
         truth=f"{DEMO}/truth/vignettes.json",
     log:
         f"{LOGS}/synth/vignettes.log",
+    benchmark:
+        f"{BENCHMARKS}/synth/vignettes.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -201,6 +211,8 @@ rule synth_truth:
         f"{DEMO}/truth.json",
     log:
         f"{LOGS}/synth/truth.log",
+    benchmark:
+        f"{BENCHMARKS}/synth/truth.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -271,6 +283,8 @@ rule demo_world_summary:
         planted_md=f"{RESULTS}/demo_world/table_planted_effects.md",
     log:
         f"{LOGS}/synth/summary.log",
+    benchmark:
+        f"{BENCHMARKS}/synth/summary.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

@@ -100,6 +100,8 @@ rule validation_planted_recovery:
         md=f"{RESULTS}/validation/planted_recovery.md",
     log:
         f"{LOGS}/validation/planted_recovery.log",
+    benchmark:
+        f"{BENCHMARKS}/validation/planted_recovery.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

@@ -49,6 +49,8 @@ rule vignette_contrasts:
         option_mass=f"{VIGNETTE_DIR}/{{model}}/option_mass.json",
     log:
         f"{LOGS}/vignettes/contrasts_{{model}}.log",
+    benchmark:
+        f"{BENCHMARKS}/vignettes/contrasts_{{model}}.tsv"
     wildcard_constraints:
         model="|".join(VIGNETTE_MODELS) or "(?!)",
     conda:
@@ -85,6 +87,8 @@ rule vignette_summary:
         pdf=f"{VIGNETTE_DIR}/fig_contrasts.pdf",
     log:
         f"{LOGS}/vignettes/summary.log",
+    benchmark:
+        f"{BENCHMARKS}/vignettes/summary.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
