@@ -24,6 +24,7 @@ from medbias.pipeline.config import (
 from medbias.pipeline.runs import (
     forget_run,
     input_fault_lines,
+    note_lines,
     record_run,
     release_stale_locks,
 )
@@ -84,8 +85,11 @@ onstart:
     )
 
 
+# what jobs of this run left out of the user's data ("medbias (note):" lines of their logs)
 onsuccess:
     forget_run(Path(".snakemake"))
+    for line in note_lines(sorted(Path(LOGS).rglob("*.log")), RUN_STARTED):
+        print(line, file=sys.stderr)
 
 
 # a job that stopped on a bad input wrote one "medbias:" line to its log; say it here, once

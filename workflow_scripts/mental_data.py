@@ -4,7 +4,7 @@ cleaned), and each task's balanced train/test split (Table II, Figure 1)."""
 
 import pandas as pd
 
-from medbias.core.logs import setup_rule_logging
+from medbias.core.logs import note_for_user, setup_rule_logging
 from medbias.io.jsonio import write_json
 from medbias.io.mimic import read_annotations
 from medbias.io.tables import write_paper_table
@@ -37,6 +37,8 @@ log.info(
     len(report.subject_mismatch),
     len(report.missing_gender),
 )
+if report.left_out():
+    note_for_user(f"mental: {report.left_out()} (Table II's notes and {out.summary} list them)")
 
 assignments, counts = task_splits(
     joined, p.tasks, train_fraction=p.train_fraction, per_cell=p.per_cell, seed=p.seed, log=log
@@ -47,7 +49,8 @@ texts.to_parquet(out.texts, index=False)
 assignments.to_parquet(out.labels, index=False)
 log.info("wrote %d treated texts of %d notes (intermediate; never under results/)", len(texts), len(used))
 
-write_paper_table(split_table(assignments, p.tasks, p.train_fraction, p.per_cell), out.table2_csv, out.table2_md)
+table2 = split_table(assignments, p.tasks, p.train_fraction, p.per_cell, report.table_note())
+write_paper_table(table2, out.table2_csv, out.table2_md)
 figure = pd.DataFrame(counts)
 figure.to_csv(out.fig1_csv, index=False)
 plot_annotated_counts(figure, out.fig1_png, out.fig1_pdf)

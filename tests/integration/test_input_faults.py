@@ -676,3 +676,67 @@ def test_a_faulty_vignette_file_or_chat_entry_stops_before_any_job(synthetic_inp
     config, _ = real_world(synthetic_inputs, tmp_path)
     make(tmp_path, config)
     stops_before_any_job_naming(config, tmp_path, names)
+
+
+# --- settings that are valid alone but cannot work with the rest: the demo config's dry run stops -------
+
+SETTING_FAULTS = {
+    "feature layers deeper than the model": (
+        lambda c: c["hurtful"]["downstream"].__setitem__("layers", [-40]),
+        ("config key 'hurtful.downstream.layers'", "[-40]", "scibert"),
+    ),
+    "stride longer than the window": (
+        lambda c: c.setdefault("mimic", {}).update(window=128, stride=200),
+        ("config key 'mimic.stride'", "200", "mimic.window 128"),
+    ),
+    "GPUs that do not divide a batch": (
+        lambda c: c["hurtful"]["pretrain"].__setitem__("gpus", 3),
+        ("config key 'hurtful.pretrain.gpus'", "3 GPUs", "batch_size"),
+    ),
+    "an empty list in the word2vec grid": (
+        lambda c: c["rios"]["word2vec"].__setitem__("grid", {"negative": [], "window": [2]}),
+        ("config key 'rios.word2vec.grid.negative'",),
+    ),
+    "more direct-bias pairs than there are": (
+        lambda c: c["mental"].setdefault("direct_bias", {}).__setitem__("min_pairs", 50),
+        ("config key 'mental.direct_bias.min_pairs'", "50", "gender_pairs"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SETTING_FAULTS))
+def test_a_setting_that_cannot_work_stops_the_demo_dry_run(tmp_path, case):
+    """``snakemake -n`` on the demo config with one impossible setting: one ``medbias:`` line naming
+    the key, no traceback, no job planned (the demo's own tiny BERT's depth comes from its settings)."""
+    edit, names = SETTING_FAULTS[case]
+    config = wiring_config()
+    edit(config)
+    configfile = write_config(tmp_path / "config.yaml", config)
+    result = run_snakemake(["-n", "--configfile", str(configfile)], tmp_path, timeout=600)
+    terminal = result.stdout + result.stderr
+    lines = [line for line in terminal.splitlines() if line.startswith("medbias:")]
+    assert result.returncode != 0 and len(lines) == 1, terminal[-3000:]
+    assert all(name in lines[0] for name in names), lines[0]
+    assert "Traceback (most recent call last)" not in terminal and "Job stats" not in terminal, terminal[-3000:]
+
+
+def test_an_annotated_note_missing_from_noteevents_is_named_on_the_terminal_and_in_table_ii(synthetic_inputs, tmp_path):
+    """An annotation row whose ROW_ID is not in NOTEEVENTS is left out of the mental study, and the run
+    says so: one ``medbias (note):`` line on the terminal and a note under Table II."""
+    config, data = real_world(synthetic_inputs, tmp_path)
+    annotations = data / "phenotype-annotations" / "ACTdb102003.csv"
+
+    def add_orphan(rows: list[list[str]]) -> None:
+        orphan = list(rows[-1])
+        orphan[rows[0].index("ROW_ID")] = "987654321"
+        rows.append(orphan)
+
+    edit_rows(annotations, add_orphan)
+    configfile = write_config(tmp_path / "real.yaml", config)
+    result = run_snakemake(["--cores", "2", "results/mental/data.json", "--configfile", str(configfile)], tmp_path)
+    terminal = result.stdout + result.stderr
+    assert result.returncode == 0, terminal[-3000:]
+    notes = [line for line in terminal.splitlines() if line.startswith("medbias (note): mental:")]
+    assert len(notes) == 1 and "1 not in NOTEEVENTS (ROW_ID 987654321)" in notes[0], terminal[-3000:]
+    table = (tmp_path / "results" / "mental" / "table2_split.md").read_text()
+    assert "1 not in NOTEEVENTS (ROW_ID 987654321)" in table and "data.json" in table

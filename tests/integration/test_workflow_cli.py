@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import REPO, demo_config, run_snakemake, snakemake_bin, write_config
+from conftest import REPO, demo_config, run_snakemake, snakemake_bin, wiring_config, write_config
 from test_config_helpers import fake_real_config
 
 pytestmark = pytest.mark.wiring
@@ -245,3 +245,39 @@ def test_the_spelling_check_sees_a_name_no_rule_spells():
     assert rule_spells(
         "    input:\n        ABSTRACTS,\n", "results/d/abstracts.txt.gz", 'ABSTRACTS = f"{DEMO}/abstracts.txt.gz"\n'
     )
+
+
+def test_a_repository_and_config_in_folders_with_spaces_run_as_typed(tmp_path):
+    """The repository cloned into ``my projects/med bias`` and a config named ``my demo.yaml``: the dry
+    run and the demo's first jobs (the synthetic world, MIMIC-III ingest with the note text, the tiny
+    BERT and its tokenizer, the note windows with their worker processes, a PubMed parse) run from
+    there as a user types them."""
+    import shutil
+    import subprocess
+
+    clone = tmp_path / "my projects" / "med bias"
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    for name in files:
+        if (REPO / name).is_file():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, clone / name)
+    configfile = write_config(clone / "config" / "my demo.yaml", wiring_config())
+
+    def as_typed(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [snakemake_bin(), *args, "--configfile", "config/my demo.yaml"],
+            cwd=clone,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+
+    dry = as_typed("-n")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert "rule hurtful_pretrain:" in dry.stdout + dry.stderr
+    first = as_typed("--cores", "2", "results/mimic/note_processing.json", "results/rios/parsed/pubmed26n0001.parquet")
+    assert first.returncode == 0, (first.stdout + first.stderr)[-3000:]
+    assert (clone / "results" / "mimic" / "note_processing.json").is_file() and configfile.is_file()
+    assert (clone / "results" / "rios" / "parsed" / "pubmed26n0001.parquet").is_file()

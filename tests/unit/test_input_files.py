@@ -294,6 +294,30 @@ def test_the_fault_lines_of_this_run_are_the_last_of_each_log_written_since_it_s
     ]
 
 
+def test_the_notes_of_this_run_are_every_note_line_of_the_logs_written_since_it_started(tmp_path):
+    import time
+
+    from medbias.pipeline.runs import note_lines
+    from medbias.studies.mental.labels import JoinReport
+
+    report = JoinReport(annotated_notes=10, joined=7, missing_note=(5, 9), subject_mismatch=(), missing_gender=(3,))
+    assert report.left_out() == (
+        "3 of 10 annotated notes are left out: 2 not in NOTEEVENTS (ROW_ID 5, 9); "
+        "1 of a patient without an M or F gender (ROW_ID 3)"
+    )
+    assert JoinReport(4, 4, (), (), ()).left_out() is None
+    assert JoinReport(4, 4, (), (), ()).table_note() == "All 4 annotated notes joined their note text and patient."
+    old, new, other = (tmp_path / f"{n}.log" for n in ("old", "new", "other"))
+    old.write_text("medbias (note): from another run\n")
+    os.utime(old, (time.time() - 100, time.time() - 100))
+    new.write_text(f"INFO joined\nmedbias (note): mental: {report.left_out()}\nINFO done\n")
+    other.write_text("medbias (note): second\nmedbias (note): second\n")
+    assert note_lines([old, new, other], since=time.time() - 10) == [
+        f"medbias (note): mental: {report.left_out()}",
+        "medbias (note): second",
+    ]
+
+
 # --- locks of a killed run -------------------------------------------------------------------------
 
 

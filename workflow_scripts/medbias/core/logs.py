@@ -39,3 +39,13 @@ def progress_logger(log: logging.Logger, label: str, unit: str, every_seconds: f
             log.info("%s: %d/%d %s (%.1f %s/s)", label, done, total, unit, done / max(1e-9, now - started), unit)
 
     return progress
+
+
+NOTE_PREFIX = "medbias (note): "
+
+
+def note_for_user(message: str) -> None:
+    """Write ``message`` to the job's log as one ``medbias (note):`` line, which the workflow prints on
+    the terminal when the run ends (``medbias.pipeline.runs.note_lines``): for what a job left out of
+    the user's data and the user should hear of without opening the log."""
+    print(f"{NOTE_PREFIX}{message}", flush=True)

@@ -6,6 +6,7 @@ model that is wrong and what was expected.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from medbias.core.errors import MedbiasInputError
+from medbias.core.errors import MedbiasInputError, reading
 from medbias.core.models import check_feature_layers, resolve_model_source, transformer_depth
 from medbias.io.formats import ACUITY_EXPORTS, MIMIC_TABLES, check_columns, find_table
 from medbias.io.mimic import read_annotations, read_benchmark_split
@@ -285,6 +286,18 @@ def check_intermediate_folder(config: dict[str, Any]) -> None:
 FOLDER_RESOURCES = ("seat_may2019",)  # resources that are folders of files (one SEAT test per file)
 
 
+def demo_model_depth(source: str, config: dict[str, Any]) -> int | None:
+    """The transformer depth of a tiny model the demo world builds (``<demo_dir>/models/tiny-[plm-|vignette-]<arch>``),
+    from the demo's own settings for that architecture; None for any other path."""
+    name = Path(source).name
+    for prefix in ("tiny-plm-", "tiny-vignette-", "tiny-"):
+        if name.startswith(prefix):
+            settings = config.get("demo", {}).get(name[len(prefix) :], {})
+            depth = settings.get("num_hidden_layers", settings.get("encoder_layers"))
+            return int(depth) if isinstance(depth, int) else None
+    return None
+
+
 def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_models returns it
     """Check that every input the config names exists and has the columns the workflow reads.
 
@@ -353,6 +366,7 @@ def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_mo
 
     check_benchmark_files(config["resources"], config["plm"]["benchmarks"]["seat_tests"])
 
+    _check_windows(config)
     if "rios" in config:
         from medbias.io.pubmed import parse_decades
 
@@ -368,6 +382,25 @@ def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_mo
 
 
 PROMPT_FIELDS = {"vignette", "question", "options"}
+
+
+def _check_windows(config: dict[str, Any]) -> None:
+    """A sliding window's stride may not exceed the word pieces it holds (its length less [CLS] and
+    [SEP]): the pieces between one window's end and the next one's start would never be read."""
+    settings = []
+    if "mimic" in config:
+        settings.append(("mimic.stride", config["mimic"]["stride"], "mimic.window", config["mimic"]["window"]))
+    if "mental" in config:
+        contextual = config["mental"]["contextual"]
+        settings.append(
+            ("mental.contextual.stride", contextual["stride"], "mental.contextual.max_length", contextual["max_length"])
+        )
+    for key, stride, window_key, window in settings:
+        if stride > window - 2:
+            raise MedbiasInputError(
+                f"config key '{key}': {stride} is more than the {window - 2} word pieces a window of {window_key} "
+                f"{window} holds ([CLS] and [SEP] take two); the pieces between windows would never be read"
+            )
 
 
 def folder_has_chat_template(folder: str | Path) -> bool:
@@ -561,6 +594,14 @@ def _check_mental(config: dict[str, Any]) -> None:
             f"config key 'mental.gender_classifier_task': {mental['gender_classifier_task']!r} is not one of "
             f"mental.tasks"
         )
+    pairs_file = config["resources"]["gender_pairs"]
+    with reading(pairs_file):
+        pairs = json.loads(Path(pairs_file).read_text(encoding="utf-8"))
+    if mental["direct_bias"]["min_pairs"] > len(pairs):
+        raise MedbiasInputError(
+            f"config key 'mental.direct_bias.min_pairs': {mental['direct_bias']['min_pairs']} is more than the "
+            f"{len(pairs)} definitional pairs of resources.gender_pairs ({pairs_file})"
+        )
     templates = [("pair_templates", t) for t in mental["direct_bias"]["pair_templates"]]
     templates.append(("synonym_template", mental["direct_bias"]["synonym_template"]))
     from medbias.core.templates import WORD_SLOT, check_template
@@ -596,11 +637,17 @@ def _check_hurtful(config: dict[str, Any], skip) -> None:
             "config key 'hurtful.downstream.models': must include 'baseline' (Tables 4 and 5 are about it)"
         )
     for model in hurtful["downstream"]["models"]:  # a variant has its base model's depth
-        depth = transformer_depth(registry[model if model in registry else hurtful["base_model"]]["source"])
-        if (
-            depth is not None
-        ):  # a local folder that exists (hub ids and demo models not yet built are checked in the job)
+        source = registry[model if model in registry else hurtful["base_model"]]["source"]
+        depth = demo_model_depth(source, config) if skip(source) else transformer_depth(source)
+        if depth is not None:  # a local folder that exists or a demo model (hub ids are checked in the job)
             check_feature_layers(hurtful["downstream"]["layers"], depth, model)
+    gpus = hurtful["pretrain"]["gpus"]
+    for number, phase in enumerate(hurtful["pretrain"]["phases"], start=1):
+        if gpus > 1 and phase["batch_size"] % gpus:
+            raise MedbiasInputError(
+                f"config key 'hurtful.pretrain.gpus': {gpus} GPUs do not divide phase {number}'s batch_size "
+                f"{phase['batch_size']} (each GPU's process takes an equal share of every batch)"
+            )
     from medbias.studies.hurtful.demographics import ATTRIBUTE_CLASSES
 
     for attribute, excluded in hurtful["downstream"]["excluded_subgroups"].items():

@@ -120,3 +120,22 @@ def input_fault_lines(log_files: list[Path], since: float) -> list[str]:
         if found and found[-1] not in lines:
             lines.append(found[-1])
     return lines
+
+
+def note_lines(log_files: list[Path], since: float) -> list[str]:
+    """Every ``medbias (note):`` line (``medbias.core.logs.note_for_user``) of the log files written at
+    or after ``since`` (a Unix time), once each, in the logs' order."""
+    from medbias.core.logs import NOTE_PREFIX
+
+    lines: list[str] = []
+    for path in log_files:
+        try:
+            if path.stat().st_mtime < since:
+                continue
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith(NOTE_PREFIX) and line not in lines:
+                lines.append(line)
+    return lines

@@ -70,6 +70,31 @@ class JoinReport:
             "missing_gender": {"count": len(self.missing_gender), "row_ids": list(self.missing_gender[:50])},
         }
 
+    def left_out(self) -> str | None:
+        """One sentence naming the annotated notes that did not join and why (the first ROW_IDs of
+        each reason); None when every annotated note joined."""
+        reasons = [
+            (self.missing_note, "not in NOTEEVENTS"),
+            (self.subject_mismatch, "in NOTEEVENTS under another SUBJECT_ID"),
+            (self.missing_gender, "of a patient without an M or F gender"),
+        ]
+        parts = [
+            f"{len(rows)} {why} (ROW_ID {', '.join(map(str, rows[:5]))}{', ...' if len(rows) > 5 else ''})"
+            for rows, why in reasons
+            if rows
+        ]
+        if not parts:
+            return None
+        left = self.annotated_notes - self.joined
+        return f"{left} of {self.annotated_notes} annotated notes are left out: {'; '.join(parts)}"
+
+    def table_note(self) -> str:
+        """Table II's note on the join: how many annotated notes joined, and which were left out."""
+        left_out = self.left_out()
+        if left_out is None:
+            return f"All {self.annotated_notes} annotated notes joined their note text and patient."
+        return f"{left_out}. Every ROW_ID left out is listed in data.json (the first 50 per reason)."
+
 
 def join_notes(votes: pd.DataFrame, notes: pd.DataFrame, patients: pd.DataFrame) -> tuple[pd.DataFrame, JoinReport]:
     """The annotated notes with their text and the patient's gender (index ROW_ID), and a report of

@@ -54,10 +54,15 @@ def balanced_split(frame: pd.DataFrame, train_fraction: float, per_cell: int | N
 
 
 def split_table(
-    assignments: pd.DataFrame, tasks: Sequence[str], train_fraction: float, per_cell: Mapping[str, int]
+    assignments: pd.DataFrame,
+    tasks: Sequence[str],
+    train_fraction: float,
+    per_cell: Mapping[str, int],
+    join_note: str | None = None,
 ) -> PaperTable:
     """Table II: notes per task, split, label and gender (``train_fraction`` and ``per_cell``: the
-    split's settings, which the notes state)."""
+    split's settings, which the notes state; ``join_note``: how the annotations met the notes,
+    ``JoinReport.table_note``)."""
     rows = []
     for task in tasks:
         part = assignments[assignments["task"] == task]
@@ -73,6 +78,7 @@ def split_table(
         f"Training cells: at most {train_fraction:.0%} of each (label, gender) cell, capped per task "
         f"(configured caps: {dict(per_cell) or 'none; the second-smallest cell sets the cap'}); "
         f"seeded. Negatives are notes annotated None (no phenotype voted positive).",
+        *([join_note] if join_note else []),
     )
     return PaperTable(pd.DataFrame(rows), "Table II: training and test notes per phenotype, label and gender", notes)
 
