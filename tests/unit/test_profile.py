@@ -50,6 +50,8 @@ LOG = (
     + finished("10:00:42", 2, "train")
     + job("10:00:42", "report", 4, "results/model.bin, results/index.txt", "results/report.md", "    threads: 1\n")
     + finished("10:00:47", 4, "report")
+    + "[Fri Nov 27 10:00:47 2026]\nJob 6: report: done; see results/report.md\nReason: Missing output files\n"
+    + finished("10:00:47", 6, "announce")
     + job("10:00:47", "never_done", 5, "results/report.md", "results/late.md")
 )
 
@@ -58,7 +60,8 @@ def test_jobs_threads_and_times_are_read_from_the_log():
     run = parse_snakemake_log(LOG)
     assert run.cores == 2 and run.started.isoformat() == "2026-11-27T10:00:00"
     by_id = {job.jobid: job for job in run.jobs}
-    assert sorted(by_id) == [1, 2, 3, 4, 5]
+    assert sorted(by_id) == [1, 2, 3, 4, 5, 6]
+    assert by_id[6].rule == "announce" and by_id[6].duration == 0  # a rule with a message: prints "Job 6: ..."
     assert by_id[2].threads == 2 and by_id[2].duration == 30 and by_id[2].inputs == ["results/data.csv"]
     assert by_id[1].outputs == ["results/data.csv", "results/folder"]
     assert by_id[5].finished is None
@@ -66,7 +69,7 @@ def test_jobs_threads_and_times_are_read_from_the_log():
 
 def test_profile_known_answer():
     profile = profile_run(parse_snakemake_log(LOG))
-    assert profile.wall_seconds == 47 and profile.jobs == 4
+    assert profile.wall_seconds == 47 and profile.jobs == 5
     assert profile.unfinished == ["never_done (job 5)"]
     totals = {rule.rule: rule for rule in profile.rules}
     assert totals["train"].job_seconds == 30 and totals["train"].core_seconds == 60
@@ -75,8 +78,10 @@ def test_profile_known_answer():
     # reserved: 10 + 60 + 5 + 5 = 80 core-seconds of 2 cores x 47 s
     assert profile.reserved_share == pytest.approx(80 / 94)
     text = format_profile(profile)
-    assert "wall time: 0.8 min (47 s), 4 jobs finished, 1 started and not finished: never_done (job 5)" in text
+    assert "wall time: 0.8 min (47 s), 5 jobs finished, 1 started and not finished: never_done (job 5)" in text
     assert "critical path 45 s over 3 jobs" in text
+    assert profile.milestones == [(47.0, "report: done; see results/report.md")]
+    assert "- 0.8 min: report: done" in text
 
 
 def test_a_file_inside_an_output_folder_links_the_jobs():
@@ -111,7 +116,13 @@ def test_budget_round_trip_and_comparison(tmp_path):
     path = tmp_path / "budget.tsv"
     path.write_text(format_budget(profile, "2-core test machine, idle\ncommit abc"))
     budget = read_budget(path)
-    assert budget == {"index": (1, 5.0), "prepare": (1, 10.0), "report": (1, 5.0), "train": (1, 30.0)}
+    assert budget == {
+        "announce": (1, 0.0),
+        "index": (1, 5.0),
+        "prepare": (1, 10.0),
+        "report": (1, 5.0),
+        "train": (1, 30.0),
+    }
     budget["train"] = (1, 20.0)
     del budget["index"]
     budget["gone"] = (1, 3.0)

@@ -26,7 +26,8 @@ from medbias.core.errors import PREFIX
 
 TIMESTAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
 JOB_HEADER = re.compile(r"^(?:local)?(?:rule|checkpoint) (\w+):$")
-FINISHED = re.compile(r"^Finished jobid: (\d+)")
+FINISHED = re.compile(r"^Finished jobid: (\d+)(?: \(Rule: (\w+)\))?")
+MESSAGE_JOB = re.compile(r"^Job (\d+): ")  # a rule with a message: prints it instead of its block
 RUN_DATE = re.compile(r"^\s+Date: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
 CORES = re.compile(r"^Provided cores: (\d+)")
 
@@ -45,6 +46,7 @@ class Job:
     finished: datetime | None = None
     seconds: float | None = None  # the benchmark file's wall seconds
     cpu_seconds: float | None = None
+    message: str | None = None  # what a rule with a ``message:`` printed instead of its block
 
     @property
     def duration(self) -> float:
@@ -90,6 +92,11 @@ def parse_snakemake_log(text: str, path: Path = Path("snakemake.log")) -> RunLog
             cores = int(match.group(1))
         elif (match := FINISHED.match(line)) is not None and int(match.group(1)) in jobs:
             jobs[int(match.group(1))].finished = stamp
+            if match.group(2):
+                jobs[int(match.group(1))].rule = match.group(2)
+        elif (match := MESSAGE_JOB.match(line)) is not None and stamp is not None:
+            jobid = int(match.group(1))
+            jobs[jobid] = Job(jobid=jobid, rule="(message)", started=stamp, message=line[match.end() :].strip())
         elif (match := JOB_HEADER.match(line)) is not None and stamp is not None:
             fields: dict[str, str] = {}
             while index < len(lines) and lines[index].startswith("    "):
@@ -199,6 +206,7 @@ class Profile:
     reserved_share: float | None
     cpu_share: float | None
     unmeasured_rules: list[str]
+    milestones: list[tuple[float, str]]  # (seconds from the start, message) of the jobs that print one
 
 
 def profile_run(run: RunLog) -> Profile:
@@ -230,6 +238,9 @@ def profile_run(run: RunLog) -> Profile:
         reserved_share=sum(t.core_seconds for t in totals.values()) / capacity if capacity else None,
         cpu_share=measured_cpu / capacity if capacity else None,
         unmeasured_rules=sorted({job.rule for job in finished if job.seconds is None}),
+        milestones=sorted(
+            ((job.finished - start).total_seconds(), job.message) for job in finished if job.message is not None
+        ),
     )
 
 
@@ -268,6 +279,9 @@ def format_profile(profile: Profile, top: int | None = None) -> str:
         cpu = f"{rule.cpu_seconds:.0f}" if rule.cpu_seconds is not None else "n/a"
         seconds = f"{rule.job_seconds:.0f} | {rule.core_seconds:.0f} | {cpu} | {rule.longest:.0f}"
         lines.append(f"| {rule.rule} | {rule.jobs} | {seconds} |")
+    if profile.milestones:
+        lines += ["", "When each study said it was done:", ""]
+        lines += [f"- {minutes(seconds)}: {message.split(';')[0]}" for seconds, message in profile.milestones]
     lines += ["", "Critical path (each job reads a file the one before it wrote):", ""]
     lines += ["| job | rule | started | seconds |", "|---:|---|---|---:|"]
     for job in profile.path:
