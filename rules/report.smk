@@ -23,6 +23,7 @@ rule report_page:
         f"{BENCHMARKS}/report/{{page}}.tsv"
     wildcard_constraints:
         page="|".join(re.escape(page) for page in REPORT_ITEMS),
+    priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
     params:
@@ -49,6 +50,7 @@ rule study_index:
         f"{BENCHMARKS}/report/{{folder}}_index.tsv"
     wildcard_constraints:
         folder="|".join(re.escape(folder) for folder in REPORT_FOLDERS),
+    priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
     params:

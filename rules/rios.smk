@@ -11,6 +11,7 @@ rule rios_parse:
         f"{LOGS}/rios/parse_{{pubmed_file}}.log",
     benchmark:
         f"{BENCHMARKS}/rios/parse_{{pubmed_file}}.tsv"
+    priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
     params:
@@ -33,6 +34,7 @@ rule rios_ingest:
         f"{LOGS}/rios/ingest.log",
     benchmark:
         f"{BENCHMARKS}/rios/ingest.tsv"
+    priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
     params:
@@ -54,6 +56,7 @@ rule rios_word2vec:
     wildcard_constraints:
         replicate=RIOS_SEARCHED_REPLICATES,
     cache: "omit-software"
+    priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
     threads: config["rios"]["word2vec"]["threads"]
@@ -87,6 +90,7 @@ rule rios_word2vec_replicate:
     wildcard_constraints:
         replicate=RIOS_RETRAINED_REPLICATES,
     cache: "omit-software"
+    priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
     threads: config["rios"]["word2vec"]["threads"]
@@ -114,6 +118,7 @@ rule rios_document_null:
         f"{LOGS}/rios/document_null_{{decade}}.log",
     benchmark:
         f"{BENCHMARKS}/rios/document_null_{{decade}}.tsv"
+    priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
     threads: config["rios"]["word2vec"]["threads"]
@@ -142,6 +147,7 @@ rule rios_table3:
         f"{LOGS}/rios/table3.log",
     benchmark:
         f"{BENCHMARKS}/rios/table3.tsv"
+    priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
     params:
@@ -178,6 +184,7 @@ rule rios_weat:
         f"{LOGS}/rios/weat.log",
     benchmark:
         f"{BENCHMARKS}/rios/weat.tsv"
+    priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
     params:
@@ -213,6 +220,7 @@ rule rios_ect:
         f"{LOGS}/rios/ect.log",
     benchmark:
         f"{BENCHMARKS}/rios/ect.tsv"
+    priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
     params:
@@ -244,6 +252,7 @@ rule rios_ripa:
         f"{LOGS}/rios/ripa.log",
     benchmark:
         f"{BENCHMARKS}/rios/ripa.tsv"
+    priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
     params:

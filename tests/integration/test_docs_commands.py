@@ -13,6 +13,8 @@ import pandas as pd
 import pytest
 from conftest import REPO, demo_config
 
+WIRING_TARGETS = ("all",)  # the profile command reads the wiring world's finished run
+
 DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 PYTHON = str(Path(sys.executable))
 
@@ -25,6 +27,7 @@ RUN_BY = [
         "test_cluster_path.py",
         "test_readme_real_world_commands_run_over_the_fake_input_tree",
     ),
+    (r"profile_run\.py", "test_docs_commands.py", "test_the_profile_of_a_finished_run"),
     (r"plan_scale\.py --markdown .*--cpu-costs", "test_docs_commands.py", "test_the_plan_from_recorded_costs"),
     (r"plan_scale\.py --markdown", "test_docs_commands.py", "test_the_plan_that_measures_here"),
     (r"plan_scale\.py --measure-gpu", "test_docs_commands.py", "test_measuring_gpu_costs_needs_a_gpu"),
@@ -189,3 +192,23 @@ def test_note_lengths_measured_and_rerun(tmp_path):
 def _absolute(command: str) -> str:
     """``command`` with the repository's own paths made absolute, to run it from another folder."""
     return re.sub(r"(?<![\w/])(tests/benchmarks/|config/|scripts/)", lambda m: f"{REPO}/{m.group(1)}", command)
+
+
+@pytest.mark.wiring
+def test_the_profile_of_a_finished_run(wiring_study, tmp_path):
+    """As printed, from the folder of a finished run: the wiring world's main run (its log with the most
+    jobs, and its benchmark files): the wall time, the job-seconds per rule, the critical path, the
+    studies' done lines, and the comparison with the demo's budget."""
+    import shutil
+
+    run = wiring_study()
+    logs = sorted((run / ".snakemake" / "log").glob("*.snakemake.log"), key=lambda p: p.read_text().count("Finished"))
+    (tmp_path / ".snakemake" / "log").mkdir(parents=True)
+    shutil.copy(logs[-1], tmp_path / ".snakemake" / "log")
+    shutil.copytree(run / "benchmarks", tmp_path / "benchmarks")
+    result = run_as_typed(_absolute(command_of(r"profile_run\.py")), cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout
+    assert "- wall time: " in out and "- cores: 2" in out and "Critical path" in out
+    assert "| report_page |" in out and "When each study said it was done:" in out  # (cached trainings log no job)
+    assert "| rule | job-seconds | budget | change |" in out and "Total job-seconds:" in out

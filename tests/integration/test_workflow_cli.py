@@ -281,3 +281,25 @@ def test_a_repository_and_config_in_folders_with_spaces_run_as_typed(tmp_path):
     assert first.returncode == 0, (first.stdout + first.stderr)[-3000:]
     assert (clone / "results" / "mimic" / "note_processing.json").is_file() and configfile.is_file()
     assert (clone / "results" / "rios" / "parsed" / "pubmed26n0001.parquet").is_file()
+
+
+DEMO_BUDGET = REPO / "tests" / "benchmarks" / "demo_budget.tsv"
+
+
+def test_every_rule_of_the_demo_has_a_budget_line(tmp_path):
+    """The demo's job-seconds per rule (``tests/benchmarks/demo_budget.tsv``, written from a measured
+    run by ``scripts/profile_run.py --write-budget``) name exactly the rules the default demo plans: a
+    change that adds a rule to the demo adds its measured line (the wall time itself is the profile's
+    to measure, not a timed test's)."""
+    from medbias.pipeline.profile import read_budget
+
+    configfile = write_config(tmp_path / "config.yaml", demo_config())
+    result = run_snakemake(["-n", "--configfile", str(configfile)], tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout + result.stderr
+    stats = out[out.index("Job stats:") : out.index("\ntotal", out.index("Job stats:"))].splitlines()[3:]
+    planned = {line.split()[0] for line in stats if line.strip()}
+    budget = read_budget(DEMO_BUDGET)
+    assert planned - set(budget) == set(), "rules without a budget line: measure a demo run and write it"
+    assert set(budget) - planned == set(), "budget lines of rules the demo no longer plans"
+    assert all(seconds >= 0 and jobs >= 1 for jobs, seconds in budget.values())

@@ -132,6 +132,14 @@ def test_budget_round_trip_and_comparison(tmp_path):
     assert "Budget lines no job of this log ran: gone" in comparison
 
 
+def test_the_newest_log_in_which_a_job_ran_is_read(tmp_path):
+    logs = tmp_path / ".snakemake" / "log"
+    logs.mkdir(parents=True)
+    (logs / "2026-11-27T100000.000000.snakemake.log").write_text(LOG)
+    (logs / "2026-11-27T110000.000000.snakemake.log").write_text(HEADER + "Nothing to be done.\n")  # snakemake -n
+    assert read_run(tmp_path).path.name == "2026-11-27T100000.000000.snakemake.log"
+
+
 def test_a_folder_without_a_log_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match=f"medbias: {tmp_path}: no Snakemake log"):
         read_run(tmp_path)

@@ -130,10 +130,15 @@ def read_benchmark(path: Path) -> tuple[float, float | None]:
 
 
 def newest_log(run_folder: Path) -> Path:
+    """The newest Snakemake log of ``run_folder`` in which a job finished (a dry run's log, e.g. of
+    ``snakemake -n`` after the run, is passed over)."""
     logs = sorted((run_folder / ".snakemake" / "log").glob("*.snakemake.log"))
     if not logs:
         raise FileNotFoundError(f"{PREFIX}{run_folder}: no Snakemake log under .snakemake/log (is this a run folder?)")
-    return logs[-1]
+    for log in reversed(logs):
+        if "Finished jobid: " in log.read_text(encoding="utf-8", errors="replace"):
+            return log
+    raise ValueError(f"{PREFIX}{run_folder}: no job finished in any of its {len(logs)} Snakemake logs")
 
 
 def read_run(run_folder: Path, log: Path | None = None) -> RunLog:
