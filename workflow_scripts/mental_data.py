@@ -37,8 +37,8 @@ log.info(
     len(report.subject_mismatch),
     len(report.missing_gender),
 )
-if report.left_out():
-    note_for_user(f"mental: {report.left_out()} (Table II's notes and {out.summary} list them)")
+if left_out := report.left_out():
+    note_for_user(f"mental: {left_out} (Table II's notes and {out.summary} list them)")
 
 assignments, counts = task_splits(
     joined, p.tasks, train_fraction=p.train_fraction, per_cell=p.per_cell, seed=p.seed, log=log

@@ -22,6 +22,7 @@ import socket
 from pathlib import Path
 
 from medbias.core.errors import PREFIX
+from medbias.core.logs import NOTE_PREFIX
 
 RUNS_FOLDER = "medbias-runs"
 
@@ -91,7 +92,7 @@ def release_stale_locks(snakemake_folder: Path) -> str | None:
     if remote:  # its jobs may outlive it: a second copy of a running job would write the same files
         record = remote[0]
         return (
-            f"medbias (note): the run of process {record['pid']} on this host ended without releasing its lock, "
+            f"{NOTE_PREFIX}the run of process {record['pid']} on this host ended without releasing its lock, "
             f"and its jobs ran on {record.get('executor', 'a cluster')}, where they may still be running; when "
             "the queue holds none of them (squeue --me), run snakemake --unlock once, then the same command"
         )
@@ -99,24 +100,31 @@ def release_stale_locks(snakemake_folder: Path) -> str | None:
         path.unlink(missing_ok=True)
     pids = ", ".join(str(record["pid"]) for record in records)
     return (
-        f"medbias (note): the run of process {pids} on this host ended without releasing its lock "
+        f"{NOTE_PREFIX}the run of process {pids} on this host ended without releasing its lock "
         "(killed?); lock released, and its unfinished jobs run again (rerun-incomplete)"
     )
+
+
+def _prefixed_lines_since(log_files: list[Path], since: float, prefix: str) -> list[list[str]]:
+    """Per log file written at or after ``since`` (a Unix time), in order, its lines that start with
+    ``prefix``; a file that cannot be read is passed over."""
+    found: list[list[str]] = []
+    for path in log_files:
+        try:
+            if path.stat().st_mtime < since:
+                continue
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        found.append([line for line in text.splitlines() if line.startswith(prefix)])
+    return found
 
 
 def input_fault_lines(log_files: list[Path], since: float) -> list[str]:
     """The last ``medbias:`` line of each log file written at or after ``since`` (a Unix time): what
     the jobs that stopped on a bad input in this run said, once each, in the logs' order."""
     lines: list[str] = []
-    for path in log_files:
-        try:
-            if path.stat().st_mtime < since:
-                continue
-            found = [
-                line.rstrip("\n") for line in path.read_text(errors="replace").splitlines() if line.startswith(PREFIX)
-            ]
-        except OSError:
-            continue
+    for found in _prefixed_lines_since(log_files, since, PREFIX):
         if found and found[-1] not in lines:
             lines.append(found[-1])
     return lines
@@ -125,17 +133,7 @@ def input_fault_lines(log_files: list[Path], since: float) -> list[str]:
 def note_lines(log_files: list[Path], since: float) -> list[str]:
     """Every ``medbias (note):`` line (``medbias.core.logs.note_for_user``) of the log files written at
     or after ``since`` (a Unix time), once each, in the logs' order."""
-    from medbias.core.logs import NOTE_PREFIX
-
     lines: list[str] = []
-    for path in log_files:
-        try:
-            if path.stat().st_mtime < since:
-                continue
-            text = path.read_text(errors="replace")
-        except OSError:
-            continue
-        for line in text.splitlines():
-            if line.startswith(NOTE_PREFIX) and line not in lines:
-                lines.append(line)
+    for found in _prefixed_lines_since(log_files, since, NOTE_PREFIX):
+        lines += [line for line in dict.fromkeys(found) if line not in lines]
     return lines
