@@ -7,4 +7,6 @@ cd "$(dirname "$0")/.."
 started=$(date +%s)
 bash scripts/install.sh
 echo "medbias: install took $(($(date +%s) - started)) s"
-.venv/bin/snakemake --cores "${CORES:-2}" --max-threads 1 "$@"
+# --scheduler greedy: Snakemake's default (ilp) solves a job-selection problem each time a job ends,
+# on the same two cores as the jobs
+.venv/bin/snakemake --cores "${CORES:-2}" --max-threads 1 --scheduler greedy "$@"

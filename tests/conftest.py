@@ -210,6 +210,8 @@ class WorldBuild:
             "2",
             "--max-threads",
             str(self.max_threads),
+            "--scheduler",
+            "greedy",
             "--configfile",
             "config.yaml",
             *cache,
