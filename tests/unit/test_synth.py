@@ -199,6 +199,23 @@ def test_the_planted_gaps_extra_mentions_leave_the_rest_of_the_world_unchanged(c
     assert (with_text.map(lambda t: evidence.sub("", t)) == without_text.map(lambda t: evidence.sub("", t))).all()
 
 
+def test_a_planted_gap_asking_more_sentences_than_its_phrases_is_refused():
+    """Each evidence phrase is stated once, so a gap cannot ask for more sentences than its phenotype
+    has phrases; the generator says so instead of writing fewer."""
+    import medbias.synth.mimic as mimic
+    from medbias.synth.phrases import PHENOTYPE_EVIDENCE
+
+    mimic.check_planted_recall_gaps(mimic.PLANTED_RECALL_GAPS)  # the shipped plant is possible
+    phenotype = next(iter(mimic.PLANTED_RECALL_GAPS))
+    too_many = len(PHENOTYPE_EVIDENCE[phenotype]) + 1
+    with pytest.raises(
+        ValueError, match=f"advantaged_sentences {too_many} exceeds the {too_many - 1} evidence phrases"
+    ):
+        mimic.check_planted_recall_gaps(
+            {phenotype: {**mimic.PLANTED_RECALL_GAPS[phenotype], "advantaged_sentences": too_many}}
+        )
+
+
 def test_planted_label_bias_marks_only_the_planted_genders_notes_without_the_condition(cohort):
     from medbias.synth.annotations import PLANTED_LABEL_BIAS
 

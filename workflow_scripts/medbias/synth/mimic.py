@@ -118,7 +118,8 @@ FALSE_MENTION_RATE = 0.01
 # positives; every note of the other gender mentions it (rate 1). At the usual rates only about half
 # of the other gender's first notes did (the first-note task's gap then rested on a few positives and
 # was missed at the default demo scale). The other gender's notes state the evidence in
-# ``advantaged_sentences`` sentences (each of the phenotype's phrases once, starting at the drawn one): with
+# ``advantaged_sentences`` sentences (each of the phenotype's phrases once, starting at the drawn one, so at
+# most as many as it has phrases: ``check_planted_recall_gaps``): with
 # one sentence among a first note's dozen, the first-note task's [CLS] classifier reached AUROC 0.68-0.75
 # and its recall gap was BH-significant in 1 of 3 classifier seeds at demo scale 0.4. Every other
 # phenotype's evidence is mentioned alike for all patients, in one sentence (the controls).
@@ -242,7 +243,7 @@ def _note_text(
         else:
             continue
         repeats = gap["advantaged_sentences"] if gap and not disadvantaged else 1
-        for k in range(min(repeats, len(options))):
+        for k in range(repeats):
             sentences.append(f"{g['subj'].capitalize()} has {options[(first + k) % len(options)]}.")
     for phenotype in PHENOTYPE_EVIDENCE:
         if phenotype not in phenotypes and rng.random() < FALSE_MENTION_RATE:
@@ -271,12 +272,26 @@ def _note_text(
     return "\n".join(sentences) if category == "Discharge summary" else " ".join(sentences), mentioned
 
 
+def check_planted_recall_gaps(gaps: dict[str, dict[str, Any]]) -> None:
+    """Raise ValueError for a planted gap whose advantaged notes would state more evidence sentences
+    than its phenotype has phrases (each phrase is stated once, so the extra sentences would not be
+    written)."""
+    for phenotype, gap in gaps.items():
+        phrases = len(PHENOTYPE_EVIDENCE[phenotype])
+        if gap["advantaged_sentences"] > phrases:
+            raise ValueError(
+                f"planted recall gap {phenotype!r}: advantaged_sentences {gap['advantaged_sentences']} exceeds "
+                f"the {phrases} evidence phrases in medbias.synth.phrases.PHENOTYPE_EVIDENCE"
+            )
+
+
 def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
     """Generate PATIENTS, ADMISSIONS, ICUSTAYS, DIAGNOSES_ICD and NOTEEVENTS for ``n_patients``.
 
     Also returns the mimic-code acuity exports, a mimic3-benchmarks style test split and the
     generator's truth (design prevalences, planted conditions, counts of every special case).
     """
+    check_planted_recall_gaps(PLANTED_RECALL_GAPS)
     rng = np.random.default_rng(seed)
     codes = benchmark_codes(hcup)
     background = other_codes(hcup)
