@@ -88,6 +88,7 @@ rule mental_classify:
         selection=f"{MENTAL}/classify/{{embedding}}/selection.csv",
         gender=f"{MENTAL}/classify/{{embedding}}/gender_classifier.csv",
         models=f"{MENTAL}/classify/{{embedding}}/classifiers.joblib",
+        null=f"{MENTAL}/classify/{{embedding}}/gender_null.csv",
     log:
         f"{LOGS}/mental/classify_{{embedding}}.log",
     benchmark:
@@ -105,6 +106,7 @@ rule mental_classify:
         rf=MENTAL_CONFIG["rf"],
         mlp=MENTAL_CONFIG["mlp"],
         gender_task=MENTAL_CONFIG["gender_classifier_task"],
+        null=MENTAL_CONFIG["gender_null"],
         seed=seed_for("mental_classify"),
     script:
         f"{SCRIPTS}/mental_classify.py"
@@ -118,6 +120,10 @@ rule mental_tables:
         ),
         gender=expand(
             f"{MENTAL}/classify/{{embedding}}/gender_classifier.csv",
+            embedding=MENTAL_CONFIG["embeddings"],
+        ),
+        null=expand(
+            f"{MENTAL}/classify/{{embedding}}/gender_null.csv",
             embedding=MENTAL_CONFIG["embeddings"],
         ),
     output:
@@ -146,6 +152,7 @@ rule mental_tables:
             "mental.contextual",
             "mental.bootstrap",
             "mental.gender_classifier_task",
+            "mental.gender_null",
         ),
         embeddings=MENTAL_CONFIG["embeddings"],
         labels=MENTAL_CONFIG["labels"],

@@ -15,7 +15,7 @@ rule vignette_scores:
     benchmark:
         f"{BENCHMARKS}/vignettes/scores_{{model}}.tsv"
     wildcard_constraints:
-        model="|".join(VIGNETTE_MODELS) or "(?!)",
+        model="|".join(VIGNETTE_CAPABLE_MODELS) or "(?!)",
     conda:
         "../envs/gpu.yaml"
     threads: 2
@@ -52,7 +52,7 @@ rule vignette_contrasts:
     benchmark:
         f"{BENCHMARKS}/vignettes/contrasts_{{model}}.tsv"
     wildcard_constraints:
-        model="|".join(VIGNETTE_MODELS) or "(?!)",
+        model="|".join(VIGNETTE_CAPABLE_MODELS) or "(?!)",
     conda:
         "../envs/cpu.yaml"
     params:

@@ -5,7 +5,7 @@ import pandas as pd
 
 from medbias.core.logs import setup_rule_logging
 from medbias.io.tables import write_page, write_paper_table
-from medbias.studies.mental.tables import fairness_table, table4, table5, table5_all_learners
+from medbias.studies.mental.tables import fairness_table, table4, table5, table5_all_learners, with_gender_null
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -19,7 +19,8 @@ log.info(
     predictions.groupby(["embedding", "treatment", "task", "learner"]).ngroups,
     p.bootstrap,
 )
-long = fairness_table(predictions, p.bootstrap, p.seed)
+null = pd.concat([pd.read_csv(path) for path in snakemake.input.null], ignore_index=True)
+long = with_gender_null(fairness_table(predictions, p.bootstrap, p.seed), null)
 long.insert(1, "label", long["embedding"].map(lambda e: p.labels.get(e, e)))
 long.to_csv(out.table5_long, index=False)
 layout = {"embeddings": p.embeddings, "treatments": p.treatments, "tasks": p.tasks, "labels": p.labels}

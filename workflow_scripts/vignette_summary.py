@@ -6,8 +6,8 @@ import pandas as pd
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import read_json
 from medbias.io.tables import write_page
-from medbias.pipeline.plan import vignette_skip_reason
 from medbias.studies.vignettes.figures import plot_contrasts
+from medbias.studies.vignettes.plan import NOT_CHOSEN, vignette_skip_reason
 from medbias.studies.vignettes.tables import summary_page, summary_rows
 
 snakemake = globals()["snakemake"]
@@ -16,7 +16,7 @@ p, out, inputs = snakemake.params, snakemake.output, snakemake.input
 tables = {m: pd.read_csv(f, keep_default_na=False, na_values=[""]) for m, f in zip(p.scored, inputs.contrasts)}
 status = {m: read_json(f)["status"] for m, f in zip(p.scored, inputs.scores)}
 masses = {m: read_json(f) for m, f in zip(p.scored, inputs.option_mass)}
-status.update({m: vignette_skip_reason(e) for m, e in p.models.items() if m not in status})
+status.update({m: vignette_skip_reason(e) or NOT_CHOSEN for m, e in p.models.items() if m not in status})
 frame = summary_rows(p.models, tables, status, masses)
 frame.to_csv(out.csv, index=False)
 write_page(summary_page(frame, p.settings), out.md)

@@ -380,6 +380,19 @@ def test_fill_blank_templates_need_race_and_mask_slots():
             r"'mental.gender_classifier_task': 'alcohol_abuse'",
         ),
         (
+            lambda m: m["gender_null"].__setitem__("learner", "mlp") or m.__setitem__("learners", ["svm", "rf"]),
+            r"'mental.gender_null.learner': 'mlp' is not one of mental.learners \(svm, rf\)",
+        ),
+        (
+            lambda m: (
+                m["gender_null"].__setitem__("tasks", ["depression", "substance_abuse"])
+                or m.__setitem__("tasks", ["depression", "alcohol_abuse"])
+                or m.__setitem__("gender_classifier_task", "depression")
+                or m["lime"].__setitem__("task", "alcohol_abuse")
+            ),
+            r"'mental.gender_null.tasks': 'substance_abuse' is not one of mental.tasks",
+        ),
+        (
             lambda m: m["direct_bias"].__setitem__("synonym_template", "X is a synonym of depression."),
             r"'mental.direct_bias.synonym_template': template .* needs exactly one \[W\] slot",
         ),

@@ -415,3 +415,110 @@ def test_table1_defines_each_configured_phenotype():
     assert table.frame["Definition"].iloc[1].startswith("Include any intravenous drug abuse (IVDU)")
     with pytest.raises(KeyError):
         table1_phenotypes(["anxiety"])
+
+
+# --- the gender-permutation null of the mismatch ----------------------------------------------------
+
+
+def test_permuted_design_keeps_the_gender_counts_and_breaks_their_tie_to_the_label():
+    from medbias.studies.mental.features import gender_permuted_design
+
+    # every positive training note is a woman's, every negative a man's: gender predicts the label
+    frame = pd.DataFrame(
+        {"ROW_ID": np.arange(40), "label": [1] * 20 + [0] * 20, "gender": ["F"] * 20 + ["M"] * 20, "split": "train"}
+    )
+    rows = {(r, v): 2 * r + (v == "swapped") for r in range(40) for v in ("original", "swapped")}
+    rng = np.random.default_rng(5)
+    women_among_positives = []
+    for _ in range(300):
+        features, labels, groups = gender_permuted_design(frame, rows, rng)
+        swapped = features % 2 == 1
+        assert (features // 2).tolist() == groups.tolist() == list(range(40)) and labels.tolist() == [1] * 20 + [0] * 20
+        speaks_of_a_woman = (frame["gender"].to_numpy() == "F") != swapped
+        assert speaks_of_a_woman.sum() == 20  # the gender counts stay those of the notes
+        women_among_positives.append(speaks_of_a_woman[:20].sum())
+    # hypergeometric: 20 of 40 notes speak of a woman, 20 are positive: 10 women among them on average
+    assert np.mean(women_among_positives) == pytest.approx(10, abs=0.5)
+
+
+def test_null_rank_p_counts_the_observed_value_as_one_draw():
+    from medbias.metrics.counterfactual import null_rank_p
+
+    assert null_rank_p(0.2, np.array([0.1, 0.2, 0.3])) == pytest.approx(3 / 4)
+    assert null_rank_p(0.5, np.array([0.1, 0.2, 0.3])) == pytest.approx(1 / 4)
+    assert np.isnan(null_rank_p(0.5, np.array([])))
+
+
+def test_an_svm_without_platt_scaling_chooses_and_predicts_the_same():
+    from medbias.studies.mental.learners import build_learner, fit_learner
+
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(size=(60, 4)), np.repeat([0, 1], 30)
+    x[y == 1, 0] += 1.0
+    settings = {"C": [0.1, 1, 10], "kernel": ["rbf", "linear"], "folds": 3}
+    groups = np.arange(60)
+    with_platt, chosen = fit_learner(build_learner("svm", settings, 7), x, y, groups)
+    without, chosen_without = fit_learner(build_learner("svm", settings, 7, probability=False), x, y, groups)
+    assert chosen == chosen_without
+    assert with_platt.predict(x).tolist() == without.predict(x).tolist()
+
+
+def _gendered_notes(n_train: int, share_women_among_positives: float, seed: int):
+    """Features of notes whose first coordinate is the gender the note speaks of (+1 a woman, -1 a man;
+    the swapped copy flips it) and whose second carries the label weakly; test notes balanced."""
+    rng = np.random.default_rng(seed)
+    half = n_train // 2
+    women_pos = int(round(share_women_among_positives * half))
+    train_gender = ["F"] * women_pos + ["M"] * (half - women_pos) + ["M"] * women_pos + ["F"] * (half - women_pos)
+    train_label = [1] * half + [0] * half
+    test_gender, test_label = ["F", "M"] * 20, [1, 1, 0, 0] * 10
+    frame = pd.DataFrame(
+        {
+            "ROW_ID": np.arange(n_train + 40),
+            "label": train_label + test_label,
+            "gender": train_gender + test_gender,
+            "split": ["train"] * n_train + ["test"] * 40,
+            "task": "t",
+        }
+    )
+    features, rows = [], {}
+    for r in frame.itertuples(index=False):
+        sign = 1.0 if r.gender == "F" else -1.0
+        signal = 0.6 * (2 * r.label - 1) + rng.normal()
+        for version, g in (("original", sign), ("swapped", -sign)):
+            rows[(int(r.ROW_ID), version)] = len(features)
+            features.append([g + 0.1 * rng.normal(), signal])
+    return np.array(features), rows, frame
+
+
+@pytest.mark.parametrize(("women_among_positives", "biased"), [(0.95, True), (0.5, False)])
+def test_the_null_separates_a_learned_label_bias_from_a_balanced_training_set(women_among_positives, biased):
+    import logging
+
+    from medbias.studies.mental.classifiers import gender_permutation_null, mismatch
+    from medbias.studies.mental.learners import build_learner, fit_learner
+
+    features, rows, frame = _gendered_notes(80, women_among_positives, seed=11)
+    settings = {"C": [1.0], "kernel": ["linear"], "folds": 3}
+    train_rows, train_y, groups = training_design(frame, "original", rows)
+    observed, _ = fit_learner(build_learner("svm", settings, 0), features[train_rows], train_y, groups)
+    observed_mismatch = mismatch(observed, counterfactual_pairs(frame, rows), features)
+    null = gender_permutation_null(
+        features,
+        rows,
+        frame,
+        tasks=["t"],
+        learner="svm",
+        settings=settings,
+        seed=0,
+        draws=19,
+        log=logging.getLogger("test"),
+    )
+    assert len(null) == 19 and set(null.columns) == {"task", "learner", "draw", "mismatch"}
+    from medbias.metrics.counterfactual import null_rank_p
+
+    p = null_rank_p(observed_mismatch, null["mismatch"].to_numpy())
+    if biased:  # gender told the label in training: the classifier flips far more pairs than any retraining
+        assert observed_mismatch > 0.5 and p == pytest.approx(1 / 20)
+    else:
+        assert p > 0.2

@@ -153,6 +153,17 @@ def test_the_vignettes_go_to_every_loadable_causal_entry_and_say_why_not_to_the_
         "ofa": {"source": "PanaceaAI/BiomedGPT-Base-Pretrained", "kind": "seq2seq", "loader": "ofa"},
     }
     assert plan.vignette_models(models) == ["llama", "chat"]
+    assert plan.vignette_models(models, ["chat", "bert"]) == ["chat"]  # chosen, in registry order, if they can
+
     assert plan.vignette_skip_reason(models["bert"]).startswith("not applicable: kind masked")
     assert "kind seq2seq" in plan.vignette_skip_reason(models["bart"])
     assert plan.vignette_skip_reason(models["chat"]) is None
+
+
+def test_a_chosen_vignette_model_that_cannot_answer_is_named():
+    from medbias.studies.vignettes.plan import chosen_vignette_problem
+
+    models = {"bert": {"source": "b", "kind": "masked"}, "llama": {"source": "l", "kind": "causal"}}
+    assert chosen_vignette_problem(models, ["llama"]) is None
+    assert chosen_vignette_problem(models, ["llama", "gpt5"]) == "'gpt5' is not a registry model (models)"
+    assert chosen_vignette_problem(models, ["bert"]).startswith("'bert' is not applicable: kind masked")

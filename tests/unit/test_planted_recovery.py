@@ -199,7 +199,13 @@ def test_logprob_rows_order_against_the_control_and_bound_the_untrained_model():
     assert flags == [False, True, False, False]  # p 0.001 on the wrong side is not a detection
 
 
-def _fairness(mismatch_original, p_original, group, mismatch_augmented, control_p):
+def _fairness(
+    mismatch_original, p_original, group, mismatch_augmented, control_p, augmented_null_p=0.8, control_null_p=None
+):
+    """Table V rows of two embeddings; each mismatch ranked among 39 permuted retrainings (median 0.03)
+    at p 0.025 (original), ``augmented_null_p`` and ``control_null_p`` (default: McNemar's ``control_p``)."""
+    null = {"null_draws": 39, "mismatch_null_median": 0.03}
+    control_null_p = control_p if control_null_p is None else control_null_p
     rows = []
     for embedding in ("bio", "general"):
         rows += [
@@ -211,6 +217,8 @@ def _fairness(mismatch_original, p_original, group, mismatch_augmented, control_
                 "mismatch": mismatch_original,
                 "mismatch_group": group,
                 "mismatch_p": p_original,
+                "mismatch_null_p": 0.025,
+                **null,
             },
             {
                 "embedding": embedding,
@@ -220,6 +228,8 @@ def _fairness(mismatch_original, p_original, group, mismatch_augmented, control_
                 "mismatch": mismatch_augmented,
                 "mismatch_group": "",
                 "mismatch_p": 1.0,
+                "mismatch_null_p": augmented_null_p,
+                **null,
             },
             {
                 "embedding": embedding,
@@ -229,6 +239,8 @@ def _fairness(mismatch_original, p_original, group, mismatch_augmented, control_
                 "mismatch": 0.04,
                 "mismatch_group": "M",
                 "mismatch_p": control_p,
+                "mismatch_null_p": control_null_p,
+                **null,
             },
         ]
     return pd.DataFrame(rows)
@@ -271,7 +283,32 @@ def test_mental_rows_use_mcnemar_and_the_direct_bias_lean():
         .at["bio: depression synonyms lean male", "recovered"]
     )
     decisions = counterfactual_decisions(_fairness(0.3, 1e-6, "F", 0.02, 0.01), truth)
-    assert decisions["truth"].tolist() == ["planted", "control"] * 2 and decisions["flagged"].all()
+    assert decisions["truth"].tolist() == ["planted", "planted", "control", "control"] * 2
+    assert decisions["p_kind"].tolist() == ["McNemar exact", "gender-permutation null, calibrated"] * 4
+    assert decisions["flagged"].all()
+
+
+def test_the_mental_control_and_the_augmentation_are_judged_against_the_permuted_retrainings():
+    truth = {
+        "planted_label_bias": [{"task": "depression", "favoured": "F"}],
+        "control_tasks": ["psychiatric"],
+        "direct_bias": {},
+    }
+    direct = pd.DataFrame(columns=["embedding", "signed_p_calibrated", "direct_bias"])
+    found = mental_recovery(_fairness(0.3, 1e-6, "F", 0.02, 1e-5, control_null_p=0.4), direct, truth, {})
+    found = found.set_index("effect")["recovered"]
+    # the classifier favours one gender (McNemar p 1e-5), but no more than those retrained with the genders
+    # permuted do (p 0.4): a clean control
+    assert found["bio psychiatric: no label bias"] and found["general psychiatric: no label bias"]
+    beyond = mental_recovery(_fairness(0.3, 1e-6, "F", 0.02, 0.5, control_null_p=0.01), direct, truth, {})
+    assert not beyond.set_index("effect").at["bio psychiatric: no label bias", "recovered"]
+    # augmentation more than halves the mismatch, yet leaves more than the permuted retrainings show
+    kept = mental_recovery(_fairness(0.3, 1e-6, "F", 0.1, 0.5, augmented_null_p=0.025), direct, truth, {})
+    assert not kept.set_index("effect").at["bio depression: augmentation removes it", "recovered"]
+    assert (
+        "null median 0.030 over 39 draws, p 0.025"
+        in kept.set_index("effect").at["bio depression: augmentation removes it", "observed"]
+    )
 
 
 def test_corpus_embeddings_match_the_demo_file_names_and_say_which_is_missing():

@@ -15,6 +15,11 @@ test set:
   not depend on the gender the note speaks of, the two kinds of discordant pair are equally
   likely whatever the mismatch ratio's size (noise flips both ways), so this p is the test that
   a mismatch *favours* one group; the ratio alone cannot be tested against 0 (it is never below).
+- the mismatch against retrained classifiers (``null_rank_p``): McNemar's test holds its level for
+  one trained classifier; whether a training set with a gender-label association made the mismatch
+  is asked by ranking it among the mismatches of classifiers retrained with the training notes'
+  genders permuted (``medbias.studies.mental.classifiers.gender_permutation_null``):
+  p = (1 + #draws at least as large) / (draws + 1), one-sided.
 - macro-F1 over all copies (both classes' F1, averaged; an F1 with an empty denominator is 0, as
   scikit-learn's ``zero_division=0``).
 
@@ -145,3 +150,13 @@ def summarise_pairs(
     return PairSummary(
         point, low, high, favoured, int(len(label)), int(np.sum(label)), mismatch_direction_p(pred_female, pred_male)
     )
+
+
+def null_rank_p(observed: float, null: np.ndarray) -> float:
+    """One-sided calibrated p of ``observed`` among the ``null`` draws: (1 + #draws >= observed) /
+    (draws + 1), the observed value counted as one draw (ties within 1e-12 count as at least as large).
+    NaN without draws."""
+    null = np.asarray(null, dtype=float)
+    if not len(null):
+        return float("nan")
+    return float((1 + np.sum(null >= observed - 1e-12)) / (len(null) + 1))

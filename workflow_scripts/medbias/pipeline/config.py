@@ -424,8 +424,13 @@ def _check_vignettes(config: dict[str, Any], skip) -> None:
     """Every vignette file read and checked whole (``io.vignettes``); the prompts write only their
     three fields; a registry entry with chat: true whose local folder has no chat template is named."""
     from medbias.io.vignettes import read_vignette_sets, slots_of
+    from medbias.studies.vignettes.plan import chosen_vignette_problem
 
     settings = config["vignettes"]
+    if settings.get("models") is not None:
+        problem = chosen_vignette_problem(config["models"], settings["models"])
+        if problem:
+            raise MedbiasInputError(f"config key 'vignettes.models': {problem}")
     for key in ("prompt", "chat_prompt"):
         fields = set(slots_of(settings[key]))
         if fields - PROMPT_FIELDS or "vignette" not in fields or "question" not in fields:
@@ -594,6 +599,15 @@ def _check_mental(config: dict[str, Any]) -> None:
             f"config key 'mental.gender_classifier_task': {mental['gender_classifier_task']!r} is not one of "
             f"mental.tasks"
         )
+    null = mental["gender_null"]
+    if null["learner"] not in mental["learners"]:
+        raise MedbiasInputError(
+            f"config key 'mental.gender_null.learner': {null['learner']!r} is not one of mental.learners "
+            f"({', '.join(mental['learners'])})"
+        )
+    stray = [t for t in null["tasks"] or [] if t not in mental["tasks"]]
+    if stray:
+        raise MedbiasInputError(f"config key 'mental.gender_null.tasks': {stray[0]!r} is not one of mental.tasks")
     pairs_file = config["resources"]["gender_pairs"]
     with reading(pairs_file):
         pairs = json.loads(Path(pairs_file).read_text(encoding="utf-8"))

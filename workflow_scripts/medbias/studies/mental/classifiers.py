@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.studies.mental.features import counterfactual_pairs, training_design
+from medbias.studies.mental.features import counterfactual_pairs, gender_permuted_design, training_design
 from medbias.studies.mental.learners import build_learner, fit_learner
 
 
@@ -81,6 +81,55 @@ def counterfactual_classifiers(
                     chosen,
                 )
     return CounterfactualClassifiers(pd.concat(predictions, ignore_index=True), pd.DataFrame(selection), fitted)
+
+
+def mismatch(model, pairs: pd.DataFrame, features: np.ndarray) -> float:
+    """Share of the counterfactual pairs whose two copies ``model`` predicts differently."""
+    female = model.predict(features[pairs["row_female"].to_numpy()])
+    male = model.predict(features[pairs["row_male"].to_numpy()])
+    return float(np.mean(female != male))
+
+
+def gender_permutation_null(
+    features: np.ndarray,
+    rows: Mapping[tuple[int, str], int],
+    labels: pd.DataFrame,
+    *,
+    tasks: Sequence[str],
+    learner: str,
+    settings: Mapping[str, Any],
+    seed: int,
+    draws: int,
+    log,
+) -> pd.DataFrame:
+    """The mismatch of classifiers trained where gender cannot predict the label: per task and draw,
+    ``learner`` (chosen as the observed one is) is trained on the training notes with their genders
+    permuted (``gender_permuted_design``) and tested on the same counterfactual pairs. A classifier of
+    contextual features is gender-sensitive whatever its labels say; these draws show how much, so
+    that the observed mismatch can be ranked against them (``calibrated_p``) instead of being tested
+    with McNemar's test, which holds its level for one trained classifier, not across trainings."""
+    out = []
+    for task in tasks:
+        frame = labels[labels["task"] == task]
+        pairs = counterfactual_pairs(frame, rows)
+        rng = np.random.default_rng([seed, tasks.index(task)])
+        values = []
+        for draw in range(draws):
+            train_rows, train_y, groups = gender_permuted_design(frame, rows, rng)
+            model, _ = fit_learner(
+                build_learner(learner, settings, seed, probability=False), features[train_rows], train_y, groups
+            )
+            values.append(mismatch(model, pairs, features))
+        out += [{"task": task, "learner": learner, "draw": d, "mismatch": v} for d, v in enumerate(values)]
+        log.info(
+            "%s %s: gender-permutation null over %d draws: mismatch median %.3f, 95th percentile %.3f",
+            task,
+            learner,
+            draws,
+            float(np.median(values)) if values else float("nan"),
+            float(np.quantile(values, 0.95)) if values else float("nan"),
+        )
+    return pd.DataFrame(out, columns=["task", "learner", "draw", "mismatch"])
 
 
 def gender_from_features(

@@ -128,6 +128,20 @@ def training_design(
     return np.array(feature), np.array(label), np.array(group)
 
 
+def gender_permuted_design(
+    task_frame: pd.DataFrame, rows: Mapping[tuple[int, str], int], rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(feature rows, labels, note ids) of a task's training notes with their genders permuted: the
+    genders of the training notes are shuffled among them, and each note enters as written where it
+    keeps its gender and gender-swapped where it gets the other. The gender counts stay those of the
+    original design; the association of gender with the label is broken."""
+    train = task_frame[task_frame["split"] == "train"]
+    gender = train["gender"].to_numpy()
+    keeps = rng.permutation(gender) == gender
+    feature = [rows[(int(r), "original" if keep else "swapped")] for r, keep in zip(train["ROW_ID"], keeps)]
+    return np.array(feature), train["label"].to_numpy(), train["ROW_ID"].to_numpy()
+
+
 def counterfactual_pairs(task_frame: pd.DataFrame, rows: Mapping[tuple[int, str], int]) -> pd.DataFrame:
     """The task's test notes as counterfactual pairs: ROW_ID, label, patient gender, and the feature
     rows of the copy that speaks of a woman and of the one that speaks of a man."""

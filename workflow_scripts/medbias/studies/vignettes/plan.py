@@ -3,7 +3,7 @@ it through ``medbias.pipeline.plan``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -21,6 +21,22 @@ def vignette_skip_reason(entry: Mapping[str, Any]) -> str | None:
     return None
 
 
-def vignette_models(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The registry models that answer the vignettes (causal, loadable), in registry order."""
-    return [name for name, entry in models.items() if vignette_skip_reason(entry) is None]
+NOT_CHOSEN = "not chosen: not in vignettes.models (its audit card still scores it)"
+
+
+def vignette_models(models: Mapping[str, Mapping[str, Any]], chosen: Sequence[str] | None = None) -> list[str]:
+    """The registry models that answer the vignettes (causal, loadable), in registry order; with
+    ``chosen`` (the config's ``vignettes.models``), those of them that it names."""
+    capable = [name for name, entry in models.items() if vignette_skip_reason(entry) is None]
+    return capable if chosen is None else [name for name in capable if name in set(chosen)]
+
+
+def chosen_vignette_problem(models: Mapping[str, Mapping[str, Any]], chosen: Sequence[str]) -> str | None:
+    """Why a name in ``vignettes.models`` cannot answer the vignettes (None: every one can)."""
+    for name in chosen:
+        if name not in models:
+            return f"{name!r} is not a registry model (models)"
+        reason = vignette_skip_reason(models[name])
+        if reason is not None:
+            return f"{name!r} is {reason}"
+    return None
