@@ -88,8 +88,27 @@ def test_planted_label_bias_shows_as_mismatch_and_augmentation_removes_it(fairne
         # gender words are swapped, so a few pairs may flip either way (Clinical-BERT: 9 of 89, p = 0.51)
         assert augmented["mismatch"] < original["mismatch"] / 2, embedding
         assert augmented["mismatch_p"] >= 0.05 or augmented["mismatch_group"] != planted["favoured"], embedding
+        # and it is no larger than classifiers retrained with the training notes' genders permuted show
+        assert augmented["mismatch_null_p"] >= 0.05, embedding
     mean = svm.groupby("treatment")["mismatch"].mean()
     assert mean["augmented"] <= 0.05 < 0.15 <= mean["original"]
+
+
+def test_every_assessed_mismatch_is_ranked_among_its_permuted_retrainings(fairness, mental, demo_truth):
+    config = run_config(mental.parent.parent)["mental"]
+    draws, tasks = config["gender_null"]["draws"], config["gender_null"].get("tasks") or config["tasks"]
+    assert {b["task"] for b in demo_truth["mental"]["planted_label_bias"]} | set(
+        demo_truth["mental"]["control_tasks"]
+    ) <= set(tasks)
+    for embedding in config["embeddings"]:
+        null = pd.read_csv(mental / "classify" / embedding / "gender_null.csv")
+        assert null.groupby("task")["draw"].count().to_dict() == {task: draws for task in tasks}
+        assert null["mismatch"].between(0, 1).all()
+    ranked = fairness[fairness["learner"] == config["gender_null"].get("learner", "svm")]  # the schema's default
+    ranked = ranked[ranked["task"].isin(tasks)]
+    assert (ranked["null_draws"] == draws).all() and ranked["mismatch_null_p"].between(1 / (draws + 1), 1).all()
+    others = fairness.drop(index=ranked.index)
+    assert (others["null_draws"] == 0).all() and others["mismatch_null_p"].isna().all()
 
 
 def test_control_task_is_fair_without_training_on_swapped_notes(fairness, demo_truth):
