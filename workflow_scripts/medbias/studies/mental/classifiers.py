@@ -106,8 +106,9 @@ def gender_permutation_null(
     ``learner`` (chosen as the observed one is) is trained on the training notes with their genders
     permuted (``gender_permuted_design``) and tested on the same counterfactual pairs. A classifier of
     contextual features is gender-sensitive whatever its labels say; these draws show how much, so
-    that the observed mismatch can be ranked against them (``calibrated_p``) instead of being tested
-    with McNemar's test, which holds its level for one trained classifier, not across trainings."""
+    that the observed mismatch can be ranked among them (``medbias.metrics.counterfactual.null_rank_p``)
+    instead of being tested with McNemar's test, which holds its level for one trained classifier, not
+    across trainings."""
     out = []
     for task in tasks:
         frame = labels[labels["task"] == task]
