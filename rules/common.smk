@@ -43,6 +43,10 @@ CRITICAL_PATH_PRIORITY = 10
 # come as soon as they can. With every job on one thread, a 2-core demo is busy on both cores to its
 # end either way; left behind the trainings, rios said "done" 33 minutes in, not in the first two.
 EARLY_PRIORITY = 20
+# the long trainings that only their own studies wait on (the plm and vignette studies' tiny models):
+# after the critical path, before the short jobs, so that none is left for the run's end. Without it
+# the vignette models trained last in a 2-core demo, one job alone on the cores for minutes.
+LONG_TRAINING_PRIORITY = 5
 TINY_ARCHS = ["bert", "gpt2", "bart"]
 PLM_ARCHS = ["bert", "gpt2"]  # tiny models trained on the plm corpus (demo world)
 PLM_ARCH_KINDS = {"bert": "masked", "gpt2": "causal"}
