@@ -113,8 +113,8 @@ rule synth_plm_model:
         directory(f"{DEMO}/models/tiny-plm-{{plm_arch}}"),
     log:
         f"{LOGS}/synth/tiny_plm_model_{{plm_arch}}.log",
-    priority: LONG_TRAINING_PRIORITY
     cache: "omit-software"
+    priority: LONG_TRAINING_PRIORITY
     conda:
         "../envs/cpu.yaml"
     threads: 2
@@ -153,9 +153,9 @@ rule synth_vignettes:
         truth=f"{DEMO}/truth/vignettes.json",
     log:
         f"{LOGS}/synth/vignettes.log",
-    priority: LONG_TRAINING_PRIORITY
     benchmark:
         f"{BENCHMARKS}/synth/vignettes.tsv"
+    priority: LONG_TRAINING_PRIORITY
     conda:
         "../envs/cpu.yaml"
     params:
@@ -181,8 +181,8 @@ rule synth_vignette_model:
         directory(f"{DEMO}/models/tiny-vignette-{{vignette_arch}}"),
     log:
         f"{LOGS}/synth/tiny_vignette_model_{{vignette_arch}}.log",
-    priority: LONG_TRAINING_PRIORITY
     cache: "omit-software"
+    priority: LONG_TRAINING_PRIORITY
     conda:
         "../envs/cpu.yaml"
     threads: 2
