@@ -119,16 +119,21 @@ def demo_config(scale: float = TEST_SCALE) -> dict:
     # so PubMed keeps its full size at any test scale
     config["demo"]["pubmed_articles_per_decade"] = round(2000 / scale)
     config["resources"] = {k: str(REPO / v) for k, v in config["resources"].items()}
-    config["vignettes"]["sets"] = {
-        k: str(REPO / v) if v.startswith("config/") else v for k, v in config["vignettes"]["sets"].items()
-    }
-    return config
+    return _absolute_vignette_sets(config)
 
 
 def wiring_config() -> dict:
     """The wiring profile: the default demo config with tests/profiles/wiring.yaml laid over it."""
     overlay = yaml.safe_load((PROFILES / "wiring.yaml").read_text())
-    return merge_profile(demo_config(overlay["demo"]["scale"]), overlay)
+    return _absolute_vignette_sets(merge_profile(demo_config(overlay["demo"]["scale"]), overlay))
+
+
+def _absolute_vignette_sets(config: dict) -> dict:
+    """``config`` with the shipped vignette sets' paths made absolute (test worlds run in a tmp dir)."""
+    config["vignettes"]["sets"] = {
+        k: str(REPO / v) if v.startswith("config/") else v for k, v in config["vignettes"]["sets"].items()
+    }
+    return config
 
 
 def run_config(folder: Path) -> dict:

@@ -394,3 +394,19 @@ def test_adversary_warmup_keeps_the_reversed_gradient_from_the_encoder():
             assert model.discriminators[0].layers[1].weight.grad.abs().sum() > 0  # the adversary still learns
     assert torch.allclose(grads["off"], grads["baseline"])  # nothing of the adversary reaches the encoder
     assert not torch.allclose(grads["on"], grads["baseline"])
+
+
+def test_epoch_batches_group_by_length_and_see_every_pair_once_an_epoch():
+    from medbias.studies.hurtful.pretrain import epoch_batches
+
+    lengths = np.random.default_rng(1).integers(10, 128, size=1000)
+    plain = epoch_batches(lengths, 32, seed=3, epoch=0, group_batches=1)
+    grouped = epoch_batches(lengths, 32, seed=3, epoch=0, group_batches=10)
+    assert len(plain) == len(grouped) == 1000 // 32
+    # the same 992 pairs of the epoch's permutation (the last 8 dropped), in other batches
+    assert sorted(np.concatenate(plain).tolist()) == sorted(np.concatenate(grouped).tolist())
+    assert np.array_equal(np.concatenate(plain), np.random.default_rng([3, 0]).permutation(1000)[:992])
+    spread = lambda batches: np.mean([np.ptp(lengths[b]) for b in batches])  # noqa: E731
+    assert spread(grouped) < 20 < 80 < spread(plain)
+    assert all(np.array_equal(a, b) for a, b in zip(grouped, epoch_batches(lengths, 32, 3, 0, 10)))  # resumable
+    assert not np.array_equal(np.concatenate(grouped), np.concatenate(epoch_batches(lengths, 32, 3, 1, 10)))

@@ -11,7 +11,7 @@ under ``torch.inference_mode``, rows returned in input order. On top of it the f
 - the mean state of one word's pieces in a template sentence (``span_vectors``).
 
 ``sentence_likelihood``, ``encoders`` and the fine-tuning of Table 6 batch through ``device_batches``
-too.
+too. For training, ``length_grouped_order`` arranges an epoch's rows into batches of similar length.
 """
 
 from __future__ import annotations
@@ -19,6 +19,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
+
+def length_grouped_order(
+    order: np.ndarray, lengths: Sequence[int], batch_size: int, group_batches: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``order`` (a permutation of training rows) rearranged for batches of rows of similar length.
+
+    Each run of ``group_batches`` x ``batch_size`` consecutive rows is sorted by length (stably) and
+    cut into batches of ``batch_size``; the whole batches are then shuffled with ``rng``, and rows
+    beyond the last whole batch stay at the end in their order. Every row keeps its place in the
+    pass, so an epoch still sees each row once; a batch padded to its longest row then computes
+    little padding. ``group_batches`` <= 1 returns ``order`` unchanged.
+    """
+    order = np.asarray(order)
+    whole = len(order) // batch_size * batch_size
+    if group_batches <= 1 or whole == 0:
+        return order
+    lengths = np.asarray(lengths)
+    group = group_batches * batch_size
+    runs = [order[start : min(start + group, whole)] for start in range(0, whole, group)]
+    grouped = np.concatenate([run[np.argsort(lengths[run], kind="stable")] for run in runs])
+    batches = grouped.reshape(-1, batch_size)[rng.permutation(whole // batch_size)]
+    return np.concatenate([batches.reshape(-1), order[whole:]])
 
 
 def cls_vectors(

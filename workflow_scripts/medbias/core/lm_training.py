@@ -137,11 +137,16 @@ def train_language_model(
     max_length: int = 64,
     mask_fraction: float = 0.15,
     warmup_fraction: float = 0.1,
+    group_batches: int = 1,
     log=None,
 ) -> list[float]:
     """Train ``model`` in place for ``steps`` steps of AdamW with linear warm-up and decay on
-    batches of ``sentences`` drawn without replacement (reshuffled each pass); returns the losses."""
+    batches of ``sentences`` drawn without replacement (reshuffled each pass; with
+    ``group_batches`` > 1 each pass is arranged into batches of sentences of similar length,
+    ``length_grouped_order``); returns the losses."""
     import torch
+
+    from medbias.core.batching import length_grouped_order
 
     if not sentences:
         raise MedbiasInputError("language-model training needs at least one sentence")
@@ -150,12 +155,20 @@ def train_language_model(
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
     warmup = int(warmup_fraction * steps)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: linear_warmup_decay(s, warmup, steps))
-    order, cursor, losses = rng.permutation(len(sentences)), 0, []
+    lengths = None
+    if group_batches > 1:
+        lengths = [len(ids) for ids in tokenizer(list(sentences), truncation=True, max_length=max_length)["input_ids"]]
+
+    def new_pass() -> np.ndarray:
+        order = rng.permutation(len(sentences))
+        return order if lengths is None else length_grouped_order(order, lengths, batch_size, group_batches, rng)
+
+    order, cursor, losses = new_pass(), 0, []
     device = next(model.parameters()).device
     model.train()
     for step in range(steps):
         if cursor + batch_size > len(order):
-            order, cursor = rng.permutation(len(sentences)), 0
+            order, cursor = new_pass(), 0
         rows = order[cursor : cursor + batch_size]
         cursor += batch_size
         batch = training_batch(tokenizer, kind, [sentences[i] for i in rows], rng, max_length, mask_fraction)

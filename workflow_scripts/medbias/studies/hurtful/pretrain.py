@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from medbias.core.batching import pad_sequences
+from medbias.core.batching import length_grouped_order, pad_sequences
 from medbias.core.lm_training import bert_corruption_choice, linear_warmup_decay
 from medbias.core.models import job_device
 from medbias.studies.hurtful.demographics import ATTRIBUTE_CLASSES
@@ -386,22 +386,49 @@ def build_pretraining_data(
     )
 
 
+def epoch_batches(
+    lengths: Sequence[int], batch_size: int, seed: int, epoch: int, group_batches: int
+) -> list[np.ndarray]:
+    """The rows of each batch of one epoch: a permutation seeded by (seed, epoch), grouped by length
+    when ``group_batches`` > 1 (``length_grouped_order``, its batches shuffled with a generator
+    seeded by (seed, epoch, 1)), cut into batches of ``batch_size``, the last incomplete one dropped.
+    On the demo's notes a random batch of 128 pairs pads to 78 tokens on average; grouped by 50
+    batches, to 59 (0.46 against 0.33 s a training step of the demo's tiny BERT on one thread)."""
+    n = len(lengths)
+    per_epoch = max(1, n // batch_size)
+    order = np.random.default_rng([seed, epoch]).permutation(n)
+    order = length_grouped_order(order, lengths, batch_size, group_batches, np.random.default_rng([seed, epoch, 1]))
+    return [order[k * batch_size : (k + 1) * batch_size] for k in range(per_epoch)]
+
+
 def batch_maker(
-    data: PretrainingData, tokenizer, batch_size: int, seed: int, attribute: str | None, adversary_warmup_steps: int = 0
+    data: PretrainingData,
+    tokenizer,
+    batch_size: int,
+    seed: int,
+    attribute: str | None,
+    adversary_warmup_steps: int = 0,
+    group_batches: int = 1,
 ):
-    """``batch_at(step)``: the step's examples (a seeded permutation per epoch), masked with a
-    generator seeded by (seed, step), padded to the longest; deterministic for resuming. With an
-    attribute, the first ``adversary_warmup_steps`` batches switch the gradient reversal off (the
-    discriminators learn the attribute before the encoder is pushed to hide it).
+    """``batch_at(step)``: the step's examples (``epoch_batches``, grouped by length when
+    ``group_batches`` > 1), masked with a generator seeded by (seed, step), padded to the longest;
+    deterministic for resuming. With an attribute, the first ``adversary_warmup_steps`` batches
+    switch the gradient reversal off (the discriminators learn the attribute before the encoder is
+    pushed to hide it).
 
     NSP labels follow transformers' convention: 0 = B follows A, 1 = B is random.
     """
     n = len(data.input_ids)
     per_epoch = max(1, n // batch_size)
+    lengths = [len(ids) for ids in data.input_ids]
+    cached: dict[int, list[np.ndarray]] = {}
 
     def batch_at(step: int) -> dict[str, torch.Tensor]:
         epoch, k = divmod(step, per_epoch)
-        order = np.random.default_rng([seed, epoch]).permutation(n)[k * batch_size : (k + 1) * batch_size]
+        if epoch not in cached:
+            cached.clear()
+            cached[epoch] = epoch_batches(lengths, batch_size, seed, epoch, group_batches)
+        order = cached[epoch][k]
         generator = torch.Generator().manual_seed(seed * 1_000_003 + step)
         ids, types, attention = _padded(data, order, tokenizer.pad_token_id)
         labels = torch.full_like(ids, -100)

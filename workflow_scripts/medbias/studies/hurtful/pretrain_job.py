@@ -112,7 +112,9 @@ def run_pretraining(
             sequences, demographics, tokenizer, phase["max_length"], params["seed"] + k, exclude_subjects=excluded
         )
         warmup = cfg["adversary_warmup_steps"] if k == 0 else 0
-        batch_at, per_epoch = batch_maker(data, tokenizer, phase["batch_size"], params["seed"] + k, attribute, warmup)
+        batch_at, per_epoch = batch_maker(
+            data, tokenizer, phase["batch_size"], params["seed"] + k, attribute, warmup, cfg["group_batches"]
+        )
         steps = phase["epochs"] * per_epoch
         if phase.get("max_steps"):
             steps = min(steps, phase["max_steps"])
