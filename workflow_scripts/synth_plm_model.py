@@ -38,7 +38,7 @@ losses = train_language_model(
     learning_rate=p.training["learning_rate"],
     seed=p.seed,
     max_length=p.training["max_length"],
-    group_batches=p.training["group_batches"],
+    length_chunks=p.training["length_chunks"],
     log=log,
 )
 model.save_pretrained(snakemake.output[0])

@@ -96,51 +96,34 @@ def test_dropout_overrides_name_the_architectures_keys():
         dropout_overrides(Other(), 0.1)
 
 
-def test_length_grouped_order_keeps_each_row_once_and_batches_rows_of_similar_length():
-    from medbias.core.batching import length_grouped_order
+@pytest.mark.parametrize("kind", ["masked", "causal", "seq2seq"])
+def test_chunked_loss_is_the_whole_batchs_loss_for_each_kind(kind):
+    from medbias.core.lm_training import chunked_loss
 
-    lengths = np.array([5, 1, 9, 3, 7, 2, 8, 4, 6, 10, 11])  # row i has length lengths[i]
-    order = np.arange(11)
-    # batches of 2 in runs of 2 batches: rows 0-3 sorted by length -> 1, 3, 0, 2; rows 4-7 -> 5, 7, 4, 6;
-    # rows 8-9 (one batch, the last run) -> 8, 9; row 10 (no whole batch) stays last
-    identity = np.random.default_rng(0)
-    grouped = length_grouped_order(order, lengths, 2, 2, identity)
-    batches = [tuple(grouped[k : k + 2]) for k in range(0, 10, 2)]
-    assert sorted(batches) == sorted([(1, 3), (0, 2), (5, 7), (4, 6), (8, 9)]) and grouped[-1] == 10
-    assert sorted(grouped.tolist()) == list(range(11))
-    assert np.array_equal(length_grouped_order(order, lengths, 2, 1, identity), order)  # 1: unchanged
-
-    rng = np.random.default_rng(4)
-    many = rng.integers(5, 120, size=6400)
-    permuted = rng.permutation(6400)
-    padded = lambda o: np.mean([many[o[k : k + 64]].max() for k in range(0, 6400, 64)])  # noqa: E731
-    grouped = length_grouped_order(permuted, many, 64, 50, rng)
-    assert padded(grouped) < many.mean() + 5 < padded(permuted) - 40  # random batches pad to near the longest
-
-
-def test_training_with_length_grouped_batches_is_deterministic_and_learns():
-    tokenizer = train_wordpiece(SENTENCES, 80)
-    params = {
-        "hidden_size": 16,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 2,
-        "intermediate_size": 32,
-        "max_position_embeddings": 32,
-    }
-    runs = []
-    for group_batches in (4, 4, 1):
-        model = build_tiny_model("bert", tokenizer, params, seed=3, masked_only=True)
-        losses = train_language_model(
-            model,
-            tokenizer,
-            "masked",
-            SENTENCES,
-            steps=60,
-            batch_size=8,
-            learning_rate=1e-2,
-            seed=5,
-            group_batches=group_batches,
-        )
-        runs.append(losses)
-    assert runs[0] == runs[1] and runs[0] != runs[2]
-    assert np.mean(runs[0][-10:]) < np.mean(runs[0][:10]) - 0.5
+    sentences = ["he has chf.", "the straight patient has asthma and copd today.", "pain.", "she reports hiv on art."]
+    tokenizer = (
+        train_wordpiece(sentences * 5, 80)
+        if kind == "masked"
+        else train_byte_bpe(sentences * 5, 300, kind == "seq2seq")
+    )
+    arch = {"masked": "bert", "causal": "gpt2", "seq2seq": "bart"}[kind]
+    params = {"bert": {"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 32,
+                       "max_position_embeddings": 64},
+              "gpt2": {"n_embd": 16, "n_layer": 1, "n_head": 2, "n_positions": 64},
+              "bart": {"d_model": 16, "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 2,
+                       "decoder_attention_heads": 2, "encoder_ffn_dim": 32, "decoder_ffn_dim": 32,
+                       "max_position_embeddings": 64}}[arch]  # fmt: skip
+    batch = training_batch(tokenizer, kind, sentences, np.random.default_rng(2), 64, 0.3)
+    assert len(set(batch["attention_mask"].sum(1).tolist())) > 2  # rows of different lengths
+    results = []
+    for chunks in (1, 3):
+        model = build_tiny_model(arch, tokenizer, params, seed=1, masked_only=True)
+        model.eval()  # no dropout (BART's is functional), so the two runs are comparable
+        loss = chunked_loss(model, batch, kind, chunks)
+        loss.backward()
+        results.append((loss.detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}))
+    (plain, plain_grads), (chunked, chunked_grads) = results
+    assert torch.isclose(plain, chunked, atol=1e-5)
+    assert plain_grads.keys() == chunked_grads.keys()
+    for name, grad in plain_grads.items():
+        assert torch.allclose(chunked_grads[name], grad, atol=1e-5), name

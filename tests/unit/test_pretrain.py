@@ -396,17 +396,37 @@ def test_adversary_warmup_keeps_the_reversed_gradient_from_the_encoder():
     assert not torch.allclose(grads["on"], grads["baseline"])
 
 
-def test_epoch_batches_group_by_length_and_see_every_pair_once_an_epoch():
-    from medbias.studies.hurtful.pretrain import epoch_batches
+def test_length_chunks_give_the_whole_batchs_loss_and_gradients():
+    """The encoder run over runs of rows of similar length, each trimmed to its longest row: the loss
+    (MLM + NSP + both adversaries, whose batch norm standardises over every row) and every gradient
+    equal the unchunked step's up to rounding."""
+    batch = _batch(batch=8, length=12)
+    lengths = torch.tensor([12, 3, 7, 12, 5, 9, 4, 10])
+    batch["attention_mask"] = (torch.arange(12)[None, :] < lengths[:, None]).long()
+    batch["mlm_labels"][batch["attention_mask"] == 0] = -100  # no label on padding
+    batch["mlm_labels"][:, 1] = batch["input_ids"][:, 1]  # a label in every row
+    results = []
+    for chunks in (1, 3):
+        model = _tiny_pretrainer(seed=4)
+        model.length_chunks = chunks
+        loss, losses = model(**batch)
+        loss.backward()
+        grads = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
+        results.append((loss.detach(), losses, grads))
+    (plain, plain_parts, plain_grads), (chunked, chunked_parts, chunked_grads) = results
+    assert torch.isclose(plain, chunked, atol=1e-6) and set(plain_parts) == {"mlm_nsp", "adversary_0", "adversary_1"}
+    assert all(torch.isclose(plain_parts[k], chunked_parts[k], atol=1e-6) for k in plain_parts)
+    assert plain_grads.keys() == chunked_grads.keys() and len(plain_grads) > 10
+    for name, grad in plain_grads.items():
+        assert torch.allclose(chunked_grads[name], grad, atol=1e-6), name
 
-    lengths = np.random.default_rng(1).integers(10, 128, size=1000)
-    plain = epoch_batches(lengths, 32, seed=3, epoch=0, group_batches=1)
-    grouped = epoch_batches(lengths, 32, seed=3, epoch=0, group_batches=10)
-    assert len(plain) == len(grouped) == 1000 // 32
-    # the same 992 pairs of the epoch's permutation (the last 8 dropped), in other batches
-    assert sorted(np.concatenate(plain).tolist()) == sorted(np.concatenate(grouped).tolist())
-    assert np.array_equal(np.concatenate(plain), np.random.default_rng([3, 0]).permutation(1000)[:992])
-    spread = lambda batches: np.mean([np.ptp(lengths[b]) for b in batches])  # noqa: E731
-    assert spread(grouped) < 20 < 80 < spread(plain)
-    assert all(np.array_equal(a, b) for a, b in zip(grouped, epoch_batches(lengths, 32, 3, 0, 10)))  # resumable
-    assert not np.array_equal(np.concatenate(grouped), np.concatenate(epoch_batches(lengths, 32, 3, 1, 10)))
+
+def test_length_chunks_sort_rows_by_length_and_trim_each_run():
+    from medbias.core.batching import length_chunks
+
+    mask = (torch.arange(6)[None, :] < torch.tensor([6, 1, 4, 2, 5, 3])[:, None]).long()
+    runs = length_chunks(mask, 3)
+    assert [(rows.tolist(), width) for rows, width in runs] == [([1, 3], 2), ([5, 2], 4), ([4, 0], 6)]
+    ((rows, width),) = length_chunks(mask, 1)
+    assert rows.tolist() == list(range(6)) and width == 6
+    assert len(length_chunks(mask, 10)) == 6  # never an empty run

@@ -11,7 +11,8 @@ under ``torch.inference_mode``, rows returned in input order. On top of it the f
 - the mean state of one word's pieces in a template sentence (``span_vectors``).
 
 ``sentence_likelihood``, ``encoders`` and the fine-tuning of Table 6 batch through ``device_batches``
-too. For training, ``length_grouped_order`` arranges an epoch's rows into batches of similar length.
+too. Training splits a random batch into runs of similar length (``length_chunks``), so that each run
+computes little padding while the loss stays the whole batch's.
 """
 
 from __future__ import annotations
@@ -21,27 +22,19 @@ from collections.abc import Sequence
 import numpy as np
 
 
-def length_grouped_order(
-    order: np.ndarray, lengths: Sequence[int], batch_size: int, group_batches: int, rng: np.random.Generator
-) -> np.ndarray:
-    """``order`` (a permutation of training rows) rearranged for batches of rows of similar length.
+def length_chunks(attention_mask, chunks: int) -> list[tuple[object, int]]:
+    """A right-padded batch's rows split into ``chunks`` runs of similar length: (row indices, the
+    run's longest row), the rows sorted by length. Run through a model one at a time, each run
+    trimmed to its own longest row computes little padding: in a random batch of 128 of the demo's
+    note pairs the longest is 78 tokens on average, the four runs' longest 62 on average.
+    ``chunks`` <= 1 gives one run of every row at the batch's width."""
+    import torch
 
-    Each run of ``group_batches`` x ``batch_size`` consecutive rows is sorted by length (stably) and
-    cut into batches of ``batch_size``; the whole batches are then shuffled with ``rng``, and rows
-    beyond the last whole batch stay at the end in their order. Every row keeps its place in the
-    pass, so an epoch still sees each row once; a batch padded to its longest row then computes
-    little padding. ``group_batches`` <= 1 returns ``order`` unchanged.
-    """
-    order = np.asarray(order)
-    whole = len(order) // batch_size * batch_size
-    if group_batches <= 1 or whole == 0:
-        return order
-    lengths = np.asarray(lengths)
-    group = group_batches * batch_size
-    runs = [order[start : min(start + group, whole)] for start in range(0, whole, group)]
-    grouped = np.concatenate([run[np.argsort(lengths[run], kind="stable")] for run in runs])
-    batches = grouped.reshape(-1, batch_size)[rng.permutation(whole // batch_size)]
-    return np.concatenate([batches.reshape(-1), order[whole:]])
+    lengths = attention_mask.sum(dim=1)
+    if chunks <= 1:
+        return [(torch.arange(len(lengths), device=attention_mask.device), attention_mask.shape[1])]
+    order = torch.argsort(lengths, stable=True)
+    return [(rows, int(lengths[rows].max())) for rows in torch.chunk(order, chunks) if len(rows)]
 
 
 def cls_vectors(

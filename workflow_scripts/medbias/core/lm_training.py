@@ -124,6 +124,26 @@ def training_batch(
     return batch
 
 
+def chunked_loss(model, batch: dict[str, Any], kind: str, chunks: int):
+    """``model``'s loss on ``batch`` computed over runs of rows of similar length, each trimmed to its
+    longest row (``medbias.core.batching.length_chunks``): each run's mean loss weighted by the
+    tokens it scores (the labels other than -100; for a causal model, after the shift), so the
+    result is the whole batch's mean loss up to floating-point rounding."""
+    from medbias.core.batching import length_chunks
+
+    parts = length_chunks(batch["attention_mask"], chunks)
+    if len(parts) == 1:
+        return model(**batch).loss
+    scored = batch["labels"][:, 1:] if kind == "causal" else batch["labels"]
+    total = (scored != -100).sum()
+    loss = 0.0
+    for rows, width in parts:
+        part = {key: value[rows, :width].contiguous() for key, value in batch.items()}
+        counted = (part["labels"][:, 1:] if kind == "causal" else part["labels"]) != -100
+        loss = loss + model(**part).loss * (counted.sum() / total)
+    return loss
+
+
 def train_language_model(
     model,
     tokenizer,
@@ -137,16 +157,14 @@ def train_language_model(
     max_length: int = 64,
     mask_fraction: float = 0.15,
     warmup_fraction: float = 0.1,
-    group_batches: int = 1,
+    length_chunks: int = 1,
     log=None,
 ) -> list[float]:
     """Train ``model`` in place for ``steps`` steps of AdamW with linear warm-up and decay on
-    batches of ``sentences`` drawn without replacement (reshuffled each pass; with
-    ``group_batches`` > 1 each pass is arranged into batches of sentences of similar length,
-    ``length_grouped_order``); returns the losses."""
+    batches of ``sentences`` drawn without replacement (reshuffled each pass); returns the losses.
+    ``length_chunks`` > 1 runs each batch as that many runs of similar length (``chunked_loss``):
+    the same loss with less padding computed."""
     import torch
-
-    from medbias.core.batching import length_grouped_order
 
     if not sentences:
         raise MedbiasInputError("language-model training needs at least one sentence")
@@ -155,24 +173,16 @@ def train_language_model(
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
     warmup = int(warmup_fraction * steps)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: linear_warmup_decay(s, warmup, steps))
-    lengths = None
-    if group_batches > 1:
-        lengths = [len(ids) for ids in tokenizer(list(sentences), truncation=True, max_length=max_length)["input_ids"]]
-
-    def new_pass() -> np.ndarray:
-        order = rng.permutation(len(sentences))
-        return order if lengths is None else length_grouped_order(order, lengths, batch_size, group_batches, rng)
-
-    order, cursor, losses = new_pass(), 0, []
+    order, cursor, losses = rng.permutation(len(sentences)), 0, []
     device = next(model.parameters()).device
     model.train()
     for step in range(steps):
         if cursor + batch_size > len(order):
-            order, cursor = new_pass(), 0
+            order, cursor = rng.permutation(len(sentences)), 0
         rows = order[cursor : cursor + batch_size]
         cursor += batch_size
         batch = training_batch(tokenizer, kind, [sentences[i] for i in rows], rng, max_length, mask_fraction)
-        loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
+        loss = chunked_loss(model, {k: v.to(device) for k, v in batch.items()}, kind, length_chunks)
         loss.backward()
         optimizer.step()
         scheduler.step()

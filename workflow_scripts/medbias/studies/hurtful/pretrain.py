@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from medbias.core.batching import length_grouped_order, pad_sequences
+from medbias.core.batching import length_chunks, pad_sequences
 from medbias.core.lm_training import bert_corruption_choice, linear_warmup_decay
 from medbias.core.models import job_device
 from medbias.studies.hurtful.demographics import ATTRIBUTE_CLASSES
@@ -152,10 +152,11 @@ class AdversarialPretrainer(nn.Module):
     demo's tiny BERT on 2 CPU threads; the two losses agree to 1e-6).
     """
 
-    def __init__(self, bert_for_pretraining, n_classes: int = 0, weight: float = 1.0):
+    def __init__(self, bert_for_pretraining, n_classes: int = 0, weight: float = 1.0, length_chunks: int = 1):
         super().__init__()
         self.model = bert_for_pretraining
         self.weight = weight
+        self.length_chunks = length_chunks
         hidden = bert_for_pretraining.config.hidden_size
         self.discriminators = nn.ModuleList([Discriminator(hidden, n_classes) for _ in range(2)] if n_classes else [])
 
@@ -172,23 +173,54 @@ class AdversarialPretrainer(nn.Module):
     ):
         """``reversal_on`` = 0 (a scalar tensor) trains the discriminators without passing their
         reversed gradient to the encoder (the adversary's warm-up); 1 or None passes it."""
-        encoded = self.model.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
-        final = encoded.last_hidden_state
-        masked = mlm_labels != -100
+        masked_states, masked_labels, pooled, first = self.encode(input_ids, attention_mask, token_type_ids, mlm_labels)
         heads = self.model.cls
         loss = nn.functional.cross_entropy(
-            heads.predictions(final[masked]), mlm_labels[masked]
-        ) + nn.functional.cross_entropy(heads.seq_relationship(encoded.pooler_output), nsp_labels)
+            heads.predictions(masked_states), masked_labels
+        ) + nn.functional.cross_entropy(heads.seq_relationship(pooled), nsp_labels)
         losses = {"mlm_nsp": loss.detach()}
         if self.discriminators and attribute is not None:
             weight = self.weight if reversal_on is None else self.weight * float(reversal_on)
-            cls = reverse_gradient(final[:, 0], weight)
+            cls = reverse_gradient(first, weight)
             targets = (attribute, attribute if second_attribute is None else second_attribute)
             for k, (disc, target) in enumerate(zip(self.discriminators, targets)):
                 adv = nn.functional.cross_entropy(disc(cls), target)
                 loss = loss + adv
                 losses[f"adversary_{k}"] = adv.detach()
         return loss, losses
+
+    def encode(self, input_ids, attention_mask, token_type_ids, mlm_labels):
+        """The encoder's final states at the masked positions with their labels, and the pooled and
+        [CLS] states of every row (in the batch's row order).
+
+        With ``length_chunks`` > 1 the encoder runs over runs of rows of similar length, each
+        trimmed to its longest row (``medbias.core.batching.length_chunks``); the heads and losses
+        still see the whole batch, so the loss is the whole batch's (the masked positions' order
+        differs, which a mean does not see) and the discriminators' batch norm standardises over
+        every row. Padding changes no row's states: the attention mask keeps it out.
+        """
+        if self.length_chunks <= 1:
+            encoded = self.model.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+            final = encoded.last_hidden_state
+            masked = mlm_labels != -100
+            return final[masked], mlm_labels[masked], encoded.pooler_output, final[:, 0]
+        states, labels, pooled, first, rows = [], [], [], [], []
+        for part, width in length_chunks(attention_mask, self.length_chunks):
+            encoded = self.model.bert(
+                input_ids=input_ids[part, :width],
+                attention_mask=attention_mask[part, :width],
+                token_type_ids=token_type_ids[part, :width],
+            )
+            final = encoded.last_hidden_state
+            part_labels = mlm_labels[part, :width]
+            masked = part_labels != -100
+            states.append(final[masked])
+            labels.append(part_labels[masked])
+            pooled.append(encoded.pooler_output)
+            first.append(final[:, 0])
+            rows.append(part)
+        back = torch.argsort(torch.cat(rows))  # the batch's row order
+        return torch.cat(states), torch.cat(labels), torch.cat(pooled)[back], torch.cat(first)[back]
 
 
 def shard_batch(batch: dict[str, torch.Tensor], rank: int, world_size: int) -> dict[str, torch.Tensor]:
@@ -386,49 +418,22 @@ def build_pretraining_data(
     )
 
 
-def epoch_batches(
-    lengths: Sequence[int], batch_size: int, seed: int, epoch: int, group_batches: int
-) -> list[np.ndarray]:
-    """The rows of each batch of one epoch: a permutation seeded by (seed, epoch), grouped by length
-    when ``group_batches`` > 1 (``length_grouped_order``, its batches shuffled with a generator
-    seeded by (seed, epoch, 1)), cut into batches of ``batch_size``, the last incomplete one dropped.
-    On the demo's notes a random batch of 128 pairs pads to 78 tokens on average; grouped by 50
-    batches, to 59 (0.46 against 0.33 s a training step of the demo's tiny BERT on one thread)."""
-    n = len(lengths)
-    per_epoch = max(1, n // batch_size)
-    order = np.random.default_rng([seed, epoch]).permutation(n)
-    order = length_grouped_order(order, lengths, batch_size, group_batches, np.random.default_rng([seed, epoch, 1]))
-    return [order[k * batch_size : (k + 1) * batch_size] for k in range(per_epoch)]
-
-
 def batch_maker(
-    data: PretrainingData,
-    tokenizer,
-    batch_size: int,
-    seed: int,
-    attribute: str | None,
-    adversary_warmup_steps: int = 0,
-    group_batches: int = 1,
+    data: PretrainingData, tokenizer, batch_size: int, seed: int, attribute: str | None, adversary_warmup_steps: int = 0
 ):
-    """``batch_at(step)``: the step's examples (``epoch_batches``, grouped by length when
-    ``group_batches`` > 1), masked with a generator seeded by (seed, step), padded to the longest;
-    deterministic for resuming. With an attribute, the first ``adversary_warmup_steps`` batches
-    switch the gradient reversal off (the discriminators learn the attribute before the encoder is
-    pushed to hide it).
+    """``batch_at(step)``: the step's examples (a seeded permutation per epoch), masked with a
+    generator seeded by (seed, step), padded to the longest; deterministic for resuming. With an
+    attribute, the first ``adversary_warmup_steps`` batches switch the gradient reversal off (the
+    discriminators learn the attribute before the encoder is pushed to hide it).
 
     NSP labels follow transformers' convention: 0 = B follows A, 1 = B is random.
     """
     n = len(data.input_ids)
     per_epoch = max(1, n // batch_size)
-    lengths = [len(ids) for ids in data.input_ids]
-    cached: dict[int, list[np.ndarray]] = {}
 
     def batch_at(step: int) -> dict[str, torch.Tensor]:
         epoch, k = divmod(step, per_epoch)
-        if epoch not in cached:
-            cached.clear()
-            cached[epoch] = epoch_batches(lengths, batch_size, seed, epoch, group_batches)
-        order = cached[epoch][k]
+        order = np.random.default_rng([seed, epoch]).permutation(n)[k * batch_size : (k + 1) * batch_size]
         generator = torch.Generator().manual_seed(seed * 1_000_003 + step)
         ids, types, attention = _padded(data, order, tokenizer.pad_token_id)
         labels = torch.full_like(ids, -100)

@@ -58,7 +58,7 @@ def run_pretraining(
     bert.resize_token_embeddings(len(tokenizer), mean_resizing=False)  # the eight placeholder tokens
     attribute = params["attribute"]
     n_classes = len(ATTRIBUTE_CLASSES[attribute]) if attribute else 0
-    model = AdversarialPretrainer(bert, n_classes, cfg["adversary_lambda"])
+    model = AdversarialPretrainer(bert, n_classes, cfg["adversary_lambda"], cfg["length_chunks"])
     log.info(
         "variant %s from %s: %d parameters, adversary on %s; %d process(es) on %s",
         params["variant"],
@@ -112,9 +112,7 @@ def run_pretraining(
             sequences, demographics, tokenizer, phase["max_length"], params["seed"] + k, exclude_subjects=excluded
         )
         warmup = cfg["adversary_warmup_steps"] if k == 0 else 0
-        batch_at, per_epoch = batch_maker(
-            data, tokenizer, phase["batch_size"], params["seed"] + k, attribute, warmup, cfg["group_batches"]
-        )
+        batch_at, per_epoch = batch_maker(data, tokenizer, phase["batch_size"], params["seed"] + k, attribute, warmup)
         steps = phase["epochs"] * per_epoch
         if phase.get("max_steps"):
             steps = min(steps, phase["max_steps"])
