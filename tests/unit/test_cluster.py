@@ -166,6 +166,7 @@ def _pretraining_job(folder, seed_texts):
         "exclude_heldout_subjects": True,
         "dropout": None,
         "adversary_lambda": 1.0,
+        "length_chunks": 2,  # each process runs its share of a batch as two runs of similar length
         "adversary_warmup_steps": 0,
         "phases": [{"max_length": 32, "batch_size": 8, "epochs": 1, "max_steps": 4}],
         "learning_rate": 1e-3,
