@@ -30,9 +30,9 @@ def length_chunks(attention_mask, chunks: int) -> list[tuple[object, int]]:
     ``chunks`` <= 1 gives one run of every row at the batch's width."""
     import torch
 
-    lengths = attention_mask.sum(dim=1)
     if chunks <= 1:
-        return [(torch.arange(len(lengths), device=attention_mask.device), attention_mask.shape[1])]
+        return [(torch.arange(attention_mask.shape[0], device=attention_mask.device), attention_mask.shape[1])]
+    lengths = attention_mask.sum(dim=1)
     order = torch.argsort(lengths, stable=True)
     return [(rows, int(lengths[rows].max())) for rows in torch.chunk(order, chunks) if len(rows)]
 

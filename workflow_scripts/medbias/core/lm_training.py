@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from medbias.core.batching import length_chunks
 from medbias.core.errors import MedbiasInputError
 
 # config keys that set the dropout on hidden states, per architecture family
@@ -129,18 +130,18 @@ def chunked_loss(model, batch: dict[str, Any], kind: str, chunks: int):
     longest row (``medbias.core.batching.length_chunks``): each run's mean loss weighted by the
     tokens it scores (the labels other than -100; for a causal model, after the shift), so the
     result is the whole batch's mean loss up to floating-point rounding."""
-    from medbias.core.batching import length_chunks
-
     parts = length_chunks(batch["attention_mask"], chunks)
     if len(parts) == 1:
         return model(**batch).loss
-    scored = batch["labels"][:, 1:] if kind == "causal" else batch["labels"]
-    total = (scored != -100).sum()
+
+    def scored_tokens(labels):
+        return ((labels[:, 1:] if kind == "causal" else labels) != -100).sum()
+
+    total = scored_tokens(batch["labels"])
     loss = 0.0
     for rows, width in parts:
         part = {key: value[rows, :width].contiguous() for key, value in batch.items()}
-        counted = (part["labels"][:, 1:] if kind == "causal" else part["labels"]) != -100
-        loss = loss + model(**part).loss * (counted.sum() / total)
+        loss = loss + model(**part).loss * (scored_tokens(part["labels"]) / total)
     return loss
 
 

@@ -199,13 +199,10 @@ class AdversarialPretrainer(nn.Module):
         differs, which a mean does not see) and the discriminators' batch norm standardises over
         every row. Padding changes no row's states: the attention mask keeps it out.
         """
-        if self.length_chunks <= 1:
-            encoded = self.model.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
-            final = encoded.last_hidden_state
-            masked = mlm_labels != -100
-            return final[masked], mlm_labels[masked], encoded.pooler_output, final[:, 0]
+        whole = [(slice(None), attention_mask.shape[1])]  # every row, as the batch is
+        parts = whole if self.length_chunks <= 1 else length_chunks(attention_mask, self.length_chunks)
         states, labels, pooled, first, rows = [], [], [], [], []
-        for part, width in length_chunks(attention_mask, self.length_chunks):
+        for part, width in parts:
             encoded = self.model.bert(
                 input_ids=input_ids[part, :width],
                 attention_mask=attention_mask[part, :width],
@@ -219,6 +216,8 @@ class AdversarialPretrainer(nn.Module):
             pooled.append(encoded.pooler_output)
             first.append(final[:, 0])
             rows.append(part)
+        if len(parts) == 1:  # already in the batch's row order
+            return states[0], labels[0], pooled[0], first[0]
         back = torch.argsort(torch.cat(rows))  # the batch's row order
         return torch.cat(states), torch.cat(labels), torch.cat(pooled)[back], torch.cat(first)[back]
 
