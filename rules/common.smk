@@ -213,6 +213,58 @@ def figure_a1_model():
     return plan.figure_a1_model(DOWNSTREAM["models"])
 
 
+# the mitigation stage (docs/mitigation.md)
+MITIGATION = config["hurtful"]["mitigation"]
+MITIGATION_DIR = f"{DOWNSTREAM_DIR}/mitigation"  # the stage's tables and figure (per model: <model>/mitigation/)
+MITIGATION_JOB_METHODS = sorted(
+    {method for _, method in plan.mitigation_jobs(MITIGATION)}
+)
+MITIGATION_ENCODERS = plan.adversarial_encoders(DOWNSTREAM["models"], MITIGATION)
+# the validation reads the post-processor's closing of the planted gap when the stage computes it
+MITIGATION_ASSESSED = (
+    "baseline" in MITIGATION["models"] and "threshold" in MITIGATION["methods"]
+)
+
+
+def mitigation_inputs(wildcards):
+    """What a mitigation job reads: the model's test and validation predictions, and for a method
+    that retrains (medbias.studies.hurtful.mitigation) the classifiers' features and choices.
+    """
+    inputs = {
+        "test": f"{DOWNSTREAM_DIR}/{wildcards.model}/test_predictions.parquet",
+        "validation": f"{DOWNSTREAM_DIR}/{wildcards.model}/validation_predictions.parquet",
+        "tasks": f"{MIMIC}/tasks.csv",
+    }
+    if plan.mitigation_method(wildcards.method).retrains:
+        inputs.update(
+            {k: v.format(model=wildcards.model) for k, v in CLASSIFY_INPUT.items()}
+        )
+        inputs["selection"] = f"{DOWNSTREAM_DIR}/{wildcards.model}/selection.csv"
+    return inputs
+
+
+def mitigation_effect_inputs(wildcards):
+    """What the mitigation tables read: each mitigated model's test predictions, every job's
+    predictions and fit report, and the adversarial encoders' classifiers' test predictions.
+    """
+    jobs = plan.mitigation_jobs(MITIGATION)
+    return {
+        "tasks": f"{MIMIC}/tasks.csv",
+        "test": [
+            f"{DOWNSTREAM_DIR}/{m}/test_predictions.parquet"
+            for m in MITIGATION["models"]
+        ],
+        "predictions": [
+            f"{DOWNSTREAM_DIR}/{m}/mitigation/{k}/predictions.parquet" for m, k in jobs
+        ],
+        "fits": [f"{DOWNSTREAM_DIR}/{m}/mitigation/{k}/fit.csv" for m, k in jobs],
+        "encoders": [
+            f"{DOWNSTREAM_DIR}/{m}/test_predictions.parquet"
+            for m in MITIGATION_ENCODERS.values()
+        ],
+    }
+
+
 def downstream_replicate_gaps():
     """The gaps of every model's classifier seed replicates r >= 1, model-major (replicate 0 is
     {model}/gaps.parquet)."""

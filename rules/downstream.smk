@@ -50,6 +50,7 @@ rule hurtful_classify:
         **CLASSIFY_INPUT,
     output:
         predictions=f"{DOWNSTREAM_DIR}/{{model}}/test_predictions.parquet",
+        validation=f"{DOWNSTREAM_DIR}/{{model}}/validation_predictions.parquet",
         selection=f"{DOWNSTREAM_DIR}/{{model}}/selection.csv",
         grid=f"{DOWNSTREAM_DIR}/{{model}}/grid.csv",
         classifiers=f"{DOWNSTREAM_DIR}/{{model}}/classifiers.pt",
@@ -91,6 +92,7 @@ use rule hurtful_classify as hurtful_classify_replicate with:
         ),
     output:
         predictions=f"{DOWNSTREAM_DIR}/{{model}}/replicate{{replicate}}/test_predictions.parquet",
+        validation=f"{DOWNSTREAM_DIR}/{{model}}/replicate{{replicate}}/validation_predictions.parquet",
         selection=f"{DOWNSTREAM_DIR}/{{model}}/replicate{{replicate}}/selection.csv",
         grid=f"{DOWNSTREAM_DIR}/{{model}}/replicate{{replicate}}/grid.csv",
         classifiers=f"{DOWNSTREAM_DIR}/{{model}}/replicate{{replicate}}/classifiers.pt",
@@ -142,6 +144,75 @@ use rule hurtful_gaps as hurtful_gaps_replicate with:
         f"{LOGS}/hurtful/gaps_{{model}}_replicate{{replicate}}.log",
     benchmark:
         f"{BENCHMARKS}/hurtful/gaps_{{model}}_replicate{{replicate}}.tsv"
+
+
+# the mitigation stage (docs/mitigation.md): one job per mitigated model and method that computes
+# predictions (medbias.studies.hurtful.mitigation); none and adversarial read predictions that exist
+rule hurtful_mitigate:
+    input:
+        unpack(mitigation_inputs),
+    output:
+        predictions=f"{DOWNSTREAM_DIR}/{{model}}/mitigation/{{method}}/predictions.parquet",
+        fit=f"{DOWNSTREAM_DIR}/{{model}}/mitigation/{{method}}/fit.csv",
+    log:
+        f"{LOGS}/hurtful/mitigate_{{model}}_{{method}}.log",
+    benchmark:
+        f"{BENCHMARKS}/hurtful/mitigate_{{model}}_{{method}}.tsv"
+    wildcard_constraints:
+        method="|".join(MITIGATION_JOB_METHODS) or "none^",
+    conda:
+        "../envs/cpu.yaml"
+    threads: 2
+    resources:
+        mem_mb=16000,
+    params:
+        code=library_code("hurtful_mitigate.py"),
+        model=lambda wc: wc.model,
+        method=lambda wc: wc.method,
+        attributes=MITIGATION["attributes"],
+        settings=lambda wc: MITIGATION.get(wc.method, {}),
+        max_epochs=DOWNSTREAM["max_epochs"],
+        patience=DOWNSTREAM["patience"],
+        batch_size=DOWNSTREAM["batch_size"],
+        learning_rate=DOWNSTREAM["learning_rate"],
+        workers=DOWNSTREAM["classify_workers"],
+        seed=seed_for("hurtful_mitigate"),
+    script:
+        f"{SCRIPTS}/hurtful_mitigate.py"
+
+
+rule hurtful_mitigation:
+    input:
+        unpack(mitigation_effect_inputs),
+    output:
+        predictions=f"{MITIGATION_DIR}/predictions.parquet",
+        fit=f"{MITIGATION_DIR}/fit.csv",
+        gaps=f"{MITIGATION_DIR}/gap_changes.parquet",
+        performance=f"{MITIGATION_DIR}/performance_changes.csv",
+        summary=multiext(f"{MITIGATION_DIR}/summary", ".csv", ".md"),
+        figure=multiext(f"{MITIGATION_DIR}/gap_vs_auroc", ".png", ".pdf"),
+    log:
+        f"{LOGS}/hurtful/mitigation.log",
+    benchmark:
+        f"{BENCHMARKS}/hurtful/mitigation.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("hurtful_mitigation.py"),
+        settings=hyperparameter_notes("hurtful.downstream", "hurtful.mitigation"),
+        models=MITIGATION["models"],
+        methods=MITIGATION["methods"],
+        jobs=plan.mitigation_jobs(MITIGATION),
+        attributes=MITIGATION["attributes"],
+        encoders=MITIGATION_ENCODERS,
+        downstream_attributes=DOWNSTREAM["attributes"],
+        excluded=DOWNSTREAM["excluded_subgroups"],
+        minimum=DOWNSTREAM["min_group"],
+        bootstrap=DOWNSTREAM["bootstrap"],
+        alpha=DOWNSTREAM["alpha"],
+        seed=seed_for("hurtful_mitigation"),
+    script:
+        f"{SCRIPTS}/hurtful_mitigation.py"
 
 
 rule hurtful_downstream_tables:
@@ -215,4 +286,5 @@ rule hurtful:
         expand(rules.hurtful_pretrain.output.summary, variant=VARIANTS),
         rules.hurtful_probe.output.md if DEBIASED_ATTRIBUTES else [],
         rules.hurtful_downstream_tables.output.table4,
+        rules.hurtful_mitigation.output.summary if MITIGATION["models"] else [],
         study_index("hurtful"),

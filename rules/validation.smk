@@ -91,6 +91,13 @@ rule validation_planted_recovery:
             f"{DOWNSTREAM_DIR}/{{model}}/gaps.parquet", model=DOWNSTREAM["models"]
         ),
         gap_seeds=f"{DOWNSTREAM_DIR}/gap_seeds.csv",
+        # the post-processor's planted gap (assessed when the baseline is mitigated with threshold)
+        gap_changes=(
+            f"{MITIGATION_DIR}/gap_changes.parquet" if MITIGATION_ASSESSED else []
+        ),
+        performance_changes=(
+            f"{MITIGATION_DIR}/performance_changes.csv" if MITIGATION_ASSESSED else []
+        ),
         logprob=f"{HURTFUL}/table3_logprob_long.csv",
         fairness=f"{MENTAL}/table5_fairness_long.csv",
         direct_bias=f"{MENTAL}/fig2_direct_bias.csv",

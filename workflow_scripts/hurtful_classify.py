@@ -57,6 +57,7 @@ result = train_task_classifiers(
     stack_tasks=device == "cuda",
 )
 result.predictions.to_parquet(out.predictions, index=False)
+result.validation.to_parquet(out.validation, index=False)  # what a post-processor is fitted on
 result.selections.to_csv(out.selection, index=False)
 result.grids.to_csv(out.grid, index=False)
 torch.save(result.classifiers, out.classifiers)  # the selected configuration's own parameters per task

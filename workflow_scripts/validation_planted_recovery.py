@@ -12,6 +12,7 @@ from medbias.validation.recovery import (
     gap_recovery,
     logprob_recovery,
     mental_recovery,
+    mitigation_recovery,
     recovery_page,
     rios_recovery,
     seat_recovery,
@@ -35,6 +36,14 @@ recovery = combine(
         gap_recovery(
             gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"])), pd.read_csv(snakemake.input.gap_seeds)
         ),
+        mitigation_recovery(
+            pd.read_parquet(snakemake.input.gap_changes),
+            pd.read_csv(snakemake.input.performance_changes),
+            truth["mimic"],
+            dict(zip(tasks["task"], tasks["label"])),
+        )
+        if snakemake.input.gap_changes
+        else pd.DataFrame(),
         logprob_recovery(pd.read_csv(snakemake.input.logprob), truth["logprob"], pretrained, untrained),
         mental_recovery(
             pd.read_csv(snakemake.input.fairness),

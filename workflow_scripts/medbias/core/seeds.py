@@ -42,6 +42,10 @@ RULE_SEED_OFFSETS = {
     "hurtful_probe": 510,
     "hurtful_classify": 600,
     "hurtful_gaps": 700,
+    # the mitigation stage: reweighing retrains each task's classifier under hurtful_classify's seed, and
+    # the before/after tables draw hurtful_gaps's resamples (so their 'before' intervals are gaps.parquet's)
+    "hurtful_mitigate": 600,
+    "hurtful_mitigation": 700,
     # mental
     "mental_data": 700,
     "mental_features": 710,

@@ -20,9 +20,12 @@ from medbias.studies.audit.plan import audit_sections, audit_skipped
 from medbias.studies.hurtful.plan import (
     DEBIASED_TABLE_NAMES,
     DEBIASED_TABLES,
+    adversarial_encoders,
     debiased_attributes,
     debiased_tables,
     figure_a1_model,
+    mitigation_jobs,
+    mitigation_method,
     variant_attribute,
 )
 from medbias.studies.plm.plan import (
@@ -38,6 +41,7 @@ from medbias.studies.vignettes.plan import vignette_models, vignette_skip_reason
 __all__ = [
     "DEBIASED_TABLE_NAMES",
     "DEBIASED_TABLES",
+    "adversarial_encoders",
     "audit_sections",
     "audit_skipped",
     "debiased_attributes",
@@ -50,6 +54,8 @@ __all__ = [
     "benchmark_inputs",
     "debias_values",
     "method_of",
+    "mitigation_jobs",
+    "mitigation_method",
     "plm_benchmark_evaluations",
     "plm_evaluations",
     "plm_finetunes",

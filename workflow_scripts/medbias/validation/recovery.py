@@ -214,6 +214,69 @@ def gap_recovery(
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
 
 
+def mitigation_recovery(
+    changes: pd.DataFrame,
+    performance: pd.DataFrame,
+    mimic_truth: Mapping[str, Any],
+    task_labels: Mapping[str, str],
+    model: str = "baseline",
+    method: str = "threshold",
+) -> pd.DataFrame:
+    """The mitigation stage's gap changes (``gap_changes.parquet``) of ``method`` on ``model``, read
+    against the planted recall gaps (``recall_gap_truth`` on the gaps before mitigation): each
+    planted gap is closed, its 95% interval excluding 0 (below it) before and including 0 after,
+    with the AUROC change it cost beside it; every control recall gap is not widened after BH over
+    the tasks (the family: one model, attribute and group)."""
+    chosen = changes[(changes["model"] == model) & (changes["method"] == method)]
+    if chosen.empty:
+        return pd.DataFrame(columns=RECOVERY_COLUMNS)
+    before = chosen.rename(columns={"compared_with_before": "compared_with", "gap_before": "gap"})
+    recall = recall_gap_truth(before[before["gap_after"].notna()], mimic_truth, task_labels)
+    auroc = performance[
+        (performance["model"] == model) & (performance["method"] == method) & (performance["metric"] == "auroc")
+    ].set_index(["attribute", "task"])
+    where = "hurtful/downstream/mitigation/gap_changes.parquet, performance_changes.csv"
+    rows = []
+    for _, r in recall.iterrows():
+        unit = f"{model} {method} {r['task']} {r['attribute']}={r['group']}"
+        observed = (
+            f"recall gap {r['gap']:+.3f} [{r['ci_low_before']:+.3f}, {r['ci_high_before']:+.3f}] before, "
+            f"{r['gap_after']:+.3f} [{r['ci_low_after']:+.3f}, {r['ci_high_after']:+.3f}] after"
+        )
+        if r["truth"] == "planted":
+            cost = auroc.loc[(r["attribute"], r["task"])]
+            observed += (
+                f"; AUROC {cost['before']:.3f} -> {cost['after']:.3f} "
+                f"(change {cost['change']:+.3f} [{cost['change_low']:+.3f}, {cost['change_high']:+.3f}])"
+            )
+            rows.append(
+                _row(
+                    "hurtful",
+                    f"{unit} closed by the post-processor ({task_labels.get(r['task'], r['task'])})",
+                    "planted",
+                    where,
+                    "interval below 0 before, including 0 after",
+                    observed,
+                    bool(r["ci_high_before"] < 0 and r["ci_low_after"] <= 0 <= r["ci_high_after"]),
+                )
+            )
+        else:
+            widened = bool(r["significant_change_bh"] and r["change"] > 0)
+            rows.append(
+                _row(
+                    "hurtful",
+                    f"{unit} (mitigation)",
+                    "control",
+                    where,
+                    "|gap| not wider after than before (BH over tasks)",
+                    observed + f"; change {r['change']:+.3f}, BH p {r['p_change_bh']:.3g}",
+                    not widened,
+                    f"{model} {method} {r['attribute']}={r['group']} (BH over tasks)",
+                )
+            )
+    return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
+
+
 def logprob_recovery(
     table: pd.DataFrame,
     logprob_truth: Mapping[str, Any],

@@ -181,9 +181,13 @@ def train_networks(
     batch_size: int = 256,
     learning_rate: float = 1e-3,
     device: str = "cpu",
+    train_weights: np.ndarray | None = None,
 ) -> list[TrainedNetwork]:
     """The window classifiers of T tasks that share their design matrix (``train_y``, ``val_y``: [rows, T]
     labels; ``seeds``: T seeds), one ``config`` each, trained at once (``medbias.studies.hurtful.stacked``).
+    ``train_weights`` ([rows, T]; None: all 1) weighs each training row in its task's loss (reweighing:
+    a batch's loss is the mean of weight x cross-entropy; the validation loss that stops training is
+    unweighted).
     For each task: initial weights from ``build_network`` under its seed, Adam on binary cross-entropy,
     mini-batches in an order drawn from its seed, early stopping when its validation loss has not
     improved for ``patience`` epochs; returns each task's best epoch's parameters (on the CPU).
@@ -197,6 +201,9 @@ def train_networks(
 
     train_y = np.asarray(train_y, dtype=np.float32).reshape(len(train_x), -1)
     val_y = np.asarray(val_y, dtype=np.float32).reshape(len(val_x), -1)
+    weighted = train_weights is not None
+    if weighted and np.shape(train_weights) != train_y.shape:
+        raise ValueError(f"train_weights of shape {np.shape(train_weights)} for labels of shape {train_y.shape}")
     if train_y.shape[1] != len(seeds) or val_y.shape[1] != len(seeds):
         raise ValueError(
             f"{len(seeds)} seeds for {train_y.shape[1]} training and {val_y.shape[1]} validation label columns"
@@ -209,6 +216,7 @@ def train_networks(
     optimizer = torch.optim.Adam(stack.parameters(), lr=learning_rate)
     x = torch.as_tensor(train_x, dtype=torch.float32, device=device)
     y = torch.as_tensor(train_y, dtype=torch.float32, device=device)
+    w = torch.as_tensor(train_weights, dtype=torch.float32, device=device) if weighted else None
     generators = [torch.Generator().manual_seed(seed) for seed in seeds]
     tasks = len(seeds)
     active = list(range(tasks))  # the tasks still in the stack, in stack order
@@ -227,6 +235,8 @@ def train_networks(
             optimizer.zero_grad()
             logits = stack.logits(x[rows], training=True)
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y[rows, columns], reduction="none")
+            if weighted:
+                loss = loss * w[rows, columns]
             loss.mean(dim=1).sum().backward()  # each task's parameters get its own mean loss's gradient
             optimizer.step()
             steps += 1
@@ -288,6 +298,7 @@ def select_classifiers(
     configs: Sequence[NetworkConfig],
     c_grid: Sequence[float],
     seeds: Sequence[int],
+    train_weights: np.ndarray | None = None,
     **training,
 ) -> list[SelectedClassifier]:
     """For T tasks sharing their design matrix (labels [rows, T], one seed each): train every
@@ -299,7 +310,10 @@ def select_classifiers(
     best: list[SelectedClassifier | None] = [None] * len(seeds)
     records: list[list[dict]] = [[] for _ in seeds]
     for config in configs:
-        for task, trained in enumerate(train_networks(train_x, train_y, val_x, val_y, config, seeds, **training)):
+        trained_networks = train_networks(
+            train_x, train_y, val_x, val_y, config, seeds, train_weights=train_weights, **training
+        )
+        for task, trained in enumerate(trained_networks):
             probability = predict_probability(
                 trained.network(train_x.shape[1]).to(training.get("device", "cpu")), val_x
             )
@@ -431,29 +445,48 @@ def design_key(rows: pd.DataFrame) -> bytes:
     return hashlib.sha256(hashed.tobytes()).digest() + len(rows).to_bytes(8, "little")
 
 
+# the columns of a prediction table besides the score: the protected attributes and age (for age bands)
+PREDICTION_ATTRIBUTES: tuple[str, ...] = ("gender", "language", "ethnicity", "insurance", "age")
+
+
+def note_predictions(
+    task: str, rows: pd.DataFrame, part: slice, probability_of_window: np.ndarray, c: float, threshold: float
+) -> pd.DataFrame:
+    """One split's note-level predictions of one task: eq. 1's merge of the windows ``rows.iloc[part]``
+    (``probability_of_window``: their classifier outputs) per stay, the label, the prediction at
+    ``threshold`` and the stay's protected attributes and age, one row per stay (sorted by stay)."""
+    probability = merge_window_probabilities(probability_of_window, rows["ICUSTAY_ID"].to_numpy()[part], c)
+    stays = rows.iloc[part].drop_duplicates("ICUSTAY_ID").set_index("ICUSTAY_ID").loc[probability.index]
+    return pd.DataFrame(
+        {
+            "task": task,
+            "ICUSTAY_ID": probability.index,
+            "SUBJECT_ID": stays["SUBJECT_ID"].to_numpy(),
+            "probability": probability.to_numpy(),
+            "label": stays["label"].to_numpy(),
+            "prediction": (probability.to_numpy() >= threshold).astype(int),
+            **{a: stays[a].to_numpy() for a in PREDICTION_ATTRIBUTES},
+        }
+    )
+
+
 def _task_result(
     task: dict, rows: pd.DataFrame, x: np.ndarray, selected: SelectedClassifier, n_train: int, n_val: int, device: str
 ) -> dict:
-    """One task's test predictions with its protected attributes, its selection, grid records and classifier."""
-    test = slice(n_train + n_val, None)
+    """One task's test and validation predictions with the protected attributes, its selection, grid
+    records and classifier."""
+    val, test = slice(n_train, n_train + n_val), slice(n_train + n_val, None)
     network = selected.trained.network(x.shape[1]).to(device)
-    probability = merge_window_probabilities(
-        predict_probability(network, x[test]), rows["ICUSTAY_ID"].to_numpy()[test], selected.c
-    )
-    tested = rows.iloc[test].drop_duplicates("ICUSTAY_ID").set_index("ICUSTAY_ID").loc[probability.index]
+    predictions = {
+        name: note_predictions(
+            task["task"], rows, part, predict_probability(network, x[part]), selected.c, selected.threshold
+        )
+        for name, part in (("test", test), ("validation", val))
+    }
     config = selected.trained.config
     return {
-        "predictions": pd.DataFrame(
-            {
-                "task": task["task"],
-                "ICUSTAY_ID": probability.index,
-                "SUBJECT_ID": tested["SUBJECT_ID"].to_numpy(),
-                "probability": probability.to_numpy(),
-                "label": tested["label"].to_numpy(),
-                "prediction": (probability.to_numpy() >= selected.threshold).astype(int),
-                **{a: tested[a].to_numpy() for a in ("gender", "language", "ethnicity", "insurance")},
-            }
-        ),
+        "predictions": predictions["test"],
+        "validation": predictions["validation"],
         "selection": {
             "task": task["task"],
             "layers": config.layers,
@@ -466,7 +499,7 @@ def _task_result(
             "epochs": selected.trained.epochs,
             "train_windows": n_train,
             "validation_windows": n_val,
-            "test_samples": len(probability),
+            "test_samples": len(predictions["test"]),
         },
         "grid": [{"task": task["task"], **record} for record in selected.grid],
         "classifier": {
@@ -495,12 +528,16 @@ def classify_tasks(
     seed: int,
     training: dict,
     stack_tasks: bool = True,
+    reweigh: str | None = None,
 ) -> list[dict]:
     """The tasks ``jobs`` ((k, task) pairs of ``train_task_classifiers``; ``task``: its ``task`` and
     ``cohort``, and optionally a ``grid`` and ``c_grid`` of its own), task k under ``seed + k``. With
     ``stack_tasks``, tasks with the same windows, splits and acuity scores (``design_key``: a cohort's
     phenotypes) and the same grid share one design matrix and train together (``select_classifiers``);
-    without, each task trains alone. The results come in the order of ``jobs``."""
+    without, each task trains alone. With ``reweigh`` (a protected attribute) each training window
+    weighs its stay's Kamiran-Calders weight for that attribute and the task's label
+    (``medbias.studies.hurtful.mitigation.reweighing.stay_weights``). The results come in the order of
+    ``jobs``."""
     together: dict[tuple, list] = {}
     for k, task in jobs:
         rows = ordered_task_rows(task, samples, windows, feature_index)
@@ -515,6 +552,13 @@ def classify_tasks(
         train, val = slice(0, n_train), slice(n_train, n_train + n_val)
         x = design_matrix(rows, features, split == "train")
         labels = np.stack([member_rows["label"].to_numpy() for _, _, member_rows in members], axis=1)
+        weights = None
+        if reweigh is not None:
+            from medbias.studies.hurtful.mitigation.reweighing import stay_weights
+
+            weights = np.stack(
+                [stay_weights(member_rows.iloc[train], reweigh) for _, _, member_rows in members], axis=1
+            )
         selected = select_classifiers(
             x[train],
             labels[train],
@@ -524,6 +568,7 @@ def classify_tasks(
             task_grid,
             task_c_grid,
             [seed + k for k, _, _ in members],
+            train_weights=weights,
             **training,
         )
         for (k, task, task_rows), chosen in zip(members, selected):
@@ -550,6 +595,7 @@ class TaskClassifiers:
     """Every task's classifier of one model (``train_task_classifiers``)."""
 
     predictions: pd.DataFrame  # task, ICUSTAY_ID, SUBJECT_ID, probability, label, prediction, attributes
+    validation: pd.DataFrame  # the same columns for the validation stays (what a post-processor is fitted on)
     selections: pd.DataFrame  # the selected configuration, c, threshold and sizes per task
     grids: pd.DataFrame  # every configuration's validation record per task
     classifiers: dict[str, dict]  # per task: configuration, c, threshold and the network's own parameters
@@ -571,13 +617,15 @@ def train_task_classifiers(
     threads: int = 1,
     task_grids: dict[str, dict] | None = None,
     stack_tasks: bool = True,
+    reweigh: str | None = None,
 ) -> TaskClassifiers:
     """One classifier per downstream task on one model's frozen window features (section 4.1): the
     grid of ``network_grid`` with early stopping, eq. 1's merge of window probabilities per sample
     with c tuned on validation, the configuration with the best validation AUPRC kept with its own
     parameters, the threshold at the best validation F1; then the test samples' predictions with
     their protected attributes. Task k trains under ``seed + k``. ``task_grids`` (``chosen_grids``)
-    gives every task a grid of its own instead: a task it lacks is an error.
+    gives every task a grid of its own instead: a task it lacks is an error. ``reweigh`` (a protected
+    attribute) trains with Kamiran-Calders weights (``classify_tasks``).
 
     With ``stack_tasks``, the tasks of a cohort that share their design matrix (its phenotypes) train
     together, one stacked network per grid point (``classify_tasks``): on a GPU, where one task's small
@@ -607,6 +655,7 @@ def train_task_classifiers(
         "seed": seed,
         "training": training,
         "stack_tasks": stack_tasks,
+        "reweigh": reweigh,
     }
     groups: dict[tuple, list] = {}  # a cohort and a grid: a worker's unit of work
     for k, task in jobs:
@@ -652,6 +701,7 @@ def train_task_classifiers(
     done = [finished[k] for k, _ in jobs]
     return TaskClassifiers(
         pd.concat([r["predictions"] for r in done], ignore_index=True),
+        pd.concat([r["validation"] for r in done], ignore_index=True),
         pd.DataFrame([r["selection"] for r in done]),
         pd.DataFrame([record for r in done for record in r["grid"]]),
         {r["selection"]["task"]: r["classifier"] for r in done},

@@ -145,3 +145,65 @@ def figure1_table(
         *settings,
     )
     return PaperTable(completions, "Figure 1: fill-in-the-blank completions by race", notes)
+
+
+def worst_recall_gap_changes(gaps: pd.DataFrame) -> pd.DataFrame:
+    """Per model, method, attribute and task, the recall gap of the group whose gap was widest before
+    mitigation, and its change (|after| - |before|): the point the trade-off figure plots."""
+    recall = gaps[(gaps["metric"] == "recall") & gaps["gap_before"].notna() & gaps["gap_after"].notna()]
+    widest = recall.assign(width=recall["gap_before"].abs()).sort_values("width", ascending=False, kind="stable")
+    return widest.drop_duplicates(["model", "method", "attribute", "task"]).drop(columns="width")
+
+
+def plot_mitigation_tradeoff(
+    gaps: pd.DataFrame, performance: pd.DataFrame, families: dict[str, str], png: str, pdf: str
+) -> None:
+    """One panel per method and protected attribute: each task's change in AUROC (x) against the
+    change in its widest recall gap (y, |after| - |before|; below 0: narrower), coloured by task
+    family (``families``: task -> family); a filled marker where the change in the gap is
+    significant after BH, an open one where it is not."""
+    plt = pyplot()
+    points = worst_recall_gap_changes(gaps).merge(
+        performance[performance["metric"] == "auroc"][["model", "method", "attribute", "task", "change"]].rename(
+            columns={"change": "auroc_change"}
+        ),
+        on=["model", "method", "attribute", "task"],
+    )
+    panels = list(dict.fromkeys(zip(points["model"], points["attribute"], points["method"])))
+    columns = len(dict.fromkeys(points["method"])) or 1
+    rows = max(1, -(-len(panels) // columns))
+    fig, axes = plt.subplots(rows, columns, figsize=(3.1 * columns, 2.9 * rows + 0.6), squeeze=False)
+    family_names = list(dict.fromkeys(families.values()))
+    colours = {family: MEASURES[k % len(MEASURES)] for k, family in enumerate(family_names)}
+    for ax in axes.ravel()[len(panels) :]:
+        ax.set_visible(False)
+    for ax, (model, attribute, method) in zip(axes.ravel(), panels):
+        panel = points[(points["model"] == model) & (points["attribute"] == attribute) & (points["method"] == method)]
+        for family in family_names:
+            part = panel[panel["task"].map(families) == family]
+            for significant, face in ((True, None), (False, "none")):
+                chosen = part[part["significant_change_bh"] == significant]
+                ax.scatter(
+                    chosen["auroc_change"],
+                    chosen["change"],
+                    s=14,
+                    color=colours[family],
+                    facecolors=face,
+                    label=family if significant or not part["significant_change_bh"].any() else None,
+                )
+        ax.axhline(0, color="grey", lw=0.7, ls="--")
+        ax.axvline(0, color="grey", lw=0.7, ls="--")
+        ax.set_title(f"{model}, {method}, {attribute}", fontsize=9)
+        ax.set_xlabel("AUROC change (after - before)")
+        ax.set_ylabel("widest recall gap, |after| - |before|")
+    handles = [
+        plt.Line2D([], [], marker="o", ls="", color=colours[family], label=family) for family in family_names
+    ] + [
+        plt.Line2D([], [], marker="o", ls="", color=SERIES, markerfacecolor="none", label="change not significant (BH)")
+    ]
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False)
+    fig.suptitle(
+        wrapped_title("Mitigation: the widest recall gap's change against the AUROC change, per task", 3.1 * columns)
+    )
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    save(fig, png, pdf)

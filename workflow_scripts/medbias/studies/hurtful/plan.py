@@ -1,10 +1,11 @@
 """What the hurtful study builds for a configuration (Zhang et al. 2020): the attribute of each
-adversarial variant, the debiased tables (Table 5, D5-D7) and Figure A1's model. Pure; the rule files
-reach it through ``medbias.pipeline.plan``."""
+adversarial variant, the debiased tables (Table 5, D5-D7), Figure A1's model and the mitigation
+stage's jobs. Pure; the rule files reach it through ``medbias.pipeline.plan``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 # Zhang et al. 2020: the downstream table of each adversarially debiased model (Table 5 for gender,
 # Tables D5-D7 in the appendix for the other attributes)
@@ -38,3 +39,31 @@ def figure_a1_model(downstream_models: Sequence[str]) -> str | None:
     if "adv_gender" in debiased:
         return "adv_gender"
     return debiased[0] if debiased else None
+
+
+def mitigation_jobs(mitigation: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The (model, method) jobs of the mitigation stage (``hurtful.mitigation``): every mitigated
+    model with every configured method that runs as a job of its own (``Mitigation.runs_as_job``;
+    ``none`` and ``adversarial`` read predictions that exist)."""
+    return [
+        (model, method)
+        for model in mitigation["models"]
+        for method in mitigation["methods"]
+        if mitigation_method(method).runs_as_job
+    ]
+
+
+def mitigation_method(name: str):
+    """The registered mitigation ``name`` (``medbias.studies.hurtful.mitigation.MITIGATIONS``)."""
+    from medbias.studies.hurtful.mitigation import mitigation
+
+    return mitigation(name)
+
+
+def adversarial_encoders(downstream_models: Sequence[str], mitigation: Mapping[str, Any]) -> dict[str, str]:
+    """Attribute -> the downstream model on that attribute's adversarial encoder, for the mitigated
+    attributes that have one, when ``adversarial`` is a configured method and the baseline (the
+    encoder they were pretrained from) is mitigated; otherwise empty."""
+    if "adversarial" not in mitigation["methods"] or "baseline" not in mitigation["models"]:
+        return {}
+    return {a: f"adv_{a}" for a in mitigation["attributes"] if f"adv_{a}" in downstream_models}

@@ -1,0 +1,319 @@
+"""The mitigation stage (medbias.studies.hurtful.mitigation and mitigation_effects): Kamiran-Calders
+weights by hand, weighted training, fairlearn's post-processor and reductions as the stage calls them
+(refitted directly, byte-for-byte repeatable), paired before/after gaps against hand counts and
+against gap_table's own intervals, and the registry and plan."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from medbias.metrics.bootstrap import within_label_resamples
+from medbias.studies.hurtful.mitigation import (
+    MITIGATIONS,
+    MitigationInputs,
+    RetrainingInputs,
+    mitigation,
+    run_mitigation,
+    task_random_state,
+)
+from medbias.studies.hurtful.mitigation.reweighing import kamiran_calders_weights, stay_weights
+from medbias.studies.hurtful.mitigation.threshold import fit_threshold_optimizer, fittable_groups
+from medbias.studies.hurtful.mitigation_effects import (
+    bootstrap_z_p,
+    mitigation_effects,
+    mitigation_summary,
+    paired_gap_changes,
+    paired_performance,
+)
+
+LOG = logging.getLogger("test")
+THRESHOLD = {
+    "constraints": "true_positive_rate_parity",
+    "objective": "balanced_accuracy_score",
+    "grid_size": 1000,
+    "min_positives": 5,
+    "min_negatives": 5,
+}
+REDUCTIONS = {
+    "constraints": "true_positive_rate_parity",
+    "eps": 0.01,
+    "max_iter": 20,
+    "C": 1.0,
+    "solver_iterations": 500,
+}
+
+
+def test_kamiran_calders_weights_by_hand():
+    # A: labels 1, 0, 0; B: labels 1, 1, 0. P(A) = P(B) = 1/2, P(y=1) = P(y=0) = 1/2.
+    # w(A,1) = 1/4 / (1/6) = 1.5; w(A,0) = 1/4 / (2/6) = 0.75; w(B,1) = 0.75; w(B,0) = 1.5
+    weights = kamiran_calders_weights(np.array(["A", "A", "A", "B", "B", "B"]), np.array([1, 0, 0, 1, 1, 0]))
+    assert weights == pytest.approx([1.5, 0.75, 0.75, 0.75, 0.75, 1.5])
+    assert weights.mean() == pytest.approx(1.0)  # every (a, y) present
+    # in the weighted rows the label no longer depends on the group
+    for group in ("A", "B"):
+        member = np.array(["A", "A", "A", "B", "B", "B"]) == group
+        positive = np.array([1, 0, 0, 1, 1, 0])[member] == 1
+        assert weights[member][positive].sum() / weights[member].sum() == pytest.approx(0.5)
+
+
+def test_stay_weights_count_each_stay_once_and_give_its_weight_to_every_window():
+    rows = pd.DataFrame(
+        {"ICUSTAY_ID": [1, 1, 1, 2, 3, 4], "gender": ["F", "F", "F", "F", "M", "M"], "label": [1, 1, 1, 0, 1, 1]}
+    )
+    # stays: F 1, F 0, M 1, M 1 -> P(F) = 1/2, P(y=1) = 3/4; w(F,1) = 3/8 / (1/4) = 1.5, w(F,0) = 1/8 / (1/4) = 0.5,
+    # w(M,1) = 3/8 / (1/2) = 0.75
+    assert stay_weights(rows, "gender") == pytest.approx([1.5, 1.5, 1.5, 0.5, 0.75, 0.75])
+
+
+def test_unit_weights_train_exactly_as_no_weights_and_a_wrong_shape_is_refused():
+    import torch
+
+    from medbias.studies.hurtful.classify import NetworkConfig, train_networks
+
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(80, 6)).astype(np.float32), (rng.random((80, 1)) < 0.4).astype(np.float32)
+    config = NetworkConfig(2, 2, 0.0)
+    training = {"max_epochs": 3, "patience": 2, "batch_size": 16}
+    plain = train_networks(x, y, x[:20], y[:20], config, [5], **training)[0]
+    ones = train_networks(x, y, x[:20], y[:20], config, [5], train_weights=np.ones_like(y), **training)[0]
+    for key, value in plain.state.items():
+        assert torch.equal(value, ones.state[key])
+    doubled = train_networks(x, y, x[:20], y[:20], config, [5], train_weights=rng.random(y.shape) * 3, **training)[0]
+    assert any(not torch.equal(value, doubled.state[key]) for key, value in plain.state.items())
+    with pytest.raises(ValueError, match="train_weights of shape"):
+        train_networks(x, y, x[:20], y[:20], config, [5], train_weights=np.ones(80), **training)
+
+
+def _scored_world(seed: int = 0, n: int = 600):
+    """Validation and test stays of two tasks whose scores are weaker evidence for group F's
+    positives (a recall gap at one threshold), with the study's prediction columns."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for split in ("validation", "test"):
+        for task in ("t1", "t2"):
+            gender = rng.choice(["F", "M"], n)
+            label = (rng.random(n) < 0.3).astype(int)
+            strength = np.where(gender == "F", 0.8, 2.0) if task == "t1" else 1.5
+            score = 1 / (1 + np.exp(-(rng.normal(size=n) + strength * label - 1)))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "split": split,
+                        "task": task,
+                        "ICUSTAY_ID": np.arange(n) + (0 if split == "validation" else 10_000),
+                        "probability": score,
+                        "label": label,
+                        "prediction": (score >= 0.5).astype(int),
+                        "gender": gender,
+                        "language": "ENGL",
+                        "ethnicity": rng.choice(["WHITE", "BLACK"], n),
+                        "insurance": "Medicare",
+                    }
+                )
+            )
+    world = pd.concat(frames, ignore_index=True)
+    return world[world["split"] == "validation"].drop(columns="split"), world[world["split"] == "test"].drop(
+        columns="split"
+    )
+
+
+def _inputs(validation, test, **kwargs):
+    tasks = pd.DataFrame({"task": ["t1", "t2"], "cohort": ["c1", "c1"]})
+    return MitigationInputs(test=test, validation=validation, tasks=tasks, seed=11, **kwargs)
+
+
+def test_threshold_is_fairlearns_post_processor_refitted_on_the_validation_scores_and_repeats_exactly():
+    validation, test = _scored_world()
+    predictions, fit = run_mitigation("threshold", _inputs(validation, test), ["gender"], THRESHOLD, LOG)
+    for t, task in enumerate(["t1", "t2"]):
+        optimizer = fit_threshold_optimizer(validation[validation["task"] == task], "gender", THRESHOLD)
+        rows = test[test["task"] == task]
+        expected = optimizer.predict(
+            rows[["probability"]].to_numpy(),
+            sensitive_features=rows["gender"].to_numpy(),
+            random_state=task_random_state(11, t, "gender"),
+        )
+        got = predictions[predictions["task"] == task]
+        assert got["ICUSTAY_ID"].tolist() == rows["ICUSTAY_ID"].tolist()
+        assert np.array_equal(got["prediction"].to_numpy(), expected)
+    again, _ = run_mitigation("threshold", _inputs(validation, test), ["gender"], THRESHOLD, LOG)
+    assert pd.util.hash_pandas_object(again).equals(pd.util.hash_pandas_object(predictions))
+    assert fit["fitted_groups"].tolist() == ["F, M", "F, M"] and fit["unfitted_test_rows"].tolist() == [0, 0]
+    # on t1 the classifier's own threshold leaves F's recall far below M's; the post-processor narrows it
+    rows = test[test["task"] == "t1"].assign(after=predictions[predictions["task"] == "t1"]["prediction"].to_numpy())
+    positive = rows[rows["label"] == 1]
+    before = positive.groupby("gender")["prediction"].mean()
+    after = positive.groupby("gender")["after"].mean()
+    assert abs(after["F"] - after["M"]) < abs(before["F"] - before["M"]) / 2
+
+
+def test_a_group_too_small_to_fit_keeps_the_classifiers_predictions():
+    validation, test = _scored_world()
+    # ethnicity BLACK keeps only 3 validation positives in t1: it gets no thresholds of its own
+    small = validation[(validation["ethnicity"] == "BLACK") & (validation["label"] == 1) & (validation["task"] == "t1")]
+    validation = validation.drop(small.index[3:])
+    assert fittable_groups(validation[validation["task"] == "t1"], "ethnicity", 5, 5) == ["WHITE"]
+    predictions, fit = run_mitigation("threshold", _inputs(validation, test), ["ethnicity"], THRESHOLD, LOG)
+    t1 = fit.set_index("task").loc["t1"]
+    assert t1["fitted_groups"] == "" and "not mitigated" in t1["note"]
+    assert t1["unfitted_test_rows"] == int((test["task"] == "t1").sum())
+    got = predictions[predictions["task"] == "t1"]["prediction"].to_numpy()
+    assert np.array_equal(got, test[test["task"] == "t1"]["prediction"].to_numpy())
+
+
+def test_reweighing_and_reductions_retrain_on_the_features_and_repeat_exactly(tmp_path):
+    from unit.test_classify import _task_world
+
+    from medbias.studies.hurtful.classify import NetworkConfig, train_task_classifiers
+
+    path, index, samples, windows, tasks = _task_world(tmp_path)
+    training = {"max_epochs": 6, "patience": 2, "batch_size": 32, "learning_rate": 0.05}
+    grid = [NetworkConfig(1, 2, 0.0), NetworkConfig(2, 2, 0.0)]
+    classified = train_task_classifiers(
+        np.load(path), index, samples, windows, tasks, grid, [0.5, 2.0], seed=3, training=training, log=LOG
+    )
+    retrain = RetrainingInputs(np.load(path, mmap_mode="r"), index, samples, windows, classified.selections, training)
+    inputs = MitigationInputs(
+        test=classified.predictions, validation=classified.validation, tasks=tasks, seed=3, retrain=retrain
+    )
+    for method, settings in (("reweighing", {}), ("reductions", REDUCTIONS)):
+        first, fit = run_mitigation(method, inputs, ["gender"], settings, LOG)
+        second, _ = run_mitigation(method, inputs, ["gender"], settings, LOG)
+        assert pd.util.hash_pandas_object(first).equals(pd.util.hash_pandas_object(second)), method
+        for task in tasks["task"]:
+            expected = classified.predictions[classified.predictions["task"] == task]["ICUSTAY_ID"].tolist()
+            assert first[first["task"] == task]["ICUSTAY_ID"].tolist() == expected, method
+        assert first["score"].between(0, 1).all() and set(first["prediction"]) <= {0, 1}
+        assert len(fit) == len(tasks)
+    # the learnt tasks stay learnt under reweighing (feature 0 carries t1's and t3's label)
+    reweighed, _ = run_mitigation("reweighing", inputs, ["gender"], {}, LOG)
+    merged = reweighed.merge(classified.predictions[["task", "ICUSTAY_ID", "label"]], on=["task", "ICUSTAY_ID"])
+    from sklearn.metrics import roc_auc_score
+
+    t1 = merged[merged["task"] == "t1"]
+    assert roc_auc_score(t1["label"], t1["score"]) > 0.85
+    with pytest.raises(ValueError, match="needs the model's features"):
+        run_mitigation("reweighing", _inputs(*_scored_world()), ["gender"], {}, LOG)
+
+
+def test_paired_gap_changes_by_hand():
+    # M: labels 1 1 0 0, before 1 0 1 0 (recall 1/2), after 1 1 1 0 (recall 1);
+    # F: labels 1 1 0 0, before 1 1 0 0 (recall 1), after 1 1 0 0 (recall 1)
+    label = np.array([1, 1, 0, 0, 1, 1, 0, 0])
+    before = np.array([1, 0, 1, 0, 1, 1, 0, 0])
+    after = np.array([1, 1, 1, 0, 1, 1, 0, 0])
+    group = np.array(["M"] * 4 + ["F"] * 4)
+    index = within_label_resamples(label, 200, np.random.default_rng(0))
+    minimum = {"rows": 1, "positives": 1, "negatives": 1}
+    rows = {
+        (r["group"], r["metric"]): r
+        for r in paired_gap_changes(before, after, label, group, ["M", "F"], index, minimum)
+    }
+    recall = rows[("M", "recall")]
+    assert recall["gap_before"] == pytest.approx(-0.5) and recall["gap_after"] == pytest.approx(0.0)
+    assert recall["change"] == pytest.approx(-0.5)
+    # parity: M 2/4 -> 3/4, F 2/4 -> 2/4: gap 0 -> +0.25, |gap| widens by 0.25
+    assert rows[("M", "parity")]["gap_before"] == pytest.approx(0.0)
+    assert rows[("M", "parity")]["change"] == pytest.approx(0.25)
+    # nothing changes where the predictions do not
+    same = paired_gap_changes(before, before, label, group, ["M", "F"], index, minimum)
+    assert all(r["change"] == 0 and r["change_low"] == 0 and r["change_high"] == 0 for r in same)
+    assert all(r["p_change"] == 1.0 and not r["closed"] and not r["opened"] for r in same)
+
+
+def test_the_before_intervals_are_those_of_gap_table():
+    """The stage draws the resamples hurtful_gaps draws for the same task and attribute: the 'before'
+    gaps and intervals equal gaps.parquet's."""
+    from medbias.studies.hurtful.gaps import gap_table
+
+    _, test = _scored_world(3)
+    after = test.assign(attribute="gender", score=test["probability"], prediction=1 - test["prediction"])
+    attributes = ["gender", "ethnicity"]
+    minimum = {"rows": 10, "positives": 5, "negatives": 5}
+    gaps, _ = mitigation_effects(test, {"flip": after}, ["t1", "t2"], attributes, {}, minimum, 100, 21)
+    reference, _ = gap_table(test, ["t1", "t2"], attributes, {}, 100, 21, minimum=minimum)
+    merged = gaps.merge(reference, on=["task", "attribute", "group", "metric"])
+    assert len(merged) == len(gaps) == 12
+    assert np.allclose(merged["gap_before"], merged["gap"])
+    assert np.allclose(merged["ci_low_before"], merged["ci_low"]) and np.allclose(
+        merged["ci_high_before"], merged["ci_high"]
+    )
+    assert (merged["significant_before"] == merged["significant"]).all()
+
+
+def test_paired_performance_by_hand_and_the_change_test():
+    label = np.array([1, 1, 0, 0])
+    index = within_label_resamples(label, 50, np.random.default_rng(0))
+    rows = {
+        r["metric"]: r
+        for r in paired_performance(
+            np.array([0.9, 0.2, 0.4, 0.1]),
+            np.array([1, 0, 0, 0]),
+            np.array([0.9, 0.8, 0.4, 0.1]),
+            np.array([1, 1, 0, 0]),
+            label,
+            index,
+        )
+    }
+    # before: pairs (0.9 > 0.4, 0.9 > 0.1, 0.2 < 0.4, 0.2 > 0.1) -> AUROC 3/4; after: 1
+    assert rows["auroc"]["before"] == pytest.approx(0.75) and rows["auroc"]["after"] == pytest.approx(1.0)
+    assert rows["accuracy"]["before"] == pytest.approx(0.75) and rows["accuracy"]["change"] == pytest.approx(0.25)
+    # the z test on the bootstrap SE: a change of 1.96 SDs has p 0.05
+    replicates = np.random.default_rng(1).normal(size=100_000)
+    assert bootstrap_z_p(1.96 * replicates.std(ddof=1), replicates) == pytest.approx(0.05, abs=1e-3)
+    assert np.isnan(bootstrap_z_p(float("nan"), replicates))
+
+
+def test_the_summary_counts_closed_and_opened_gaps():
+    validation, test = _scored_world(5)
+    predictions, _ = run_mitigation("threshold", _inputs(validation, test), ["gender"], THRESHOLD, LOG)
+    gaps, performance = mitigation_effects(
+        test,
+        {"threshold": predictions},
+        ["t1", "t2"],
+        ["gender"],
+        {},
+        {"rows": 10, "positives": 5, "negatives": 5},
+        200,
+        7,
+    )
+    summary = mitigation_summary(gaps.assign(model="m"), performance.assign(model="m"))
+    assert len(summary) == 6  # F and M, three metrics
+    summary = summary[summary["group"] == "F"].set_index("metric")
+    recall = gaps[(gaps["metric"] == "recall") & (gaps["group"] == "F")]
+    assert summary.loc["recall", "closed"] == int(recall["closed"].sum())
+    assert summary.loc["recall", "gaps"] == len(recall)
+    # the planted t1 recall gap: significant before, closed after
+    t1 = recall[(recall["task"] == "t1") & (recall["group"] == "F")].iloc[0]
+    assert t1["significant_before"] and t1["gap_before"] < 0 and t1["closed"]
+    assert np.isfinite(summary.loc["recall", "median_auroc_change"])
+
+
+def test_task_random_state_is_fixed_per_task_and_attribute():
+    assert task_random_state(1, 0, "gender") == task_random_state(1, 0, "gender")
+    assert len({task_random_state(1, t, a) for t in range(3) for a in ("gender", "ethnicity")}) == 6
+
+
+def test_the_registry_and_the_plan():
+    from medbias.pipeline import plan
+
+    assert list(MITIGATIONS) == ["none", "adversarial", "threshold", "reductions", "reweighing"]
+    with pytest.raises(ValueError, match="unknown mitigation method 'platt'"):
+        mitigation("platt")
+    settings = {
+        "models": ["baseline", "scibert"],
+        "methods": ["adversarial", "threshold", "reweighing"],
+        "attributes": ["gender"],
+    }
+    assert plan.mitigation_jobs(settings) == [
+        ("baseline", "threshold"),
+        ("baseline", "reweighing"),
+        ("scibert", "threshold"),
+        ("scibert", "reweighing"),
+    ]
+    assert plan.adversarial_encoders(["baseline", "adv_gender"], settings) == {"gender": "adv_gender"}
+    assert plan.adversarial_encoders(["baseline"], settings) == {}

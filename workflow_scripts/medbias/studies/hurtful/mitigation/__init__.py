@@ -1,0 +1,174 @@
+"""Fairness mitigation of the hurtful study's downstream classifiers: one module per method, one
+registry (``MITIGATIONS``). Adding a method is one module that defines a ``Mitigation`` and one entry
+here (and its settings in the config schema under ``hurtful.mitigation``).
+
+A method turns one model's classifiers into mitigated test predictions for one protected attribute
+at a time: per task and test stay a score (for AUROC and AUPRC) and a 0/1 prediction (for the gaps
+and accuracy). Every method's predictions repeat byte for byte from the same config: the randomised
+ones (fairlearn's post-processor and reductions) draw from a generator seeded per task and attribute
+(``task_random_state``).
+
+- ``none``: the classifier's own predictions (the comparison every other method is measured against).
+- ``adversarial``: the classifier of the encoder pretrained with an adversary for the attribute
+  (``adv_<attribute>``, Zhang et al. 2020 section 3.2); no job of its own.
+- ``threshold``: fairlearn's ``ThresholdOptimizer`` on the saved validation scores.
+- ``reductions``: fairlearn's ``ExponentiatedGradient`` over a logistic regression on the same
+  features, averaged per stay.
+- ``reweighing``: the chosen classifier retrained with Kamiran and Calders's weights in its loss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+# the columns of a method's predictions (one row per attribute, task and test stay)
+PREDICTION_COLUMNS: tuple[str, ...] = ("attribute", "task", "ICUSTAY_ID", "score", "prediction")
+# the columns of a method's fit report (one row per attribute and task)
+FIT_COLUMNS: tuple[str, ...] = ("attribute", "task", "fitted_groups", "unfitted_groups", "unfitted_test_rows", "note")
+
+
+@dataclass
+class MitigationInputs:
+    """What a method may read: one model's test and validation predictions (``hurtful_classify``'s,
+    with the protected attributes), the tasks, and for the methods that retrain, ``retrain``: the
+    classifier's features and settings (``RetrainingInputs``); for ``adversarial``, ``encoders``:
+    attribute -> the test predictions of the classifier on that attribute's adversarial encoder."""
+
+    test: pd.DataFrame
+    validation: pd.DataFrame
+    tasks: pd.DataFrame
+    seed: int
+    retrain: RetrainingInputs | None = None
+    encoders: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+
+
+@dataclass
+class RetrainingInputs:
+    """A model's frozen window features and what its classifiers were trained with: the feature
+    matrix (a memory map) and its index, the task samples and windows, each task's chosen network
+    and c (``selection.csv``), the training settings and worker count of ``train_task_classifiers``."""
+
+    features: np.ndarray
+    feature_index: pd.DataFrame
+    samples: pd.DataFrame
+    windows: pd.DataFrame
+    selection: pd.DataFrame
+    training: dict
+    workers: int = 1
+    threads: int = 1
+
+
+# (inputs, attribute, the method's settings, log) -> (predictions, fit report)
+Mitigate = Callable[[MitigationInputs, str, Mapping[str, Any], Any], tuple[pd.DataFrame, pd.DataFrame]]
+
+
+@dataclass(frozen=True)
+class Mitigation:
+    """One method: its name, what it changes, what it assumes, whether it runs as a job of the
+    mitigation stage (``runs_as_job``; ``none`` and ``adversarial`` read predictions that exist), whether
+    that job needs the model's features (``retrains``), and the function."""
+
+    name: str
+    changes: str
+    assumes: str
+    runs_as_job: bool
+    retrains: bool
+    mitigate: Mitigate
+
+
+def task_random_state(seed: int, task_number: int, attribute: str) -> int:
+    """The integer seed of one task's and attribute's randomised predictions (fairlearn's
+    ``random_state``): drawn from ``seed``, the task's position and the attribute's name, so adding a
+    task or an attribute leaves the others' predictions unchanged."""
+    entropy = [seed, task_number, *attribute.encode()]
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0] & 0x7FFFFFFF)
+
+
+def predictions_frame(attribute: str, task: str, stays: np.ndarray, score: np.ndarray, prediction: np.ndarray):
+    """One task's mitigated predictions in ``PREDICTION_COLUMNS``."""
+    return pd.DataFrame(
+        {
+            "attribute": attribute,
+            "task": task,
+            "ICUSTAY_ID": np.asarray(stays),
+            "score": np.asarray(score, dtype=float),
+            "prediction": np.asarray(prediction).astype(int),
+        }
+    )
+
+
+def _registry() -> dict[str, Mitigation]:
+    from medbias.studies.hurtful.mitigation import adversarial, none, reductions, reweighing, threshold
+
+    return {m.METHOD.name: m.METHOD for m in (none, adversarial, threshold, reductions, reweighing)}
+
+
+MITIGATIONS: dict[str, Mitigation] = _registry()
+
+
+def mitigation(name: str) -> Mitigation:
+    """The registered method ``name``; an unknown name is a ValueError that lists the known ones."""
+    if name not in MITIGATIONS:
+        raise ValueError(f"unknown mitigation method {name!r}; known: {', '.join(MITIGATIONS)}")
+    return MITIGATIONS[name]
+
+
+def run_mitigation(
+    name: str, inputs: MitigationInputs, attributes: list[str], settings: Mapping[str, Any], log
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Method ``name``'s predictions and fit report for every attribute, in ``attributes``' order."""
+    method = mitigation(name)
+    predictions, fits = [], []
+    for attribute in attributes:
+        log.info("%s for %s", name, attribute)
+        frame, fit = method.mitigate(inputs, attribute, settings, log)
+        predictions.append(frame)
+        fits.append(fit)
+    return (
+        pd.concat(predictions, ignore_index=True)[list(PREDICTION_COLUMNS)],
+        pd.concat(fits, ignore_index=True)[list(FIT_COLUMNS)],
+    )
+
+
+def model_methods(
+    model: str,
+    methods: list[str],
+    computed: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]],
+    inputs: MitigationInputs,
+    attributes: list[str],
+    log,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
+    """Every configured method's predictions and fit report for one model: ``none`` first, then each
+    method in ``methods`` (``computed``: method -> the (predictions, fit) its job wrote; a method
+    without a job runs here). ``adversarial`` applies to the baseline only (the encoder its variants
+    were pretrained from). Returns the predictions and fit reports with ``model`` and ``method``
+    columns first, and method -> predictions for every method other than ``none`` that has any."""
+    predictions, fits, after = [], [], {}
+    for method in ["none", *[m for m in methods if m != "none"]]:
+        if method in computed:
+            frame, fit = computed[method]
+        elif method == "adversarial" and model != "baseline":
+            log.info("%s: adversarial applies to the baseline's encoder only; skipped", model)
+            continue
+        else:
+            frame, fit = run_mitigation(method, inputs, attributes, {}, log)
+        predictions.append(frame.assign(model=model, method=method))
+        fits.append(fit.assign(model=model, method=method))
+        if method != "none" and len(frame):
+            after[method] = frame
+    return (
+        models_first(pd.concat(predictions, ignore_index=True)),
+        models_first(pd.concat(fits, ignore_index=True)),
+        after,
+    )
+
+
+def models_first(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its ``model`` and ``method`` columns first."""
+    first = [c for c in ("model", "method") if c in frame.columns]
+    return frame[first + [c for c in frame.columns if c not in first]]

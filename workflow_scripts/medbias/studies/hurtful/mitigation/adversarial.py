@@ -1,0 +1,77 @@
+"""``adversarial``: the classifier trained on the features of the encoder pretrained with an
+adversary that predicts the attribute (Zhang et al. 2020 section 3.2; ``hurtful.pretrain.variants``
+``adv_<attribute>``). The mitigation happens in pretraining; this method reads that classifier's test
+predictions so that its change is measured like every other method's. An attribute without such an
+encoder gets no predictions and a fit row saying so."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from medbias.studies.hurtful.mitigation import (
+    FIT_COLUMNS,
+    PREDICTION_COLUMNS,
+    Mitigation,
+    MitigationInputs,
+    predictions_frame,
+)
+
+
+def encoder_variant(attribute: str) -> str:
+    """The name of the encoder pretrained against ``attribute`` (``hurtful.pretrain.variants``)."""
+    return f"adv_{attribute}"
+
+
+def adversarial_predictions(
+    inputs: MitigationInputs, attribute: str, settings: Mapping[str, Any], log
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The adversarial encoder's classifier's test predictions for ``attribute``'s encoder."""
+    tasks = inputs.tasks["task"].tolist()
+    encoder = inputs.encoders.get(attribute)
+    if encoder is None:
+        note = f"no downstream classifier on {encoder_variant(attribute)} (hurtful.downstream.models)"
+        fit = pd.DataFrame(
+            [
+                {
+                    "attribute": attribute,
+                    "task": t,
+                    "fitted_groups": "",
+                    "unfitted_groups": "",
+                    "unfitted_test_rows": 0,
+                    "note": note,
+                }
+                for t in tasks
+            ],
+            columns=list(FIT_COLUMNS),
+        )
+        return pd.DataFrame(columns=list(PREDICTION_COLUMNS)), fit
+    frame = predictions_frame(attribute, "", encoder["ICUSTAY_ID"], encoder["probability"], encoder["prediction"])
+    frame["task"] = encoder["task"].to_numpy()
+    fit = pd.DataFrame(
+        [
+            {
+                "attribute": attribute,
+                "task": t,
+                "fitted_groups": "",
+                "unfitted_groups": "",
+                "unfitted_test_rows": 0,
+                "note": f"the classifier on {encoder_variant(attribute)}'s features",
+            }
+            for t in tasks
+        ],
+        columns=list(FIT_COLUMNS),
+    )
+    return frame, fit
+
+
+METHOD = Mitigation(
+    name="adversarial",
+    changes="the encoder: pretrained with an adversary that predicts the attribute from its [CLS] (Zhang et al. 2020)",
+    assumes="the attribute at pretraining time for every note; a pretraining run per attribute",
+    runs_as_job=False,
+    retrains=False,
+    mitigate=adversarial_predictions,
+)

@@ -1,0 +1,45 @@
+"""``none``: the classifier's own test predictions (its score and its best-F1 threshold), the
+comparison every other method's change is measured against."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from medbias.studies.hurtful.mitigation import FIT_COLUMNS, Mitigation, MitigationInputs, predictions_frame
+
+
+def unmitigated(
+    inputs: MitigationInputs, attribute: str, settings: Mapping[str, Any], log
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The test predictions as they are, labelled with ``attribute``."""
+    test = inputs.test
+    frame = predictions_frame(attribute, "", test["ICUSTAY_ID"], test["probability"], test["prediction"])
+    frame["task"] = test["task"].to_numpy()
+    fit = pd.DataFrame(
+        [
+            {
+                "attribute": attribute,
+                "task": t,
+                "fitted_groups": "",
+                "unfitted_groups": "",
+                "unfitted_test_rows": 0,
+                "note": "the classifier's own predictions",
+            }
+            for t in inputs.tasks["task"]
+        ],
+        columns=list(FIT_COLUMNS),
+    )
+    return frame, fit
+
+
+METHOD = Mitigation(
+    name="none",
+    changes="nothing: the classifier's score and its threshold at the best validation F1",
+    assumes="nothing",
+    runs_as_job=False,
+    retrains=False,
+    mitigate=unmitigated,
+)
