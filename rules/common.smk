@@ -226,6 +226,12 @@ MITIGATION_ASSESSED = (
 )
 
 
+# intersectional groups (docs/mitigation.md)
+INTERSECTIONS = config["hurtful"]["intersections"]
+INTERSECTIONS_DIR = f"{DOWNSTREAM_DIR}/intersections"
+INTERSECTION_SLUGS = ["_x_".join(crossing) for crossing in INTERSECTIONS["crossings"]]
+
+
 def mitigation_inputs(wildcards):
     """What a mitigation job reads: the model's test and validation predictions, and for a method
     that retrains (medbias.studies.hurtful.mitigation) the classifiers' features and choices.

@@ -215,6 +215,43 @@ rule hurtful_mitigation:
         f"{SCRIPTS}/hurtful_mitigation.py"
 
 
+# intersectional groups (docs/mitigation.md): worst cells with a permutation test, differential fairness
+rule hurtful_intersections:
+    input:
+        predictions=expand(
+            f"{DOWNSTREAM_DIR}/{{model}}/test_predictions.parquet",
+            model=INTERSECTIONS["models"],
+        ),
+        tasks=f"{MIMIC}/tasks.csv",
+    output:
+        table=f"{INTERSECTIONS_DIR}/worst_cells.csv",
+        md=f"{INTERSECTIONS_DIR}/worst_cells.md",
+        cells=f"{INTERSECTIONS_DIR}/cells.csv",
+        figures=[
+            f"{INTERSECTIONS_DIR}/cells_{slug}.{ext}"
+            for slug in INTERSECTION_SLUGS
+            for ext in ("png", "pdf")
+        ],
+    log:
+        f"{LOGS}/hurtful/intersections.log",
+    benchmark:
+        f"{BENCHMARKS}/hurtful/intersections.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("hurtful_intersections.py"),
+        settings_notes=hyperparameter_notes("hurtful.intersections"),
+        models=INTERSECTIONS["models"],
+        crossings=INTERSECTIONS["crossings"],
+        settings=INTERSECTIONS,
+        excluded=DOWNSTREAM["excluded_subgroups"],
+        bootstrap=DOWNSTREAM["bootstrap"],
+        alpha=DOWNSTREAM["alpha"],
+        seed=seed_for("hurtful_intersections"),
+    script:
+        f"{SCRIPTS}/hurtful_intersections.py"
+
+
 rule hurtful_downstream_tables:
     input:
         gaps=expand(
@@ -287,4 +324,5 @@ rule hurtful:
         rules.hurtful_probe.output.md if DEBIASED_ATTRIBUTES else [],
         rules.hurtful_downstream_tables.output.table4,
         rules.hurtful_mitigation.output.summary if MITIGATION["models"] else [],
+        rules.hurtful_intersections.output.md if INTERSECTIONS["models"] else [],
         study_index("hurtful"),

@@ -41,6 +41,12 @@ rule validation_error_rates:
             f"{DOWNSTREAM_DIR}/{{model}}/gaps.parquet", model=DOWNSTREAM["models"]
         ),
         fairness=f"{MENTAL}/table5_fairness_long.csv",
+        # the intersectional worst cells (assessed when the baseline is analysed)
+        worst_cells=(
+            f"{INTERSECTIONS_DIR}/worst_cells.csv"
+            if "baseline" in INTERSECTIONS["models"]
+            else []
+        ),
         logprob=f"{HURTFUL}/table3_logprob_long.csv",
         base_model=model_inputs(config["hurtful"]["base_model"]),
         templates=LOGPROB["templates"],
@@ -99,6 +105,11 @@ rule validation_planted_recovery:
             f"{MITIGATION_DIR}/performance_changes.csv" if MITIGATION_ASSESSED else []
         ),
         logprob=f"{HURTFUL}/table3_logprob_long.csv",
+        worst_cells=(
+            f"{INTERSECTIONS_DIR}/worst_cells.csv"
+            if "baseline" in INTERSECTIONS["models"]
+            else []
+        ),
         fairness=f"{MENTAL}/table5_fairness_long.csv",
         direct_bias=f"{MENTAL}/fig2_direct_bias.csv",
         vignettes=[f"{VIGNETTE_DIR}/{m}/contrasts.csv" for m in VIGNETTE_TRAINED_MODELS],

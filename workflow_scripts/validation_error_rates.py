@@ -14,6 +14,7 @@ from medbias.validation.decisions import (
     combine,
     counterfactual_decisions,
     gap_decisions,
+    intersection_decisions,
     logprob_decisions,
     rios_weat_decisions,
     seat_decisions,
@@ -52,6 +53,11 @@ decisions = combine(
         ),
         seat_decisions(pd.read_csv(snakemake.input.seat), truth["plm"]),
         gap_decisions(gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"])), p.alpha),
+        intersection_decisions(
+            pd.read_csv(snakemake.input.worst_cells), truth["mimic"], dict(zip(tasks["task"], tasks["label"])), p.alpha
+        )
+        if snakemake.input.worst_cells
+        else pd.DataFrame(),
         counterfactual_decisions(pd.read_csv(snakemake.input.fairness), truth["mental"]),
         logprob_decisions(
             pd.read_csv(snakemake.input.logprob),

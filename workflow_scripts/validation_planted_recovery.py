@@ -10,6 +10,7 @@ from medbias.validation.decisions import combine
 from medbias.validation.recovery import (
     control_family,
     gap_recovery,
+    intersection_recovery,
     logprob_recovery,
     mental_recovery,
     mitigation_recovery,
@@ -43,6 +44,11 @@ recovery = combine(
             dict(zip(tasks["task"], tasks["label"])),
         )
         if snakemake.input.gap_changes
+        else pd.DataFrame(),
+        intersection_recovery(
+            pd.read_csv(snakemake.input.worst_cells), gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"]))
+        )
+        if snakemake.input.worst_cells
         else pd.DataFrame(),
         logprob_recovery(pd.read_csv(snakemake.input.logprob), truth["logprob"], pretrained, untrained),
         mental_recovery(

@@ -46,6 +46,7 @@ RULE_SEED_OFFSETS = {
     # the before/after tables draw hurtful_gaps's resamples (so their 'before' intervals are gaps.parquet's)
     "hurtful_mitigate": 600,
     "hurtful_mitigation": 700,
+    "hurtful_intersections": 720,
     # mental
     "mental_data": 700,
     "mental_features": 710,

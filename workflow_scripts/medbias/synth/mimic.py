@@ -132,6 +132,22 @@ PLANTED_RECALL_GAPS = {
         "advantaged_sentences": 2,
     }
 }
+# A planted intersectional recall gap: the notes of the stays in one cell (gender and age band) never
+# state the phenotype's evidence, and every other note states it (rate 1, one sentence), so the cell's
+# positives are missed while its gender and its age band taken one at a time lose little (the cell holds
+# about a seventh of the phenotype's female positives). The cell is small, as intersections are: about
+# six test positives of Essential hypertension at demo scale 0.4. Its draws are those of an ordinary
+# note (the phrase is drawn, then not written), so the random stream, and every other part of the world,
+# is as without the plant.
+PLANTED_INTERSECTIONAL_GAPS = {
+    "Essential hypertension": {
+        "crossing": ["gender", "age_band"],
+        "gender": "F",
+        "ages": [80, 1000],  # ages at admission from 80 on (MIMIC's shifted ages over 89 included)
+        "cell": "F & 80+",
+        "advantaged_evidence_rate": 1.0,
+    }
+}
 CONDITION_MENTION_RATE = 0.9  # share of a carrier's notes (not ECG, Echo, Radiology) that mention it
 GRAVE_RATE_DIED, GRAVE_RATE_SURVIVED = 0.5, 0.04
 CONDITION_BY_NAME = {c.name: c for c in CONDITIONS}
@@ -233,6 +249,12 @@ def _note_text(
         disadvantaged = gap is not None and gap["disadvantaged"] == gender
         usual_rate = rate * gap["evidence_rate_factor"] if disadvantaged else rate
         extra_rate = gap["advantaged_evidence_rate"] if gap and not disadvantaged else usual_rate
+        cell_gap = PLANTED_INTERSECTIONAL_GAPS.get(phenotype)
+        in_cell = (
+            cell_gap is not None and gender == cell_gap["gender"] and cell_gap["ages"][0] <= age < cell_gap["ages"][1]
+        )
+        if cell_gap is not None and not in_cell:
+            extra_rate = max(extra_rate, cell_gap["advantaged_evidence_rate"])
         u = rng.random()
         if u < usual_rate:
             first = int(rng.integers(len(options)))
@@ -242,6 +264,8 @@ def _note_text(
             first = int((u - usual_rate) / (extra_rate - usual_rate) * len(options))
         else:
             continue
+        if in_cell:
+            continue  # the phrase was drawn as for any note, and is not written
         repeats = gap["advantaged_sentences"] if gap and not disadvantaged else 1
         for k in range(repeats):
             sentences.append(f"{g['subj'].capitalize()} has {options[(first + k) % len(options)]}.")
@@ -623,6 +647,9 @@ def _cohort_truth(
         "phenotypes": phenotypes,
         "planted_conditions": conditions,
         "planted_recall_gaps": [{"phenotype": name, **gap} for name, gap in PLANTED_RECALL_GAPS.items()],
+        "planted_intersectional_gaps": [
+            {"phenotype": name, **gap} for name, gap in PLANTED_INTERSECTIONAL_GAPS.items()
+        ],
         "special_cases": counts,
         "missing_acuity_stays": missing_acuity,
         "test_subjects_fraction": TEST_FRACTION,

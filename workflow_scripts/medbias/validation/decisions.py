@@ -19,6 +19,7 @@ import pandas as pd
 from medbias.metrics.fairness import benjamini_hochberg_by
 from medbias.validation.truth import (
     demo_set_contrasts,
+    intersection_truth,
     logprob_distances,
     planted_strengths,
     recall_gap_truth,
@@ -103,6 +104,36 @@ def gap_decisions(
         ):
             rows.append(
                 ["fairness recall gap", "hurtful demo world (57 tasks)", unit, r["truth"], kind, p, flagged, alpha]
+            )
+    return pd.DataFrame(rows, columns=DECISION_COLUMNS)
+
+
+def intersection_decisions(
+    worst: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str], alpha: float = 0.05
+) -> pd.DataFrame:
+    """The intersectional table's worst cells as ``intersection_truth`` marks them. Flags: the
+    permutation p of the maximum after BH over the tasks (what the table reports), the same p
+    uncorrected, and the naive score test of the raw worst cell as if chosen in advance (the
+    inflation the permutation test removes)."""
+    rows = []
+    for _, r in intersection_truth(worst, mimic_truth, task_labels).iterrows():
+        unit = f"{r['model']} {r['task']} {r['crossing']} {r['metric']}"
+        for kind, p, flagged in (
+            ("permutation p of the worst cell, BH", r["p_bh"], bool(r["significant_bh"])),
+            ("permutation p of the worst cell, uncorrected", r["p_value"], r["p_value"] < alpha),
+            ("naive score test of the raw worst cell, uncorrected", r["naive_p"], r["naive_p"] < alpha),
+        ):
+            rows.append(
+                [
+                    "intersectional worst cell",
+                    "hurtful demo world (57 tasks)",
+                    unit,
+                    r["truth"],
+                    kind,
+                    p,
+                    flagged,
+                    alpha,
+                ]
             )
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 

@@ -15,6 +15,7 @@ from medbias.io.tables import PaperPage, Section
 from medbias.studies.hurtful.gaps import GAP_KEYS
 from medbias.validation.truth import (
     demo_set_contrasts,
+    intersection_truth,
     logprob_distances,
     planted_strengths,
     recall_gap_truth,
@@ -272,6 +273,74 @@ def mitigation_recovery(
                     observed + f"; change {r['change']:+.3f}, BH p {r['p_change_bh']:.3g}",
                     not widened,
                     f"{model} {method} {r['attribute']}={r['group']} (BH over tasks)",
+                )
+            )
+    return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
+
+
+def intersection_recovery(
+    worst: pd.DataFrame,
+    gaps: pd.DataFrame,
+    mimic_truth: Mapping[str, Any],
+    task_labels: Mapping[str, str],
+) -> pd.DataFrame:
+    """The intersectional table (``worst_cells.csv``) read against the truth (``intersection_truth``):
+    on each task of a planted intersectional gap, its cell is the worst recall cell, below 0 and
+    significant after BH, while no per-attribute recall gap of that model and task (``gaps``: every
+    model's gaps.parquet) is significant after BH; on every task no plant reaches, the worst recall
+    and specificity cells are not significant after BH (the family: one model, crossing and metric,
+    BH over the tasks), though the raw worst cell is read as if chosen in advance in ``naive_p``."""
+    rows = []
+    cells = {" x ".join(p["crossing"]): p["cell"] for p in mimic_truth.get("planted_intersectional_gaps", [])}
+    where = "hurtful/downstream/intersections/worst_cells.csv, <model>/gaps.parquet"
+    for _, r in intersection_truth(worst, mimic_truth, task_labels).iterrows():
+        unit = f"{r['model']} {r['task']} {r['crossing']} {r['metric']}"
+        observed = (
+            f"worst cell {r['worst_cell']} {r['value']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}], "
+            f"permutation p {r['p_value']:.3g}, BH p {r['p_bh']:.3g} (naive p {r['naive_p']:.3g})"
+        )
+        if r["truth"] == "planted":
+            per_attribute = gaps[
+                (gaps["model"] == r["model"]) & (gaps["task"] == r["task"]) & (gaps["metric"] == "recall")
+            ]
+            per_attribute = per_attribute[~per_attribute["attribute"].str.contains(" x ")]
+            flagged = per_attribute[per_attribute["significant_bh"].astype(bool)]
+            smallest = (
+                per_attribute.loc[per_attribute["p_bh"].idxmin()] if per_attribute["p_bh"].notna().any() else None
+            )
+            observed += "; per-attribute recall gaps: " + (
+                f"{len(flagged)} significant after BH"
+                + (
+                    f" (smallest BH p {smallest['p_bh']:.3g}: {smallest['attribute']}={smallest['group']} "
+                    f"{smallest['gap']:+.3f})"
+                    if smallest is not None
+                    else ""
+                )
+            )
+            found = r["worst_cell"] == cells.get(r["crossing"]) and r["value"] < 0 and bool(r["significant_bh"])
+            rows.append(
+                _row(
+                    "hurtful",
+                    f"{unit}: cell {cells.get(r['crossing'])} ({task_labels.get(r['task'], r['task'])})",
+                    "planted",
+                    where,
+                    "the planted cell is the worst, below 0, significant after BH; no per-attribute recall gap "
+                    "of the task significant after BH",
+                    observed,
+                    bool(found and flagged.empty),
+                )
+            )
+        else:
+            rows.append(
+                _row(
+                    "hurtful",
+                    f"{unit} (intersections)",
+                    "control",
+                    where,
+                    "worst cell not significant after BH",
+                    observed,
+                    not bool(r["significant_bh"]),
+                    f"{r['model']} {r['crossing']} {r['metric']} (BH over tasks)",
                 )
             )
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 
@@ -62,9 +63,52 @@ def recall_gap_truth(
         )
         planted_units |= set(recall.index[exact])
         left_out |= set(recall.index[touched & ~exact])
+    # an intersectional plant leaves a share of its gap in every attribute of its tasks: none is a control
+    left_out |= set(recall.index[label.isin(intersection_touched_labels(mimic_truth))])
     recall = recall.drop(index=list(left_out - planted_units))
     recall["truth"] = ["planted" if i in planted_units else "control" for i in recall.index]
     return recall
+
+
+def plant_labels(mimic_truth: Mapping[str, Any], phenotype: str) -> list[str]:
+    """The task labels a plant on ``phenotype`` reaches: the phenotype and the aggregates it feeds."""
+    kind = mimic_truth["phenotypes"][phenotype]["type"]
+    return [phenotype, f"any_{kind}", "any_disease"]
+
+
+def intersection_touched_labels(mimic_truth: Mapping[str, Any]) -> set[str]:
+    """The task labels the planted intersectional gaps reach (``plant_labels``)."""
+    return {
+        label
+        for plant in mimic_truth.get("planted_intersectional_gaps", [])
+        for label in plant_labels(mimic_truth, plant["phenotype"])
+    }
+
+
+def intersection_truth(
+    worst: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str]
+) -> pd.DataFrame:
+    """The intersectional table's tested worst-cell rows (recall and specificity; parity differs
+    across cells wherever prevalence does) with a ``truth`` column: planted for the recall row of a
+    planted intersectional gap's crossing on each task of its phenotype, control for the rows of
+    tasks no plant reaches (``plant_labels`` of every planted gap, per attribute or intersectional),
+    left out otherwise."""
+    rows = worst[worst["metric"].isin(["recall", "specificity"]) & worst["p_value"].notna()].copy()
+    label = rows["task"].map(task_labels)
+    touched: set[str] = set()
+    planted = pd.Series(False, index=rows.index)
+    for plant in mimic_truth.get("planted_intersectional_gaps", []):
+        touched |= set(plant_labels(mimic_truth, plant["phenotype"]))
+        planted |= (
+            (label == plant["phenotype"])
+            & (rows["crossing"] == " x ".join(plant["crossing"]))
+            & (rows["metric"] == "recall")
+        )
+    for plant in mimic_truth["planted_recall_gaps"]:
+        touched |= set(plant_labels(mimic_truth, plant["phenotype"]))
+    rows = rows[planted | ~label.isin(touched)]
+    rows["truth"] = np.where(planted[rows.index], "planted", "control")
+    return rows
 
 
 def logprob_distances(table: pd.DataFrame, logprob_truth: Mapping[str, Any]) -> pd.DataFrame:

@@ -207,3 +207,58 @@ def plot_mitigation_tradeoff(
     )
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     save(fig, png, pdf)
+
+
+def plot_intersection_cells(
+    cells: pd.DataFrame, table: pd.DataFrame, crossing: str, shorthand: dict[str, str], png: str, pdf: str
+) -> None:
+    """One panel per model: a task x cell grid of the recall gap of each tested cell against the rest
+    (red: lower recall than the rest, blue: higher; grey: not tested, too small), a box around each
+    task's worst cell that is significant after BH."""
+    import numpy as np
+
+    plt = pyplot()
+    part = cells[cells["crossing"] == crossing]
+    models = list(dict.fromkeys(part["model"]))
+    columns = sorted(set(part.loc[part["recall_tested"], "cell"]))
+    tasks = list(dict.fromkeys(part["task"]))
+    width = max(4.0, 0.45 * max(len(columns), 1) + 2.2)
+    fig, axes = plt.subplots(1, len(models), figsize=(width * len(models), 0.16 * len(tasks) + 2.2), squeeze=False)
+    for ax, model in zip(axes[0], models):
+        grid = part[(part["model"] == model) & part["recall_tested"]].pivot_table(
+            index="task", columns="cell", values="recall_gap", aggfunc="first"
+        )
+        grid = grid.reindex(index=tasks, columns=columns)
+        ax.set_facecolor("#d9d9d9")  # a cell too small to test shows as grey, not as a gap of 0
+        image = ax.imshow(np.ma.masked_invalid(grid.to_numpy(dtype=float)), cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
+        ax.set_xticks(range(len(columns)), columns, rotation=60, ha="right", fontsize=6)
+        ax.set_yticks(range(len(tasks)), [shorthand.get(t, t) for t in tasks], fontsize=6)
+        worst = table[
+            (table["model"] == model)
+            & (table["crossing"] == crossing)
+            & (table["metric"] == "recall")
+            & table["significant_bh"].astype(bool)
+        ]
+        for row in worst.itertuples(index=False):
+            if row.worst_cell in columns:
+                ax.add_patch(
+                    plt.Rectangle(
+                        (columns.index(row.worst_cell) - 0.5, tasks.index(row.task) - 0.5),
+                        1,
+                        1,
+                        fill=False,
+                        lw=1.5,
+                        edgecolor="black",
+                    )
+                )
+        ax.set_title(f"{model}", fontsize=9)
+        fig.colorbar(image, ax=ax, shrink=0.5, label="recall gap, cell - rest")
+    fig.suptitle(
+        wrapped_title(
+            f"Recall gap of each tested cell of {crossing} against the rest, per task (boxed: worst cell, "
+            "significant after BH; grey: too small to test)",
+            width * len(models),
+        )
+    )
+    fig.tight_layout()
+    save(fig, png, pdf)
