@@ -189,11 +189,21 @@ def model_inputs(name):
 
 DEBIASED_ATTRIBUTES = plan.debiased_attributes(VARIANTS)
 
+# the mitigation stage and the intersectional groups (docs/mitigation.md)
+MITIGATION = config["hurtful"]["mitigation"]
+INTERSECTIONS = config["hurtful"]["intersections"]
+INTERSECTION_SLUGS = ["_x_".join(crossing) for crossing in INTERSECTIONS["crossings"]]
+
 # the report's pages: every paper table and figure of the run (report/items.yaml, rules/report.smk)
 REPORT_ITEMS = load_items(
     Path(workflow.basedir) / "report" / "items.yaml",
     config["world"],
-    left_out=() if DEBIASED_ATTRIBUTES else ("hurtful/tableD4_probe.md",),
+    left_out=plan.report_left_out(
+        bool(DEBIASED_ATTRIBUTES),
+        bool(MITIGATION["models"]),
+        bool(INTERSECTIONS["models"]),
+        INTERSECTION_SLUGS,
+    ),
 )
 REPORT_FOLDERS = folder_pages(REPORT_ITEMS)
 
@@ -213,8 +223,6 @@ def figure_a1_model():
     return plan.figure_a1_model(DOWNSTREAM["models"])
 
 
-# the mitigation stage (docs/mitigation.md)
-MITIGATION = config["hurtful"]["mitigation"]
 MITIGATION_DIR = f"{DOWNSTREAM_DIR}/mitigation"  # the stage's tables and figure (per model: <model>/mitigation/)
 MITIGATION_JOB_METHODS = sorted(
     {method for _, method in plan.mitigation_jobs(MITIGATION)}
@@ -226,10 +234,7 @@ MITIGATION_ASSESSED = (
 )
 
 
-# intersectional groups (docs/mitigation.md)
-INTERSECTIONS = config["hurtful"]["intersections"]
 INTERSECTIONS_DIR = f"{DOWNSTREAM_DIR}/intersections"
-INTERSECTION_SLUGS = ["_x_".join(crossing) for crossing in INTERSECTIONS["crossings"]]
 
 
 def mitigation_inputs(wildcards):

@@ -41,6 +41,10 @@ rule validation_error_rates:
             f"{DOWNSTREAM_DIR}/{{model}}/gaps.parquet", model=DOWNSTREAM["models"]
         ),
         fairness=f"{MENTAL}/table5_fairness_long.csv",
+        # the post-processor's changes (assessed when the baseline is mitigated with threshold)
+        gap_changes=(
+            f"{MITIGATION_DIR}/gap_changes.parquet" if MITIGATION_ASSESSED else []
+        ),
         # the intersectional worst cells (assessed when the baseline is analysed)
         worst_cells=(
             f"{INTERSECTIONS_DIR}/worst_cells.csv"

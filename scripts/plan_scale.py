@@ -271,6 +271,99 @@ def measure_bootstrap(test_rows: int) -> float:
     )
 
 
+def measure_mitigation(test_rows: int, validation_rows: int, train_stays: int) -> dict[str, float]:
+    """Seconds of the mitigation stage's and the intersectional analysis's units at the real sizes: the
+    post-processor fitted on one task's validation stays and applied to its test stays (one attribute
+    of five groups); fairlearn's reduction on ``train_stays`` stay rows of 3,080 features (per 1,000
+    stays: a logistic regression's cost grows about linearly in rows); the before/after tables of one
+    task, attribute and method (1,000 replicates); one task's worst cells and epsilon for a crossing
+    of 24 cells (4,999 permutations, 1,000 replicates)."""
+    import pandas as pd
+
+    from medbias.metrics.bootstrap import within_label_resamples
+    from medbias.studies.hurtful.intersections import intersectional_task
+    from medbias.studies.hurtful.mitigation.reductions import fit_exponentiated_gradient
+    from medbias.studies.hurtful.mitigation.threshold import fit_threshold_optimizer
+    from medbias.studies.hurtful.mitigation_effects import paired_gap_changes, paired_performance
+
+    rng = np.random.default_rng(0)
+    ethnicity = np.array(["WHITE", "BLACK", "HISPANIC/LATINO", "ASIAN", "OTHER"])
+
+    def stays(n: int) -> pd.DataFrame:
+        label = (rng.random(n) < 0.2).astype(int)
+        score = 1 / (1 + np.exp(-(rng.normal(size=n) + 1.5 * label - 1)))
+        return pd.DataFrame(
+            {
+                "probability": score,
+                "label": label,
+                "prediction": (score > 0.5).astype(int),
+                "ethnicity": rng.choice(ethnicity, n),
+                "gender": rng.choice(["F", "M"], n),
+                "insurance": rng.choice(["Medicare", "Private", "Medicaid"], n),
+                "age": rng.normal(64, 16, n),
+            }
+        )
+
+    validation, test = stays(validation_rows), stays(test_rows)
+    settings = {"constraints": "true_positive_rate_parity", "objective": "balanced_accuracy_score", "grid_size": 1000}
+
+    def threshold() -> None:
+        optimizer = fit_threshold_optimizer(validation, "ethnicity", settings)
+        optimizer.predict(
+            test[["probability"]].to_numpy(), sensitive_features=test["ethnicity"].to_numpy(), random_state=0
+        )
+
+    x = rng.normal(size=(train_stays, 3080)).astype(np.float32)
+    y = (x[:, 0] + rng.normal(size=train_stays) > 1).astype(int)
+    reduction = {
+        "constraints": "true_positive_rate_parity",
+        "eps": 0.01,
+        "max_iter": 50,
+        "C": 1.0,
+        "solver_iterations": 1000,
+    }
+    label = test["label"].to_numpy()
+    index = within_label_resamples(label, 1000, rng)
+    after = np.where(rng.random(test_rows) < 0.9, test["prediction"], 1 - test["prediction"])
+
+    def effects() -> None:
+        paired_gap_changes(
+            test["prediction"].to_numpy(),
+            after,
+            label,
+            test["ethnicity"].to_numpy(),
+            list(ethnicity),
+            index,
+            {"rows": 20, "positives": 10, "negatives": 10},
+        )
+        paired_performance(
+            test["probability"].to_numpy(),
+            test["prediction"].to_numpy(),
+            test["probability"].to_numpy(),
+            after,
+            label,
+            index,
+        )
+
+    crossing = {
+        "age_bands": [18, 45, 65, 80],
+        "min_cell": {"rows": 20, "positives": 5, "negatives": 5},
+        "permutations": 4999,
+        "smoothing": 0.5,
+    }
+    return {
+        "threshold_s_per_task_attribute": _timed(threshold),
+        "reductions_s_per_1k_stays": _timed(
+            fit_exponentiated_gradient, x, y, rng.choice(ethnicity, train_stays), reduction
+        )
+        / (train_stays / 1000),
+        "mitigation_effects_s_per_unit": _timed(effects),
+        "intersections_s_per_task_crossing": _timed(
+            intersectional_task, test, ["gender", "ethnicity", "insurance"], crossing, {}, 1000, rng
+        ),
+    }
+
+
 def measure_gpu(out: Path) -> None:
     """The GPU costs, on the first CUDA device: BERT-base window features and PLL sentences in float32
     and bf16; SciBERT-size pretraining steps in bf16 autocast at 128 and 512 pieces (tokens/s and model
@@ -622,6 +715,7 @@ def build_plan(
             classifiers,
         )
     )
+    rows += mitigation_rows(config, m, cpu, cpu_where, gpu, gpu_where, job_s / grid_size, threads)
     probe_units = config["hurtful"]["probe"]["max_sequences"] * variants
     rows.append(
         cpu_row(
@@ -742,6 +836,90 @@ def build_plan(
             ft_s,
             threads["plm_finetune"],
             ["plm_dropout"],
+        )
+    )
+    return rows
+
+
+def mitigation_rows(
+    config: dict, m: dict, cpu: dict[str, float], cpu_where: str, gpu: dict, gpu_where: str, network_s: float, threads
+) -> list[Row]:
+    """The mitigation stage's jobs (one per mitigated model and method that runs as a job), its tables,
+    and the intersectional analysis, at the real counts. ``network_s``: one classifier job's cost per
+    network of the grid (what reweighing retrains once per attribute)."""
+    from medbias.pipeline.plan import mitigation_jobs
+
+    mitigation, sections = config["hurtful"]["mitigation"], config["hurtful"]["intersections"]
+    models, attributes = len(mitigation["models"]), len(mitigation["attributes"])
+    tasks = sum(m["tasks"].values())
+    train_stays = sum(m["tasks"][c] * m["stays"][c] * m["train_share"] for c in m["tasks"])  # over every task
+    methods = {method for _, method in mitigation_jobs(mitigation)}
+    rows: list[Row] = []
+    units = f"{models} x {attributes} attributes x {tasks} tasks"
+    if "threshold" in methods:
+        rows.append(
+            cpu_row(
+                "hurtful_mitigate (threshold)",
+                models,
+                units,
+                f"{cpu['threshold_s_per_task_attribute']:.2f} s per task and attribute (measured)",
+                cpu_where,
+                models * attributes * tasks * cpu["threshold_s_per_task_attribute"],
+                1,
+                ["hurtful_classify"],
+            )
+        )
+    if "reductions" in methods:
+        rows.append(
+            cpu_row(
+                "hurtful_mitigate (reductions)",
+                models,
+                f"{units}, {train_stays / tasks / 1e3:,.1f} k training stays each",
+                f"{cpu['reductions_s_per_1k_stays']:.2f} s per 1k stays of 3,080 features (measured at 2k, "
+                "linear in rows)",
+                cpu_where,
+                models * attributes * train_stays / 1000 * cpu["reductions_s_per_1k_stays"],
+                1,
+                ["hurtful_classify"],
+            )
+        )
+    if "reweighing" in methods:
+        rows.append(
+            gpu_row(
+                "hurtful_mitigate (reweighing)",
+                models,
+                f"{units}, each task's chosen network trained again",
+                "the classifier grid's cost per network, once per attribute",
+                gpu_where,
+                models * attributes * network_s,
+                threads["hurtful_classify"],
+                ["hurtful_classify"],
+            )
+        )
+    compared = len([method for method in mitigation["methods"] if method != "none"])
+    rows.append(
+        cpu_row(
+            "hurtful_mitigation",
+            1,
+            f"{models} x {compared} methods x {attributes} attributes x {tasks} tasks",
+            f"{cpu['mitigation_effects_s_per_unit']:.2f} s per task, attribute and method (1,000 replicates)",
+            cpu_where,
+            models * compared * attributes * tasks * cpu["mitigation_effects_s_per_unit"],
+            1,
+            [r.rule for r in rows],
+        )
+    )
+    crossings = len(sections["crossings"])
+    rows.append(
+        cpu_row(
+            "hurtful_intersections",
+            1,
+            f"{len(sections['models'])} x {crossings} crossings x {tasks} tasks",
+            f"{cpu['intersections_s_per_task_crossing']:.2f} s per task and crossing (4,999 permutations)",
+            cpu_where,
+            len(sections["models"]) * crossings * tasks * cpu["intersections_s_per_task_crossing"],
+            1,
+            ["hurtful_classify"],
         )
     )
     return rows
@@ -990,6 +1168,14 @@ def main() -> None:
             (
                 "classifier grid (CPU)",
                 lambda: {"mlp_grid_core_s_per_1k_rows": measure_mlp_grid(4000, "cpu") * args.threads},
+            ),
+            (
+                "mitigation and intersections",
+                lambda: measure_mitigation(
+                    int(counts["mimic"]["stays"]["pa"] * counts["mimic"]["test_share"]),
+                    int(counts["mimic"]["stays"]["pa"] * (1 - counts["mimic"]["test_share"]) * 0.2),
+                    2000,
+                ),
             ),
             (
                 "fairness bootstrap",

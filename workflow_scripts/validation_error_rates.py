@@ -16,6 +16,7 @@ from medbias.validation.decisions import (
     gap_decisions,
     intersection_decisions,
     logprob_decisions,
+    mitigation_decisions,
     rios_weat_decisions,
     seat_decisions,
     vignette_decisions,
@@ -57,6 +58,14 @@ decisions = combine(
             pd.read_csv(snakemake.input.worst_cells), truth["mimic"], dict(zip(tasks["task"], tasks["label"])), p.alpha
         )
         if snakemake.input.worst_cells
+        else pd.DataFrame(),
+        mitigation_decisions(
+            pd.read_parquet(snakemake.input.gap_changes),
+            truth["mimic"],
+            dict(zip(tasks["task"], tasks["label"])),
+            p.alpha,
+        )
+        if snakemake.input.gap_changes
         else pd.DataFrame(),
         counterfactual_decisions(pd.read_csv(snakemake.input.fairness), truth["mental"]),
         logprob_decisions(

@@ -49,6 +49,21 @@ def test_dry_run_on_real_config_lists_the_expected_jobs(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+def test_dry_run_on_real_config_plans_the_mitigation_stage(tmp_path):
+    """The real config (the schema's defaults) mitigates the baseline with every method that runs as a
+    job, for every attribute, and analyses its intersections."""
+    import re
+
+    configfile = write_config(tmp_path / "mimic.yaml", fake_real_config(tmp_path))
+    result = run_snakemake(["-n", "--configfile", str(configfile)], tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout + result.stderr
+    jobs = dict(re.findall(r"^(hurtful_mitigat\w+|hurtful_intersections)\s+(\d+)$", out, re.M))
+    assert jobs == {"hurtful_mitigate": "3", "hurtful_mitigation": "1", "hurtful_intersections": "1"}, jobs
+    for method in ("threshold", "reductions", "reweighing"):
+        assert f"method={method}" in out, method
+
+
 def test_demo_dry_run_lists_the_whole_demo_dag(tmp_path):
     configfile = write_config(tmp_path / "config.yaml", demo_config())
     result = run_snakemake(["-n", "--configfile", str(configfile)], tmp_path)

@@ -317,3 +317,88 @@ def test_the_registry_and_the_plan():
     ]
     assert plan.adversarial_encoders(["baseline", "adv_gender"], settings) == {"gender": "adv_gender"}
     assert plan.adversarial_encoders(["baseline"], settings) == {}
+
+
+def test_the_planted_gap_is_found_closed_and_the_controls_not_widened():
+    from medbias.validation.recovery import mitigation_recovery
+
+    truth = {
+        "phenotypes": {"Acute and unspecified renal failure": {"type": "acute"}, "Shock": {"type": "acute"}},
+        "planted_recall_gaps": [
+            {"phenotype": "Acute and unspecified renal failure", "attribute": "gender", "disadvantaged": "F"}
+        ],
+    }
+    labels = {"pa_acute_renal": "Acute and unspecified renal failure", "pa_shock": "Shock"}
+
+    def change(task, group, before, after, widened=False):
+        return {
+            "model": "baseline",
+            "method": "threshold",
+            "task": task,
+            "attribute": "gender",
+            "group": group,
+            "metric": "recall",
+            "compared_with_before": "M" if group == "F" else "F",
+            "gap_before": before[0],
+            "ci_low_before": before[1],
+            "ci_high_before": before[2],
+            "gap_after": after[0],
+            "ci_low_after": after[1],
+            "ci_high_after": after[2],
+            "change": abs(after[0]) - abs(before[0]),
+            "p_change_bh": 0.01 if widened else 0.5,
+            "significant_change_bh": widened,
+        }
+
+    changes = pd.DataFrame(
+        [
+            change("pa_acute_renal", "F", (-0.6, -0.9, -0.3), (-0.1, -0.3, 0.1)),
+            change("pa_acute_renal", "M", (0.6, 0.3, 0.9), (0.1, -0.1, 0.3)),
+            change("pa_shock", "F", (0.0, -0.2, 0.2), (0.05, -0.15, 0.25)),
+            change("pa_shock", "M", (0.0, -0.2, 0.2), (-0.05, -0.25, 0.15)),
+        ]
+    )
+    performance = pd.DataFrame(
+        [
+            {
+                "model": "baseline",
+                "method": "threshold",
+                "attribute": "gender",
+                "task": t,
+                "metric": "auroc",
+                "before": 0.8,
+                "after": 0.78,
+                "change": -0.02,
+                "change_low": -0.05,
+                "change_high": 0.01,
+            }
+            for t in labels
+        ]
+    )
+    recovery = mitigation_recovery(changes, performance, truth, labels)
+    planted = recovery[recovery["truth"] == "planted"]
+    assert len(planted) == 1 and planted["recovered"].all() and "AUROC 0.800 -> 0.780" in planted["observed"].iloc[0]
+    controls = recovery[recovery["truth"] == "control"]
+    assert len(controls) == 1 and controls["recovered"].all()  # a mirrored pair is one test
+    still_open = changes.assign(
+        ci_high_after=np.where(changes["task"] == "pa_acute_renal", -0.02, changes["ci_high_after"])
+    )
+    assert (
+        not mitigation_recovery(still_open, performance, truth, labels).query("truth == 'planted'")["recovered"].any()
+    )
+    assert mitigation_recovery(changes, performance, truth, labels, method="reductions").empty
+
+
+def test_a_mitigated_model_without_classifiers_is_one_config_error():
+    from medbias.pipeline.config import MedbiasInputError, check_downstream_subsets
+
+    hurtful = {
+        "downstream": {"models": ["baseline"]},
+        "mitigation": {"models": ["baseline"]},
+        "intersections": {"models": ["scibert"]},
+    }
+    with pytest.raises(
+        MedbiasInputError, match="'hurtful.intersections.models': 'scibert' has no downstream classifiers"
+    ):
+        check_downstream_subsets(hurtful)
+    check_downstream_subsets({**hurtful, "intersections": {"models": []}})

@@ -242,7 +242,22 @@ def enrol_registry_models(config: dict[str, Any]) -> dict[str, Any]:
                 **given,
                 **{n: registry.get(n, {}).get("label", n) for n in names if n not in given},
             }
+    if "hurtful" in config:
+        check_downstream_subsets(config["hurtful"])
     return config
+
+
+def check_downstream_subsets(hurtful: dict[str, Any]) -> None:
+    """The models the mitigation stage mitigates and the intersectional analysis reads must have
+    downstream classifiers (``hurtful.downstream.models``); else one line naming the key and model."""
+    downstream = hurtful["downstream"]["models"]
+    for section in ("mitigation", "intersections"):
+        for name in hurtful.get(section, {}).get("models", []):
+            if name not in downstream:
+                raise MedbiasInputError(
+                    f"config key 'hurtful.{section}.models': {name!r} has no downstream classifiers "
+                    f"(hurtful.downstream.models: {', '.join(downstream)})"
+                )
 
 
 def built_by_demo(path: str | Path, config: dict[str, Any]) -> bool:

@@ -26,6 +26,7 @@ from medbias.studies.hurtful.plan import (
     figure_a1_model,
     mitigation_jobs,
     mitigation_method,
+    report_left_out,
     variant_attribute,
 )
 from medbias.studies.plm.plan import (
@@ -56,6 +57,7 @@ __all__ = [
     "method_of",
     "mitigation_jobs",
     "mitigation_method",
+    "report_left_out",
     "plm_benchmark_evaluations",
     "plm_evaluations",
     "plm_finetunes",

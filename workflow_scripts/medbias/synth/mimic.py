@@ -134,17 +134,18 @@ PLANTED_RECALL_GAPS = {
 }
 # A planted intersectional recall gap: the notes of the stays in one cell (gender and age band) never
 # state the phenotype's evidence, and every other note states it (rate 1, one sentence), so the cell's
-# positives are missed while its gender and its age band taken one at a time lose little (the cell holds
-# about a seventh of the phenotype's female positives). The cell is small, as intersections are: about
-# six test positives of Essential hypertension at demo scale 0.4. Its draws are those of an ordinary
-# note (the phrase is drawn, then not written), so the random stream, and every other part of the world,
-# is as without the plant.
+# positives are missed while its gender taken alone loses about a third of that (the cell holds about a
+# third of the phenotype's male positives) and age is no attribute of the per-attribute tables. About 12
+# test positives of cardiac dysrhythmias at demo scale 0.4; its classifier reads the evidence (AUROC
+# 0.89, recall 0.68 where a stay's notes state it; essential hypertension's classifier scored positives
+# alike with or without it, so a plant there showed nothing). Its draws are those of an ordinary note
+# (the phrase is drawn, then not written), so the random stream is as without the plant.
 PLANTED_INTERSECTIONAL_GAPS = {
-    "Essential hypertension": {
+    "Cardiac dysrhythmias": {
         "crossing": ["gender", "age_band"],
-        "gender": "F",
-        "ages": [80, 1000],  # ages at admission from 80 on (MIMIC's shifted ages over 89 included)
-        "cell": "F & 80+",
+        "gender": "M",
+        "ages": [65, 80],  # ages at admission
+        "cell": "M & 65-79",
         "advantaged_evidence_rate": 1.0,
     }
 }

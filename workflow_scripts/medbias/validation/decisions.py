@@ -108,6 +108,49 @@ def gap_decisions(
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 
 
+def mitigation_decisions(
+    changes: pd.DataFrame,
+    mimic_truth: Mapping[str, Any],
+    task_labels: Mapping[str, str],
+    alpha: float = 0.05,
+    model: str = "baseline",
+    method: str = "threshold",
+) -> pd.DataFrame:
+    """The mitigation stage's recall gaps of ``method`` on ``model`` as ``recall_gap_truth`` marks
+    them before mitigation. A planted gap is flagged when it is closed (its interval excludes 0
+    before, includes 0 after: the method's power to close it); a control when it is widened after BH
+    over the tasks, or, uncorrected, opened (its interval includes 0 before and excludes it after)."""
+    chosen = changes[(changes["model"] == model) & (changes["method"] == method)]
+    if chosen.empty:
+        return pd.DataFrame(columns=DECISION_COLUMNS)
+    before = chosen.rename(columns={"compared_with_before": "compared_with", "gap_before": "gap"})
+    recall = recall_gap_truth(before[before["gap_after"].notna()], mimic_truth, task_labels)
+    rows = []
+    for _, r in recall.iterrows():
+        unit = f"{model} {method} {r['task']} {r['attribute']}={r['group']}"
+        if r["truth"] == "planted":
+            kinds = [("closed: interval excludes 0 before, includes it after", np.nan, bool(r["closed"]))]
+        else:
+            kinds = [
+                ("widened: change test, BH", r["p_change_bh"], bool(r["significant_change_bh"] and r["change"] > 0)),
+                ("opened: interval includes 0 before, excludes it after", np.nan, bool(r["opened"])),
+            ]
+        for kind, p, flagged in kinds:
+            rows.append(
+                [
+                    f"mitigation ({method}) recall gap",
+                    "hurtful demo world (57 tasks)",
+                    unit,
+                    r["truth"],
+                    kind,
+                    p,
+                    flagged,
+                    alpha,
+                ]
+            )
+    return pd.DataFrame(rows, columns=DECISION_COLUMNS)
+
+
 def intersection_decisions(
     worst: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str], alpha: float = 0.05
 ) -> pd.DataFrame:

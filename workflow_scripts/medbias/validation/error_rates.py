@@ -62,7 +62,11 @@ ERROR_RATES_NOTES = (
     "permutation test against 50 on randomly initialised copies of each demo architecture (several seeds, "
     "plm.benchmarks.control_pairs pairs; benchmark_control.csv), which hold no stereotype: a rule whose scores lean "
     "without learning shows a rate far above the level (the summed log-likelihood prefers the shorter sentence). "
-    "Every decision, with its unit and p: decisions.csv.",
+    "Mitigation: the post-processor's recall gaps on the baseline (gap_changes.parquet): a planted gap counts as "
+    "flagged when it is closed (power), a control when it is widened after BH or opened. Intersectional worst "
+    "cell: the worst recall cells of tasks no plant reaches (controls) and of the intersection-only "
+    "plant, under the permutation test of the maximum (BH, and uncorrected) and under the naive score test of the "
+    "raw worst cell as if chosen in advance. Every decision, with its unit and p: decisions.csv.",
 )
 
 

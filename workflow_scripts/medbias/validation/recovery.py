@@ -288,7 +288,7 @@ def intersection_recovery(
     on each task of a planted intersectional gap, its cell is the worst recall cell, below 0 and
     significant after BH, while no per-attribute recall gap of that model and task (``gaps``: every
     model's gaps.parquet) is significant after BH; on every task no plant reaches, the worst recall
-    and specificity cells are not significant after BH (the family: one model, crossing and metric,
+    cell is not significant after BH (the family: one model, crossing and metric,
     BH over the tasks), though the raw worst cell is read as if chosen in advance in ``naive_p``."""
     rows = []
     cells = {" x ".join(p["crossing"]): p["cell"] for p in mimic_truth.get("planted_intersectional_gaps", [])}

@@ -12,6 +12,7 @@ import pandas as pd
 
 from medbias.io.tables import PaperTable
 from medbias.studies.hurtful.gaps import significance_counts_over_seeds
+from medbias.studies.hurtful.plan import adversarial_variant
 
 COUNT_COLUMNS = ["recall gap", "parity gap", "specificity gap"]
 
@@ -84,7 +85,7 @@ def count_tables(
     for name, attribute in debiased.items():
         rows = [
             model_counts(replicates, model, significant, [attribute]).assign(model=label, fdr=fdr)
-            for model, label in (("baseline", "baseline"), (f"adv_{attribute}", "debiased"))
+            for model, label in (("baseline", "baseline"), (adversarial_variant(attribute), "debiased"))
             for significant, fdr in (("significant", "no"), ("significant_bh", "yes"))
         ]
         table = pd.concat(rows, ignore_index=True)[

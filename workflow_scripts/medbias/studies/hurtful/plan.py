@@ -14,9 +14,19 @@ DEBIASED_TABLES = {"gender": "table5", "language": "tableD5", "ethnicity": "tabl
 DEBIASED_TABLE_NAMES = {attribute: f"{table}_debiased_{attribute}" for attribute, table in DEBIASED_TABLES.items()}
 
 
+# the name of the encoder pretrained with an adversary for an attribute is this prefix and the attribute
+# (hurtful.variants: adv_gender, ...); the one place that knows it
+ADVERSARIAL_PREFIX = "adv_"
+
+
+def adversarial_variant(attribute: str) -> str:
+    """The name of the encoder pretrained against ``attribute`` (gender -> adv_gender)."""
+    return f"{ADVERSARIAL_PREFIX}{attribute}"
+
+
 def variant_attribute(variant: str) -> str | None:
     """The protected attribute of an adversarial variant (adv_gender -> gender); None for the baseline."""
-    return variant[len("adv_") :] if variant.startswith("adv_") else None
+    return variant[len(ADVERSARIAL_PREFIX) :] if variant.startswith(ADVERSARIAL_PREFIX) else None
 
 
 def debiased_attributes(variants: Sequence[str]) -> list[str]:
@@ -28,16 +38,18 @@ def debiased_tables(downstream_models: Sequence[str]) -> dict[str, str]:
     """Table 5 / D5-D7 name -> attribute, for each attribute whose debiased model the downstream
     analysis reads, in the paper's order."""
     return {
-        name: attribute for attribute, name in DEBIASED_TABLE_NAMES.items() if f"adv_{attribute}" in downstream_models
+        name: attribute
+        for attribute, name in DEBIASED_TABLE_NAMES.items()
+        if adversarial_variant(attribute) in downstream_models
     }
 
 
 def figure_a1_model(downstream_models: Sequence[str]) -> str | None:
     """The debiased model Figure A1 compares with the baseline: the gender-debiased one when analysed
     (the paper's), else the first debiased model listed, else None (no Figure A1)."""
-    debiased = [m for m in downstream_models if m.startswith("adv_")]
-    if "adv_gender" in debiased:
-        return "adv_gender"
+    debiased = [m for m in downstream_models if variant_attribute(m)]
+    if adversarial_variant("gender") in debiased:
+        return adversarial_variant("gender")
     return debiased[0] if debiased else None
 
 
@@ -66,4 +78,27 @@ def adversarial_encoders(downstream_models: Sequence[str], mitigation: Mapping[s
     encoder they were pretrained from) is mitigated; otherwise empty."""
     if "adversarial" not in mitigation["methods"] or "baseline" not in mitigation["models"]:
         return {}
-    return {a: f"adv_{a}" for a in mitigation["attributes"] if f"adv_{a}" in downstream_models}
+    return {a: adversarial_variant(a) for a in mitigation["attributes"] if adversarial_variant(a) in downstream_models}
+
+
+# the crossings whose task x cell figures report/items.yaml captions (the schema's default)
+CAPTIONED_CROSSINGS = ("gender_x_ethnicity_x_insurance", "gender_x_age_band")
+
+
+def report_left_out(
+    probe: bool, mitigation: bool, intersections: bool, crossing_slugs: Sequence[str]
+) -> tuple[str, ...]:
+    """The hurtful report items a run does not make: Table D4 without an adversarial variant, the
+    mitigation stage's without a mitigated model, the intersections' without an analysed model, and
+    the figure of a captioned crossing the run does not cross."""
+    left_out = [] if probe else ["hurtful/tableD4_probe.md"]
+    if not mitigation:
+        left_out += ["hurtful/downstream/mitigation/summary.md", "hurtful/downstream/mitigation/gap_vs_auroc.png"]
+    if not intersections:
+        left_out.append("hurtful/downstream/intersections/worst_cells.md")
+    left_out += [
+        f"hurtful/downstream/intersections/cells_{slug}.png"
+        for slug in CAPTIONED_CROSSINGS
+        if not intersections or slug not in crossing_slugs
+    ]
+    return tuple(left_out)

@@ -18,11 +18,7 @@ from medbias.studies.hurtful.mitigation import (
     MitigationInputs,
     predictions_frame,
 )
-
-
-def encoder_variant(attribute: str) -> str:
-    """The name of the encoder pretrained against ``attribute`` (``hurtful.pretrain.variants``)."""
-    return f"adv_{attribute}"
+from medbias.studies.hurtful.plan import adversarial_variant
 
 
 def adversarial_predictions(
@@ -32,7 +28,7 @@ def adversarial_predictions(
     tasks = inputs.tasks["task"].tolist()
     encoder = inputs.encoders.get(attribute)
     if encoder is None:
-        note = f"no downstream classifier on {encoder_variant(attribute)} (hurtful.downstream.models)"
+        note = f"no downstream classifier on {adversarial_variant(attribute)} (hurtful.downstream.models)"
         fit = pd.DataFrame(
             [
                 {
@@ -58,7 +54,7 @@ def adversarial_predictions(
                 "fitted_groups": "",
                 "unfitted_groups": "",
                 "unfitted_test_rows": 0,
-                "note": f"the classifier on {encoder_variant(attribute)}'s features",
+                "note": f"the classifier on {adversarial_variant(attribute)}'s features",
             }
             for t in tasks
         ],

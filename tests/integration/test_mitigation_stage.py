@@ -1,0 +1,110 @@
+"""The mitigation stage and the intersectional analysis as the DAG runs them: on the demo world, the
+post-processor the stage fitted is fairlearn's ThresholdOptimizer refitted directly on the saved
+validation scores, it closes the planted recall gap, and the intersection-only plant is found; on the
+wiring world every method, attribute and crossing has its outputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import run_config
+
+from medbias.core.seeds import rule_seed
+from medbias.studies.hurtful.mitigation import task_random_state
+from medbias.studies.hurtful.mitigation.threshold import fit_threshold_optimizer, fittable_groups
+
+PLANTED_TARGETS = ("hurtful",)
+WIRING_TARGETS = ("hurtful",)
+
+
+@pytest.fixture(scope="module")
+def planted_run(planted_study):
+    return planted_study(*PLANTED_TARGETS)
+
+
+@pytest.fixture(scope="module")
+def wiring_run(wiring_study):
+    return wiring_study(*WIRING_TARGETS)
+
+
+def test_the_stage_is_thresholdoptimizer_refitted_on_the_saved_validation_scores(planted_run):
+    """One demo task (the planted acute renal failure, all notes) and attribute (gender): fairlearn's
+    post-processor fitted here on validation_predictions.parquet, with the stage's settings and seed,
+    predicts exactly the stage's test predictions."""
+    config = run_config(planted_run)
+    downstream = planted_run / "results" / "hurtful" / "downstream"
+    settings = config["hurtful"]["mitigation"]["threshold"]
+    tasks = pd.read_csv(planted_run / "results" / "mimic" / "tasks.csv")["task"].tolist()
+    task = "pa_acute_renal"
+    validation = pd.read_parquet(downstream / "baseline" / "validation_predictions.parquet")
+    validation = validation[validation["task"] == task]
+    test = pd.read_parquet(downstream / "baseline" / "test_predictions.parquet")
+    test = test[test["task"] == task]
+    groups = fittable_groups(validation, "gender", settings["min_positives"], settings["min_negatives"])
+    assert groups == ["F", "M"]
+    optimizer = fit_threshold_optimizer(validation, "gender", settings)
+    seed = rule_seed(config["seed"], "hurtful_mitigate")
+    expected = optimizer.predict(
+        test[["probability"]].to_numpy(),
+        sensitive_features=test["gender"].to_numpy(),
+        random_state=task_random_state(seed, tasks.index(task), "gender"),
+    )
+    stage = pd.read_parquet(downstream / "baseline" / "mitigation" / "threshold" / "predictions.parquet")
+    stage = stage[(stage["task"] == task) & (stage["attribute"] == "gender")]
+    assert stage["ICUSTAY_ID"].tolist() == test["ICUSTAY_ID"].tolist()
+    assert np.array_equal(stage["prediction"].to_numpy(), expected)
+
+
+def test_the_planted_gap_is_closed_and_the_intersection_found(planted_run, demo_truth):
+    downstream = planted_run / "results" / "hurtful" / "downstream"
+    changes = pd.read_parquet(downstream / "mitigation" / "gap_changes.parquet")
+    closed = changes[
+        (changes["method"] == "threshold")
+        & changes["task"].isin(["pa_acute_renal", "pf_acute_renal"])
+        & (changes["attribute"] == "gender")
+        & (changes["group"] == "F")
+        & (changes["metric"] == "recall")
+    ]
+    assert len(closed) == 2 and (closed["ci_high_before"] < 0).all() and closed["closed"].all()
+    worst = pd.read_csv(downstream / "intersections" / "worst_cells.csv")
+    plant = demo_truth["mimic"]["planted_intersectional_gaps"][0]
+    found = worst[
+        (worst["task"] == "pa_hypertension")
+        & (worst["crossing"] == " x ".join(plant["crossing"]))
+        & (worst["metric"] == "recall")
+    ].iloc[0]
+    assert found["worst_cell"] == plant["cell"] and found["value"] < 0 and found["significant_bh"]
+
+
+def test_every_method_attribute_and_crossing_has_its_outputs(wiring_run):
+    config = run_config(wiring_run)
+    mitigation, intersections = config["hurtful"]["mitigation"], config["hurtful"]["intersections"]
+    downstream = wiring_run / "results" / "hurtful" / "downstream"
+    test = pd.read_parquet(downstream / "baseline" / "test_predictions.parquet")
+    assert {"age", "gender"} <= set(test.columns)
+    validation = pd.read_parquet(downstream / "baseline" / "validation_predictions.parquet")
+    assert set(validation["task"]) == set(test["task"]) and not set(validation["ICUSTAY_ID"]) & set(test["ICUSTAY_ID"])
+    for method in ("threshold", "reductions", "reweighing"):
+        predictions = pd.read_parquet(downstream / "baseline" / "mitigation" / method / "predictions.parquet")
+        assert set(predictions["attribute"]) == set(mitigation["attributes"])
+        for attribute in mitigation["attributes"]:
+            part = predictions[predictions["attribute"] == attribute]
+            assert len(part) == len(test) and part["score"].between(0, 1).all()
+    summary = pd.read_csv(downstream / "mitigation" / "summary.csv")
+    assert set(summary["method"]) == set(mitigation["methods"])
+    assert set(summary["attribute"]) == set(mitigation["attributes"])
+    adversarial = summary[summary["method"] == "adversarial"]
+    assert set(adversarial["attribute"]) == {"gender"}  # the wiring world pretrains adv_gender only
+    performance = pd.read_csv(downstream / "mitigation" / "performance_changes.csv")
+    assert {"auroc", "auprc", "accuracy"} == set(performance["metric"])
+    assert (performance["before_low"] <= performance["before_high"]).all()
+    for name in ("gap_vs_auroc.png", "gap_vs_auroc.pdf", "fit.csv", "summary.md", "predictions.parquet"):
+        assert (downstream / "mitigation" / name).stat().st_size > 0
+    worst = pd.read_csv(downstream / "intersections" / "worst_cells.csv")
+    assert set(worst["crossing"]) == {" x ".join(c) for c in intersections["crossings"]}
+    assert set(worst["metric"]) == {"parity", "recall", "specificity", "epsilon"}
+    cells = pd.read_csv(downstream / "intersections" / "cells.csv")
+    assert (~cells["recall_tested"] | (cells["positives"] >= intersections["min_cell"]["positives"])).all()
+    for crossing in intersections["crossings"]:
+        assert (downstream / "intersections" / f"cells_{'_x_'.join(crossing)}.png").stat().st_size > 10_000
