@@ -132,23 +132,6 @@ PLANTED_RECALL_GAPS = {
         "advantaged_sentences": 2,
     }
 }
-# A planted intersectional recall gap: the notes of the stays in one cell (gender and age band) never
-# state the phenotype's evidence, and every other note states it (rate 1, one sentence), so the cell's
-# positives are missed while its gender taken alone loses about a third of that (the cell holds about a
-# third of the phenotype's male positives) and age is no attribute of the per-attribute tables. About 12
-# test positives of cardiac dysrhythmias at demo scale 0.4; its classifier reads the evidence (AUROC
-# 0.89, recall 0.68 where a stay's notes state it; essential hypertension's classifier scored positives
-# alike with or without it, so a plant there showed nothing). Its draws are those of an ordinary note
-# (the phrase is drawn, then not written), so the random stream is as without the plant.
-PLANTED_INTERSECTIONAL_GAPS = {
-    "Cardiac dysrhythmias": {
-        "crossing": ["gender", "age_band"],
-        "gender": "M",
-        "ages": [65, 80],  # ages at admission
-        "cell": "M & 65-79",
-        "advantaged_evidence_rate": 1.0,
-    }
-}
 CONDITION_MENTION_RATE = 0.9  # share of a carrier's notes (not ECG, Echo, Radiology) that mention it
 GRAVE_RATE_DIED, GRAVE_RATE_SURVIVED = 0.5, 0.04
 CONDITION_BY_NAME = {c.name: c for c in CONDITIONS}
@@ -250,12 +233,6 @@ def _note_text(
         disadvantaged = gap is not None and gap["disadvantaged"] == gender
         usual_rate = rate * gap["evidence_rate_factor"] if disadvantaged else rate
         extra_rate = gap["advantaged_evidence_rate"] if gap and not disadvantaged else usual_rate
-        cell_gap = PLANTED_INTERSECTIONAL_GAPS.get(phenotype)
-        in_cell = (
-            cell_gap is not None and gender == cell_gap["gender"] and cell_gap["ages"][0] <= age < cell_gap["ages"][1]
-        )
-        if cell_gap is not None and not in_cell:
-            extra_rate = max(extra_rate, cell_gap["advantaged_evidence_rate"])
         u = rng.random()
         if u < usual_rate:
             first = int(rng.integers(len(options)))
@@ -265,8 +242,6 @@ def _note_text(
             first = int((u - usual_rate) / (extra_rate - usual_rate) * len(options))
         else:
             continue
-        if in_cell:
-            continue  # the phrase was drawn as for any note, and is not written
         repeats = gap["advantaged_sentences"] if gap and not disadvantaged else 1
         for k in range(repeats):
             sentences.append(f"{g['subj'].capitalize()} has {options[(first + k) % len(options)]}.")
@@ -648,9 +623,6 @@ def _cohort_truth(
         "phenotypes": phenotypes,
         "planted_conditions": conditions,
         "planted_recall_gaps": [{"phenotype": name, **gap} for name, gap in PLANTED_RECALL_GAPS.items()],
-        "planted_intersectional_gaps": [
-            {"phenotype": name, **gap} for name, gap in PLANTED_INTERSECTIONAL_GAPS.items()
-        ],
         "special_cases": counts,
         "missing_acuity_stays": missing_acuity,
         "test_subjects_fraction": TEST_FRACTION,

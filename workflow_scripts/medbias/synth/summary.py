@@ -54,20 +54,6 @@ def planted_table(truth: dict[str, Any]) -> pd.DataFrame:
                 "count": truth["mimic"]["phenotypes"][gap["phenotype"]]["admissions_with"],
             }
         )
-    for gap in truth["mimic"].get("planted_intersectional_gaps", []):
-        rows.append(
-            {
-                "study_input": "notes",
-                "effect": (
-                    f"evidence of '{gap['phenotype']}' never stated in the notes of cell {gap['cell']} "
-                    f"({' x '.join(gap['crossing'])}; other notes: at rate {gap['advantaged_evidence_rate']:g})"
-                ),
-                "expected": f"worst {gap['cell']} recall cell found in the intersectional table; the per-attribute "
-                "gaps of its tasks not significant after BH",
-                "strength": 0.0,
-                "count": truth["mimic"]["phenotypes"][gap["phenotype"]]["admissions_with"],
-            }
-        )
     counts = truth.get("phenotype_annotations", {}).get("planted_label_bias", {})
     for bias in truth.get("mental", {}).get("planted_label_bias", []):
         rows.append(

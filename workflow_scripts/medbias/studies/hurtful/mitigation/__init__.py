@@ -89,16 +89,34 @@ def task_random_state(seed: int, task_number: int, attribute: str) -> int:
     return int(np.random.SeedSequence(entropy).generate_state(1)[0] & 0x7FFFFFFF)
 
 
-def predictions_frame(attribute: str, task: str, stays: np.ndarray, score: np.ndarray, prediction: np.ndarray):
-    """One task's mitigated predictions in ``PREDICTION_COLUMNS``."""
+def predictions_frame(attribute: str, task, stays: np.ndarray, score: np.ndarray, prediction: np.ndarray):
+    """Mitigated predictions in ``PREDICTION_COLUMNS`` (``task``: one task's name, or each row's)."""
     return pd.DataFrame(
         {
             "attribute": attribute,
-            "task": task,
+            "task": np.asarray(task) if not isinstance(task, str) else task,
             "ICUSTAY_ID": np.asarray(stays),
             "score": np.asarray(score, dtype=float),
             "prediction": np.asarray(prediction).astype(int),
         }
+    )
+
+
+def whole_task_fits(attribute: str, tasks, note) -> pd.DataFrame:
+    """The fit report of a method that fits no groups: one row per task with ``note(task)``."""
+    return pd.DataFrame(
+        [
+            {
+                "attribute": attribute,
+                "task": t,
+                "fitted_groups": "",
+                "unfitted_groups": "",
+                "unfitted_test_rows": 0,
+                "note": note(t),
+            }
+            for t in tasks
+        ],
+        columns=list(FIT_COLUMNS),
     )
 
 

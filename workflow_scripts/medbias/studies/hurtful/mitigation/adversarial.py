@@ -12,11 +12,11 @@ from typing import Any
 import pandas as pd
 
 from medbias.studies.hurtful.mitigation import (
-    FIT_COLUMNS,
     PREDICTION_COLUMNS,
     Mitigation,
     MitigationInputs,
     predictions_frame,
+    whole_task_fits,
 )
 from medbias.studies.hurtful.plan import adversarial_variant
 
@@ -25,42 +25,16 @@ def adversarial_predictions(
     inputs: MitigationInputs, attribute: str, settings: Mapping[str, Any], log
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The adversarial encoder's classifier's test predictions for ``attribute``'s encoder."""
-    tasks = inputs.tasks["task"].tolist()
+    tasks = inputs.tasks["task"]
     encoder = inputs.encoders.get(attribute)
     if encoder is None:
         note = f"no downstream classifier on {adversarial_variant(attribute)} (hurtful.downstream.models)"
-        fit = pd.DataFrame(
-            [
-                {
-                    "attribute": attribute,
-                    "task": t,
-                    "fitted_groups": "",
-                    "unfitted_groups": "",
-                    "unfitted_test_rows": 0,
-                    "note": note,
-                }
-                for t in tasks
-            ],
-            columns=list(FIT_COLUMNS),
-        )
-        return pd.DataFrame(columns=list(PREDICTION_COLUMNS)), fit
-    frame = predictions_frame(attribute, "", encoder["ICUSTAY_ID"], encoder["probability"], encoder["prediction"])
-    frame["task"] = encoder["task"].to_numpy()
-    fit = pd.DataFrame(
-        [
-            {
-                "attribute": attribute,
-                "task": t,
-                "fitted_groups": "",
-                "unfitted_groups": "",
-                "unfitted_test_rows": 0,
-                "note": f"the classifier on {adversarial_variant(attribute)}'s features",
-            }
-            for t in tasks
-        ],
-        columns=list(FIT_COLUMNS),
+        return pd.DataFrame(columns=list(PREDICTION_COLUMNS)), whole_task_fits(attribute, tasks, lambda _: note)
+    frame = predictions_frame(
+        attribute, encoder["task"], encoder["ICUSTAY_ID"], encoder["probability"], encoder["prediction"]
     )
-    return frame, fit
+    note = f"the classifier on {adversarial_variant(attribute)}'s features"
+    return frame, whole_task_fits(attribute, tasks, lambda _: note)
 
 
 METHOD = Mitigation(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from medbias.studies.hurtful.mitigation import FIT_COLUMNS, Mitigation, MitigationInputs, predictions_frame
+from medbias.studies.hurtful.mitigation import Mitigation, MitigationInputs, predictions_frame, whole_task_fits
 
 
 def unmitigated(
@@ -16,23 +16,8 @@ def unmitigated(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The test predictions as they are, labelled with ``attribute``."""
     test = inputs.test
-    frame = predictions_frame(attribute, "", test["ICUSTAY_ID"], test["probability"], test["prediction"])
-    frame["task"] = test["task"].to_numpy()
-    fit = pd.DataFrame(
-        [
-            {
-                "attribute": attribute,
-                "task": t,
-                "fitted_groups": "",
-                "unfitted_groups": "",
-                "unfitted_test_rows": 0,
-                "note": "the classifier's own predictions",
-            }
-            for t in inputs.tasks["task"]
-        ],
-        columns=list(FIT_COLUMNS),
-    )
-    return frame, fit
+    frame = predictions_frame(attribute, test["task"], test["ICUSTAY_ID"], test["probability"], test["prediction"])
+    return frame, whole_task_fits(attribute, inputs.tasks["task"], lambda _: "the classifier's own predictions")
 
 
 METHOD = Mitigation(

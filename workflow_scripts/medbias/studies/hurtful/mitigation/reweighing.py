@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.studies.hurtful.mitigation import FIT_COLUMNS, Mitigation, MitigationInputs, predictions_frame
+from medbias.studies.hurtful.mitigation import Mitigation, MitigationInputs, predictions_frame, whole_task_fits
 
 
 def kamiran_calders_weights(group: np.ndarray, label: np.ndarray) -> np.ndarray:
@@ -68,23 +68,15 @@ def reweighed_predictions(
         reweigh=attribute,
     )
     test = result.predictions
-    frame = predictions_frame(attribute, "", test["ICUSTAY_ID"], test["probability"], test["prediction"])
-    frame["task"] = test["task"].to_numpy()
+    frame = predictions_frame(attribute, test["task"], test["ICUSTAY_ID"], test["probability"], test["prediction"])
     selection = result.selections.set_index("task")
-    fit = pd.DataFrame(
-        [
-            {
-                "attribute": attribute,
-                "task": t,
-                "fitted_groups": "",
-                "unfitted_groups": "",
-                "unfitted_test_rows": 0,
-                "note": f"retrained {int(selection.loc[t, 'epochs'])} epochs; threshold "
-                f"{selection.loc[t, 'threshold']:.4f} (best validation F1 {selection.loc[t, 'validation_f1']:.3f})",
-            }
-            for t in inputs.tasks["task"]
-        ],
-        columns=list(FIT_COLUMNS),
+    fit = whole_task_fits(
+        attribute,
+        inputs.tasks["task"],
+        lambda t: (
+            f"retrained {int(selection.loc[t, 'epochs'])} epochs; threshold {selection.loc[t, 'threshold']:.4f} "
+            f"(best validation F1 {selection.loc[t, 'validation_f1']:.3f})"
+        ),
     )
     return frame, fit
 
