@@ -165,6 +165,8 @@ rule hurtful_mitigate:
     threads: 2
     resources:
         mem_mb=16000,
+        # reweighing retrains the classifiers: on the classifiers' GPUs (the other methods need none)
+        gpu=lambda wc: DOWNSTREAM["classify_gpus"] if wc.method == "reweighing" else 0,
     params:
         code=library_code("hurtful_mitigate.py"),
         model=lambda wc: wc.model,

@@ -122,7 +122,8 @@ def test_recovery_lists_every_planted_effect_of_the_truth_file(recovery, demo_tr
     config = run_config(validation_run)
     leaning = [c for c in demo_truth["logprob"]["categories"] if c != demo_truth["logprob"]["control_category"]]
     gap_rows = len(config["hurtful"]["downstream"]["models"]) * 2  # the phenotype's two tasks (pa, pf) per model
-    assert per_study["hurtful"] == gap_rows + len(leaning)
+    closed = 2 if "threshold" in config["hurtful"]["mitigation"]["methods"] else 0  # the post-processor, both tasks
+    assert per_study["hurtful"] == gap_rows + len(leaning) + closed
     leaning_corpora = [c for c, v in mental["direct_bias"].items() if v["depression_male_share"] > 0.5]
     assert per_study["mental"] == 2 * len(config["mental"]["embeddings"]) + len(leaning_corpora)
     assert f"Planted effects found: {int(planted['recovered'].sum())} of {len(planted)}." in md

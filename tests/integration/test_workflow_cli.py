@@ -50,8 +50,9 @@ def test_dry_run_on_real_config_lists_the_expected_jobs(tmp_path):
 
 
 def test_dry_run_on_real_config_plans_the_mitigation_stage(tmp_path):
-    """The real config (the schema's defaults) mitigates the baseline with every method that runs as a
-    job, for every attribute, and analyses its intersections."""
+    """The real config (the schema's defaults) mitigates the baseline with the default methods that run
+    as jobs (the post-processor and reweighing; reductions on request), for every attribute, and
+    analyses its intersections."""
     import re
 
     configfile = write_config(tmp_path / "mimic.yaml", fake_real_config(tmp_path))
@@ -59,9 +60,10 @@ def test_dry_run_on_real_config_plans_the_mitigation_stage(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout + result.stderr
     jobs = dict(re.findall(r"^(hurtful_mitigat\w+|hurtful_intersections)\s+(\d+)$", out, re.M))
-    assert jobs == {"hurtful_mitigate": "3", "hurtful_mitigation": "1", "hurtful_intersections": "1"}, jobs
-    for method in ("threshold", "reductions", "reweighing"):
+    assert jobs == {"hurtful_mitigate": "2", "hurtful_mitigation": "1", "hurtful_intersections": "1"}, jobs
+    for method in ("threshold", "reweighing"):
         assert f"method={method}" in out, method
+    assert "method=reductions" not in out
 
 
 def test_demo_dry_run_lists_the_whole_demo_dag(tmp_path):
