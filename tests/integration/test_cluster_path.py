@@ -103,7 +103,11 @@ def test_every_job_asks_slurm_for_its_gpus_cpus_memory_and_time(fake_real, tmp_p
     for rule, wildcards, call in calls:
         contextual = rule != "mental_features" or wildcards["embedding"] not in config["embeddings"]
         gpus = _flag(call, r"--gpus=(\d+)")
-        assert gpus == (["1"] if rule in GPU_RULES and contextual else []), (rule, wildcards, call)
+        # the mitigation stage's only method that trains a network asks for the classifiers' GPU
+        wants = (rule in GPU_RULES and contextual) or (
+            rule == "hurtful_mitigate" and wildcards["method"] == "reweighing"
+        )
+        assert gpus == (["1"] if wants else []), (rule, wildcards, call)
         assert len(_flag(call, r"--cpus-per-task=(\d+)")) == 1, call
         resources = {**PROFILE["default-resources"], **PROFILE["set-resources"].get(rule, {})}
         assert _flag(call, r"--mem (\d+)") == [str(resources["mem_mb"])], (rule, call)
@@ -151,7 +155,9 @@ def test_profile_plans_every_job_without_a_cache_variable(fake_real, tmp_path, p
     # benchmark jobs and 6 fine-tunings (78),
     # + the clinical vignettes: scores and contrasts of the 5 causal entries (10), the summary, its 2 report
     # pages and the folder's list of tables
-    assert total == 212 + 40 + 1 + 6 + 110 + 14 + 78, total
+    # + the mitigation stage (the post-processor's and reweighing's jobs, the tables) and the intersections
+    # (4), and their 5 report pages (9)
+    assert total == 212 + 40 + 1 + 6 + 110 + 14 + 78 + 9, total
     print(f"--profile {profile}: {total} jobs planned in {seconds:.1f} s")
 
 
@@ -317,4 +323,4 @@ def test_one_registry_line_adds_the_models_jobs_in_every_study_it_names(tmp_path
     # 21 new jobs: plm 3 evaluations (none, sentencedebias, inlp) + 2 projections; mental features and
     # classifiers of the model and of the vectors (4); hurtful log-probability, features, classifiers, gaps (4)
     # and 2 more classifier seeds' classifiers and gaps (4); and 4 benchmark jobs (its 3 evaluations and Self-Debias)
-    assert total == 212 + 40 + 1 + 6 + 110 + 14 + 78 + 21, total
+    assert total == 212 + 40 + 1 + 6 + 110 + 14 + 78 + 9 + 21, total
