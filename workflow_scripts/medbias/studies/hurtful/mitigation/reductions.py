@@ -92,7 +92,7 @@ def reduction_predictions(
             train[features].to_numpy(), train["label"].to_numpy(), train[attribute].astype(str).to_numpy(), settings
         )
         x = test[features].to_numpy()
-        score = reduction._pmf_predict(x)[:, 1]
+        score = np.clip(reduction._pmf_predict(x)[:, 1], 0.0, 1.0)  # the mixture's sum can exceed 1 by a rounding
         prediction = reduction.predict(x, random_state=task_random_state(inputs.seed, t, attribute))
         frames.append(predictions_frame(attribute, task.task, test.index.to_numpy(), score, prediction))
         fits.append(
