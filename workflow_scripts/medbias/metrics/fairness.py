@@ -210,6 +210,17 @@ class GapResult:
     p_bootstrap: float = float("nan")  # replicates counted on each side of 0, floored at 2 / (R + 1)
 
 
+def group_sizes_and_eligibility(
+    counts: dict[str, np.ndarray], minimum: dict[str, int] | None = None
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Each group's rows, positives and negatives (``group_counts``), and per metric whether the group
+    has at least ``minimum`` of the count its rate is computed from (``DENOMINATOR``; 1 where
+    ``minimum`` leaves a count out)."""
+    sizes = {"rows": counts["n"], "positives": counts["tp"] + counts["fn"], "negatives": counts["tn"] + counts["fp"]}
+    floor = {"rows": 1, "positives": 1, "negatives": 1, **(minimum or {})}
+    return sizes, {m: sizes[DENOMINATOR[m]] >= floor[DENOMINATOR[m]] for m in GAP_METRICS}
+
+
 def fairness_gaps(
     predicted: np.ndarray,
     label: np.ndarray,
@@ -236,9 +247,8 @@ def fairness_gaps(
     group_index = np.array([position[g] for g in groups], dtype=int)
     label = np.asarray(label).astype(int)
     counts = group_counts(predicted, label, group_index, len(order))
-    sizes = {"rows": counts["n"], "positives": counts["tp"] + counts["fn"], "negatives": counts["tn"] + counts["fp"]}
-    minimum = {"rows": 1, "positives": 1, "negatives": 1, **(minimum or {})}
-    eligible = {m: sizes[DENOMINATOR[m]] >= minimum[DENOMINATOR[m]] for m in GAP_METRICS}
+    sizes, eligible = group_sizes_and_eligibility(counts, minimum)
+    minimum = {"rows": 1, "positives": 1, "negatives": 1, **(minimum or {})}  # the notes name the floor
     rates = eligible_rates(counts, eligible)
     observed = {m: multigroup_gaps(rates[m]) for m in GAP_METRICS}
     comparators = {m: farthest_groups(rates[m]) for m in GAP_METRICS}

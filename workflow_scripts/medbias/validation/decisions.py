@@ -21,6 +21,7 @@ from medbias.validation.truth import (
     demo_set_contrasts,
     intersection_truth,
     logprob_distances,
+    mitigation_recall_truth,
     planted_strengths,
     recall_gap_truth,
 )
@@ -120,11 +121,7 @@ def mitigation_decisions(
     them before mitigation. A planted gap is flagged when it is closed (its interval excludes 0
     before, includes 0 after: the method's power to close it); a control when it is widened after BH
     over the tasks, or, uncorrected, opened (its interval includes 0 before and excludes it after)."""
-    chosen = changes[(changes["model"] == model) & (changes["method"] == method)]
-    if chosen.empty:
-        return pd.DataFrame(columns=DECISION_COLUMNS)
-    before = chosen.rename(columns={"compared_with_before": "compared_with", "gap_before": "gap"})
-    recall = recall_gap_truth(before[before["gap_after"].notna()], mimic_truth, task_labels)
+    recall = mitigation_recall_truth(changes, mimic_truth, task_labels, model, method)
     rows = []
     for _, r in recall.iterrows():
         unit = f"{model} {method} {r['task']} {r['attribute']}={r['group']}"

@@ -17,6 +17,7 @@ from medbias.validation.truth import (
     demo_set_contrasts,
     intersection_truth,
     logprob_distances,
+    mitigation_recall_truth,
     planted_strengths,
     recall_gap_truth,
 )
@@ -228,11 +229,7 @@ def mitigation_recovery(
     planted gap is closed, its 95% interval excluding 0 (below it) before and including 0 after,
     with the AUROC change it cost beside it; every control recall gap is not widened after BH over
     the tasks (the family: one model, attribute and group)."""
-    chosen = changes[(changes["model"] == model) & (changes["method"] == method)]
-    if chosen.empty:
-        return pd.DataFrame(columns=RECOVERY_COLUMNS)
-    before = chosen.rename(columns={"compared_with_before": "compared_with", "gap_before": "gap"})
-    recall = recall_gap_truth(before[before["gap_after"].notna()], mimic_truth, task_labels)
+    recall = mitigation_recall_truth(changes, mimic_truth, task_labels, model, method)
     auroc = performance[
         (performance["model"] == model) & (performance["method"] == method) & (performance["metric"] == "auroc")
     ].set_index(["attribute", "task"])

@@ -54,8 +54,7 @@ def recall_gap_truth(
     label = recall["task"].map(task_labels)
     planted_units, left_out = set(), set()
     for plant in mimic_truth["planted_recall_gaps"]:
-        kind = mimic_truth["phenotypes"][plant["phenotype"]]["type"]
-        touched = label.isin([plant["phenotype"], f"any_{kind}", "any_disease"])
+        touched = label.isin(plant_labels(mimic_truth, plant["phenotype"]))
         exact = (
             (label == plant["phenotype"])
             & (recall["attribute"] == plant["attribute"])
@@ -74,6 +73,23 @@ def plant_labels(mimic_truth: Mapping[str, Any], phenotype: str) -> list[str]:
     """The task labels a plant on ``phenotype`` reaches: the phenotype and the aggregates it feeds."""
     kind = mimic_truth["phenotypes"][phenotype]["type"]
     return [phenotype, f"any_{kind}", "any_disease"]
+
+
+def mitigation_recall_truth(
+    changes: pd.DataFrame,
+    mimic_truth: Mapping[str, Any],
+    task_labels: Mapping[str, str],
+    model: str = "baseline",
+    method: str = "threshold",
+) -> pd.DataFrame:
+    """The mitigation stage's recall gaps (``gap_changes.parquet``) of ``method`` on ``model`` that
+    are defined before and after, marked by ``recall_gap_truth`` on their gaps before mitigation
+    (``gap`` and ``compared_with`` are the 'before' columns); empty when the stage did not run it."""
+    chosen = changes[(changes["model"] == model) & (changes["method"] == method)]
+    if chosen.empty:
+        return chosen.assign(truth=pd.Series(dtype=str))
+    before = chosen.rename(columns={"compared_with_before": "compared_with", "gap_before": "gap"})
+    return recall_gap_truth(before[before["gap_after"].notna()], mimic_truth, task_labels)
 
 
 def intersection_touched_labels(mimic_truth: Mapping[str, Any]) -> set[str]:

@@ -26,13 +26,14 @@ import pandas as pd
 
 from medbias.metrics.bootstrap import percentile_interval, resample_counts, within_label_resamples
 from medbias.metrics.fairness import (
-    DENOMINATOR,
     GAP_METRICS,
     benjamini_hochberg_by,
     bootstrap_gaps,
+    eligible_rates,
     farthest_groups,
     gaps_of,
     group_counts,
+    group_sizes_and_eligibility,
 )
 from medbias.metrics.performance import ranking_metrics
 from medbias.studies.hurtful.demographics import ATTRIBUTE_CLASSES
@@ -79,8 +80,7 @@ def paired_gap_changes(
     group_index = np.array([position[g] for g in groups], dtype=int)
     label = np.asarray(label).astype(int)
     counts = group_counts(before, label, group_index, len(order))
-    sizes = {"rows": counts["n"], "positives": counts["tp"] + counts["fn"], "negatives": counts["tn"] + counts["fp"]}
-    eligible = {m: sizes[DENOMINATOR[m]] >= minimum[DENOMINATOR[m]] for m in GAP_METRICS}
+    sizes, eligible = group_sizes_and_eligibility(counts, dict(minimum))
     observed = {
         "before": gaps_of(counts, eligible),
         "after": gaps_of(group_counts(after, label, group_index, len(order)), eligible),
@@ -89,8 +89,6 @@ def paired_gap_changes(
         "before": bootstrap_gaps(before, label, group_index, len(order), index, eligible),
         "after": bootstrap_gaps(after, label, group_index, len(order), index, eligible),
     }
-    from medbias.metrics.fairness import eligible_rates
-
     comparison = {m: farthest_groups(r) for m, r in eligible_rates(counts, eligible).items()}
     rows = []
     for metric in GAP_METRICS:
@@ -224,7 +222,6 @@ def mitigation_effects(
     as in ``task_performance``. BH over tasks within (method, attribute, group, metric) for gap
     changes and within (method, attribute, metric) for performance changes."""
     level = 1 - alpha
-    minimum = {"rows": 1, "positives": 1, "negatives": 1, **dict(minimum)}
     gap_rows, performance_rows = [], []
     for method, predictions in after.items():
         for attribute in dict.fromkeys(predictions["attribute"]):
