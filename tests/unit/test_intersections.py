@@ -16,6 +16,7 @@ from medbias.studies.hurtful.intersections import (
     gaps_against_rest,
     intersectional_table,
     intersectional_task,
+    score_statistics_against_rest,
     smoothed_epsilon,
     worst_cell_test,
 )
@@ -49,6 +50,42 @@ def test_gaps_against_the_rest_by_hand():
     # reversed, cells of rows 0..4 are 2, 1, 1, 0, 0: hits [1, 1, 1] of rows [2, 2, 1]
     assert draws_hits[0].tolist() == [1, 2, 0] and draws_hits[1].tolist() == [1, 1, 1]
     assert draws_rows[1].tolist() == [2, 2, 1]
+
+
+def test_score_statistics_against_the_rest_by_hand():
+    """Cells A 1/2, B 2/2, C 0/1: pooled rate 3/5; A against the rest: (1/2 - 2/3) / sqrt(0.24 (1/2 + 1/3));
+    the two-sided normal p of each statistic is pooled_rate_p's; a crossing where every row succeeds
+    has statistic 0."""
+    from scipy.stats import norm
+
+    from medbias.metrics.fairness import pooled_rate_p
+
+    hits, rows = np.array([1.0, 2.0, 0.0]), np.array([2.0, 2.0, 1.0])
+    statistics = score_statistics_against_rest(hits, rows)
+    assert statistics[0] == pytest.approx((0.5 - 2 / 3) / np.sqrt(0.24 * (1 / 2 + 1 / 3)))
+    assert statistics[2] == pytest.approx(-0.75 / np.sqrt(0.24 * (1 + 1 / 4)))
+    for k in range(3):
+        p = pooled_rate_p(hits[k], rows[k], hits.sum() - hits[k], rows.sum() - rows[k])
+        assert 2 * norm.sf(abs(statistics[k])) == pytest.approx(p)
+    assert score_statistics_against_rest(np.array([2.0, 3.0]), np.array([2.0, 3.0])).tolist() == [0.0, 0.0]
+    assert np.isnan(score_statistics_against_rest(np.array([0.0, 3.0]), np.array([0.0, 3.0]))[0])
+
+
+def test_the_worst_cell_is_the_largest_gap_in_standard_errors_not_the_largest_raw_gap():
+    """A large cell missing half its positives (20 of 40) against a small one missing 4 of 5, four
+    other cells finding 45 of 50 each: the small cell's raw gap is larger (-0.63 against -0.38)
+    but the large cell's is more standard errors from 0, so it is the worst cell and the max-T test
+    finds it."""
+    label = np.ones(245, dtype=int)
+    others = [f"other{k}" for k in range(4)]
+    cells = np.array(["large"] * 40 + ["small"] * 5 + [c for c in others for _ in range(50)])
+    prediction = np.concatenate([np.repeat([1, 0], 20), [1, 0, 0, 0, 0], np.tile(np.repeat([1, 0], [45, 5]), 4)])
+    order = ["large", *others, "small"]
+    test = worst_cell_test(prediction, label, cells, order, np.ones(6, bool), "recall", 999, np.random.default_rng(0))
+    raw = dict(zip(order, test["cell_gaps"]))
+    assert raw["small"] < raw["large"] < 0
+    assert test["worst_cell"] == "large" and test["gap"] == pytest.approx(raw["large"])
+    assert test["p_permutation"] == pytest.approx(1 / 1000)
 
 
 def test_smoothed_differential_fairness_by_hand():

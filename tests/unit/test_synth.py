@@ -169,7 +169,8 @@ def test_planted_recall_gap_mentions_evidence_less_in_the_disadvantaged_group(co
     other = "M" if gap["disadvantaged"] == "F" else "F"
     assert planted[gap["disadvantaged"]] < 0.3 * planted[other], planted
     assert planted[other] == gap["advantaged_evidence_rate"] == 1.0, planted
-    control = mention_rates("Cardiac dysrhythmias")
+    planted_anywhere = {g["phenotype"] for g in cohort.truth["planted_intersectional_gaps"]} | {gap["phenotype"]}
+    control = mention_rates(next(p for p in PHENOTYPE_EVIDENCE if p not in planted_anywhere))
     assert abs(control["F"] - control["M"]) < 0.1, control
 
 
@@ -205,15 +206,81 @@ def test_a_planted_gap_asking_more_sentences_than_its_phrases_is_refused():
     import medbias.synth.mimic as mimic
     from medbias.synth.phrases import PHENOTYPE_EVIDENCE
 
-    mimic.check_planted_recall_gaps(mimic.PLANTED_RECALL_GAPS)  # the shipped plant is possible
-    phenotype = next(iter(mimic.PLANTED_RECALL_GAPS))
+    shipped, cells = mimic.PLANTED_RECALL_GAPS, mimic.PLANTED_INTERSECTIONAL_GAPS
+    mimic.check_planted_recall_gaps(shipped, cells)  # the shipped plants are possible
+    phenotype = next(iter(shipped))
     too_many = len(PHENOTYPE_EVIDENCE[phenotype]) + 1
     with pytest.raises(
         ValueError, match=f"advantaged_sentences {too_many} exceeds the {too_many - 1} evidence phrases"
     ):
+        mimic.check_planted_recall_gaps({phenotype: {**shipped[phenotype], "advantaged_sentences": too_many}}, {})
+    cell_phenotype = next(iter(cells))
+    with pytest.raises(ValueError, match=f"intersectional gap {cell_phenotype!r}: advantaged_sentences {too_many}"):
         mimic.check_planted_recall_gaps(
-            {phenotype: {**mimic.PLANTED_RECALL_GAPS[phenotype], "advantaged_sentences": too_many}}
+            {}, {cell_phenotype: {**cells[cell_phenotype], "advantaged_sentences": too_many}}
         )
+    with pytest.raises(ValueError, match=f"phenotype {phenotype!r} has both"):
+        mimic.check_planted_recall_gaps(shipped, {phenotype: cells[cell_phenotype]})
+
+
+def test_the_planted_intersectional_gap_withholds_the_evidence_in_its_cell_and_an_equal_share_of_the_other_gender(
+    cohort,
+):
+    """Notes of admissions with the intersectional plant's phenotype: the cell's (gender and age at
+    admission) never state its evidence, the cell's gender outside the cell always does, and the
+    other gender's admissions state it in all their notes or in none, none for about the cell's share."""
+    from medbias.studies.hurtful.demographics import admission_demographics
+    from medbias.synth.mimic import adult_age_share, phenotype_of_code
+    from medbias.synth.phrases import PHENOTYPE_EVIDENCE
+
+    (plant,) = cohort.truth["planted_intersectional_gaps"]
+    tables = cohort.tables
+    dx = tables["DIAGNOSES_ICD"].assign(phenotype=tables["DIAGNOSES_ICD"]["ICD9_CODE"].map(phenotype_of_code(HCUP)))
+    hadms = set(dx.loc[dx["phenotype"] == plant["phenotype"], "HADM_ID"])
+    patients = tables["PATIENTS"].assign(DOB=pd.to_datetime(tables["PATIENTS"]["DOB"]))
+    admissions = tables["ADMISSIONS"].assign(ADMITTIME=pd.to_datetime(tables["ADMISSIONS"]["ADMITTIME"]))
+    people = admission_demographics(patients, admissions).set_index("HADM_ID")
+    notes = tables["NOTEEVENTS"].dropna(subset=["HADM_ID"])
+    notes = notes[notes["HADM_ID"].isin(hadms)]
+    stated = notes["TEXT"].apply(lambda t: any(p in t for p in PHENOTYPE_EVIDENCE[plant["phenotype"]]))
+    stays = stated.groupby(notes["HADM_ID"]).agg(["all", "any"]).join(people[["gender", "age"]])
+    low, high = plant["ages"]
+    in_cell = (stays["gender"] == plant["gender"]) & stays["age"].between(low, high - 1)
+    same_gender = stays["gender"] == plant["gender"]
+    assert in_cell.sum() > 5 and not stays.loc[in_cell, "any"].any()
+    assert stays.loc[same_gender & ~in_cell, "all"].all()
+    other = stays[~same_gender]
+    assert (other["all"] | ~other["any"]).all()  # a whole admission, never a note
+    share = plant["other_gender_share"]
+    assert share == pytest.approx(adult_age_share(low, high), abs=1e-4)
+    withheld = int((~other["any"]).sum())
+    assert withheld == plant["withheld_admissions"]["other_gender"]
+    assert int(in_cell.sum()) == plant["withheld_admissions"]["cell"]
+    # the withheld count is binomial(admissions, share): within 3 standard deviations
+    n = len(other)
+    assert abs(withheld - n * share) < 3 * (n * share * (1 - share)) ** 0.5, (withheld, n, share)
+
+
+def test_the_withheld_evidence_leaves_the_rest_of_the_world_unchanged(cohort, monkeypatch):
+    """The intersectional plant's withheld sentences are drawn as written ones: with nothing withheld,
+    every table is the same and every note is the same once the phenotype's evidence is removed."""
+    import re
+
+    import medbias.synth.mimic as mimic
+    from medbias.synth.phrases import PHENOTYPE_EVIDENCE
+
+    (plant,) = cohort.truth["planted_intersectional_gaps"]
+    monkeypatch.setattr(mimic, "withheld_evidence", lambda *args: frozenset())
+    without = generate_cohort(300, HCUP, seed=7)
+    for name, table in cohort.tables.items():
+        if name != "NOTEEVENTS":
+            pd.testing.assert_frame_equal(table, without.tables[name])
+    evidence = re.compile(
+        r"\s*(He|She) has (" + "|".join(map(re.escape, PHENOTYPE_EVIDENCE[plant["phenotype"]])) + r")\."
+    )
+    with_text, without_text = cohort.tables["NOTEEVENTS"]["TEXT"], without.tables["NOTEEVENTS"]["TEXT"]
+    assert (with_text != without_text).sum() > 0
+    assert (with_text.map(lambda t: evidence.sub("", t)) == without_text.map(lambda t: evidence.sub("", t))).all()
 
 
 def test_planted_label_bias_marks_only_the_planted_genders_notes_without_the_condition(cohort):

@@ -8,6 +8,7 @@ downstream tasks are learnable. Nothing here is derived from MIMIC-III data.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -132,6 +133,26 @@ PLANTED_RECALL_GAPS = {
         "advantaged_sentences": 2,
     }
 }
+# A planted intersectional recall gap: the notes of the admissions in one cell (gender and age band)
+# never state the phenotype's evidence, and neither do those of an equal share of the other gender's
+# admissions, drawn per admission id (independent of age, ethnicity, insurance and language), so each
+# gender loses the evidence of the same share of its positives and no per-attribute gap carries the
+# cell's. Every other note states it as for the acute renal plant's advantaged gender (rate 1, two
+# sentences; with one sentence, and without the other gender's share, the classifier scored the cell's
+# positives like the rest: cell recall 0.50 against 0.71). About 12 test positives in the cell at demo
+# scale 0.4. The withheld notes draw as the others do (the phrase is drawn, then not written).
+PLANTED_INTERSECTIONAL_GAPS = {
+    "Cardiac dysrhythmias": {
+        "crossing": ["gender", "age_band"],
+        "gender": "M",
+        "ages": [65, 80],  # age at admission, as the cohort computes it
+        "cell": "M & 65-79",
+        "advantaged_evidence_rate": 1.0,
+        "advantaged_sentences": 2,
+    }
+}
+WITHHOLDING_SEED = 55  # seeds, with an admission id, the other gender's withheld draw
+AGE_MEAN, AGE_SD = 64, 16  # adult ages ~ round(N(64, 16)) clipped to [18, 89], before the special cases
 CONDITION_MENTION_RATE = 0.9  # share of a carrier's notes (not ECG, Echo, Radiology) that mention it
 GRAVE_RATE_DIED, GRAVE_RATE_SURVIVED = 0.5, 0.04
 CONDITION_BY_NAME = {c.name: c for c in CONDITIONS}
@@ -212,8 +233,10 @@ def _note_text(
     died: bool,
     early: bool,
     dates: tuple[datetime, datetime],
+    withheld: frozenset[str] = frozenset(),
 ) -> tuple[str, set[str]]:
-    """One synthetic note, and the planted conditions it mentions."""
+    """One synthetic note, and the planted conditions it mentions. The evidence of the phenotypes in
+    ``withheld`` is drawn as for any note and not written."""
     g = GENDER_WORDS[gender]
     sentences: list[str] = []
     age_text = _placeholder(rng, "age_over_90") if age > 89 else str(age)
@@ -230,9 +253,10 @@ def _note_text(
     for phenotype in phenotypes:
         options = PHENOTYPE_EVIDENCE[phenotype]
         gap = PLANTED_RECALL_GAPS.get(phenotype)
+        plant = gap or PLANTED_INTERSECTIONAL_GAPS.get(phenotype)
         disadvantaged = gap is not None and gap["disadvantaged"] == gender
         usual_rate = rate * gap["evidence_rate_factor"] if disadvantaged else rate
-        extra_rate = gap["advantaged_evidence_rate"] if gap and not disadvantaged else usual_rate
+        extra_rate = plant["advantaged_evidence_rate"] if plant and not disadvantaged else usual_rate
         u = rng.random()
         if u < usual_rate:
             first = int(rng.integers(len(options)))
@@ -242,7 +266,9 @@ def _note_text(
             first = int((u - usual_rate) / (extra_rate - usual_rate) * len(options))
         else:
             continue
-        repeats = gap["advantaged_sentences"] if gap and not disadvantaged else 1
+        if phenotype in withheld:
+            continue
+        repeats = plant["advantaged_sentences"] if plant and not disadvantaged else 1
         for k in range(repeats):
             sentences.append(f"{g['subj'].capitalize()} has {options[(first + k) % len(options)]}.")
     for phenotype in PHENOTYPE_EVIDENCE:
@@ -272,17 +298,64 @@ def _note_text(
     return "\n".join(sentences) if category == "Discharge summary" else " ".join(sentences), mentioned
 
 
-def check_planted_recall_gaps(gaps: dict[str, dict[str, Any]]) -> None:
-    """Raise ValueError for a planted gap whose advantaged notes would state more evidence sentences
-    than its phenotype has phrases (each phrase is stated once, so the extra sentences would not be
-    written)."""
-    for phenotype, gap in gaps.items():
+def check_planted_recall_gaps(gaps: dict[str, dict[str, Any]], cell_gaps: dict[str, dict[str, Any]]) -> None:
+    """Raise ValueError for a planted gap (per attribute or intersectional) whose advantaged notes
+    would state more evidence sentences than its phenotype has phrases (each phrase is stated once,
+    so the extra sentences would not be written), or for a phenotype planted twice."""
+    for phenotype in set(gaps) & set(cell_gaps):
+        raise ValueError(f"phenotype {phenotype!r} has both a planted recall gap and a planted intersectional gap")
+    plants = [("recall gap", p, g) for p, g in gaps.items()] + [
+        ("intersectional gap", p, g) for p, g in cell_gaps.items()
+    ]
+    for kind, phenotype, gap in plants:
         phrases = len(PHENOTYPE_EVIDENCE[phenotype])
         if gap["advantaged_sentences"] > phrases:
             raise ValueError(
-                f"planted recall gap {phenotype!r}: advantaged_sentences {gap['advantaged_sentences']} exceeds "
+                f"planted {kind} {phenotype!r}: advantaged_sentences {gap['advantaged_sentences']} exceeds "
                 f"the {phrases} evidence phrases in medbias.synth.phrases.PHENOTYPE_EVIDENCE"
             )
+
+
+def adult_age_share(low: int, high: int) -> float:
+    """Expected share of the adult patients whose age lies in [low, high), 18 <= low < high <= 90:
+    all but the minors and the over-89 have ages round(N(AGE_MEAN, AGE_SD)) clipped to [18, 89]."""
+    if not 18 <= low < high <= 90:
+        raise ValueError(f"age band [{low}, {high}) must lie within [18, 90)")
+
+    def below(age: int) -> float:  # P(round(N) < age), clipped
+        if age <= 18:
+            return 0.0
+        if age > 89:
+            return 1.0
+        return 0.5 * (1 + math.erf((age - 0.5 - AGE_MEAN) / (AGE_SD * math.sqrt(2))))
+
+    usual = 1 - FRACTION_MINORS - FRACTION_OVER_89
+    return usual * (below(high) - below(low)) / (1 - FRACTION_MINORS)
+
+
+def withheld_evidence(present: list[str], gender: str, age: int, hadm_id: int) -> frozenset[str]:
+    """The planted intersectional gaps' phenotypes whose evidence an admission's notes never state:
+    an admission of the plant's cell (its gender, age at admission within ``ages``), and an admission
+    of the other gender with probability the cell's share of adults (``adult_age_share``), so that both
+    genders lose the evidence of the same share of positives. The other gender's draw comes from a
+    generator seeded with the admission id, so the cohort's random stream is untouched."""
+    withheld = set()
+    for phenotype, plant in PLANTED_INTERSECTIONAL_GAPS.items():
+        if phenotype not in present:
+            continue
+        low, high = plant["ages"]
+        if gender == plant["gender"]:
+            in_cell = low <= age < high
+        else:
+            in_cell = np.random.default_rng([WITHHOLDING_SEED, hadm_id]).random() < adult_age_share(low, high)
+        if in_cell:
+            withheld.add(phenotype)
+    return frozenset(withheld)
+
+
+def _age_at(when: datetime, dob: datetime) -> int:
+    """Completed years at ``when`` (as the cohort's ``age_at`` computes it from the written DOB)."""
+    return when.year - dob.year - int((when.month, when.day) < (dob.month, dob.day))
 
 
 def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
@@ -291,13 +364,13 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
     Also returns the mimic-code acuity exports, a mimic3-benchmarks style test split and the
     generator's truth (design prevalences, planted conditions, counts of every special case).
     """
-    check_planted_recall_gaps(PLANTED_RECALL_GAPS)
+    check_planted_recall_gaps(PLANTED_RECALL_GAPS, PLANTED_INTERSECTIONAL_GAPS)
     rng = np.random.default_rng(seed)
     codes = benchmark_codes(hcup)
     background = other_codes(hcup)
     subject_ids = np.arange(1, n_patients + 1) * 7 + 100  # sparse ids, like the real ones
     genders = rng.choice(np.array(["M", "F"]), size=n_patients, p=[0.56, 0.44])
-    ages = np.clip(rng.normal(64, 16, size=n_patients).round().astype(int), 18, 89)
+    ages = np.clip(rng.normal(AGE_MEAN, AGE_SD, size=n_patients).round().astype(int), 18, 89)
     n_minor = round(FRACTION_MINORS * n_patients)
     n_old = round(FRACTION_OVER_89 * n_patients)
     special = rng.permutation(n_patients)
@@ -333,6 +406,7 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
     prevalence = np.array([PHENOTYPE_PREVALENCE[p] for p in phenotype_names])
     outpatient = set(rng.choice(n_patients, round(FRACTION_OUTPATIENT_PATIENTS * n_patients), replace=False).tolist())
     stay_rows: list[dict[str, Any]] = []
+    withheld_counts = {name: {"cell": 0, "other_gender": 0} for name in PLANTED_INTERSECTIONAL_GAPS}
 
     for i in range(n_patients):
         sid = int(subject_ids[i])
@@ -350,6 +424,11 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
             present = [phenotype_names[k] for k in np.flatnonzero(rng.random(len(prevalence)) < prevalence)]
             if rng.random() < FRACTION_NO_PHENOTYPE:  # any-disease negatives, as in the real cohort (about 7%)
                 present = []
+            withheld = withheld_evidence(present, gender, _age_at(admit, dob), hadm)
+            for phenotype in withheld:
+                withheld_counts[phenotype][
+                    "cell" if gender == PLANTED_INTERSECTIONAL_GAPS[phenotype]["gender"] else "other_gender"
+                ] += 1
             acute = sum(hcup[p]["type"] == "acute" for p in present)
             logit = -2.9 + 0.35 * acute + 1.2 * ("Shock" in present) + 0.02 * (min(age, 90) - 64)
             died = bool(rng.random() < 1 / (1 + np.exp(-logit))) and a == n_adm - 1
@@ -445,7 +524,16 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
             ) -> None:
                 nonlocal note_row
                 text, mentioned = _note_text(
-                    rng, category, gender, age, present, patient_conditions[i], died, early, (admit, dischtime)
+                    rng,
+                    category,
+                    gender,
+                    age,
+                    present,
+                    patient_conditions[i],
+                    died,
+                    early,
+                    (admit, dischtime),
+                    withheld if hadm_id is not None else frozenset(),
                 )
                 notes.append(
                     {
@@ -528,7 +616,7 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
 
     acuity, missing = generate_acuity(pd.DataFrame(stay_rows), rng)
     testset = benchmark_testset(subject_ids, rng)
-    truth = _cohort_truth(tables, carriers, subject_ids, genders, counts, missing, hcup)
+    truth = _cohort_truth(tables, carriers, subject_ids, genders, counts, missing, hcup, withheld_counts)
     carrier_ids = {name: subject_ids[idx] for name, idx in carriers.items()}
     return Cohort(tables, acuity, testset, note_mentions, carrier_ids, truth)
 
@@ -578,6 +666,7 @@ def _cohort_truth(
     counts: dict[str, int],
     missing_acuity: dict[str, int],
     hcup: dict[str, Any],
+    withheld_counts: dict[str, dict[str, int]],
 ) -> dict[str, Any]:
     """What the generator planted and produced, for the tests and later analyses."""
     adm = tables["ADMISSIONS"].merge(tables["PATIENTS"][["SUBJECT_ID", "GENDER"]], on="SUBJECT_ID")
@@ -623,6 +712,15 @@ def _cohort_truth(
         "phenotypes": phenotypes,
         "planted_conditions": conditions,
         "planted_recall_gaps": [{"phenotype": name, **gap} for name, gap in PLANTED_RECALL_GAPS.items()],
+        "planted_intersectional_gaps": [
+            {
+                "phenotype": name,
+                **gap,
+                "other_gender_share": round(adult_age_share(*gap["ages"]), 4),
+                "withheld_admissions": withheld_counts[name],
+            }
+            for name, gap in PLANTED_INTERSECTIONAL_GAPS.items()
+        ],
         "special_cases": counts,
         "missing_acuity_stays": missing_acuity,
         "test_subjects_fraction": TEST_FRACTION,

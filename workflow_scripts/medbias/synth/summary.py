@@ -54,6 +54,24 @@ def planted_table(truth: dict[str, Any]) -> pd.DataFrame:
                 "count": truth["mimic"]["phenotypes"][gap["phenotype"]]["admissions_with"],
             }
         )
+    for gap in truth["mimic"].get("planted_intersectional_gaps", []):
+        withheld = gap["withheld_admissions"]
+        rows.append(
+            {
+                "study_input": "notes",
+                "effect": (
+                    f"evidence of '{gap['phenotype']}' never stated in the notes of cell {gap['cell']} "
+                    f"({' x '.join(gap['crossing'])}; {withheld['cell']} admissions) nor in a "
+                    f"{gap['other_gender_share']:.2f} share of the other gender's ({withheld['other_gender']}); "
+                    f"other notes: at rate {gap['advantaged_evidence_rate']:g}, "
+                    f"in {gap['advantaged_sentences']} sentences"
+                ),
+                "expected": f"worst recall cell {gap['cell']} below 0 after BH; no per-attribute recall gap of its "
+                "tasks after BH",
+                "strength": 0.0,
+                "count": truth["mimic"]["phenotypes"][gap["phenotype"]]["admissions_with"],
+            }
+        )
     counts = truth.get("phenotype_annotations", {}).get("planted_label_bias", {})
     for bias in truth.get("mental", {}).get("planted_label_bias", []):
         rows.append(

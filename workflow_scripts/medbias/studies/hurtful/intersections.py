@@ -10,14 +10,18 @@ cell's gap is its rate minus the rate of every other stay of the crossing (the c
 A cell with fewer than ``min_cell`` rows of that kind is reported and not tested: its rate moves in
 steps too coarse to mean anything.
 
-- The worst cell is the tested cell with the largest |gap|. Over many small cells that maximum is
-  large even when nothing differs (the raw maximum is inflated), so its p-value is a permutation test
-  of the maximum itself: the cell labels are permuted among the metric's rows and the largest |gap|
-  over the tested cells recomputed, p = (1 + #{permuted >= observed}) / (1 + permutations); BH then runs
-  over the tasks. ``naive_p`` is the two-proportion score test of the worst cell against the rest as
-  if it had been chosen in advance (what reading the largest raw gap amounts to), kept to show the
-  inflation. The worst cell's gap has a percentile interval from resamples of the test stays within
-  label (the cell fixed as chosen on the data).
+- The worst cell is the tested cell whose gap is largest in standard errors: the largest |z| of the
+  two-proportion score statistic of each cell against the rest. The largest raw |gap| would mostly
+  pick the smallest cells, whose rates move in the largest steps, and a test of it has little power
+  for a gap in a large cell (a cell of 5 positives misses all of them by chance far more often than
+  one of 12 misses 7). Over many cells the largest |z| is itself inflated when nothing differs, so
+  its p-value is a permutation test of the maximum (Westfall and Young 1993's max-T): the cell labels
+  are permuted among the metric's rows and the largest |z| over the tested cells recomputed,
+  p = (1 + #{permuted >= observed}) / (1 + permutations); BH then runs over the tasks. ``naive_p`` is
+  the score test of the worst cell against the rest as if it had been chosen in advance (what reading
+  the most extreme cell amounts to), kept to show the inflation. The worst cell's gap has a
+  percentile interval from resamples of the test stays within label (the cell fixed as chosen on the
+  data).
 - Differential fairness (Foulds et al. 2020): epsilon = max over tested cells i, j and outcomes y of
   log P(y_hat = y | i) - log P(y_hat = y | j), estimated by their smoothed empirical differential
   fairness (eq. 6): P(y_hat = y | i) = (N_{i,y} + alpha) / (N_i + 2 alpha), a Dirichlet prior of
@@ -110,6 +114,20 @@ def gaps_against_rest(hits: np.ndarray, rows: np.ndarray) -> np.ndarray:
         )
 
 
+def score_statistics_against_rest(hits: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Each cell's gap against the rest (``gaps_against_rest``) in standard errors: the two-proportion
+    score statistic (r_cell - r_rest) / sqrt(r (1 - r) (1/n_cell + 1/n_rest)), r the pooled rate of
+    every row, as ``pooled_rate_p`` tests it. 0 where the pooled rate is 0 or 1 (every row alike); NaN
+    where the cell or the rest has no rows."""
+    total_hits, total_rows = hits.sum(axis=-1, keepdims=True), rows.sum(axis=-1, keepdims=True)
+    rest_rows = total_rows - rows
+    pooled = total_hits / np.where(total_rows > 0, total_rows, 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        variance = pooled * (1 - pooled) * (1 / rows + 1 / rest_rows)
+        statistics = gaps_against_rest(hits, rows) / np.sqrt(np.where(variance > 0, variance, 1))
+    return np.where(variance > 0, statistics, np.where(np.isnan(statistics), np.nan, 0.0))
+
+
 def smoothed_epsilon(predicted_positive: np.ndarray, rows: np.ndarray, alpha: float) -> np.ndarray:
     """Differential fairness epsilon (Foulds et al. 2020) over the cells of the last axis:
     max over cells i, j and y in {0, 1} of log P(y | i) - log P(y | j), with P(1 | i) =
@@ -129,8 +147,9 @@ def worst_cell_test(
     permutations: int,
     rng: np.random.Generator,
 ) -> dict:
-    """The tested cell (``tested``: bool per cell of ``order``) with the largest |gap| against the
-    rest for ``metric``, its gap, the permutation p of that maximum, and the naive score-test p."""
+    """The tested cell (``tested``: bool per cell of ``order``) whose gap against the rest for
+    ``metric`` is largest in standard errors (``score_statistics_against_rest``), its gap, the
+    permutation p of that maximum (Westfall and Young's max-T), and the naive score-test p."""
     wanted, success_value = METRIC_ROWS[metric]
     rows_of_metric = np.ones(len(label), dtype=bool) if wanted is None else np.asarray(label) == wanted
     success = (np.asarray(prediction)[rows_of_metric] == success_value).astype(float)
@@ -140,14 +159,16 @@ def worst_cell_test(
     gaps = np.where(tested, gaps_against_rest(hits, rows), np.nan)
     if not np.isfinite(gaps).any():
         return {"worst_cell": "", "gap": np.nan, "p_permutation": np.nan, "naive_p": np.nan, "cell_gaps": gaps}
-    worst = int(np.nanargmax(np.abs(gaps)))
-    observed = abs(gaps[worst])
+    statistics = np.where(tested, score_statistics_against_rest(hits, rows), np.nan)
+    worst = int(np.nanargmax(np.abs(statistics)))
+    observed = abs(statistics[worst])
     exceed = 0
     for start in range(0, permutations, 500):
         draws = min(500, permutations - start)
         permuted = rng.permuted(np.broadcast_to(index, (draws, len(index))), axis=1)
         permuted_hits, permuted_rows = cell_rates(success, permuted, len(order))
-        maxima = np.nanmax(np.abs(np.where(tested, gaps_against_rest(permuted_hits, permuted_rows), np.nan)), axis=1)
+        permuted_statistics = score_statistics_against_rest(permuted_hits, permuted_rows)
+        maxima = np.nanmax(np.abs(np.where(tested, permuted_statistics, np.nan)), axis=1)
         exceed += int(np.sum(maxima >= observed - 1e-12))
     naive = pooled_rate_p(hits[worst], rows[worst], hits.sum() - hits[worst], rows.sum() - rows[worst])
     return {
