@@ -55,7 +55,11 @@ decisions = combine(
         seat_decisions(pd.read_csv(snakemake.input.seat), truth["plm"]),
         gap_decisions(gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"])), p.alpha),
         intersection_decisions(
-            pd.read_csv(snakemake.input.worst_cells), truth["mimic"], dict(zip(tasks["task"], tasks["label"])), p.alpha
+            pd.read_csv(snakemake.input.worst_cells),
+            truth["mimic"],
+            dict(zip(tasks["task"], tasks["label"])),
+            dict(zip(tasks["task"], tasks["cohort"])),
+            p.alpha,
         )
         if snakemake.input.worst_cells
         else pd.DataFrame(),

@@ -46,7 +46,11 @@ recovery = combine(
         if snakemake.input.gap_changes
         else pd.DataFrame(),
         intersection_recovery(
-            pd.read_csv(snakemake.input.worst_cells), gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"]))
+            pd.read_csv(snakemake.input.worst_cells),
+            gaps,
+            truth["mimic"],
+            dict(zip(tasks["task"], tasks["label"])),
+            dict(zip(tasks["task"], tasks["cohort"])),
         )
         if snakemake.input.worst_cells
         else pd.DataFrame(),

@@ -178,7 +178,12 @@ def _truth():
             {"phenotype": "Acute and unspecified renal failure", "attribute": "gender", "disadvantaged": "F"}
         ],
         "planted_intersectional_gaps": [
-            {"phenotype": "Essential hypertension", "crossing": ["gender", "age_band"], "cell": "F & 80+"}
+            {
+                "phenotype": "Essential hypertension",
+                "crossing": ["gender", "age_band"],
+                "cell": "F & 80+",
+                "cohorts": ["pa"],
+            }
         ],
     }
 
@@ -189,10 +194,12 @@ def test_the_intersectional_plant_is_planted_its_reach_left_out_and_other_tasks_
 
     labels = {
         "pa_hypertension": "Essential hypertension",
+        "pf_hypertension": "Essential hypertension",
         "pa_chronic": "any_chronic",
         "pa_acute_renal": "Acute and unspecified renal failure",
         "pa_shock": "Shock",
     }
+    cohorts = {task: task.split("_")[0] for task in labels}
     worst = pd.DataFrame(
         [
             {
@@ -211,6 +218,7 @@ def test_the_intersectional_plant_is_planted_its_reach_left_out_and_other_tasks_
             }
             for t, cell, v, p in (
                 ("pa_hypertension", "F & 80+", -0.8, 0.0002),
+                ("pf_hypertension", "F & 80+", -0.3, 0.3),  # the plant's other cohort: left out
                 ("pa_chronic", "F & 80+", -0.3, 0.01),
                 ("pa_acute_renal", "F & 65-79", -0.9, 0.0002),
                 ("pa_shock", "M & 45-64", 0.2, 0.4),
@@ -219,7 +227,7 @@ def test_the_intersectional_plant_is_planted_its_reach_left_out_and_other_tasks_
             for m in ("recall", "specificity")
         ]
     )
-    truth = intersection_truth(worst, _truth(), labels)
+    truth = intersection_truth(worst, _truth(), labels, cohorts)
     planted = truth[truth["truth"] == "planted"]
     assert planted[["task", "crossing", "metric"]].values.tolist() == [
         ["pa_hypertension", "gender x age_band", "recall"]
@@ -252,12 +260,12 @@ def test_the_intersectional_plant_is_planted_its_reach_left_out_and_other_tasks_
             },
         ]
     )
-    recovery = intersection_recovery(worst, gaps, _truth(), labels)
+    recovery = intersection_recovery(worst, gaps, _truth(), labels, cohorts)
     assert recovery.loc[recovery["truth"] == "planted", "recovered"].tolist() == [True]
     assert recovery.loc[recovery["truth"] == "control", "recovered"].all()
     # a per-attribute gap significant after BH on the planted task means the plant was not intersection-only
     flagged = gaps.assign(significant_bh=[True, False], p_bh=[0.01, 0.9])
-    assert not intersection_recovery(worst, flagged, _truth(), labels).loc[0, "recovered"]
+    assert not intersection_recovery(worst, flagged, _truth(), labels, cohorts).loc[0, "recovered"]
     # the per-attribute gaps of the intersectional plant's tasks are no controls
     recall = recall_gap_truth(gaps, _truth(), labels)
     assert recall["task"].tolist() == ["pa_shock"]

@@ -137,18 +137,22 @@ PLANTED_RECALL_GAPS = {
 # never state the phenotype's evidence, and neither do those of an equal share of the other gender's
 # admissions, drawn per admission id (independent of age, ethnicity, insurance and language), so each
 # gender loses the evidence of the same share of its positives and no per-attribute gap carries the
-# cell's. Every other note states it as for the acute renal plant's advantaged gender (rate 1, two
-# sentences; with one sentence, and without the other gender's share, the classifier scored the cell's
-# positives like the rest: cell recall 0.50 against 0.71). About 12 test positives in the cell at demo
-# scale 0.4. The withheld notes draw as the others do (the phrase is drawn, then not written).
+# cell's. Every other note states it as for any phenotype (the usual rates, one sentence), and the
+# withheld notes draw as the others do (the phrase is drawn, then not written), so the world is the
+# one without the plant but for the withheld sentences. About 12 test positives in the cell at demo
+# scale 0.4. ``cohorts``: the tasks on which the gap is asserted. The first-note task sees one note,
+# which states the evidence at the nursing rate (0.55) outside the cell too, so its cell stands out
+# less (on the demo's calibration run: worst cell M & 65-79 -0.28 [-0.56, +0.02], permutation p 0.44;
+# all notes: -0.60 [-0.74, -0.46], BH p 0.018). Writing the evidence in every other note, twice,
+# found the cell on both tasks but moved the classifiers of other phenotypes enough that two controls'
+# gender gaps became significant after BH.
 PLANTED_INTERSECTIONAL_GAPS = {
     "Cardiac dysrhythmias": {
         "crossing": ["gender", "age_band"],
         "gender": "M",
         "ages": [65, 80],  # age at admission, as the cohort computes it
         "cell": "M & 65-79",
-        "advantaged_evidence_rate": 1.0,
-        "advantaged_sentences": 2,
+        "cohorts": ["pa"],
     }
 }
 WITHHOLDING_SEED = 55  # seeds, with an admission id, the other gender's withheld draw
@@ -253,10 +257,9 @@ def _note_text(
     for phenotype in phenotypes:
         options = PHENOTYPE_EVIDENCE[phenotype]
         gap = PLANTED_RECALL_GAPS.get(phenotype)
-        plant = gap or PLANTED_INTERSECTIONAL_GAPS.get(phenotype)
         disadvantaged = gap is not None and gap["disadvantaged"] == gender
         usual_rate = rate * gap["evidence_rate_factor"] if disadvantaged else rate
-        extra_rate = plant["advantaged_evidence_rate"] if plant and not disadvantaged else usual_rate
+        extra_rate = gap["advantaged_evidence_rate"] if gap and not disadvantaged else usual_rate
         u = rng.random()
         if u < usual_rate:
             first = int(rng.integers(len(options)))
@@ -268,7 +271,7 @@ def _note_text(
             continue
         if phenotype in withheld:
             continue
-        repeats = plant["advantaged_sentences"] if plant and not disadvantaged else 1
+        repeats = gap["advantaged_sentences"] if gap and not disadvantaged else 1
         for k in range(repeats):
             sentences.append(f"{g['subj'].capitalize()} has {options[(first + k) % len(options)]}.")
     for phenotype in PHENOTYPE_EVIDENCE:
@@ -299,19 +302,17 @@ def _note_text(
 
 
 def check_planted_recall_gaps(gaps: dict[str, dict[str, Any]], cell_gaps: dict[str, dict[str, Any]]) -> None:
-    """Raise ValueError for a planted gap (per attribute or intersectional) whose advantaged notes
-    would state more evidence sentences than its phenotype has phrases (each phrase is stated once,
-    so the extra sentences would not be written), or for a phenotype planted twice."""
-    for phenotype in set(gaps) & set(cell_gaps):
+    """Raise ValueError for a planted recall gap whose advantaged notes would state more evidence
+    sentences than its phenotype has phrases (each phrase is stated once, so the extra sentences would
+    not be written), or for a phenotype with both a planted recall gap and a planted intersectional
+    gap (``cell_gaps``)."""
+    for phenotype in sorted(set(gaps) & set(cell_gaps)):
         raise ValueError(f"phenotype {phenotype!r} has both a planted recall gap and a planted intersectional gap")
-    plants = [("recall gap", p, g) for p, g in gaps.items()] + [
-        ("intersectional gap", p, g) for p, g in cell_gaps.items()
-    ]
-    for kind, phenotype, gap in plants:
+    for phenotype, gap in gaps.items():
         phrases = len(PHENOTYPE_EVIDENCE[phenotype])
         if gap["advantaged_sentences"] > phrases:
             raise ValueError(
-                f"planted {kind} {phenotype!r}: advantaged_sentences {gap['advantaged_sentences']} exceeds "
+                f"planted recall gap {phenotype!r}: advantaged_sentences {gap['advantaged_sentences']} exceeds "
                 f"the {phrases} evidence phrases in medbias.synth.phrases.PHENOTYPE_EVIDENCE"
             )
 
@@ -345,10 +346,10 @@ def withheld_evidence(present: list[str], gender: str, age: int, hadm_id: int) -
             continue
         low, high = plant["ages"]
         if gender == plant["gender"]:
-            in_cell = low <= age < high
+            withhold = low <= age < high  # the cell
         else:
-            in_cell = np.random.default_rng([WITHHOLDING_SEED, hadm_id]).random() < adult_age_share(low, high)
-        if in_cell:
+            withhold = np.random.default_rng([WITHHOLDING_SEED, hadm_id]).random() < adult_age_share(low, high)
+        if withhold:
             withheld.add(phenotype)
     return frozenset(withheld)
 

@@ -63,11 +63,10 @@ def planted_table(truth: dict[str, Any]) -> pd.DataFrame:
                     f"evidence of '{gap['phenotype']}' never stated in the notes of cell {gap['cell']} "
                     f"({' x '.join(gap['crossing'])}; {withheld['cell']} admissions) nor in a "
                     f"{gap['other_gender_share']:.2f} share of the other gender's ({withheld['other_gender']}); "
-                    f"other notes: at rate {gap['advantaged_evidence_rate']:g}, "
-                    f"in {gap['advantaged_sentences']} sentences"
+                    "other notes: at the usual rates"
                 ),
-                "expected": f"worst recall cell {gap['cell']} below 0 after BH; no per-attribute recall gap of its "
-                "tasks after BH",
+                "expected": f"worst recall cell {gap['cell']} below 0 after BH on the {'/'.join(gap['cohorts'])} "
+                "task; no per-attribute recall gap of it after BH",
                 "strength": 0.0,
                 "count": truth["mimic"]["phenotypes"][gap["phenotype"]]["admissions_with"],
             }

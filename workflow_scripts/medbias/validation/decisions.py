@@ -149,19 +149,23 @@ def mitigation_decisions(
 
 
 def intersection_decisions(
-    worst: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str], alpha: float = 0.05
+    worst: pd.DataFrame,
+    mimic_truth: Mapping[str, Any],
+    task_labels: Mapping[str, str],
+    task_cohorts: Mapping[str, str],
+    alpha: float = 0.05,
 ) -> pd.DataFrame:
     """The intersectional table's worst cells as ``intersection_truth`` marks them. Flags: the
     permutation p of the maximum after BH over the tasks (what the table reports), the same p
-    uncorrected, and the naive score test of the raw worst cell as if chosen in advance (the
+    uncorrected, and the naive score test of the worst cell as if chosen in advance (the
     inflation the permutation test removes)."""
     rows = []
-    for _, r in intersection_truth(worst, mimic_truth, task_labels).iterrows():
+    for _, r in intersection_truth(worst, mimic_truth, task_labels, task_cohorts).iterrows():
         unit = f"{r['model']} {r['task']} {r['crossing']} {r['metric']}"
         for kind, p, flagged in (
             ("permutation p of the worst cell, BH", r["p_bh"], bool(r["significant_bh"])),
             ("permutation p of the worst cell, uncorrected", r["p_value"], r["p_value"] < alpha),
-            ("naive score test of the raw worst cell, uncorrected", r["naive_p"], r["naive_p"] < alpha),
+            ("naive score test of the worst cell, uncorrected", r["naive_p"], r["naive_p"] < alpha),
         ):
             rows.append(
                 [

@@ -66,7 +66,7 @@ ERROR_RATES_NOTES = (
     "flagged when it is closed (power), a control when it is widened after BH or opened. Intersectional worst "
     "cell: the worst recall cells of tasks no plant reaches (controls) and of the intersection-only "
     "plant, under the permutation test of the maximum (BH, and uncorrected) and under the naive score test of the "
-    "raw worst cell as if chosen in advance. Every decision, with its unit and p: decisions.csv.",
+    "worst cell as if chosen in advance. Every decision, with its unit and p: decisions.csv.",
 )
 
 

@@ -280,17 +280,18 @@ def intersection_recovery(
     gaps: pd.DataFrame,
     mimic_truth: Mapping[str, Any],
     task_labels: Mapping[str, str],
+    task_cohorts: Mapping[str, str],
 ) -> pd.DataFrame:
     """The intersectional table (``worst_cells.csv``) read against the truth (``intersection_truth``):
     on each task of a planted intersectional gap, its cell is the worst recall cell, below 0 and
     significant after BH, while no per-attribute recall gap of that model and task (``gaps``: every
     model's gaps.parquet) is significant after BH; on every task no plant reaches, the worst recall
     cell is not significant after BH (the family: one model, crossing and metric,
-    BH over the tasks), though the raw worst cell is read as if chosen in advance in ``naive_p``."""
+    BH over the tasks), though the worst cell is read as if chosen in advance in ``naive_p``."""
     rows = []
     cells = {" x ".join(p["crossing"]): p["cell"] for p in mimic_truth.get("planted_intersectional_gaps", [])}
     where = "hurtful/downstream/intersections/worst_cells.csv, <model>/gaps.parquet"
-    for _, r in intersection_truth(worst, mimic_truth, task_labels).iterrows():
+    for _, r in intersection_truth(worst, mimic_truth, task_labels, task_cohorts).iterrows():
         unit = f"{r['model']} {r['task']} {r['crossing']} {r['metric']}"
         observed = (
             f"worst cell {r['worst_cell']} {r['value']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}], "

@@ -102,22 +102,30 @@ def intersection_touched_labels(mimic_truth: Mapping[str, Any]) -> set[str]:
 
 
 def intersection_truth(
-    worst: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str]
+    worst: pd.DataFrame,
+    mimic_truth: Mapping[str, Any],
+    task_labels: Mapping[str, str],
+    task_cohorts: Mapping[str, str],
 ) -> pd.DataFrame:
     """The intersectional table's tested worst recall cells with a ``truth`` column: planted for a
-    planted intersectional gap's crossing on each task of its phenotype, control on the tasks no plant
-    reaches (``plant_labels`` of every planted gap, per attribute or intersectional), left out
-    otherwise. Parity and specificity are no controls: the classifier reads age and the acuity
-    scores, and prevalence rises with age in the demo world, so older cells are predicted positive
-    more often in truth (on the default demo run the permutation test, uncorrected, flagged 13 of 94
-    specificity worst cells and 1 of 58 recall ones)."""
+    planted intersectional gap's crossing on each task of its phenotype in one of its ``cohorts``
+    (``task_cohorts``: task id -> cohort, from tasks.csv), control on the tasks no plant reaches
+    (``plant_labels`` of every planted gap, per attribute or intersectional), left out otherwise.
+    Parity and specificity are no controls: the classifier reads age and the acuity scores, and
+    prevalence rises with age in the demo world, so older cells are predicted positive more often in
+    truth (on a default demo run the permutation test, uncorrected, flagged 13 of 94 specificity worst
+    cells and 1 of 58 recall ones)."""
     rows = worst[(worst["metric"] == "recall") & worst["p_value"].notna()].copy()
     label = rows["task"].map(task_labels)
     touched: set[str] = set()
     planted = pd.Series(False, index=rows.index)
     for plant in mimic_truth.get("planted_intersectional_gaps", []):
         touched |= set(plant_labels(mimic_truth, plant["phenotype"]))
-        planted |= (label == plant["phenotype"]) & (rows["crossing"] == " x ".join(plant["crossing"]))
+        planted |= (
+            (label == plant["phenotype"])
+            & rows["task"].map(task_cohorts).isin(plant["cohorts"])
+            & (rows["crossing"] == " x ".join(plant["crossing"]))
+        )
     for plant in mimic_truth["planted_recall_gaps"]:
         touched |= set(plant_labels(mimic_truth, plant["phenotype"]))
     rows = rows[planted | ~label.isin(touched)]

@@ -343,9 +343,11 @@ def intersections_page(summary: pd.DataFrame, table: pd.DataFrame, settings: Map
         "of the crossing (parity: share predicted positive; recall: among positives; specificity: share predicted "
         f"negative among negatives). Cells with fewer than {minimum['rows']} rows, {minimum['positives']} positives "
         f"or {minimum['negatives']} negatives (for the metric) are listed in cells.csv and not tested.",
-        f"Worst cell: the tested cell with the largest |gap|; p: {settings['permutations']:,} permutations of the cell "
-        "labels among the metric's rows, the largest |gap| recomputed each time (so the choice of the maximum is "
-        "paid for); BH over the tasks per crossing and metric. naive_p: the score test of the worst cell against "
+        "Worst cell: the tested cell whose gap is the most standard errors from 0 (the two-proportion score "
+        "statistic against the rest; the largest raw gap would mostly pick the smallest cells). "
+        f"p: {settings['permutations']:,} permutations of the cell labels among the metric's rows, the largest "
+        "|statistic| recomputed each time (Westfall and Young's max-T, so the choice of the maximum is paid for); "
+        "BH over the tasks per crossing and metric. naive_p: the score test of the worst cell against "
         "the rest as if it had been chosen in advance (inflated; shown to measure the inflation). Interval: "
         "percentile bootstrap of the worst cell's gap, test stays resampled within label.",
         "epsilon: differential fairness (Foulds et al. 2020), the largest log-ratio of two tested cells' "
