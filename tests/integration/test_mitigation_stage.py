@@ -1,8 +1,8 @@
 """The mitigation stage and the intersectional analysis as the DAG runs them: on the demo world, the
 post-processor the stage fitted is fairlearn's ThresholdOptimizer refitted directly on the saved
-validation scores, it closes the planted recall gap, the intersectional table finds the gap planted
-in one cell that no per-attribute gap carries, and no worst intersectional recall cell of a task
-without a plant is significant after BH; on the wiring world every method, attribute and
+validation scores, it closes the planted recall gap, the intersectional table finds a gap planted in
+one cell that no per-attribute gap carries (when the world has one), and no worst intersectional
+recall cell of a task without a plant is significant after BH; on the wiring world every method, attribute and
 crossing has its outputs."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def test_the_stage_is_thresholdoptimizer_refitted_on_the_saved_validation_scores
     assert np.array_equal(stage["prediction"].to_numpy(), expected)
 
 
-def test_the_planted_gap_is_closed_the_intersection_found_and_no_control_cell_flagged(planted_run, demo_truth):
+def test_the_planted_gaps_are_closed_or_found_and_no_control_cell_flagged(planted_run, demo_truth):
     downstream = planted_run / "results" / "hurtful" / "downstream"
     changes = pd.read_parquet(downstream / "mitigation" / "gap_changes.parquet")
     closed = changes[
@@ -72,16 +72,17 @@ def test_the_planted_gap_is_closed_the_intersection_found_and_no_control_cell_fl
     worst = pd.read_csv(downstream / "intersections" / "worst_cells.csv")
     recall = worst[(worst["metric"] == "recall") & worst["p_value"].notna()]
     tasks = pd.read_csv(planted_run / "results" / "mimic" / "tasks.csv")
-    (plant,) = demo_truth["mimic"]["planted_intersectional_gaps"]
-    plant_tasks = tasks.loc[(tasks["label"] == plant["phenotype"]) & tasks["cohort"].isin(plant["cohorts"]), "task"]
-    found = recall[recall["task"].isin(plant_tasks) & (recall["crossing"] == " x ".join(plant["crossing"]))]
-    assert len(found) == len(plant["cohorts"]) and (found["worst_cell"] == plant["cell"]).all(), found
-    assert (found["value"] < 0).all() and (found["ci_high"] < 0).all() and found["significant_bh"].all(), found
     gaps = pd.read_parquet(downstream / "baseline" / "gaps.parquet")
-    per_attribute = gaps[
-        gaps["task"].isin(plant_tasks) & (gaps["metric"] == "recall") & ~gaps["attribute"].str.contains(" x ")
-    ]
-    assert len(per_attribute) > 0 and not per_attribute["significant_bh"].astype(bool).any()
+    for plant in demo_truth["mimic"]["planted_intersectional_gaps"]:  # none in the default world
+        in_scope = (tasks["label"] == plant["phenotype"]) & tasks["cohort"].isin(plant["cohorts"])
+        plant_tasks = tasks.loc[in_scope, "task"]
+        found = recall[recall["task"].isin(plant_tasks) & (recall["crossing"] == " x ".join(plant["crossing"]))]
+        assert len(found) == len(plant["cohorts"]) and (found["worst_cell"] == plant["cell"]).all(), found
+        assert (found["value"] < 0).all() and (found["ci_high"] < 0).all() and found["significant_bh"].all(), found
+        per_attribute = gaps[
+            gaps["task"].isin(plant_tasks) & (gaps["metric"] == "recall") & ~gaps["attribute"].str.contains(" x ")
+        ]
+        assert len(per_attribute) > 0 and not per_attribute["significant_bh"].astype(bool).any()
     touched = tasks_reached_by_plants(tasks, demo_truth)
     controls = recall[~recall["task"].isin(touched)]
     assert len(controls) > 40 and not controls["significant_bh"].any()

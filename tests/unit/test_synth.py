@@ -206,8 +206,9 @@ def test_a_planted_gap_asking_more_sentences_than_its_phrases_is_refused():
     import medbias.synth.mimic as mimic
     from medbias.synth.phrases import PHENOTYPE_EVIDENCE
 
-    shipped, cells = mimic.PLANTED_RECALL_GAPS, mimic.PLANTED_INTERSECTIONAL_GAPS
-    mimic.check_planted_recall_gaps(shipped, cells)  # the shipped plants are possible
+    shipped, cells = mimic.PLANTED_RECALL_GAPS, CELL_PLANT
+    mimic.check_planted_recall_gaps(shipped, mimic.PLANTED_INTERSECTIONAL_GAPS)  # the shipped plants are possible
+    mimic.check_planted_recall_gaps(shipped, cells)
     phenotype = next(iter(shipped))
     too_many = len(PHENOTYPE_EVIDENCE[phenotype]) + 1
     with pytest.raises(
@@ -219,8 +220,28 @@ def test_a_planted_gap_asking_more_sentences_than_its_phrases_is_refused():
         mimic.check_planted_recall_gaps(shipped, {phenotype: cells[cell_phenotype]})
 
 
+CELL_PLANT = {
+    "Cardiac dysrhythmias": {
+        "crossing": ["gender", "age_band"],
+        "gender": "M",
+        "ages": [65, 80],
+        "cell": "M & 65-79",
+        "cohorts": ["pa"],
+    }
+}
+
+
+@pytest.fixture
+def cell_planted(monkeypatch):
+    """The demo cohort's generator with one intersectional plant (the default world has none)."""
+    import medbias.synth.mimic as mimic
+
+    monkeypatch.setattr(mimic, "PLANTED_INTERSECTIONAL_GAPS", CELL_PLANT)
+    return generate_cohort(300, HCUP, seed=7)
+
+
 def test_the_planted_intersectional_gap_withholds_the_evidence_in_its_cell_and_an_equal_share_of_the_other_gender(
-    cohort,
+    cell_planted,
 ):
     """Notes of admissions with the intersectional plant's phenotype: the cell's (gender and age at
     admission, as the cohort computes it) and those of the other gender's withheld admissions never
@@ -230,8 +251,8 @@ def test_the_planted_intersectional_gap_withholds_the_evidence_in_its_cell_and_a
     from medbias.synth.mimic import adult_age_share, phenotype_of_code, withheld_evidence
     from medbias.synth.phrases import PHENOTYPE_EVIDENCE
 
-    (plant,) = cohort.truth["planted_intersectional_gaps"]
-    tables = cohort.tables
+    (plant,) = cell_planted.truth["planted_intersectional_gaps"]
+    tables = cell_planted.tables
     dx = tables["DIAGNOSES_ICD"].assign(phenotype=tables["DIAGNOSES_ICD"]["ICD9_CODE"].map(phenotype_of_code(HCUP)))
     hadms = set(dx.loc[dx["phenotype"] == plant["phenotype"], "HADM_ID"])
     patients = tables["PATIENTS"].assign(DOB=pd.to_datetime(tables["PATIENTS"]["DOB"]))
@@ -261,7 +282,7 @@ def test_the_planted_intersectional_gap_withholds_the_evidence_in_its_cell_and_a
     assert abs(k - n * share) < 3 * (n * share * (1 - share)) ** 0.5, (k, n, share)
 
 
-def test_the_withheld_evidence_leaves_the_rest_of_the_world_unchanged(cohort, monkeypatch):
+def test_the_withheld_evidence_leaves_the_rest_of_the_world_unchanged(cell_planted, cohort, monkeypatch):
     """The intersectional plant's withheld sentences are drawn as written ones: with nothing withheld,
     every table is the same and every note is the same once the phenotype's evidence is removed."""
     import re
@@ -269,18 +290,20 @@ def test_the_withheld_evidence_leaves_the_rest_of_the_world_unchanged(cohort, mo
     import medbias.synth.mimic as mimic
     from medbias.synth.phrases import PHENOTYPE_EVIDENCE
 
-    (plant,) = cohort.truth["planted_intersectional_gaps"]
+    (plant,) = cell_planted.truth["planted_intersectional_gaps"]
     monkeypatch.setattr(mimic, "withheld_evidence", lambda *args: frozenset())
     without = generate_cohort(300, HCUP, seed=7)
-    for name, table in cohort.tables.items():
+    for name, table in cell_planted.tables.items():
         if name != "NOTEEVENTS":
             pd.testing.assert_frame_equal(table, without.tables[name])
     evidence = re.compile(
         r"\s*(He|She) has (" + "|".join(map(re.escape, PHENOTYPE_EVIDENCE[plant["phenotype"]])) + r")\."
     )
-    with_text, without_text = cohort.tables["NOTEEVENTS"]["TEXT"], without.tables["NOTEEVENTS"]["TEXT"]
+    with_text, without_text = cell_planted.tables["NOTEEVENTS"]["TEXT"], without.tables["NOTEEVENTS"]["TEXT"]
     assert (with_text != without_text).sum() > 0
     assert (with_text.map(lambda t: evidence.sub("", t)) == without_text.map(lambda t: evidence.sub("", t))).all()
+    # and the default world, which has no intersectional plant, is that world exactly
+    pd.testing.assert_frame_equal(cohort.tables["NOTEEVENTS"], without.tables["NOTEEVENTS"])
 
 
 def test_planted_label_bias_marks_only_the_planted_genders_notes_without_the_condition(cohort):

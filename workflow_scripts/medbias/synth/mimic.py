@@ -133,28 +133,22 @@ PLANTED_RECALL_GAPS = {
         "advantaged_sentences": 2,
     }
 }
-# A planted intersectional recall gap: the notes of the admissions in one cell (gender and age band)
-# never state the phenotype's evidence, and neither do those of an equal share of the other gender's
-# admissions, drawn per admission id (independent of age, ethnicity, insurance and language), so each
-# gender loses the evidence of the same share of its positives and no per-attribute gap carries the
-# cell's. Every other note states it as for any phenotype (the usual rates, one sentence), and the
-# withheld notes draw as the others do (the phrase is drawn, then not written), so the world is the
-# one without the plant but for the withheld sentences. About 12 test positives in the cell at demo
-# scale 0.4. ``cohorts``: the tasks on which the gap is asserted. The first-note task sees one note,
-# which states the evidence at the nursing rate (0.55) outside the cell too, so its cell stands out
-# less (on the demo's calibration run: worst cell M & 65-79 -0.28 [-0.56, +0.02], permutation p 0.44;
-# all notes: -0.60 [-0.74, -0.46], BH p 0.018). Writing the evidence in every other note, twice,
-# found the cell on both tasks but moved the classifiers of other phenotypes enough that two controls'
-# gender gaps became significant after BH.
-PLANTED_INTERSECTIONAL_GAPS = {
-    "Cardiac dysrhythmias": {
-        "crossing": ["gender", "age_band"],
-        "gender": "M",
-        "ages": [65, 80],  # age at admission, as the cohort computes it
-        "cell": "M & 65-79",
-        "cohorts": ["pa"],
-    }
-}
+# Planted intersectional recall gaps (none in the calibrated world): the notes of the admissions in
+# one cell (gender and age band) never state the phenotype's evidence, and neither do those of an equal
+# share of the other gender's admissions, drawn per admission id (independent of age, ethnicity,
+# insurance and language), so each gender loses the evidence of the same share of its positives and
+# no per-attribute gap carries the cell's. The withheld notes draw as the others do (the phrase is
+# drawn, then not written), so the rest of the world is unchanged. An entry looks like
+#   "Cardiac dysrhythmias": {"crossing": ["gender", "age_band"], "gender": "M", "ages": [65, 80],
+#                            "cell": "M & 65-79", "cohorts": ["pa"]}
+# (``ages``: age at admission as the cohort computes it; ``cohorts``: the tasks on which the gap is
+# asserted). That entry, at demo scale 0.4 (about 12 test positives in the cell), was found on the
+# all-notes task (worst cell -0.60 [-0.74, -0.46], BH p 0.018) and not on the first-note task, and
+# the withheld sentences moved the pretrained model enough that two other plants were missed (Table
+# 3's male lean, p 0.019 against 0.01; the alcohol-abuse augmentation); with the evidence written in
+# every other note, twice, both tasks found the cell and the other plants held, but two control
+# phenotypes' classifiers came out with gender gaps significant after BH. So the default world has none.
+PLANTED_INTERSECTIONAL_GAPS: dict[str, dict[str, Any]] = {}
 WITHHOLDING_SEED = 55  # seeds, with an admission id, the other gender's withheld draw
 AGE_MEAN, AGE_SD = 64, 16  # adult ages ~ round(N(64, 16)) clipped to [18, 89], before the special cases
 CONDITION_MENTION_RATE = 0.9  # share of a carrier's notes (not ECG, Echo, Radiology) that mention it
