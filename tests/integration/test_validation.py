@@ -124,7 +124,7 @@ def test_recovery_lists_every_planted_effect_of_the_truth_file(recovery, demo_tr
     gap_rows = len(config["hurtful"]["downstream"]["models"]) * 2  # the phenotype's two tasks (pa, pf) per model
     closed = 2 if "threshold" in config["hurtful"]["mitigation"]["methods"] else 0  # the post-processor, both tasks
     # the intersectional plants: the tasks of their phenotype in their cohorts, per analysed model
-    cells = sum(len(p["cohorts"]) for p in demo_truth["mimic"]["planted_intersectional_gaps"]) * len(
+    cells = sum(len(p["cohorts"]) for p in demo_truth["mimic"].get("planted_intersectional_gaps", [])) * len(
         config["hurtful"]["intersections"]["models"]
     )
     assert per_study["hurtful"] == gap_rows + len(leaning) + closed + cells
