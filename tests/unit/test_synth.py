@@ -177,10 +177,8 @@ def test_planted_recall_gap_mentions_evidence_less_in_the_disadvantaged_group(co
 def test_the_planted_gaps_extra_mentions_leave_the_rest_of_the_world_unchanged(cohort, monkeypatch):
     """The advantaged gender's extra evidence mentions draw nothing from the random stream: without
     them (rate 0) every table is the same and every note is the same once those sentences are removed."""
-    import re
 
     import medbias.synth.mimic as mimic
-    from medbias.synth.phrases import PHENOTYPE_EVIDENCE
 
     (gap,) = cohort.truth["planted_recall_gaps"]
     monkeypatch.setitem(
@@ -188,14 +186,21 @@ def test_the_planted_gaps_extra_mentions_leave_the_rest_of_the_world_unchanged(c
         gap["phenotype"],
         {**mimic.PLANTED_RECALL_GAPS[gap["phenotype"]], "advantaged_evidence_rate": 0.0},
     )
-    without = generate_cohort(300, HCUP, seed=7)
-    for name, table in cohort.tables.items():
+    assert_same_world_but_the_evidence(cohort, generate_cohort(300, HCUP, seed=7), gap["phenotype"])
+
+
+def assert_same_world_but_the_evidence(planted, without, phenotype: str) -> None:
+    """Every table of the two cohorts is the same, and every note is the same once the phenotype's
+    evidence sentences are removed (some notes differ)."""
+    import re
+
+    from medbias.synth.phrases import PHENOTYPE_EVIDENCE
+
+    for name, table in planted.tables.items():
         if name != "NOTEEVENTS":
             pd.testing.assert_frame_equal(table, without.tables[name])
-    evidence = re.compile(
-        r"\s*(He|She) has (" + "|".join(map(re.escape, PHENOTYPE_EVIDENCE[gap["phenotype"]])) + r")\."
-    )
-    with_text, without_text = cohort.tables["NOTEEVENTS"]["TEXT"], without.tables["NOTEEVENTS"]["TEXT"]
+    evidence = re.compile(r"\s*(He|She) has (" + "|".join(map(re.escape, PHENOTYPE_EVIDENCE[phenotype])) + r")\.")
+    with_text, without_text = planted.tables["NOTEEVENTS"]["TEXT"], without.tables["NOTEEVENTS"]["TEXT"]
     assert (with_text != without_text).sum() > 0
     assert (with_text.map(lambda t: evidence.sub("", t)) == without_text.map(lambda t: evidence.sub("", t))).all()
 
@@ -285,23 +290,13 @@ def test_the_planted_intersectional_gap_withholds_the_evidence_in_its_cell_and_a
 def test_the_withheld_evidence_leaves_the_rest_of_the_world_unchanged(cell_planted, cohort, monkeypatch):
     """The intersectional plant's withheld sentences are drawn as written ones: with nothing withheld,
     every table is the same and every note is the same once the phenotype's evidence is removed."""
-    import re
 
     import medbias.synth.mimic as mimic
-    from medbias.synth.phrases import PHENOTYPE_EVIDENCE
 
     (plant,) = cell_planted.truth["planted_intersectional_gaps"]
     monkeypatch.setattr(mimic, "withheld_evidence", lambda *args: frozenset())
     without = generate_cohort(300, HCUP, seed=7)
-    for name, table in cell_planted.tables.items():
-        if name != "NOTEEVENTS":
-            pd.testing.assert_frame_equal(table, without.tables[name])
-    evidence = re.compile(
-        r"\s*(He|She) has (" + "|".join(map(re.escape, PHENOTYPE_EVIDENCE[plant["phenotype"]])) + r")\."
-    )
-    with_text, without_text = cell_planted.tables["NOTEEVENTS"]["TEXT"], without.tables["NOTEEVENTS"]["TEXT"]
-    assert (with_text != without_text).sum() > 0
-    assert (with_text.map(lambda t: evidence.sub("", t)) == without_text.map(lambda t: evidence.sub("", t))).all()
+    assert_same_world_but_the_evidence(cell_planted, without, plant["phenotype"])
     # and the default world, which has no intersectional plant, is that world exactly
     pd.testing.assert_frame_equal(cohort.tables["NOTEEVENTS"], without.tables["NOTEEVENTS"])
 
