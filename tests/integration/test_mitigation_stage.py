@@ -92,13 +92,9 @@ def test_the_planted_gaps_are_closed_or_found_and_no_control_cell_flagged(plante
 
 def tasks_reached_by_plants(tasks: pd.DataFrame, demo_truth) -> set[str]:
     """The tasks of the planted phenotypes (per attribute and intersectional) and the aggregates they feed."""
-    from medbias.validation.truth import intersection_touched_labels, plant_labels
+    from medbias.validation.truth import touched_labels
 
-    mimic = demo_truth["mimic"]
-    labels = intersection_touched_labels(mimic) | {
-        label for plant in mimic["planted_recall_gaps"] for label in plant_labels(mimic, plant["phenotype"])
-    }
-    return set(tasks.loc[tasks["label"].isin(labels), "task"])
+    return set(tasks.loc[tasks["label"].isin(touched_labels(demo_truth["mimic"])), "task"])
 
 
 def test_every_method_attribute_and_crossing_has_its_outputs(wiring_run):

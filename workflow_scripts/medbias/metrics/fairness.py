@@ -247,8 +247,8 @@ def fairness_gaps(
     group_index = np.array([position[g] for g in groups], dtype=int)
     label = np.asarray(label).astype(int)
     counts = group_counts(predicted, label, group_index, len(order))
-    sizes, eligible = group_sizes_and_eligibility(counts, minimum)
     minimum = {"rows": 1, "positives": 1, "negatives": 1, **(minimum or {})}  # the notes name the floor
+    sizes, eligible = group_sizes_and_eligibility(counts, minimum)
     rates = eligible_rates(counts, eligible)
     observed = {m: multigroup_gaps(rates[m]) for m in GAP_METRICS}
     comparators = {m: farthest_groups(rates[m]) for m in GAP_METRICS}

@@ -101,6 +101,13 @@ def intersection_touched_labels(mimic_truth: Mapping[str, Any]) -> set[str]:
     }
 
 
+def touched_labels(mimic_truth: Mapping[str, Any]) -> set[str]:
+    """The task labels any plant reaches, per attribute or intersectional (``plant_labels``)."""
+    return intersection_touched_labels(mimic_truth) | {
+        label for plant in mimic_truth["planted_recall_gaps"] for label in plant_labels(mimic_truth, plant["phenotype"])
+    }
+
+
 def intersection_truth(
     worst: pd.DataFrame,
     mimic_truth: Mapping[str, Any],
@@ -117,18 +124,14 @@ def intersection_truth(
     cells and 1 of 58 recall ones)."""
     rows = worst[(worst["metric"] == "recall") & worst["p_value"].notna()].copy()
     label = rows["task"].map(task_labels)
-    touched: set[str] = set()
     planted = pd.Series(False, index=rows.index)
     for plant in mimic_truth.get("planted_intersectional_gaps", []):
-        touched |= set(plant_labels(mimic_truth, plant["phenotype"]))
         planted |= (
             (label == plant["phenotype"])
             & rows["task"].map(task_cohorts).isin(plant["cohorts"])
             & (rows["crossing"] == " x ".join(plant["crossing"]))
         )
-    for plant in mimic_truth["planted_recall_gaps"]:
-        touched |= set(plant_labels(mimic_truth, plant["phenotype"]))
-    rows = rows[planted | ~label.isin(touched)]
+    rows = rows[planted | ~label.isin(touched_labels(mimic_truth))]
     rows["truth"] = np.where(planted[rows.index], "planted", "control")
     return rows
 
