@@ -134,6 +134,18 @@ rule validation_planted_recovery:
         base_model=config["hurtful"]["base_model"],
         embeddings=config["embeddings"],
         vignette_models=list(VIGNETTE_TRAINED_MODELS),
+        # the levels, sidedness and permutation counts behind each criterion and its margin
+        criteria={
+            "rios_alternative": config["rios"]["alternative"],
+            "seat_alternative": PLM_CONFIG["seat"]["alternative"],
+            "seat_alpha": PLM_CONFIG["seat"]["alpha"],
+            "downstream_alpha": DOWNSTREAM["alpha"],
+            "intersection_permutations": INTERSECTIONS["permutations"],
+            "logprob_alpha": LOGPROB["alpha"],
+            "direct_bias_null_draws": config["mental"]["direct_bias"]["null_draws"],
+            "vignette_alpha": VIGNETTES["alpha"],
+            "vignette_permutations": VIGNETTES["permutations"],
+        },
     script:
         f"{SCRIPTS}/validation_planted_recovery.py"
 

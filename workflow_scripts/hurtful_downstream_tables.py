@@ -32,7 +32,7 @@ replicates = [
         for paths in replicate_paths(inp.replicate_gaps, p.replicates)
     ],
 ]
-spread = seed_spread(replicates)
+spread = seed_spread(replicates, p.alpha)
 spread.to_csv(out.gap_seeds, index=False)
 unstable = spread["significant_bh"] & (spread["significant_bh_seeds"] <= p.replicates / 2)
 log.info(

@@ -15,6 +15,7 @@ from medbias.validation.recovery import (
     mental_recovery,
     mitigation_recovery,
     recovery_page,
+    recovery_verdict,
     rios_recovery,
     seat_recovery,
     vignette_recovery,
@@ -24,6 +25,7 @@ from medbias.validation.truth import corpus_embeddings, logprob_model_roles
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
 p = snakemake.params
+c = p.criteria
 out = snakemake.output
 truth = read_json(snakemake.input.truth)
 vignette_tables = {m: pd.read_csv(f) for m, f in zip(p.vignette_models, snakemake.input.vignettes)}
@@ -32,10 +34,19 @@ gaps = read_model_gaps(p.models, snakemake.input.gaps)
 pretrained, untrained = logprob_model_roles(p.logprob_models, p.variants, p.base_model)
 recovery = combine(
     [
-        rios_recovery(pd.read_csv(snakemake.input.weat), pd.read_csv(snakemake.input.weat_trend), truth["pubmed"]),
-        seat_recovery(pd.read_csv(snakemake.input.seat), truth["plm"]),
+        rios_recovery(
+            pd.read_csv(snakemake.input.weat),
+            pd.read_csv(snakemake.input.weat_trend),
+            truth["pubmed"],
+            c["rios_alternative"],
+        ),
+        seat_recovery(pd.read_csv(snakemake.input.seat), truth["plm"], c["seat_alternative"], c["seat_alpha"]),
         gap_recovery(
-            gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"])), pd.read_csv(snakemake.input.gap_seeds)
+            gaps,
+            truth["mimic"],
+            dict(zip(tasks["task"], tasks["label"])),
+            pd.read_csv(snakemake.input.gap_seeds),
+            c["downstream_alpha"],
         ),
         mitigation_recovery(
             pd.read_parquet(snakemake.input.gap_changes),
@@ -51,24 +62,30 @@ recovery = combine(
             truth["mimic"],
             dict(zip(tasks["task"], tasks["label"])),
             dict(zip(tasks["task"], tasks["cohort"])),
+            c["downstream_alpha"],
+            c["intersection_permutations"],
         )
         if snakemake.input.worst_cells
         else pd.DataFrame(),
-        logprob_recovery(pd.read_csv(snakemake.input.logprob), truth["logprob"], pretrained, untrained),
+        logprob_recovery(
+            pd.read_csv(snakemake.input.logprob), truth["logprob"], pretrained, untrained, c["logprob_alpha"]
+        ),
         mental_recovery(
             pd.read_csv(snakemake.input.fairness),
             pd.read_csv(snakemake.input.direct_bias),
             truth["mental"],
             corpus_embeddings(p.embeddings, list(truth["mental"]["direct_bias"])),
+            direct_bias_null_draws=c["direct_bias_null_draws"],
         ),
-        vignette_recovery(vignette_tables, truth["vignettes"]),
+        vignette_recovery(vignette_tables, truth["vignettes"], c["vignette_alpha"], c["vignette_permutations"]),
     ]
 )
 recovery.to_csv(out.csv, index=False)
 planted = recovery[recovery["truth"] == "planted"]
 family = control_family(recovery)
 write_page(recovery_page(planted, family), out.md)
-log.info("planted effects found: %d of %d", int(planted["recovered"].sum()), len(planted))
+for line in recovery_verdict(planted, family):
+    log.info("%s", line.replace("**", ""))
 for row in planted[~planted["recovered"]].itertuples(index=False):
     log.info("MISSED planted effect: %s (%s; %s)", row.effect, row.criterion, row.observed)
 for row in family.itertuples(index=False):

@@ -3,6 +3,7 @@ their level where the classic permutation test does not, and planted effects are
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import run_config
@@ -133,6 +134,46 @@ def test_recovery_lists_every_planted_effect_of_the_truth_file(recovery, demo_tr
     assert f"Planted effects found: {int(planted['recovered'].sum())} of {len(planted)}." in md
 
 
+def test_the_verdict_is_every_plant_found_every_study_clean(recovery, validation_run):
+    """The planted tier holds the verdict planted_recovery.md prints at its top: every planted effect
+    found and every study's controls clean. Each plant is asserted by the criterion the table prints,
+    through its margin (>= 0 standard errors beyond it; a criterion that accepts a null has none), and
+    the planted recall gap's margin is recomputed here from gaps.parquet with the normal quantiles."""
+    from scipy.stats import norm
+
+    rows, md = recovery
+    verdict = md.split("\n\n")[1]
+    assert verdict.startswith("**Verdict: every planted effect found"), verdict
+    planted = rows[rows["truth"] == "planted"]
+    assert planted["recovered"].all(), planted.loc[~planted["recovered"], ["effect", "observed"]].to_dict("records")
+    for r in planted.itertuples():
+        assert f"| {r.criterion} |" in md, r.criterion  # the criterion asserted is the one the table prints
+        if str(r.margin_basis).startswith("accepts a null"):
+            assert np.isnan(r.margin_se), r.effect
+        else:
+            assert r.margin_se >= 0, (r.effect, r.margin_se, r.margin_basis)
+    alpha = run_config(validation_run)["hurtful"]["downstream"]["alpha"]
+    gaps = pd.read_parquet(validation_run / "results" / "hurtful" / "downstream" / "baseline" / "gaps.parquet")
+    gap_rows = planted[
+        planted["effect"].str.startswith("baseline ") & planted["criterion"].str.startswith("recall gap < 0")
+    ]
+    assert len(gap_rows)
+    for r in gap_rows.itertuples():
+        task, group = r.effect.split()[1], r.effect.split()[2].split("=")
+        (g,) = gaps[
+            (gaps["task"] == task)
+            & (gaps["attribute"] == group[0])
+            & (gaps["group"] == group[1])
+            & (gaps["metric"] == "recall")
+        ].itertuples()
+        z = norm.isf(g.p_value / 2)
+        seed0 = (z if g.gap < 0 else -z) - norm.isf(alpha * g.p_value / g.p_bh / 2)
+        if "seed 0:" in r.margin_basis:  # over classifier seeds the majority's margin, seed 0's beside it
+            assert f"{seed0:+.2f})" in r.margin_basis, (r.effect, seed0, r.margin_basis)
+        else:
+            assert r.margin_se == pytest.approx(seed0, abs=1e-9), r.effect
+
+
 def test_recovery_verdicts_agree_with_the_tables_they_read(recovery, validation_run, demo_truth):
     """Read independently from the study tables: SEAT stars, Table V's gender-permutation p, and Figure 2's
     calibrated p of the general vectors' lean."""
@@ -168,3 +209,38 @@ def test_rios_recovers_its_plants_and_nothing_else(recovery):
     rows, _ = recovery
     rios = rows[rows["study"] == "rios"]
     assert rios["recovered"].all(), rios.loc[~rios["recovered"], ["effect", "observed"]].to_dict("records")
+
+
+def test_the_power_command_gathers_a_finished_world(recovery, validation_run, tmp_path):
+    """docs/demo-world.md's power command, in its gather step, on this tier's world (one world, so
+    every plant is found in 1 of 1 exactly when the world's verdict found it)."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "power_runs.py"),
+            "--gather",
+            str(validation_run),
+            "--folder",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    rows, _ = recovery
+    plants = pd.read_csv(tmp_path / "power_plants.csv")
+    planted = rows[rows["truth"] == "planted"]
+    assert len(plants) == len(planted) and (plants["worlds"] == 1).all()
+    assert (
+        plants.set_index("effect")["found"].to_dict() == planted.set_index("effect")["recovered"].astype(int).to_dict()
+    )
+    controls = pd.read_csv(tmp_path / "power_controls.csv")
+    assert int(controls["flagged"].sum()) == int(
+        (~rows.loc[rows["truth"] == "control", "recovered"]).groupby([rows["study"], rows["family"]]).any().sum()
+    )
+    assert (tmp_path / "power.md").read_text().startswith("# Power of the demo world's verdict on fresh world seeds")

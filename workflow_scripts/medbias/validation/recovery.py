@@ -1,17 +1,21 @@
 """Planted recovery (results/validation/planted_recovery): the tables read as a reader sees them, and
-for every planted effect of the truth file whether it was found by the table's own criterion; for the
-controls, how many were flagged against what chance allows (``control_family``).
+for every planted effect of the truth file whether it was found by the table's own criterion, with its
+margin (how many standard errors beyond the criterion it lies: ``medbias.metrics.margins``); for the
+controls, how many were flagged against what chance allows (``control_family``); and the verdict in
+one line (``recovery_verdict``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from medbias.io.tables import PaperPage, Section
+from medbias.metrics.margins import MARGIN_AT_POWER, Sided, at_p_floor, bh_threshold, interval_margin, p_margin
 from medbias.studies.hurtful.gaps import GAP_KEYS
 from medbias.validation.truth import (
     demo_set_contrasts,
@@ -22,8 +26,100 @@ from medbias.validation.truth import (
     recall_gap_truth,
 )
 
-# family: the controls tested together (one BH family of recall gaps; every other test alone)
-RECOVERY_COLUMNS = ["study", "effect", "truth", "where", "criterion", "observed", "recovered", "family"]
+# family: the controls tested together (one BH family of recall gaps; every other test alone);
+# margin_se, margin_lower_bound, margin_basis: a planted effect's margin (``Margin``), empty for controls
+RECOVERY_COLUMNS = [
+    "study",
+    "effect",
+    "truth",
+    "where",
+    "criterion",
+    "observed",
+    "recovered",
+    "family",
+    "margin_se",
+    "margin_lower_bound",
+    "margin_basis",
+]
+
+ACCEPTS_A_NULL = "accepts a null"
+
+
+@dataclass(frozen=True)
+class Margin:
+    """How far a plant's statistic lies beyond its criterion, in standard errors (``value``; >= 0 when
+    the criterion's tested parts pass), whether that is only a lower bound (a permutation p at its
+    floor), and how it was computed (``basis``). NaN with a basis starting ``ACCEPTS_A_NULL`` for a
+    criterion that passes by not rejecting: it has no margin."""
+
+    value: float
+    lower_bound: bool
+    basis: str
+
+
+def p_part(
+    p: float,
+    threshold: float,
+    sided: Sided,
+    *,
+    right_direction: bool = True,
+    draws: float = float("nan"),
+    doubled: bool = False,
+    name: str = "p",
+    threshold_name: str = "",
+) -> Margin:
+    """The margin of a p-value criterion, p < ``threshold`` (``p_margin``), with its basis; a
+    lower bound when p is at its permutation floor (``draws``, ``doubled``: ``at_p_floor``)."""
+    floor = at_p_floor(p, draws, doubled)
+    basis = (
+        f"{sided}-sided {name} {p:.3g} vs {threshold_name or f'{threshold:.3g}'}"
+        + ("" if right_direction else ", wrong sign")
+        + (f" (at its floor, {int(draws)} draws: a lower bound)" if floor else "")
+    )
+    return Margin(p_margin(p, threshold, sided, right_direction), floor, basis)
+
+
+def bh_part(
+    p: float,
+    p_bh: float,
+    alpha: float,
+    sided: Sided,
+    *,
+    right_direction: bool = True,
+    draws: float = float("nan"),
+    doubled: bool = False,
+    name: str = "p",
+) -> Margin:
+    """``p_part`` against the Benjamini-Hochberg threshold the hypothesis had to pass (``bh_threshold``)."""
+    threshold = bh_threshold(p, p_bh, alpha)
+    return p_part(
+        p,
+        threshold,
+        sided,
+        right_direction=right_direction,
+        draws=draws,
+        doubled=doubled,
+        name=name,
+        threshold_name=f"its BH threshold {threshold:.3g}",
+    )
+
+
+def interval_part(low: float, high: float, side: str, name: str = "interval") -> Margin:
+    """The margin of an interval that must lie ``side`` ("below"/"above") of 0 (``interval_margin``)."""
+    return Margin(interval_margin(low, high, side), False, f"{name} [{low:+.3g}, {high:+.3g}] {side} 0")  # type: ignore[arg-type]
+
+
+def weakest(*parts: Margin) -> Margin:
+    """A criterion of several tested parts passes by its weakest part's margin."""
+    values = [p.value for p in parts]
+    if any(not np.isfinite(v) for v in values):
+        return Margin(float("nan"), False, "; ".join(p.basis for p in parts))
+    low = min(parts, key=lambda p: p.value)
+    return Margin(low.value, low.lower_bound, "; ".join(p.basis for p in parts))
+
+
+def accepts_null(what: str) -> Margin:
+    return Margin(float("nan"), False, f"{ACCEPTS_A_NULL}: {what}")
 
 
 def _row(
@@ -35,22 +131,57 @@ def _row(
     observed: str,
     recovered: bool,
     family: str | None = None,
+    margin: Margin | None = None,
 ) -> list:
-    return [study, effect, truth, where, criterion, observed, bool(recovered), family or effect]
+    m = margin or Margin(float("nan"), False, "")
+    return [
+        study,
+        effect,
+        truth,
+        where,
+        criterion,
+        observed,
+        bool(recovered),
+        family or effect,
+        m.value,
+        m.lower_bound,
+        m.basis,
+    ]
 
 
-def rios_recovery(table: pd.DataFrame, trends: pd.DataFrame, pubmed_truth: Mapping[str, Any]) -> pd.DataFrame:
-    """Figure 1 as a reader sees it (replicate 0, stars = calibrated p): every planted pair is
+def _sided(alternative: str) -> Sided:
+    return "one" if alternative == "greater" else "two"
+
+
+def rios_recovery(
+    table: pd.DataFrame,
+    trends: pd.DataFrame,
+    pubmed_truth: Mapping[str, Any],
+    alternative: str = "greater",
+    level: float = 0.05,
+) -> pd.DataFrame:
+    """Figure 1 as a reader sees it (replicate 0, stars = calibrated p < ``level``): every planted pair is
     significant with a positive mean difference in every decade where it is planted, and nothing
     is significant where nothing is planted (control pairs; planted pairs in their null decade);
-    the trend over decades falls for every planted pair and is flat (p >= 0.05) for the controls."""
+    the trend over decades falls for every planted pair and is flat (p >= 0.05) for the controls.
+    Margins: the star's p (``alternative``-sided, at its floor 1/(null_draws + 1) a lower bound)
+    against ``level``; the trend's two-sided p against 0.05, signed by the slope."""
     strengths = planted_strengths(pubmed_truth)
     rows = []
     for r in table.itertuples(index=False):
         strength = 0.0 if r.control else strengths.get(r.test, {}).get(r.decade, 0.0)
-        p = r.p_calibrated if np.isfinite(r.p_calibrated) else r.p_value
+        calibrated = np.isfinite(r.p_calibrated)
+        p = r.p_calibrated if calibrated else r.p_value
         observed = f"md {r.mean_difference:+.3f}, d {r.effect_size:+.2f}, p {p:.4g}"
         if strength > 0:
+            margin = p_part(
+                p,
+                level,
+                _sided(alternative),
+                right_direction=r.mean_difference > 0,
+                draws=getattr(r, "null_draws", np.nan) if calibrated else np.nan,
+                name="calibrated p" if calibrated else "p",
+            )
             rows.append(
                 _row(
                     "rios",
@@ -60,6 +191,7 @@ def rios_recovery(table: pd.DataFrame, trends: pd.DataFrame, pubmed_truth: Mappi
                     "significant and mean difference > 0",
                     observed,
                     bool(r.significant) and r.mean_difference > 0,
+                    margin=margin,
                 )
             )
         else:
@@ -86,6 +218,7 @@ def rios_recovery(table: pd.DataFrame, trends: pd.DataFrame, pubmed_truth: Mappi
                     "mean-difference slope < 0, trend p < 0.05",
                     observed,
                     r.md_slope < 0 and r.md_trend_p < 0.05,
+                    margin=p_part(r.md_trend_p, 0.05, "two", right_direction=r.md_slope < 0, name="trend p"),
                 )
             )
         elif r.control:
@@ -103,10 +236,13 @@ def rios_recovery(table: pd.DataFrame, trends: pd.DataFrame, pubmed_truth: Mappi
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
 
 
-def seat_recovery(seat: pd.DataFrame, plm_truth: Mapping[str, Any]) -> pd.DataFrame:
-    """Table 2 without debiasing (stars = calibrated p): every planted test of every trained model
-    starred with a positive effect; the birthday controls of the trained models and every test of
-    a model that was not trained on the plm corpus unstarred."""
+def seat_recovery(
+    seat: pd.DataFrame, plm_truth: Mapping[str, Any], alternative: str = "greater", alpha: float = 0.05
+) -> pd.DataFrame:
+    """Table 2 without debiasing (stars = calibrated p < ``alpha``): every planted test of every trained
+    model starred with a positive effect; the birthday controls of the trained models and every test of
+    a model that was not trained on the plm corpus unstarred. Margin: the star's p (``alternative``-sided;
+    at its floor 1/(null_draws + 1) a lower bound) against ``alpha``."""
     trained = set(plm_truth["trained_models"])
     plain = seat[(seat["debias"] == "none") & (seat["status"] == "ok")]
     rows = []
@@ -114,6 +250,15 @@ def seat_recovery(seat: pd.DataFrame, plm_truth: Mapping[str, Any]) -> pd.DataFr
         p = getattr(r, "p_calibrated", np.nan)
         observed = f"d {r.effect_size:+.3f}, p {p if np.isfinite(p) else r.p_value:.4g}"
         if r.model in trained and r.test in plm_truth["seat_planted"]:
+            calibrated = np.isfinite(p)
+            margin = p_part(
+                p if calibrated else r.p_value,
+                alpha,
+                _sided(alternative),
+                right_direction=r.effect_size > 0,
+                draws=getattr(r, "null_draws", np.nan) if calibrated else np.nan,
+                name="calibrated p" if calibrated else "p",
+            )
             rows.append(
                 _row(
                     "plm",
@@ -123,6 +268,7 @@ def seat_recovery(seat: pd.DataFrame, plm_truth: Mapping[str, Any]) -> pd.DataFr
                     "significant and effect > 0",
                     observed,
                     bool(r.significant) and r.effect_size > 0,
+                    margin=margin,
                 )
             )
         elif r.model not in trained or r.test in plm_truth["seat_controls"]:
@@ -146,6 +292,7 @@ def gap_recovery(
     mimic_truth: Mapping[str, Any],
     task_labels: Mapping[str, str],
     seeds: pd.DataFrame | None = None,
+    alpha: float = 0.05,
 ) -> pd.DataFrame:
     """Table C3's recall gaps (BH within model, attribute and group; ``recall_gap_truth``): each
     planted gap negative and significant after BH for its disadvantaged group on every task of its
@@ -155,12 +302,17 @@ def gap_recovery(
     the majority's: a planted gap is found when more than half of the replicates find it below 0
     after BH, and a control is flagged when more than half flag it. A single classifier seed can
     miss a planted gap the model's features carry (or flag one they do not), so the model, not one
-    seed of its classifier, is what the verdict describes."""
+    seed of its classifier, is what the verdict describes. The seeds share one world and one test set:
+    the majority repeats the same sample and is no replication.
+
+    Margin of a planted gap: the two-sided p's z against its BH threshold at ``alpha``, signed by the
+    gap (``bh_part``); over seeds the majority's (``gap_seeds.csv``'s ``bh_margin_below_majority``)."""
     recall = recall_gap_truth(gaps, mimic_truth, task_labels)
     replicates = 1
     if seeds is not None and len(seeds):
         keys = list(GAP_KEYS)
         columns = ["replicates", "significant_bh_seeds", "significant_bh_below_seeds", "gap_seed_min", "gap_seed_max"]
+        columns += [c for c in ("bh_margin_below_majority",) if c in seeds.columns]
         recall = recall.merge(seeds[keys + columns], on=keys, how="left", validate="one_to_one")
         if recall["replicates"].isna().any():
             raise ValueError("gap_seeds.csv lacks some recall gaps of gaps.parquet")
@@ -183,6 +335,15 @@ def gap_recovery(
             planted_found = bool(r["significant_bh"]) and r["gap"] < 0
             flagged = bool(r["significant_bh"])
         if r["truth"] == "planted":
+            margin = bh_part(r["p_value"], r["p_bh"], alpha, "two", right_direction=r["gap"] < 0)
+            if replicates > 1:
+                majority = r.get("bh_margin_below_majority", np.nan)
+                margin = Margin(
+                    majority,
+                    False,
+                    f"two-sided p vs its BH threshold, signed by the gap: the margin of the majority of {replicates} "
+                    f"seeds (seed 0: {margin.basis}, {margin.value:+.2f})",
+                )
             criterion = "recall gap < 0, significant after BH" + (
                 f", in most of {replicates} classifier seeds" if replicates > 1 else ""
             )
@@ -195,6 +356,7 @@ def gap_recovery(
                     criterion,
                     observed,
                     bool(planted_found),
+                    margin=margin,
                 )
             )
         else:
@@ -256,6 +418,10 @@ def mitigation_recovery(
                     "interval below 0 before, including 0 after",
                     observed,
                     bool(r["ci_high_before"] < 0 and r["ci_low_after"] <= 0 <= r["ci_high_after"]),
+                    margin=accepts_null(
+                        "the interval after includes 0 (the gap before lies "
+                        f"{interval_margin(r['ci_low_before'], r['ci_high_before'], 'below'):+.2f} SE beyond 0)"
+                    ),
                 )
             )
         else:
@@ -281,13 +447,17 @@ def intersection_recovery(
     mimic_truth: Mapping[str, Any],
     task_labels: Mapping[str, str],
     task_cohorts: Mapping[str, str],
+    alpha: float = 0.05,
+    permutations: float = float("nan"),
 ) -> pd.DataFrame:
     """The intersectional table (``worst_cells.csv``) read against the truth (``intersection_truth``):
     on each task of a planted intersectional gap, its cell is the worst recall cell, below 0 and
     significant after BH, while no per-attribute recall gap of that model and task (``gaps``: every
     model's gaps.parquet) is significant after BH; on every task no plant reaches, the worst recall
     cell is not significant after BH (the family: one model, crossing and metric,
-    BH over the tasks), though the worst cell is read as if chosen in advance in ``naive_p``."""
+    BH over the tasks), though the worst cell is read as if chosen in advance in ``naive_p``. Margin of a
+    plant: the worst cell's one-sided permutation p (floor 1/(``permutations`` + 1)) against its BH
+    threshold at ``alpha``; that no per-attribute gap is significant accepts a null and has none."""
     rows = []
     cells = {" x ".join(p["crossing"]): p["cell"] for p in mimic_truth.get("planted_intersectional_gaps", [])}
     where = "hurtful/downstream/intersections/worst_cells.csv, <model>/gaps.parquet"
@@ -316,6 +486,12 @@ def intersection_recovery(
                 )
             )
             found = r["worst_cell"] == cells.get(r["crossing"]) and r["value"] < 0 and bool(r["significant_bh"])
+            cell = bh_part(r["p_value"], r["p_bh"], alpha, "one", draws=permutations, name="permutation p")
+            margin = Margin(
+                cell.value if r["worst_cell"] == cells.get(r["crossing"]) and r["value"] < 0 else -abs(cell.value),
+                cell.lower_bound,
+                cell.basis + "; the per-attribute gaps' part accepts a null (no margin)",
+            )
             rows.append(
                 _row(
                     "hurtful",
@@ -326,6 +502,7 @@ def intersection_recovery(
                     "of the task significant after BH",
                     observed,
                     bool(found and flagged.empty),
+                    margin=margin,
                 )
             )
         else:
@@ -355,7 +532,8 @@ def logprob_recovery(
     difference lies on its lean's side of the control category's, Mann-Whitney p < ``level`` (the
     truth file's expectation); on an untrained model, no category is further from the control than
     1% of the pretrained models' largest such distance (Mann-Whitney ranks even the tiny,
-    systematic differences of random weights, so size is the claim there)."""
+    systematic differences of random weights, so size is the claim there). Margin: the two-sided
+    Mann-Whitney p against ``level``, signed by the lean."""
     control = logprob_truth["control_category"]
     distances = logprob_distances(table, logprob_truth)
     trained = distances[distances["model"].isin(list(pretrained))]
@@ -371,6 +549,7 @@ def logprob_recovery(
                 f"on the {r.lean} side, Mann-Whitney p < {level} over attributes",
                 f"distance {r.distance:+.4f}, p {r.p:.3g}",
                 r.on_lean_side and r.p < level,
+                margin=p_part(r.p, level, "two", right_direction=bool(r.on_lean_side), name="Mann-Whitney p"),
             )
         )
     for r in distances[distances["model"].isin(list(untrained))].itertuples(index=False):
@@ -403,6 +582,7 @@ def mental_recovery(
     corpus_embeddings: Mapping[str, str],
     learner: str = "svm",
     level: float = 0.05,
+    direct_bias_null_draws: float = float("nan"),
 ) -> pd.DataFrame:
     """Table V and Figure 2: the planted label bias shows as a mismatch that favours its gender
     (McNemar p < ``level``) on the original notes of every embedding and is gone after augmentation
@@ -414,7 +594,12 @@ def mental_recovery(
     of the signed lean below 0, and below random words' lean: calibrated p < ``level``) with a Direct
     Bias above the other corpus's; in a corpus with no planted lean (a control) the synonyms lean no
     more than random words do (calibrated p >= ``level``). ``corpus_embeddings``: truth corpus ->
-    embedding name."""
+    embedding name.
+
+    Margins: McNemar's two-sided p against ``level``, signed by the favoured gender; the lean's, the
+    weaker of its interval below 0 and its calibrated two-sided p (floor 2/(``direct_bias_null_draws``
+    + 1)) against ``level`` (that its Direct Bias is the largest has no standard error); the augmentation
+    plant accepts a null and has none."""
     part = fairness[fairness["learner"] == learner].set_index(["embedding", "treatment", "task"])
     rows = []
     for bias in mental_truth["planted_label_bias"]:
@@ -433,6 +618,13 @@ def mental_recovery(
                     f"mismatch {original['mismatch']:.3f} ({original['mismatch_group'] or '-'}), p "
                     f"{original['mismatch_p']:.3g}; {_null_text(original)}",
                     original["mismatch_group"] == bias["favoured"] and original["mismatch_p"] < level,
+                    margin=p_part(
+                        original["mismatch_p"],
+                        level,
+                        "two",
+                        right_direction=original["mismatch_group"] == bias["favoured"],
+                        name="McNemar p",
+                    ),
                 )
             )
             rows.append(
@@ -444,6 +636,7 @@ def mental_recovery(
                     f"augmented mismatch < half the original's and within the gender-permutation null (p >= {level})",
                     f"mismatch {augmented['mismatch']:.3f} vs {original['mismatch']:.3f}; {_null_text(augmented)}",
                     augmented["mismatch"] < original["mismatch"] / 2 and augmented["mismatch_null_p"] >= level,
+                    margin=accepts_null(f"the augmented mismatch within the gender-permutation null (p >= {level})"),
                 )
             )
     for task in mental_truth["control_tasks"]:
@@ -483,6 +676,18 @@ def mental_recovery(
                 and r["signed_mean_cos"] < r["random_words_signed_mean"]
                 and r["signed_p_calibrated"] < level
                 and all(r["direct_bias"] > table.at[o, "direct_bias"] for o in others),
+                margin=weakest(
+                    interval_part(r["signed_low"], r["signed_high"], "below", "signed lean interval"),
+                    p_part(
+                        r["signed_p_calibrated"],
+                        level,
+                        "two",
+                        right_direction=bool(r["signed_mean_cos"] < r["random_words_signed_mean"]),
+                        draws=direct_bias_null_draws,
+                        doubled=True,
+                        name="calibrated p",
+                    ),
+                ),
             )
         )
     for corpus in (c for c, plant in mental_truth["direct_bias"].items() if plant["depression_male_share"] == 0.5):
@@ -532,10 +737,73 @@ def control_family(recovery: pd.DataFrame, level: float = 0.05) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def margin_text(margin: float, lower_bound: bool, basis: str) -> str:
+    """A plant's margin as the table prints it: '+2.31', '>= +0.68' (a lower bound) or 'none (accepts a null)'."""
+    if not np.isfinite(margin):
+        return "none (accepts a null)" if str(basis).startswith(ACCEPTS_A_NULL) else "n/a"
+    return f"{'>= ' if lower_bound else ''}{margin:+.2f}"
+
+
+def _named(rows: pd.DataFrame) -> str:
+    return "; ".join(
+        f"{r.effect} ({margin_text(r.margin_se, r.margin_lower_bound, r.margin_basis)})" for r in rows.itertuples()
+    )
+
+
+def recovery_verdict(planted: pd.DataFrame, family: pd.DataFrame, at_power: float = MARGIN_AT_POWER) -> tuple[str, str]:
+    """The verdict in one line, and the margins behind it in a second.
+
+    The verdict is "every planted effect found, every study clean" only when every planted row is
+    recovered and every study's control families are clean at the 5% level (``control_family``);
+    otherwise it names every miss with its margin and every study that is not clean. The second line
+    sorts the found plants by their margin (``margin_se``): at least ``at_power`` standard errors (a
+    single-run stand-in for power of about 0.999), fewer (a run on another CPU or world seed may miss
+    them), a lower bound under ``at_power`` (a permutation p at its floor: more draws would measure
+    it), or none (a criterion that accepts a null)."""
+    found = planted[planted["recovered"].astype(bool)]
+    missed = planted[~planted["recovered"].astype(bool)]
+    unclean = list(family.loc[~family["clean_at_level"].astype(bool), "study"]) if len(family) else []
+    if missed.empty and not unclean:
+        verdict = (
+            f"**Verdict: every planted effect found ({len(planted)} of {len(planted)}), every study clean** "
+            f"(controls flagged: {int(family['flagged'].sum()) if len(family) else 0} of "
+            f"{int(family['controls'].sum()) if len(family) else 0}, within what chance allows at the 5% level)."
+        )
+    else:
+        parts = []
+        if len(missed):
+            parts.append(f"{len(missed)} of {len(planted)} planted effects missed: {_named(missed)}")
+        if unclean:
+            parts.append(f"controls not clean at the 5% level in {', '.join(unclean)}")
+        verdict = "**Verdict: " + "; ".join(parts) + ".**"
+    finite = np.isfinite(found["margin_se"].to_numpy(dtype=float))
+    bound = found["margin_lower_bound"].astype(bool).to_numpy()
+    strong = found[finite & (found["margin_se"].to_numpy(dtype=float) >= at_power)]
+    weak = found[finite & (found["margin_se"].to_numpy(dtype=float) < at_power) & ~bound]
+    floored = found[finite & (found["margin_se"].to_numpy(dtype=float) < at_power) & bound]
+    null = found[~finite]
+    margins = [
+        f"Margins of the {len(found)} found, in standard errors beyond their criterion ({at_power:g} SE stands in "
+        f"for power of about 0.999): {len(strong)} at {at_power:g} SE or more"
+    ]
+    if len(weak):
+        margins.append(f"{len(weak)} by less, which a run on another CPU or world seed may miss: {_named(weak)}")
+    if len(floored):
+        margins.append(
+            f"{len(floored)} with a p-value at its permutation floor, so the margin is only a lower bound under "
+            f"{at_power:g} SE (more null draws would measure it): {_named(floored)}"
+        )
+    if len(null):
+        margins.append(f"{len(null)} found by accepting a null, which has no margin: {', '.join(null['effect'])}")
+    return verdict, "; ".join(margins) + "."
+
+
 def recovery_page(planted: pd.DataFrame, family: pd.DataFrame) -> PaperPage:
-    """planted_recovery.md: the count of planted effects found and controls flagged, every planted
-    effect with its criterion and observed value (``planted``: the recovery rows whose truth is
-    "planted"), and the control families per study (``family``: ``control_family`` of the recovery)."""
+    """planted_recovery.md: the verdict and the margins behind it (``recovery_verdict``), the count
+    of planted effects found and controls flagged, every planted effect with its criterion, observed
+    value and margin (``planted``: the recovery rows whose truth is "planted"), and the control
+    families per study (``family``: ``control_family`` of the recovery)."""
+    verdict, margins = recovery_verdict(planted, family)
     summary = (
         f"**Planted effects found: {int(planted['recovered'].sum())} of {len(planted)}.** "
         f"**Controls flagged: {int(family['flagged'].sum())} of {int(family['controls'].sum())}** "
@@ -543,29 +811,51 @@ def recovery_page(planted: pd.DataFrame, family: pd.DataFrame) -> PaperPage:
         f"studies not clean at the 5% level: "
         f"{', '.join(family.loc[~family['clean_at_level'], 'study']) or 'none'})."
     )
+    table = planted.assign(
+        margin=[
+            margin_text(m, b, basis)
+            for m, b, basis in zip(planted["margin_se"], planted["margin_lower_bound"], planted["margin_basis"])
+        ]
+    ).drop(columns=["truth", "family", "margin_se", "margin_lower_bound"])
     explanation = (
         "A family is one test, or the controls one correction covers (hurtful: the recall gaps of one model, "
         "attribute and group over the tasks, BH). Under no effect each family has at most a 5% chance of any "
         "flag; clean_at_level: the number of families flagged is within that (one-sided binomial p >= 0.05). "
         "Every control with its observed value: planted_recovery.csv. Criteria are the truth file's "
-        "expectations; the stars (significant) are those of the tables the rows come from."
+        "expectations; the stars (significant) are those of the tables the rows come from. margin: how many "
+        "standard errors the plant lies beyond its criterion (margin_basis says how it was computed): for a "
+        "p-value criterion the normal quantile of the observed p minus that of the threshold it must pass, on "
+        "the p-value's sidedness and signed by the planted direction, under BH the threshold at its rank given "
+        "its family (alpha x p / p_BH); for an interval, its near end's distance beyond 0 in the standard errors "
+        "its width implies; for several parts the weakest; for a majority over classifier seeds the majority's "
+        "margin (the seeds share one test set: that is no replication); '>=' a lower bound (a permutation p at "
+        "its floor). A criterion that passes by not rejecting (an interval including 0, a mismatch within its "
+        "null) has no margin."
     )
     return PaperPage(
-        "Demo world: planted effects recovered, controls clean",
+        "Demo world: planted effects and controls",
         (
+            verdict,
+            margins,
             summary,
-            Section(planted.drop(columns=["truth", "family"]), "Planted effects"),
+            Section(table, "Planted effects"),
             Section(family, "Controls, per study"),
             explanation,
         ),
     )
 
 
-def vignette_recovery(tables: Mapping[str, pd.DataFrame], vignette_truth: Mapping[str, Any]) -> pd.DataFrame:
+def vignette_recovery(
+    tables: Mapping[str, pd.DataFrame],
+    vignette_truth: Mapping[str, Any],
+    alpha: float = 0.05,
+    permutations: float = float("nan"),
+) -> pd.DataFrame:
     """The demo models' vignette tables as a reader sees them: the planted contrast (race on the
     opioid decision) is found when it is significant after BH with the planted sign; each demographic
     control is clean when it is not significant, and each control swap (same-group names, home town)
-    when its p beyond the margin is at least 0.05."""
+    when its p beyond the margin is at least 0.05. Margin of a plant: its two-sided sign-flip p beyond
+    the minimum effect against its BH threshold at ``alpha``, signed (floor 1/(``permutations`` + 1))."""
     planted = {(p["decision"], p["contrast"]): p for p in vignette_truth["planted"]}
     controls = {(c["decision"], c["contrast"]) for c in vignette_truth["controls"]}
     rows = []
@@ -588,6 +878,15 @@ def vignette_recovery(tables: Mapping[str, pd.DataFrame], vignette_truth: Mappin
                     f"(corpus difference {planted[key]['corpus_difference']:+.2f})",
                     observed,
                     bool(r.significant) and np.sign(r.d_probability) == sign,
+                    margin=bh_part(
+                        r.d_probability_p_min,
+                        r.q,
+                        alpha,
+                        "two",
+                        right_direction=bool(np.sign(r.d_probability) == sign),
+                        draws=permutations,
+                        name="sign-flip p",
+                    ),
                 )
             )
         elif key in controls:

@@ -24,6 +24,7 @@ import pandas as pd
 
 from medbias.metrics.bootstrap import percentile_interval, resample_counts, within_label_resamples
 from medbias.metrics.fairness import benjamini_hochberg_by, fairness_gaps
+from medbias.metrics.margins import bh_margin, majority_margin
 from medbias.metrics.performance import ranking_metrics
 from medbias.studies.hurtful.demographics import ATTRIBUTE_CLASSES
 
@@ -170,13 +171,19 @@ def significance_counts(gaps: pd.DataFrame, significant: str = "significant") ->
 GAP_KEYS: tuple[str, ...] = ("model", "task", "attribute", "group", "metric")
 
 
-def seed_spread(replicates: Sequence[pd.DataFrame]) -> pd.DataFrame:
+def seed_spread(replicates: Sequence[pd.DataFrame], alpha: float | None = None) -> pd.DataFrame:
     """One row per gap (``GAP_KEYS``) over classifier seed replicates (``replicates[r]``: every
     model's gaps of replicate r; replicate 0 is the tables' model): replicate 0's gap and BH
     decision, the replicates' mean, sample SD (ddof 1; NaN for one replicate), min and max, and in
     how many replicates the gap is significant (95% interval), significant after BH, and
     significant after BH below 0 or above 0. The test set is the same for every replicate, so the spread is what a
-    different classifier seed alone changes; the interval is what a different test set would."""
+    different classifier seed alone changes; the interval is what a different test set would.
+
+    With ``alpha`` (and ``p_value``, ``p_bh`` in the replicates), the margin in standard errors by which a
+    majority of the replicates is significant after BH (``medbias.metrics.margins``: the two-sided p's z
+    against its BH threshold, the (R//2 + 1)-th largest over replicates): ``bh_margin_majority`` for
+    either sign, ``bh_margin_below_majority`` for a gap below 0. "Significant after BH in more than
+    half of the replicates" holds exactly when the margin is >= 0."""
     keys = list(GAP_KEYS)
     stacked = pd.concat(
         [
@@ -185,6 +192,15 @@ def seed_spread(replicates: Sequence[pd.DataFrame]) -> pd.DataFrame:
         ],
         ignore_index=True,
     )
+    with_margins = alpha is not None and all({"p_value", "p_bh"} <= set(frame.columns) for frame in replicates)
+    if with_margins:
+        margins = pd.concat([frame[["p_value", "p_bh"]] for frame in replicates], ignore_index=True).to_numpy(
+            dtype=float
+        )
+        stacked["bh_margin"] = [bh_margin(p, q, alpha, "two") for p, q in margins]
+        stacked["bh_margin_below"] = [
+            bh_margin(p, q, alpha, "two", right_direction=bool(g < 0)) for (p, q), g in zip(margins, stacked["gap"])
+        ]
     stacked["bh_below"] = stacked["significant_bh"] & (stacked["gap"] < 0)
     stacked["bh_above"] = stacked["significant_bh"] & (stacked["gap"] > 0)
     counts = stacked.groupby(keys, sort=False)
@@ -199,6 +215,9 @@ def seed_spread(replicates: Sequence[pd.DataFrame]) -> pd.DataFrame:
         significant_bh_below_seeds=("bh_below", "sum"),
         significant_bh_above_seeds=("bh_above", "sum"),
     )
+    if with_margins:
+        table["bh_margin_majority"] = counts["bh_margin"].agg(majority_margin)
+        table["bh_margin_below_majority"] = counts["bh_margin_below"].agg(majority_margin)
     if (table["replicates"] != len(replicates)).any():
         missing = table[table["replicates"] != len(replicates)].index[0]
         raise ValueError(f"gap {dict(zip(keys, missing))} is missing from some seed replicates")

@@ -1,0 +1,111 @@
+"""How far a statistic lies beyond the criterion it must pass, in standard errors (the margin).
+
+A planted effect that passes its criterion by a margin of m standard errors would pass a repeat of
+the same experiment with probability about Phi(m) if the observed statistic were the truth: 3 SE is a
+single-run stand-in for power of about 0.999 (``MARGIN_AT_POWER``). A margin below 0 is a miss.
+
+Two kinds of criterion have a margin:
+
+- a p-value below a threshold (``p_margin``): the normal quantile of the observed p minus that of the
+  threshold, on the p-value's own sidedness; under Benjamini-Hochberg the threshold is the one the
+  hypothesis had to pass given the other p-values of its family (``bh_threshold``);
+- an interval that must exclude a bound (``interval_margin``): the distance of the interval's near end
+  beyond the bound, in the standard errors the interval's width implies.
+
+A permutation p cannot fall below 1/(draws + 1); at that floor the margin is a lower bound
+(``at_p_floor``). A criterion that accepts a null ("closed", "removed", "not significant") has no
+margin here: passing it says nothing about power.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+Sided = Literal["one", "two"]
+
+MARGIN_AT_POWER = 3.0
+"""A plant is found at power when its margin is at least this many standard errors."""
+
+_SMALLEST_P = 1e-300
+
+
+def z_of_p(p: float, sided: Sided) -> float:
+    """The standard normal quantile a p-value corresponds to: Phi^-1(1 - p) for a one-sided p,
+    Phi^-1(1 - p/2) for a two-sided one (p is clipped to [1e-300, 1], so 0 gives about 37)."""
+    from scipy.stats import norm
+
+    if not np.isfinite(p):
+        return float("nan")
+    clipped = min(max(float(p), _SMALLEST_P), 1.0)
+    return float(norm.isf(clipped if sided == "one" else clipped / 2))
+
+
+def p_margin(p: float, threshold: float, sided: Sided, right_direction: bool = True) -> float:
+    """z of the observed ``p`` minus z of the ``threshold`` it must be below, both on ``sided``.
+
+    For a two-sided p whose criterion also asks for a sign, ``right_direction`` False puts the
+    observed z on the wrong side (-z): a strong effect of the wrong sign is a large negative margin.
+    A one-sided p already carries its direction (p > 0.5 gives z < 0). NaN when either is undefined.
+    """
+    if not (np.isfinite(p) and np.isfinite(threshold)) or threshold <= 0:
+        return float("nan")
+    observed = z_of_p(p, sided)
+    if sided == "two" and not right_direction:
+        observed = -observed
+    return observed - z_of_p(threshold, sided)
+
+
+def bh_threshold(p: float, p_bh: float, alpha: float) -> float:
+    """The raw-p threshold a hypothesis had to pass under Benjamini-Hochberg at ``alpha``, given its
+    family: it is rejected exactly when p_bh <= alpha, that is when p <= alpha * p / p_bh. Without the
+    step-up's monotone minimum this is alpha * k / m at its rank k of m; with it, the threshold is
+    the larger one the p-values ranked above it grant. NaN when p_bh is undefined."""
+    if not (np.isfinite(p) and np.isfinite(p_bh)):
+        return float("nan")
+    if p_bh <= 0:
+        return float(alpha)
+    return float(alpha * p / p_bh)
+
+
+def bh_margin(p: float, p_bh: float, alpha: float, sided: Sided, right_direction: bool = True) -> float:
+    """``p_margin`` of ``p`` against its Benjamini-Hochberg threshold (``bh_threshold``): >= 0
+    exactly when the hypothesis is rejected (and, for a two-sided p, the sign is right)."""
+    return p_margin(p, bh_threshold(p, p_bh, alpha), sided, right_direction)
+
+
+def interval_margin(
+    low: float, high: float, side: Literal["below", "above"], bound: float = 0.0, level: float = 0.95
+) -> float:
+    """How far a ``level`` two-sided interval [low, high] lies ``side`` of ``bound``, in the standard
+    errors its width implies (SE = width / (2 z_{(1+level)/2})): (bound - high) / SE for "below",
+    (low - bound) / SE for "above". Equals the estimate's z beyond the bound minus z_{(1+level)/2}
+    for a symmetric normal interval."""
+    from scipy.stats import norm
+
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return float("nan")
+    se = (high - low) / (2 * norm.ppf(0.5 + level / 2))
+    if se <= 0:
+        return float("nan")
+    return float((bound - high) / se if side == "below" else (low - bound) / se)
+
+
+def at_p_floor(p: float, draws: float, doubled: bool = False) -> bool:
+    """Whether a permutation p = (k + 1) / (draws + 1) is at its smallest value (k = 0), where the
+    margin it gives is only a lower bound; ``doubled`` for a two-sided p taken as twice the smaller
+    tail (smallest 2 / (draws + 1))."""
+    if not (np.isfinite(p) and np.isfinite(draws) and draws > 0):
+        return False
+    return bool(p <= (2.0 if doubled else 1.0) / (draws + 1) * (1 + 1e-9))
+
+
+def majority_margin(margins: Sequence[float]) -> float:
+    """The margin a majority of replicates passes by: the (floor(R/2) + 1)-th largest of R margins.
+    A criterion "passed in more than half of R replicates" holds exactly when this is >= 0."""
+    values = np.sort(np.asarray(margins, dtype=float))[::-1]
+    if not len(values) or np.isnan(values).any():
+        return float("nan")
+    return float(values[len(values) // 2])

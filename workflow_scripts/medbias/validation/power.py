@@ -1,0 +1,163 @@
+"""Power of the demo world's verdict on fresh worlds: the planted recovery (``planted_recovery.csv``)
+of runs that differ only in the config's ``seed`` (the world's seed, from which every rule's seed
+derives: ``medbias.core.seeds``), gathered per planted effect (found in k of K worlds, the median
+and smallest margin) and per control family (flagged in k of K, against what chance allows).
+
+A seed the world was calibrated with is not a fresh world: ``fresh_world_config`` refuses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from medbias.core.errors import MedbiasInputError
+
+CALIBRATION_SEEDS: tuple[int, ...] = (1234,)
+"""World seeds the demo world's sizes, recipes and rule seed offsets were tuned on (the default ``seed``)."""
+
+RECOVERY_KEYS = ["study", "effect", "criterion"]
+
+
+def fresh_world_config(config: Mapping[str, Any], seed: int, repo: Path) -> dict[str, Any]:
+    """The demo ``config`` (as ``load_config`` resolves it) for a fresh world of ``seed``, its file
+    paths made absolute against ``repo`` so that it runs in any working directory. Refuses a seed of
+    ``CALIBRATION_SEEDS``."""
+    if seed in CALIBRATION_SEEDS:
+        raise MedbiasInputError(
+            f"power: seed {seed} is one the demo world was calibrated with "
+            f"({', '.join(map(str, CALIBRATION_SEEDS))}); choose seeds nobody tuned on"
+        )
+    fresh = dict(config)
+    fresh["seed"] = int(seed)
+    fresh["resources"] = {k: str(repo / v) for k, v in config["resources"].items()}
+    vignettes = dict(config["vignettes"])
+    vignettes["sets"] = {k: str(repo / v) if v.startswith("config/") else v for k, v in vignettes["sets"].items()}
+    fresh["vignettes"] = vignettes
+    return fresh
+
+
+def read_recoveries(folders: Sequence[Path]) -> dict[int, pd.DataFrame]:
+    """Each run folder's ``results/validation/planted_recovery.csv`` keyed by its world seed: the
+    ``seed`` of the folder's ``config.yaml`` (a run made by ``scripts/power_runs.py`` or a test
+    world), else of the ``results/inputs/config.json`` the run recorded. One line naming the file
+    when the table or the seed is missing."""
+    import json
+
+    import yaml
+
+    recoveries: dict[int, pd.DataFrame] = {}
+    for folder in map(Path, folders):
+        csv = folder / "results" / "validation" / "planted_recovery.csv"
+        if not csv.is_file():
+            raise MedbiasInputError(f"power: {csv} is missing (has the run in {folder} finished?)")
+        written, recorded = folder / "config.yaml", folder / "results" / "inputs" / "config.json"
+        source = written if written.is_file() else recorded
+        if not source.is_file():
+            raise MedbiasInputError(f"power: neither {written} nor {recorded} says which world seed {folder} ran")
+        config = yaml.safe_load(source.read_text()) if source == written else json.loads(source.read_text())
+        if "seed" not in config:
+            raise MedbiasInputError(f"power: {source} has no key 'seed'")
+        seed = int(config["seed"])
+        if seed in recoveries:
+            raise MedbiasInputError(f"power: two runs of world seed {seed} ({folder})")
+        recoveries[seed] = pd.read_csv(csv)
+    return recoveries
+
+
+def plant_power(recoveries: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
+    """Per planted effect (study, effect, criterion) over the K worlds: found in k of K
+    (``found``, ``worlds``), the median and smallest margin in standard errors over the worlds where
+    it has one, whether a margin was only a lower bound in some world, and the seeds that missed it.
+    A plant absent from some world's table counts as a miss there."""
+    seeds = sorted(recoveries)
+    frames = [recoveries[s][recoveries[s]["truth"] == "planted"].assign(seed=s) for s in seeds]
+    stacked = pd.concat(frames, ignore_index=True)
+    rows = []
+    for key, part in stacked.groupby(RECOVERY_KEYS, sort=False):
+        found = part["recovered"].astype(bool)
+        margins = part["margin_se"].to_numpy(dtype=float)
+        finite = margins[np.isfinite(margins)]
+        missed = [s for s in seeds if s not in set(part.loc[found, "seed"])]
+        rows.append(
+            {
+                **dict(zip(RECOVERY_KEYS, key)),
+                "worlds": len(seeds),
+                "found": int(found.sum()),
+                "median_margin_se": float(np.median(finite)) if len(finite) else float("nan"),
+                "smallest_margin_se": float(finite.min()) if len(finite) else float("nan"),
+                "margin_lower_bound_somewhere": bool(part["margin_lower_bound"].astype(bool).any()),
+                "accepts_a_null": bool(part["margin_basis"].astype(str).str.startswith("accepts a null").all()),
+                "missed_in_seeds": " ".join(map(str, missed)),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def control_power(recoveries: Mapping[int, pd.DataFrame], level: float = 0.05) -> pd.DataFrame:
+    """Per study and control family over the K worlds: flagged in k of K (a family is flagged in a
+    world when any of its controls is), and per study the share of family-worlds flagged with the
+    one-sided binomial p of seeing that many at ``level`` (``study_binomial_p``; the family's own
+    count is within chance when k / K is at most about ``level``, which at K = 5 allows no flag)."""
+    from scipy.stats import binom
+
+    seeds = sorted(recoveries)
+    per_world = []
+    for s in seeds:
+        controls = recoveries[s][recoveries[s]["truth"] == "control"]
+        any_flag = (~controls["recovered"].astype(bool)).groupby([controls["study"], controls["family"]], sort=False)
+        per_world.append(any_flag.any().rename(s))
+    flagged = pd.concat(per_world, axis=1).fillna(False).astype(bool)
+    table = pd.DataFrame(
+        {"worlds": len(seeds), "flagged": flagged.sum(axis=1).astype(int)}, index=flagged.index
+    ).reset_index()
+    table.columns = ["study", "family", "worlds", "flagged"]
+    by_study = table.groupby("study")["flagged"].agg(["sum", "size"])
+    table["study_share_flagged"] = table["study"].map(by_study["sum"] / (by_study["size"] * len(seeds)))
+    table["study_binomial_p"] = table["study"].map(
+        {
+            study: float(binom.sf(row["sum"] - 1, row["size"] * len(seeds), level)) if row["sum"] else 1.0
+            for study, row in by_study.iterrows()
+        }
+    )
+    return table
+
+
+def power_page(plants: pd.DataFrame, controls: pd.DataFrame, seeds: Sequence[int], below: float = 5.0) -> str:
+    """power.md: the plants found in fewer than all K worlds and those whose median margin is under
+    ``below`` standard errors (the marginal ones), then the control families flagged in any world with
+    each study's share against the 5% level; every row of both tables in power_plants.csv and
+    power_controls.csv."""
+    from medbias.io.tables import PaperPage, Section, page_markdown
+
+    k = len(seeds)
+    every = plants["found"] == plants["worlds"]
+    marginal = plants[~every | ~(plants["median_margin_se"] >= below)]
+    studies = controls.drop_duplicates("study")[["study", "study_share_flagged", "study_binomial_p"]]
+    summary = (
+        f"**{int(every.sum())} of {len(plants)} planted effects found in every one of {k} fresh worlds** "
+        f"(world seeds {', '.join(map(str, seeds))}); missed somewhere: "
+        + ("; ".join(f"{r.effect} ({r.found} of {r.worlds})" for r in plants[~every].itertuples()) or "none")
+        + f". Control families flagged in any world: {int((controls['flagged'] > 0).sum())} of {len(controls)}."
+    )
+    tuned = [s for s in seeds if s in CALIBRATION_SEEDS]
+    if tuned:
+        summary += f" Seed {', '.join(map(str, tuned))} is one the world was calibrated with: not a fresh world."
+    return page_markdown(
+        PaperPage(
+            "Power of the demo world's verdict on fresh world seeds",
+            (
+                summary,
+                Section(
+                    marginal.drop(columns=["margin_lower_bound_somewhere"]),
+                    f"Planted effects missed somewhere or with a median margin under {below:g} SE",
+                ),
+                Section(studies, "Controls per study: share of family-worlds flagged, binomial p against 5%"),
+                Section(controls[controls["flagged"] > 0], "Control families flagged in any world"),
+            ),
+        )
+    )
