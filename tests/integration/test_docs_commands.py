@@ -28,6 +28,8 @@ RUN_BY = [
         "test_readme_real_world_commands_run_over_the_fake_input_tree",
     ),
     (r"profile_run\.py", "test_docs_commands.py", "test_the_profile_of_a_finished_run"),
+    (r"power_runs\.py --gather", "test_validation.py", "test_the_power_command_gathers_a_finished_world"),
+    (r"power_runs\.py --seeds", "test_docs_commands.py", "test_the_power_command_refuses_the_calibration_seed"),
     (r"plan_scale\.py --markdown .*--cpu-costs", "test_docs_commands.py", "test_the_plan_from_recorded_costs"),
     (r"plan_scale\.py --markdown", "test_docs_commands.py", "test_the_plan_that_measures_here"),
     (r"plan_scale\.py --measure-gpu", "test_docs_commands.py", "test_measuring_gpu_costs_needs_a_gpu"),
@@ -90,6 +92,20 @@ def test_the_test_command_is_what_ci_runs():
     assert command_of(r"^bash scripts/test\.sh") == "bash scripts/test.sh"
     ci = [line.split("#")[0].strip() for line in (REPO / ".ci" / "run").read_text().splitlines()]
     assert "bash scripts/test.sh" in ci
+
+
+@pytest.mark.unit
+def test_the_power_command_refuses_the_calibration_seed(tmp_path):
+    """`power_runs.py --seeds ...` as printed, with the demo's calibration seed put among the seeds: it stops
+    with one line before any world is built (a whole run is a demo's time per seed; its gather step runs on
+    the planted tier's world in test_validation.py)."""
+    command = command_of(r"power_runs\.py --seeds").replace("--seeds", "--seeds 1234", 1)
+    result = run_as_typed(command + f" --folder {tmp_path}", timeout=120)
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [
+        "medbias: power: seed 1234 is one the demo world was calibrated with (1234); choose seeds nobody tuned on"
+    ]
+    assert not any(tmp_path.iterdir())
 
 
 @pytest.mark.wiring

@@ -214,23 +214,13 @@ def test_rios_recovers_its_plants_and_nothing_else(recovery):
 def test_the_power_command_gathers_a_finished_world(recovery, validation_run, tmp_path):
     """docs/demo-world.md's power command, in its gather step, on this tier's world (one world, so
     every plant is found in 1 of 1 exactly when the world's verdict found it)."""
-    import subprocess
-    import sys
+    import re
 
-    from conftest import REPO
+    from test_docs_commands import command_of, run_as_typed
 
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "scripts" / "power_runs.py"),
-            "--gather",
-            str(validation_run),
-            "--folder",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    documented = command_of(r"power_runs\.py --gather")  # the folders it names are replaced by this world's
+    command = re.sub(r"--gather( power/\S+)+", f"--gather {validation_run}", documented)
+    done = run_as_typed(command + f" --folder {tmp_path}", timeout=120)
     assert done.returncode == 0, done.stderr
     rows, _ = recovery
     plants = pd.read_csv(tmp_path / "power_plants.csv")
