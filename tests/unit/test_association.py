@@ -240,6 +240,7 @@ def test_calibrated_null_equals_a_plain_loop_over_the_random_sets():
     assert result.projection == pytest.approx(observed)
     assert result.p_value == pytest.approx((np.sum(null >= observed) + 1) / 51)
     assert result.null_center == pytest.approx(null.mean())
+    assert result.null_z == pytest.approx((observed - null.mean()) / null.std(ddof=1))
     lo, hi = np.quantile(d_null - d_null.mean(), [0.025, 0.975])
     assert (result.ci_low, result.ci_high) == pytest.approx((d - hi, d - lo))
     t_lo, t_hi = np.quantile(null - null.mean(), [0.025, 0.975])

@@ -216,3 +216,27 @@ def test_the_verdict_names_every_miss_and_sorts_the_found_by_margin():
     )
     page = recovery_page(missed, _family(clean=False))
     assert page.blocks[0] == verdict and page.title == "Demo world: planted effects and controls"
+
+
+def test_a_p_at_its_floor_gives_way_to_the_statistics_z_against_its_null():
+    seat = pd.DataFrame(
+        {
+            "model": "tb",
+            "test": ["race"],
+            "debias": "none",
+            "status": "ok",
+            "effect_size": [0.8],
+            "p_value": [1e-4],
+            "p_calibrated": [1 / 100],
+            "null_draws": [99],
+            "null_z": [4.0],
+            "significant": [True],
+        }
+    )
+    truth = {"trained_models": ["tb"], "seat_planted": ["race"], "seat_controls": []}
+    (row,) = seat_recovery(seat, truth).itertuples()
+    # 4.0 null SDs against one-sided 0.05's 1.644854: a margin, no longer a bound
+    assert row.margin_se == pytest.approx(4.0 - 1.644854, abs=1e-6) and not row.margin_lower_bound
+    assert "normal approximation" in row.margin_basis
+    (row,) = seat_recovery(seat.assign(p_calibrated=0.02), truth).itertuples()  # above the floor: the p's own z
+    assert row.margin_se == pytest.approx(p_margin(0.02, 0.05, "one")) and "null" not in row.margin_basis

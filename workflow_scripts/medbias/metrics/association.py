@@ -288,6 +288,7 @@ class CalibratedNull:
     draws: int
     candidates: int  # vocabulary words the draws came from
     projection: float = float("nan")  # the observed projection statistic
+    null_z: float = float("nan")  # (projection - null_center) / the null's SD (ddof 1): its distance in null SDs
 
 
 def calibrated_columns(null: CalibratedNull | None) -> dict[str, float]:
@@ -301,6 +302,7 @@ def calibrated_columns(null: CalibratedNull | None) -> dict[str, float]:
             "md_ci_low": float("nan"),
             "md_ci_high": float("nan"),
             "null_center": float("nan"),
+            "null_z": float("nan"),
             "null_draws": 0,
         }
     return {
@@ -310,6 +312,7 @@ def calibrated_columns(null: CalibratedNull | None) -> dict[str, float]:
         "md_ci_low": null.md_ci_low,
         "md_ci_high": null.md_ci_high,
         "null_center": null.null_center,
+        "null_z": null.null_z,
         "null_draws": null.draws,
     }
 
@@ -347,8 +350,11 @@ def calibrated_null(
     it does not saturate when X and Y are two tight clusters (then almost any direction separates
     them and d sits near its maximum for real and random sets alike, which costs all power).
     p counts draws at least as large (one-sided) or at least as far from the null's centre
-    (two-sided), p = (k + 1) / (N + 1). Intervals invert the test under a shift: for the mean
-    difference md - |Delta| * q(T' - c), for d its own null's deviations. Exact when directions of
+    (two-sided), p = (k + 1) / (N + 1); ``null_z`` is the observed projection's distance from the
+    null's centre in the null's standard deviations, which still measures an effect beyond the
+    smallest p the draws allow (a normal approximation of the null's tail). Intervals invert the
+    test under a shift: for the mean difference md - |Delta| * q(T' - c), for d its own null's
+    deviations. Exact when directions of
     word sets are exchangeable with the tested one (isotropy); an approximation otherwise."""
     unit_pool = unit_rows(pool)
     if item_groups is not None:
@@ -375,6 +381,7 @@ def calibrated_null(
     alpha = (1 - level) / 2
     lo, hi = np.quantile(d_null - d_null.mean(), [alpha, 1 - alpha])
     t_lo, t_hi = np.quantile(projections - center, [alpha, 1 - alpha])
+    spread = float(projections.std(ddof=1)) if len(projections) > 1 else float("nan")
     return CalibratedNull(
         (hits + 1) / (len(projections) + 1),
         float(effect - hi),
@@ -385,6 +392,7 @@ def calibrated_null(
         int(len(projections)),
         0,
         float(observed),
+        float((observed - center) / spread) if spread > 0 else float("nan"),
     )
 
 

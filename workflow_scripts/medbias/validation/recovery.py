@@ -15,7 +15,15 @@ import numpy as np
 import pandas as pd
 
 from medbias.io.tables import PaperPage, Section
-from medbias.metrics.margins import MARGIN_AT_POWER, Sided, at_p_floor, bh_threshold, interval_margin, p_margin
+from medbias.metrics.margins import (
+    MARGIN_AT_POWER,
+    Sided,
+    at_p_floor,
+    bh_threshold,
+    interval_margin,
+    p_margin,
+    z_of_p,
+)
 from medbias.studies.hurtful.gaps import GAP_KEYS
 from medbias.validation.truth import (
     demo_set_contrasts,
@@ -67,15 +75,25 @@ def p_part(
     doubled: bool = False,
     name: str = "p",
     threshold_name: str = "",
+    null_z: float = float("nan"),
 ) -> Margin:
-    """The margin of a p-value criterion, p < ``threshold`` (``p_margin``), with its basis; a
-    lower bound when p is at its permutation floor (``draws``, ``doubled``: ``at_p_floor``)."""
+    """The margin of a p-value criterion, p < ``threshold`` (``p_margin``), with its basis. When p
+    is at its permutation floor (``draws``, ``doubled``: ``at_p_floor``) the margin is a lower bound,
+    unless the statistic's distance from its null in null standard deviations (``null_z``: a
+    calibrated null's ``null_z``) is given: then that z stands for the p's (a normal approximation
+    of the null's tail, one-sided along the planted direction)."""
     floor = at_p_floor(p, draws, doubled)
-    basis = (
-        f"{sided}-sided {name} {p:.3g} vs {threshold_name or f'{threshold:.3g}'}"
-        + ("" if right_direction else ", wrong sign")
-        + (f" (at its floor, {int(draws)} draws: a lower bound)" if floor else "")
+    basis = f"{sided}-sided {name} {p:.3g} vs {threshold_name or f'{threshold:.3g}'}" + (
+        "" if right_direction else ", wrong sign"
     )
+    if floor and np.isfinite(null_z):
+        observed = null_z if sided == "one" else (abs(null_z) if right_direction else -abs(null_z))
+        basis += (
+            f" (at its floor, {int(draws)} draws: the statistic's z against its null instead, {null_z:+.2f}, "
+            "normal approximation)"
+        )
+        return Margin(observed - z_of_p(threshold, sided), False, basis)
+    basis += f" (at its floor, {int(draws)} draws: a lower bound)" if floor else ""
     return Margin(p_margin(p, threshold, sided, right_direction), floor, basis)
 
 
@@ -164,8 +182,9 @@ def rios_recovery(
     significant with a positive mean difference in every decade where it is planted, and nothing
     is significant where nothing is planted (control pairs; planted pairs in their null decade);
     the trend over decades falls for every planted pair and is flat (p >= 0.05) for the controls.
-    Margins: the star's p (``alternative``-sided, at its floor 1/(null_draws + 1) a lower bound)
-    against ``level``; the trend's two-sided p against 0.05, signed by the slope."""
+    Margins: the star's p (``alternative``-sided; at its floor 1/(null_draws + 1) the projection's
+    z against its calibrated null, ``null_z``, stands for it) against ``level``; the trend's two-sided
+    p against 0.05, signed by the slope."""
     strengths = planted_strengths(pubmed_truth)
     rows = []
     for r in table.itertuples(index=False):
@@ -181,6 +200,7 @@ def rios_recovery(
                 right_direction=r.mean_difference > 0,
                 draws=getattr(r, "null_draws", np.nan) if calibrated else np.nan,
                 name="calibrated p" if calibrated else "p",
+                null_z=getattr(r, "null_z", np.nan) if calibrated else np.nan,
             )
             rows.append(
                 _row(
@@ -242,7 +262,8 @@ def seat_recovery(
     """Table 2 without debiasing (stars = calibrated p < ``alpha``): every planted test of every trained
     model starred with a positive effect; the birthday controls of the trained models and every test of
     a model that was not trained on the plm corpus unstarred. Margin: the star's p (``alternative``-sided;
-    at its floor 1/(null_draws + 1) a lower bound) against ``alpha``."""
+    at its floor 1/(null_draws + 1) the projection's z against its calibrated null, ``null_z``, stands
+    for it) against ``alpha``."""
     trained = set(plm_truth["trained_models"])
     plain = seat[(seat["debias"] == "none") & (seat["status"] == "ok")]
     rows = []
@@ -258,6 +279,7 @@ def seat_recovery(
                 right_direction=r.effect_size > 0,
                 draws=getattr(r, "null_draws", np.nan) if calibrated else np.nan,
                 name="calibrated p" if calibrated else "p",
+                null_z=getattr(r, "null_z", np.nan) if calibrated else np.nan,
             )
             rows.append(
                 _row(
