@@ -20,7 +20,7 @@ from medbias.validation.recovery import (
     seat_recovery,
     vignette_recovery,
 )
-from medbias.validation.truth import corpus_embeddings, logprob_model_roles
+from medbias.validation.truth import BELOW_POWER, corpus_embeddings, logprob_model_roles
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -47,12 +47,14 @@ recovery = combine(
             dict(zip(tasks["task"], tasks["label"])),
             pd.read_csv(snakemake.input.gap_seeds),
             c["downstream_alpha"],
+            dict(zip(tasks["task"], tasks["cohort"])),
         ),
         mitigation_recovery(
             pd.read_parquet(snakemake.input.gap_changes),
             pd.read_csv(snakemake.input.performance_changes),
             truth["mimic"],
             dict(zip(tasks["task"], tasks["label"])),
+            task_cohorts=dict(zip(tasks["task"], tasks["cohort"])),
         )
         if snakemake.input.gap_changes
         else pd.DataFrame(),
@@ -81,10 +83,10 @@ recovery = combine(
     ]
 )
 recovery.to_csv(out.csv, index=False)
-planted = recovery[recovery["truth"] == "planted"]
+planted, below_power = recovery[recovery["truth"] == "planted"], recovery[recovery["truth"] == BELOW_POWER]
 family = control_family(recovery)
-write_page(recovery_page(planted, family), out.md)
-for line in recovery_verdict(planted, family):
+write_page(recovery_page(planted, family, below_power), out.md)
+for line in recovery_verdict(planted, family, below_power):
     log.info("%s", line.replace("**", ""))
 for row in planted[~planted["recovered"]].itertuples(index=False):
     log.info("MISSED planted effect: %s (%s; %s)", row.effect, row.criterion, row.observed)

@@ -316,3 +316,45 @@ def test_corpus_embeddings_match_the_demo_file_names_and_say_which_is_missing():
     assert corpus_embeddings(embeddings, ["bio", "general"]) == {"bio": "bw", "general": "googlenews"}
     with pytest.raises(ValueError, match="clinical-w2v.bin"):
         corpus_embeddings(embeddings, ["clinical"])
+
+
+def test_a_plant_outside_its_asserted_cohorts_is_reported_below_power_and_not_counted():
+    """The plant names the all-notes cohort: its first-note row keeps the planted criterion and margin
+    under the truth 'below power', is no control, and the verdict names it apart from the counted plants."""
+    from medbias.validation.recovery import recovery_verdict
+
+    truth = {
+        "planted_recall_gaps": [
+            {"attribute": "gender", "disadvantaged": "F", "phenotype": "Renal failure", "cohorts": ["pa"]}
+        ],
+        "phenotypes": {"Renal failure": {"type": "acute"}},
+    }
+    labels = {"pa_renal": "Renal failure", "pf_renal": "Renal failure", "pa_htn": "Hypertension"}
+    cohorts = {"pa_renal": "pa", "pf_renal": "pf", "pa_htn": "pa"}
+    gaps = pd.DataFrame(
+        {
+            "model": "m",
+            "task": ["pa_renal", "pf_renal", "pa_htn"],
+            "attribute": "gender",
+            "group": "F",
+            "compared_with": "M",
+            "metric": "recall",
+            "gap": [-0.9, -0.38, 0.02],
+            "ci_low": [-1.0, -0.69, -0.2],
+            "ci_high": [-0.8, -0.05, 0.2],
+            "p_value": [1e-8, 0.029, 0.8],
+            "significant": [True, True, False],
+            "p_bh": [1e-6, 0.31, 0.8],
+            "significant_bh": [True, False, False],
+        }
+    )
+    rows = gap_recovery(gaps, truth, labels, task_cohorts=cohorts)
+    assert rows["truth"].tolist() == ["planted", "below power", "control"]
+    assert rows["recovered"].tolist() == [True, False, True] and rows["margin_se"].iloc[1] < 0
+    assert gap_recovery(gaps, truth, labels)["truth"].tolist() == ["planted", "planted", "control"]  # no cohorts given
+    family = control_family(rows)
+    assert family.iloc[0]["controls"] == 1  # the below-power row is no control
+    verdict, margins = recovery_verdict(rows[rows["truth"] == "planted"], family, rows[rows["truth"] == "below power"])
+    assert verdict.startswith("**Verdict: every planted effect found (1 of 1), every study clean**")
+    assert "not counted, being known to lack power at this world's size: 1 m pf_renal gender=F" in margins
+    assert "(missed, " in margins

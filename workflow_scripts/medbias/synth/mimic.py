@@ -124,6 +124,10 @@ FALSE_MENTION_RATE = 0.01
 # one sentence among a first note's dozen, the first-note task's [CLS] classifier reached AUROC 0.68-0.75
 # and its recall gap was BH-significant in 1 of 3 classifier seeds at demo scale 0.4. Every other
 # phenotype's evidence is mentioned alike for all patients, in one sentence (the controls).
+# ``cohorts``: the tasks on which the gap is asserted. The first-note task (pf) is known to lack power at
+# demo scale 0.4: about 15 test positives per gender, where a recall gap of -0.4 has a standard error
+# near 0.17 against a BH threshold near 0.003, so its power per classifier seed is about 0.2 to 0.6; its
+# row is reported with its margin and not counted in the verdict.
 PLANTED_RECALL_GAPS = {
     "Acute and unspecified renal failure": {
         "attribute": "gender",
@@ -131,6 +135,7 @@ PLANTED_RECALL_GAPS = {
         "evidence_rate_factor": 0.0,
         "advantaged_evidence_rate": 1.0,
         "advantaged_sentences": 2,
+        "cohorts": ["pa"],
     }
 }
 # Planted intersectional recall gaps (none in the calibrated world): the notes of the admissions in

@@ -49,7 +49,12 @@ def planted_table(truth: dict[str, Any]) -> pd.DataFrame:
                     f"{gap['advantaged_sentences']} sentences)"
                 ),
                 "expected": f"negative recall gap for {gap['attribute']} {gap['disadvantaged']} (other "
-                f"phenotypes: none)",
+                f"phenotypes: none)"
+                + (
+                    f", asserted on the {'/'.join(gap['cohorts'])} task (the others lack power at this size)"
+                    if "cohorts" in gap
+                    else ""
+                ),
                 "strength": gap["evidence_rate_factor"],
                 "count": truth["mimic"]["phenotypes"][gap["phenotype"]]["admissions_with"],
             }

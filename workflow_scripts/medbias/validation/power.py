@@ -16,11 +16,12 @@ import numpy as np
 import pandas as pd
 
 from medbias.core.errors import MedbiasInputError
+from medbias.validation.truth import BELOW_POWER
 
 CALIBRATION_SEEDS: tuple[int, ...] = (1234,)
 """World seeds the demo world's sizes, recipes and rule seed offsets were tuned on (the default ``seed``)."""
 
-RECOVERY_KEYS = ["study", "effect", "criterion"]
+RECOVERY_KEYS = ["study", "effect", "truth", "criterion"]
 
 
 def fresh_world_config(config: Mapping[str, Any], seed: int, repo: Path) -> dict[str, Any]:
@@ -70,12 +71,13 @@ def read_recoveries(folders: Sequence[Path]) -> dict[int, pd.DataFrame]:
 
 
 def plant_power(recoveries: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
-    """Per planted effect (study, effect, criterion) over the K worlds: found in k of K
-    (``found``, ``worlds``), the median and smallest margin in standard errors over the worlds where
-    it has one, whether a margin was only a lower bound in some world, and the seeds that missed it.
+    """Per planted effect (study, effect, truth, criterion; the rows known to lack power too) over the
+    K worlds: found in k of K (``found``, ``worlds``), the median and smallest margin in standard
+    errors over the worlds where it has one, whether a margin was only a lower bound in some world,
+    and the seeds that missed it.
     A plant absent from some world's table counts as a miss there."""
     seeds = sorted(recoveries)
-    frames = [recoveries[s][recoveries[s]["truth"] == "planted"].assign(seed=s) for s in seeds]
+    frames = [recoveries[s][recoveries[s]["truth"].isin(["planted", BELOW_POWER])].assign(seed=s) for s in seeds]
     stacked = pd.concat(frames, ignore_index=True)
     rows = []
     for key, part in stacked.groupby(RECOVERY_KEYS, sort=False):
@@ -137,13 +139,18 @@ def power_page(plants: pd.DataFrame, controls: pd.DataFrame, seeds: Sequence[int
     k = len(seeds)
     every = plants["found"] == plants["worlds"]
     marginal = plants[~every | ~(plants["median_margin_se"] >= below)]
+    counted = plants["truth"] == "planted"
     studies = controls.drop_duplicates("study")[["study", "study_share_flagged", "study_binomial_p"]]
     summary = (
-        f"**{int(every.sum())} of {len(plants)} planted effects found in every one of {k} fresh worlds** "
-        f"(world seeds {', '.join(map(str, seeds))}); missed somewhere: "
-        + ("; ".join(f"{r.effect} ({r.found} of {r.worlds})" for r in plants[~every].itertuples()) or "none")
+        f"**{int((every & counted).sum())} of {int(counted.sum())} planted effects found in every one of {k} fresh "
+        f"worlds** (world seeds {', '.join(map(str, seeds))}); missed somewhere: "
+        + ("; ".join(f"{r.effect} ({r.found} of {r.worlds})" for r in plants[~every & counted].itertuples()) or "none")
         + f". Control families flagged in any world: {int((controls['flagged'] > 0).sum())} of {len(controls)}."
     )
+    if (~counted).any():
+        summary += " Known to lack power, not counted: " + "; ".join(
+            f"{r.effect} (found in {r.found} of {r.worlds})" for r in plants[~counted].itertuples()
+        )
     tuned = [s for s in seeds if s in CALIBRATION_SEEDS]
     if tuned:
         summary += f" Seed {', '.join(map(str, tuned))} is one the world was calibrated with: not a fresh world."

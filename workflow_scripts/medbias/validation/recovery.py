@@ -26,6 +26,7 @@ from medbias.metrics.margins import (
 )
 from medbias.studies.hurtful.gaps import GAP_KEYS
 from medbias.validation.truth import (
+    BELOW_POWER,
     demo_set_contrasts,
     intersection_truth,
     logprob_distances,
@@ -315,6 +316,7 @@ def gap_recovery(
     task_labels: Mapping[str, str],
     seeds: pd.DataFrame | None = None,
     alpha: float = 0.05,
+    task_cohorts: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Table C3's recall gaps (BH within model, attribute and group; ``recall_gap_truth``): each
     planted gap negative and significant after BH for its disadvantaged group on every task of its
@@ -328,8 +330,10 @@ def gap_recovery(
     the majority repeats the same sample and is no replication.
 
     Margin of a planted gap: the two-sided p's z against its BH threshold at ``alpha``, signed by the
-    gap (``bh_part``); over seeds the majority's (``gap_seeds.csv``'s ``bh_margin_below_majority``)."""
-    recall = recall_gap_truth(gaps, mimic_truth, task_labels)
+    gap (``bh_part``); over seeds the majority's (``gap_seeds.csv``'s ``bh_margin_below_majority``).
+    With ``task_cohorts``, a plant's rows outside the cohorts it is asserted on keep the planted
+    criterion and margin under the truth ``BELOW_POWER`` (``recall_gap_truth``)."""
+    recall = recall_gap_truth(gaps, mimic_truth, task_labels, task_cohorts)
     replicates = 1
     if seeds is not None and len(seeds):
         keys = list(GAP_KEYS)
@@ -348,15 +352,16 @@ def gap_recovery(
             majority = replicates / 2
             planted_found = r["significant_bh_below_seeds"] > majority
             flagged = r["significant_bh_seeds"] > majority
-            count = r["significant_bh_below_seeds"] if r["truth"] == "planted" else r["significant_bh_seeds"]
+            plant = r["truth"] != "control"
+            count = r["significant_bh_below_seeds"] if plant else r["significant_bh_seeds"]
             observed += (
-                f"; BH-significant{' below 0' if r['truth'] == 'planted' else ''} in {int(count)} of "
+                f"; BH-significant{' below 0' if plant else ''} in {int(count)} of "
                 f"{replicates} seeds (gaps {r['gap_seed_min']:+.3f} to {r['gap_seed_max']:+.3f})"
             )
         else:
             planted_found = bool(r["significant_bh"]) and r["gap"] < 0
             flagged = bool(r["significant_bh"])
-        if r["truth"] == "planted":
+        if r["truth"] != "control":
             margin = bh_part(r["p_value"], r["p_bh"], alpha, "two", right_direction=r["gap"] < 0)
             if replicates > 1:
                 majority = r.get("bh_margin_below_majority", np.nan)
@@ -373,7 +378,7 @@ def gap_recovery(
                 _row(
                     "hurtful",
                     f"{unit} ({task_labels.get(r['task'], r['task'])})",
-                    "planted",
+                    r["truth"],
                     where,
                     criterion,
                     observed,
@@ -407,13 +412,15 @@ def mitigation_recovery(
     task_labels: Mapping[str, str],
     model: str = "baseline",
     method: str = "threshold",
+    task_cohorts: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """The mitigation stage's gap changes (``gap_changes.parquet``) of ``method`` on ``model``, read
     against the planted recall gaps (``recall_gap_truth`` on the gaps before mitigation): each
     planted gap is closed, its 95% interval excluding 0 (below it) before and including 0 after,
     with the AUROC change it cost beside it; every control recall gap is not widened after BH over
-    the tasks (the family: one model, attribute and group)."""
-    recall = mitigation_recall_truth(changes, mimic_truth, task_labels, model, method)
+    the tasks (the family: one model, attribute and group). A plant's rows outside the cohorts it is
+    asserted on (``task_cohorts``) are ``BELOW_POWER``."""
+    recall = mitigation_recall_truth(changes, mimic_truth, task_labels, model, method, task_cohorts)
     auroc = performance[
         (performance["model"] == model) & (performance["method"] == method) & (performance["metric"] == "auroc")
     ].set_index(["attribute", "task"])
@@ -425,7 +432,7 @@ def mitigation_recovery(
             f"recall gap {r['gap']:+.3f} [{r['ci_low_before']:+.3f}, {r['ci_high_before']:+.3f}] before, "
             f"{r['gap_after']:+.3f} [{r['ci_low_after']:+.3f}, {r['ci_high_after']:+.3f}] after"
         )
-        if r["truth"] == "planted":
+        if r["truth"] in ("planted", BELOW_POWER):
             cost = auroc.loc[(r["attribute"], r["task"])]
             observed += (
                 f"; AUROC {cost['before']:.3f} -> {cost['after']:.3f} "
@@ -435,7 +442,7 @@ def mitigation_recovery(
                 _row(
                     "hurtful",
                     f"{unit} closed by the post-processor ({task_labels.get(r['task'], r['task'])})",
-                    "planted",
+                    r["truth"],
                     where,
                     "interval below 0 before, including 0 after",
                     observed,
@@ -772,7 +779,12 @@ def _named(rows: pd.DataFrame) -> str:
     )
 
 
-def recovery_verdict(planted: pd.DataFrame, family: pd.DataFrame, at_power: float = MARGIN_AT_POWER) -> tuple[str, str]:
+def recovery_verdict(
+    planted: pd.DataFrame,
+    family: pd.DataFrame,
+    below_power: pd.DataFrame | None = None,
+    at_power: float = MARGIN_AT_POWER,
+) -> tuple[str, str]:
     """The verdict in one line, and the margins behind it in a second.
 
     The verdict is "every planted effect found, every study clean" only when every planted row is
@@ -781,7 +793,8 @@ def recovery_verdict(planted: pd.DataFrame, family: pd.DataFrame, at_power: floa
     sorts the found plants by their margin (``margin_se``): at least ``at_power`` standard errors (a
     single-run stand-in for power of about 0.999), fewer (a run on another CPU or world seed may miss
     them), a lower bound under ``at_power`` (a permutation p at its floor: more draws would measure
-    it), or none (a criterion that accepts a null)."""
+    it), or none (a criterion that accepts a null), and names the rows known before the data to lack
+    power (``below_power``), which the verdict does not count."""
     found = planted[planted["recovered"].astype(bool)]
     missed = planted[~planted["recovered"].astype(bool)]
     unclean = list(family.loc[~family["clean_at_level"].astype(bool), "study"]) if len(family) else []
@@ -817,15 +830,25 @@ def recovery_verdict(planted: pd.DataFrame, family: pd.DataFrame, at_power: floa
         )
     if len(null):
         margins.append(f"{len(null)} found by accepting a null, which has no margin: {', '.join(null['effect'])}")
+    if below_power is not None and len(below_power):
+        margins.append(
+            f"not counted, being known to lack power at this world's size: {len(below_power)} "
+            + ", ".join(
+                f"{r.effect} ({'found' if r.recovered else 'missed'}, "
+                f"{margin_text(r.margin_se, r.margin_lower_bound, r.margin_basis)})"
+                for r in below_power.itertuples()
+            )
+        )
     return verdict, "; ".join(margins) + "."
 
 
-def recovery_page(planted: pd.DataFrame, family: pd.DataFrame) -> PaperPage:
+def recovery_page(planted: pd.DataFrame, family: pd.DataFrame, below_power: pd.DataFrame | None = None) -> PaperPage:
     """planted_recovery.md: the verdict and the margins behind it (``recovery_verdict``), the count
     of planted effects found and controls flagged, every planted effect with its criterion, observed
     value and margin (``planted``: the recovery rows whose truth is "planted"), and the control
-    families per study (``family``: ``control_family`` of the recovery)."""
-    verdict, margins = recovery_verdict(planted, family)
+    families per study (``family``: ``control_family`` of the recovery), and the rows known to lack
+    power (``below_power``: truth ``BELOW_POWER``), reported apart."""
+    verdict, margins = recovery_verdict(planted, family, below_power)
     summary = (
         f"**Planted effects found: {int(planted['recovered'].sum())} of {len(planted)}.** "
         f"**Controls flagged: {int(family['flagged'].sum())} of {int(family['controls'].sum())}** "
@@ -833,12 +856,20 @@ def recovery_page(planted: pd.DataFrame, family: pd.DataFrame) -> PaperPage:
         f"studies not clean at the 5% level: "
         f"{', '.join(family.loc[~family['clean_at_level'], 'study']) or 'none'})."
     )
-    table = planted.assign(
-        margin=[
-            margin_text(m, b, basis)
-            for m, b, basis in zip(planted["margin_se"], planted["margin_lower_bound"], planted["margin_basis"])
-        ]
-    ).drop(columns=["truth", "family", "margin_se", "margin_lower_bound"])
+
+    def shown(rows: pd.DataFrame) -> pd.DataFrame:
+        return rows.assign(
+            margin=[
+                margin_text(m, b, basis)
+                for m, b, basis in zip(rows["margin_se"], rows["margin_lower_bound"], rows["margin_basis"])
+            ]
+        ).drop(columns=["truth", "family", "margin_se", "margin_lower_bound"])
+
+    below = (
+        (Section(shown(below_power), "Known to lack power at this size: reported, not counted"),)
+        if below_power is not None and len(below_power)
+        else ()
+    )
     explanation = (
         "A family is one test, or the controls one correction covers (hurtful: the recall gaps of one model, "
         "attribute and group over the tasks, BH). Under no effect each family has at most a 5% chance of any "
@@ -860,7 +891,8 @@ def recovery_page(planted: pd.DataFrame, family: pd.DataFrame) -> PaperPage:
             verdict,
             margins,
             summary,
-            Section(table, "Planted effects"),
+            Section(shown(planted), "Planted effects"),
+            *below,
             Section(family, "Controls, per study"),
             explanation,
         ),

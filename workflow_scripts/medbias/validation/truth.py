@@ -11,6 +11,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+BELOW_POWER = "below power"
+"""The truth of a planted effect's row on a test known before the data to lack power (a plant's task
+outside the ``cohorts`` it is asserted on): reported with its margin, not counted in the verdict."""
+
 
 def planted_strengths(pubmed_truth: Mapping[str, Any]) -> dict[str, dict[str, float]]:
     """Planted pair -> decade label -> planted strength, from the truth file's own decade labels."""
@@ -35,7 +39,10 @@ def mirror_rows(gaps: pd.DataFrame) -> pd.Series:
 
 
 def recall_gap_truth(
-    gaps: pd.DataFrame, mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str]
+    gaps: pd.DataFrame,
+    mimic_truth: Mapping[str, Any],
+    task_labels: Mapping[str, str],
+    task_cohorts: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """The defined recall gaps of every model, task, attribute and group with a ``truth`` column:
     planted for the disadvantaged group of each planted recall gap on every task whose label
@@ -48,11 +55,14 @@ def recall_gap_truth(
 
     A gap and its mirror (group h against g where g is compared with h: the same two rates, the
     same p) are one test, so only the row of the group that sorts first is kept; counted twice, one
-    flag would count as two families."""
+    flag would count as two families.
+
+    With ``task_cohorts`` (task id -> cohort, from tasks.csv), a plant that names the ``cohorts`` it is
+    asserted on marks its rows on the other cohorts' tasks ``BELOW_POWER`` instead of planted."""
     recall = gaps[(gaps["metric"] == "recall") & gaps["gap"].notna()].copy()
     recall = recall[~mirror_rows(recall)]
     label = recall["task"].map(task_labels)
-    planted_units, left_out = set(), set()
+    planted_units, left_out, below_power = set(), set(), set()
     for plant in mimic_truth["planted_recall_gaps"]:
         touched = label.isin(plant_labels(mimic_truth, plant["phenotype"]))
         exact = (
@@ -62,10 +72,15 @@ def recall_gap_truth(
         )
         planted_units |= set(recall.index[exact])
         left_out |= set(recall.index[touched & ~exact])
+        if task_cohorts is not None and "cohorts" in plant:
+            asserted = recall["task"].map(task_cohorts).isin(plant["cohorts"])
+            below_power |= set(recall.index[exact & ~asserted])
     # an intersectional plant leaves a share of its gap in every attribute of its tasks: none is a control
     left_out |= set(recall.index[label.isin(intersection_touched_labels(mimic_truth))])
     recall = recall.drop(index=list(left_out - planted_units))
-    recall["truth"] = ["planted" if i in planted_units else "control" for i in recall.index]
+    recall["truth"] = [
+        BELOW_POWER if i in below_power else "planted" if i in planted_units else "control" for i in recall.index
+    ]
     return recall
 
 
@@ -81,6 +96,7 @@ def mitigation_recall_truth(
     task_labels: Mapping[str, str],
     model: str = "baseline",
     method: str = "threshold",
+    task_cohorts: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """The mitigation stage's recall gaps (``gap_changes.parquet``) of ``method`` on ``model`` that
     are defined before and after, marked by ``recall_gap_truth`` on their gaps before mitigation
@@ -89,7 +105,7 @@ def mitigation_recall_truth(
     if chosen.empty:
         return chosen.assign(truth=pd.Series(dtype=str))
     before = chosen.rename(columns={"compared_with_before": "compared_with", "gap_before": "gap"})
-    return recall_gap_truth(before[before["gap_after"].notna()], mimic_truth, task_labels)
+    return recall_gap_truth(before[before["gap_after"].notna()], mimic_truth, task_labels, task_cohorts)
 
 
 def intersection_touched_labels(mimic_truth: Mapping[str, Any]) -> set[str]:
