@@ -230,7 +230,7 @@ def test_the_power_command_gathers_a_finished_world(recovery, validation_run, tm
     assert done.returncode == 0, done.stderr
     rows, _ = recovery
     plants = pd.read_csv(tmp_path / "power_plants.csv")
-    planted = rows[rows["truth"] == "planted"]
+    planted = rows[rows["truth"].isin(["planted", "below power"])]  # the rows known to lack power are gathered too
     assert len(plants) == len(planted) and (plants["worlds"] == 1).all()
     assert (
         plants.set_index("effect")["found"].to_dict() == planted.set_index("effect")["recovered"].astype(int).to_dict()

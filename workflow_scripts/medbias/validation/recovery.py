@@ -90,11 +90,11 @@ def p_part(
     if floor and np.isfinite(null_z):
         observed = null_z if sided == "one" else (abs(null_z) if right_direction else -abs(null_z))
         basis += (
-            f" (at its floor, {int(draws)} draws: the statistic's z against its null instead, {null_z:+.2f}, "
-            "normal approximation)"
+            f" (at its floor {(2 if doubled else 1) / (draws + 1):.2g}: the statistic's z against its null "
+            f"instead, {null_z:+.2f}, normal approximation)"
         )
         return Margin(observed - z_of_p(threshold, sided), False, basis)
-    basis += f" (at its floor, {int(draws)} draws: a lower bound)" if floor else ""
+    basis += f" (at its floor {(2 if doubled else 1) / (draws + 1):.2g}: a lower bound)" if floor else ""
     return Margin(p_margin(p, threshold, sided, right_direction), floor, basis)
 
 
@@ -185,7 +185,8 @@ def rios_recovery(
     the trend over decades falls for every planted pair and is flat (p >= 0.05) for the controls.
     Margins: the star's p (``alternative``-sided; at its floor 1/(null_draws + 1) the projection's
     z against its calibrated null, ``null_z``, stands for it) against ``level``; the trend's two-sided
-    p against 0.05, signed by the slope."""
+    p against 0.05, signed by the slope (exact over the n! orderings of the decades: at its floor,
+    2 / n!, a lower bound)."""
     strengths = planted_strengths(pubmed_truth)
     rows = []
     for r in table.itertuples(index=False):
@@ -239,7 +240,15 @@ def rios_recovery(
                     "mean-difference slope < 0, trend p < 0.05",
                     observed,
                     r.md_slope < 0 and r.md_trend_p < 0.05,
-                    margin=p_part(r.md_trend_p, 0.05, "two", right_direction=r.md_slope < 0, name="trend p"),
+                    margin=p_part(
+                        r.md_trend_p,
+                        0.05,
+                        "two",
+                        right_direction=r.md_slope < 0,
+                        draws=getattr(r, "orderings", np.nan) - 1,
+                        doubled=True,
+                        name="exact trend p",
+                    ),
                 )
             )
         elif r.control:
