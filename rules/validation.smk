@@ -145,6 +145,8 @@ rule validation_planted_recovery:
             "direct_bias_null_draws": config["mental"]["direct_bias"]["null_draws"],
             "vignette_alpha": VIGNETTES["alpha"],
             "vignette_permutations": VIGNETTES["permutations"],
+            "closure_margin": config["demo"]["validation"]["closure_margin"],
+            "equivalence_power": config["demo"]["validation"]["equivalence_power"],
         },
     script:
         f"{SCRIPTS}/validation_planted_recovery.py"

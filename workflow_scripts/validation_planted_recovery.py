@@ -55,6 +55,8 @@ recovery = combine(
             truth["mimic"],
             dict(zip(tasks["task"], tasks["label"])),
             task_cohorts=dict(zip(tasks["task"], tasks["cohort"])),
+            closure_margin=c["closure_margin"],
+            equivalence_power_needed=c["equivalence_power"],
         )
         if snakemake.input.gap_changes
         else pd.DataFrame(),

@@ -13,6 +13,8 @@ from medbias.metrics.margins import (
     at_p_floor,
     bh_margin,
     bh_threshold,
+    equivalence_margin,
+    equivalence_power,
     interval_margin,
     majority_margin,
     p_margin,
@@ -240,3 +242,19 @@ def test_a_p_at_its_floor_gives_way_to_the_statistics_z_against_its_null():
     assert "normal approximation" in row.margin_basis
     (row,) = seat_recovery(seat.assign(p_calibrated=0.02), truth).itertuples()  # above the floor: the p's own z
     assert row.margin_se == pytest.approx(p_margin(0.02, 0.05, "one")) and "null" not in row.margin_basis
+
+
+def test_two_one_sided_tests_and_their_power_by_hand():
+    # [-0.02, 0.06] around +0.02: SE 0.08 / 3.919928 = 0.020408; (0.1 - 0.02) / SE - 1.644854
+    assert equivalence_margin(0.02, -0.02, 0.06, 0.1) == pytest.approx(2.275074, abs=1e-5)
+    assert equivalence_margin(-0.02, -0.06, 0.02, 0.1) == equivalence_margin(0.02, -0.02, 0.06, 0.1)
+    # the margin is >= 0 exactly when the 90% interval estimate +- 1.644854 SE lies inside +-delta
+    rng = np.random.default_rng(5)
+    for estimate, se in zip(rng.normal(0, 0.1, 300), rng.uniform(0.005, 0.1, 300)):
+        low, high = estimate - 1.959964 * se, estimate + 1.959964 * se
+        inside = -0.1 < estimate - 1.644854 * se and estimate + 1.644854 * se < 0.1
+        assert (equivalence_margin(estimate, low, high, 0.1) >= 0) == inside
+    # power at a true gap of 0: 2 Phi(0.1 / 0.02 - 1.644854) - 1 = 2 Phi(3.355146) - 1
+    assert equivalence_power(0.02, 0.1) == pytest.approx(0.999207, abs=1e-5)
+    assert equivalence_power(0.1, 0.1) == 0.0  # a margin no wider than the test's own noise cannot be shown
+    assert np.isnan(equivalence_power(0.0, 0.1))

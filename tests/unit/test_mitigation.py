@@ -352,8 +352,8 @@ def test_the_planted_gap_is_found_closed_and_the_controls_not_widened():
 
     changes = pd.DataFrame(
         [
-            change("pa_acute_renal", "F", (-0.6, -0.9, -0.3), (-0.1, -0.3, 0.1)),
-            change("pa_acute_renal", "M", (0.6, 0.3, 0.9), (0.1, -0.1, 0.3)),
+            change("pa_acute_renal", "F", (-0.6, -0.9, -0.3), (0.01, -0.03, 0.05)),
+            change("pa_acute_renal", "M", (0.6, 0.3, 0.9), (-0.01, -0.05, 0.03)),
             change("pa_shock", "F", (0.0, -0.2, 0.2), (0.05, -0.15, 0.25)),
             change("pa_shock", "M", (0.0, -0.2, 0.2), (-0.05, -0.25, 0.15)),
         ]
@@ -378,10 +378,24 @@ def test_the_planted_gap_is_found_closed_and_the_controls_not_widened():
     recovery = mitigation_recovery(changes, performance, truth, labels)
     planted = recovery[recovery["truth"] == "planted"]
     assert len(planted) == 1 and planted["recovered"].all() and "AUROC 0.800 -> 0.780" in planted["observed"].iloc[0]
+    # after: SE 0.08 / 3.919928 = 0.020408, (0.1 - 0.01) / SE - 1.644854 = 2.765146; before: the near end -0.3
+    # lies 0.3 / (0.6 / 3.919928) = 1.959964 SE below 0, the weaker part
+    assert planted["margin_se"].iloc[0] == pytest.approx(1.959964, abs=1e-6)
+    tighter = changes.assign(ci_high_before=np.where(changes["group"] == "F", -0.5, changes["ci_high_before"]))
+    (row,) = mitigation_recovery(tighter, performance, truth, labels).query("truth == 'planted'").itertuples()
+    assert row.margin_se == pytest.approx(0.09 / (0.08 / 3.919928) - 1.644854, abs=1e-5) and row.recovered
+    # an interval after that merely includes 0 accepts a null: at SE 0.10 the test has no power to show the
+    # gap within 0.1, so the row is reported as lacking power, and not closed
+    wide = changes.assign(gap_after=np.where(changes["group"] == "F", -0.1, 0.1), ci_low_after=-0.3, ci_high_after=0.3)
+    (row,) = mitigation_recovery(wide, performance, truth, labels).query("truth != 'control'").itertuples()
+    assert row.truth == "below power" and not row.recovered and "power 0.00" in row.margin_basis
     controls = recovery[recovery["truth"] == "control"]
     assert len(controls) == 1 and controls["recovered"].all()  # a mirrored pair is one test
-    still_open = changes.assign(
-        ci_high_after=np.where(changes["task"] == "pa_acute_renal", -0.02, changes["ci_high_after"])
+    renal = changes["task"] == "pa_acute_renal"
+    still_open = changes.assign(  # after: -0.2 [-0.25, -0.15], a well-measured gap that is not closed
+        gap_after=np.where(renal, -0.2, changes["gap_after"]),
+        ci_low_after=np.where(renal, -0.25, changes["ci_low_after"]),
+        ci_high_after=np.where(renal, -0.15, changes["ci_high_after"]),
     )
     assert (
         not mitigation_recovery(still_open, performance, truth, labels).query("truth == 'planted'")["recovered"].any()

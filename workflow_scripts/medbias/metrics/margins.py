@@ -83,14 +83,49 @@ def interval_margin(
     errors its width implies (SE = width / (2 z_{(1+level)/2})): (bound - high) / SE for "below",
     (low - bound) / SE for "above". Equals the estimate's z beyond the bound minus z_{(1+level)/2}
     for a symmetric normal interval."""
-    from scipy.stats import norm
 
     if not (np.isfinite(low) and np.isfinite(high)):
         return float("nan")
-    se = (high - low) / (2 * norm.ppf(0.5 + level / 2))
+    se = interval_se(low, high, level)
     if se <= 0:
         return float("nan")
     return float((bound - high) / se if side == "below" else (low - bound) / se)
+
+
+def equivalence_margin(
+    estimate: float, low: float, high: float, delta: float, alpha: float = 0.05, level: float = 0.95
+) -> float:
+    """The margin of two one-sided tests (TOST at ``alpha``) that the true value lies within
+    [-``delta``, ``delta``]: (delta - |estimate|) / SE - z_{1-alpha}, with SE from the ``level``
+    interval [low, high]'s width (a normal approximation). >= 0 exactly when the 1 - 2 alpha interval
+    estimate +- z_{1-alpha} SE lies inside the margin; NaN when the interval is undefined or empty."""
+    from scipy.stats import norm
+
+    if not (np.isfinite(estimate) and np.isfinite(low) and np.isfinite(high)):
+        return float("nan")
+    se = interval_se(low, high, level)
+    if se <= 0:
+        return float("nan")
+    return float((delta - abs(estimate)) / se - norm.isf(alpha))
+
+
+def equivalence_power(se: float, delta: float, alpha: float = 0.05) -> float:
+    """Power of two one-sided tests at ``alpha`` with margin ``delta`` when the true value is 0 and the
+    estimate is normal with standard error ``se``: P(|Z se| < delta - z_{1-alpha} se) =
+    2 Phi(delta / se - z_{1-alpha}) - 1, and 0 when that is negative. It depends on the test's size, not
+    on the estimate, so it says before the result whether the test can establish equivalence."""
+    from scipy.stats import norm
+
+    if not (np.isfinite(se) and se > 0):
+        return float("nan")
+    return float(max(0.0, 2 * norm.cdf(delta / se - norm.isf(alpha)) - 1))
+
+
+def interval_se(low: float, high: float, level: float = 0.95) -> float:
+    """The standard error a two-sided ``level`` interval's width implies (normal approximation)."""
+    from scipy.stats import norm
+
+    return float((high - low) / (2 * norm.ppf(0.5 + level / 2)))
 
 
 def at_p_floor(p: float, draws: float, doubled: bool = False) -> bool:

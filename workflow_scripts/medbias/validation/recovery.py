@@ -20,7 +20,10 @@ from medbias.metrics.margins import (
     Sided,
     at_p_floor,
     bh_threshold,
+    equivalence_margin,
+    equivalence_power,
     interval_margin,
+    interval_se,
     p_margin,
     z_of_p,
 )
@@ -422,13 +425,20 @@ def mitigation_recovery(
     model: str = "baseline",
     method: str = "threshold",
     task_cohorts: Mapping[str, str] | None = None,
+    closure_margin: float = 0.1,
+    equivalence_power_needed: float = 0.8,
 ) -> pd.DataFrame:
     """The mitigation stage's gap changes (``gap_changes.parquet``) of ``method`` on ``model``, read
     against the planted recall gaps (``recall_gap_truth`` on the gaps before mitigation): each
-    planted gap is closed, its 95% interval excluding 0 (below it) before and including 0 after,
-    with the AUROC change it cost beside it; every control recall gap is not widened after BH over
-    the tasks (the family: one model, attribute and group). A plant's rows outside the cohorts it is
-    asserted on (``task_cohorts``) are ``BELOW_POWER``."""
+    planted gap is closed, its 95% interval below 0 before and, after, equivalent to 0 within
+    +-``closure_margin`` by two one-sided tests at 5% (``equivalence_margin``: an interval that merely
+    includes 0 would accept a null, which a noisier test passes more easily), with the AUROC change
+    it cost beside it; every control recall gap is not widened after BH over the tasks (the family:
+    one model, attribute and group). A plant's rows outside the cohorts it is asserted on
+    (``task_cohorts``) are ``BELOW_POWER``, and so is a row whose equivalence test has less than
+    ``equivalence_power_needed`` power at a true gap of 0 given its standard error
+    (``equivalence_power``: a property of the test's size, known before its result).
+    Margin: the weaker of the interval before and the equivalence test after."""
     recall = mitigation_recall_truth(changes, mimic_truth, task_labels, model, method, task_cohorts)
     auroc = performance[
         (performance["model"] == model) & (performance["method"] == method) & (performance["metric"] == "auroc")
@@ -442,6 +452,16 @@ def mitigation_recovery(
             f"{r['gap_after']:+.3f} [{r['ci_low_after']:+.3f}, {r['ci_high_after']:+.3f}] after"
         )
         if r["truth"] in ("planted", BELOW_POWER):
+            se_after = interval_se(r["ci_low_after"], r["ci_high_after"])
+            power = equivalence_power(se_after, closure_margin)
+            equivalent = Margin(
+                equivalence_margin(r["gap_after"], r["ci_low_after"], r["ci_high_after"], closure_margin),
+                False,
+                f"after: within +-{closure_margin:g} by two one-sided tests at 5% (SE {se_after:.3f}; power "
+                f"{power:.2f} at a true gap of 0)",
+            )
+            margin = weakest(interval_part(r["ci_low_before"], r["ci_high_before"], "below", "before"), equivalent)
+            truth = BELOW_POWER if power < equivalence_power_needed else r["truth"]
             cost = auroc.loc[(r["attribute"], r["task"])]
             observed += (
                 f"; AUROC {cost['before']:.3f} -> {cost['after']:.3f} "
@@ -451,15 +471,12 @@ def mitigation_recovery(
                 _row(
                     "hurtful",
                     f"{unit} closed by the post-processor ({task_labels.get(r['task'], r['task'])})",
-                    r["truth"],
+                    truth,
                     where,
-                    "interval below 0 before, including 0 after",
+                    f"interval below 0 before; after, within +-{closure_margin:g} (two one-sided tests at 5%)",
                     observed,
-                    bool(r["ci_high_before"] < 0 and r["ci_low_after"] <= 0 <= r["ci_high_after"]),
-                    margin=accepts_null(
-                        "the interval after includes 0 (the gap before lies "
-                        f"{interval_margin(r['ci_low_before'], r['ci_high_before'], 'below'):+.2f} SE beyond 0)"
-                    ),
+                    bool(margin.value >= 0),
+                    margin=margin,
                 )
             )
         else:
@@ -891,8 +908,11 @@ def recovery_page(planted: pd.DataFrame, family: pd.DataFrame, below_power: pd.D
         "its family (alpha x p / p_BH); for an interval, its near end's distance beyond 0 in the standard errors "
         "its width implies; for several parts the weakest; for a majority over classifier seeds the majority's "
         "margin (the seeds share one test set: that is no replication); '>=' a lower bound (a permutation p at "
-        "its floor). A criterion that passes by not rejecting (an interval including 0, a mismatch within its "
-        "null) has no margin."
+        "its floor). A closure is an equivalence test (two one-sided tests at 5% that the gap after lies within "
+        "the margin fixed before the data); its margin is (margin - |gap|) / SE - 1.645. A criterion that passes "
+        "by not rejecting (a mismatch within its null) has no margin. Rows known before their result to lack "
+        "power (a task outside the cohorts a plant is asserted on; an equivalence test under the power it "
+        "needs at a true gap of 0) are reported apart and not counted."
     )
     return PaperPage(
         "Demo world: planted effects and controls",
