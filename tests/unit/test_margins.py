@@ -71,7 +71,7 @@ def test_interval_margin_is_the_estimates_z_beyond_the_bound_minus_the_intervals
     assert interval_margin(-0.5, -0.1, "below") == pytest.approx(0.979982, abs=1e-6)
     assert interval_margin(-0.5, -0.1, "above") == pytest.approx(-4.899910, abs=1e-6)
     assert interval_margin(-0.1, 0.3, "below") < 0 < interval_margin(0.1, 0.3, "above")
-    assert np.isnan(interval_margin(0.2, 0.2, "below"))
+    assert interval_margin(-1.0, -1.0, "below") == np.inf and interval_margin(0.2, 0.2, "below") == -np.inf
 
 
 def test_p_floor_and_the_majority_margin():
@@ -257,4 +257,4 @@ def test_two_one_sided_tests_and_their_power_by_hand():
     # power at a true gap of 0: 2 Phi(0.1 / 0.02 - 1.644854) - 1 = 2 Phi(3.355146) - 1
     assert equivalence_power(0.02, 0.1) == pytest.approx(0.999207, abs=1e-5)
     assert equivalence_power(0.1, 0.1) == 0.0  # a margin no wider than the test's own noise cannot be shown
-    assert np.isnan(equivalence_power(0.0, 0.1))
+    assert equivalence_power(0.0, 0.1) == 1.0 and equivalence_margin(0.0, 0.0, 0.0, 0.1) == np.inf

@@ -82,13 +82,14 @@ def interval_margin(
     """How far a ``level`` two-sided interval [low, high] lies ``side`` of ``bound``, in the standard
     errors its width implies (SE = width / (2 z_{(1+level)/2})): (bound - high) / SE for "below",
     (low - bound) / SE for "above". Equals the estimate's z beyond the bound minus z_{(1+level)/2}
-    for a symmetric normal interval."""
+    for a symmetric normal interval. An interval of width 0 is +inf beyond the bound or -inf."""
 
     if not (np.isfinite(low) and np.isfinite(high)):
         return float("nan")
     se = interval_se(low, high, level)
-    if se <= 0:
-        return float("nan")
+    if se <= 0:  # a point: beyond the bound with certainty, or not at all
+        beyond = high < bound if side == "below" else low > bound
+        return float("inf") if beyond else float("-inf")
     return float((bound - high) / se if side == "below" else (low - bound) / se)
 
 
@@ -98,14 +99,15 @@ def equivalence_margin(
     """The margin of two one-sided tests (TOST at ``alpha``) that the true value lies within
     [-``delta``, ``delta``]: (delta - |estimate|) / SE - z_{1-alpha}, with SE from the ``level``
     interval [low, high]'s width (a normal approximation). >= 0 exactly when the 1 - 2 alpha interval
-    estimate +- z_{1-alpha} SE lies inside the margin; NaN when the interval is undefined or empty."""
+    estimate +- z_{1-alpha} SE lies inside the margin; NaN when the interval is undefined, +-inf when it
+    is a point (inside the margin or not)."""
     from scipy.stats import norm
 
     if not (np.isfinite(estimate) and np.isfinite(low) and np.isfinite(high)):
         return float("nan")
     se = interval_se(low, high, level)
-    if se <= 0:
-        return float("nan")
+    if se <= 0:  # a point: inside the margin with certainty, or not at all
+        return float("inf") if abs(estimate) < delta else float("-inf")
     return float((delta - abs(estimate)) / se - norm.isf(alpha))
 
 
@@ -116,8 +118,10 @@ def equivalence_power(se: float, delta: float, alpha: float = 0.05) -> float:
     on the estimate, so it says before the result whether the test can establish equivalence."""
     from scipy.stats import norm
 
-    if not (np.isfinite(se) and se > 0):
+    if not np.isfinite(se) or se < 0:
         return float("nan")
+    if se == 0:
+        return 1.0
     return float(max(0.0, 2 * norm.cdf(delta / se - norm.isf(alpha)) - 1))
 
 

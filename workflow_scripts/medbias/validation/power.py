@@ -83,7 +83,7 @@ def plant_power(recoveries: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
     for key, part in stacked.groupby(RECOVERY_KEYS, sort=False):
         found = part["recovered"].astype(bool)
         margins = part["margin_se"].to_numpy(dtype=float)
-        finite = margins[np.isfinite(margins)]
+        finite = margins[~np.isnan(margins)]
         missed = [s for s in seeds if s not in set(part.loc[found, "seed"])]
         rows.append(
             {

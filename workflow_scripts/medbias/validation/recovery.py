@@ -134,7 +134,7 @@ def interval_part(low: float, high: float, side: str, name: str = "interval") ->
 def weakest(*parts: Margin) -> Margin:
     """A criterion of several tested parts passes by its weakest part's margin."""
     values = [p.value for p in parts]
-    if any(not np.isfinite(v) for v in values):
+    if any(np.isnan(v) for v in values):
         return Margin(float("nan"), False, "; ".join(p.basis for p in parts))
     low = min(parts, key=lambda p: p.value)
     return Margin(low.value, low.lower_bound, "; ".join(p.basis for p in parts))
@@ -794,7 +794,7 @@ def control_family(recovery: pd.DataFrame, level: float = 0.05) -> pd.DataFrame:
 
 def margin_text(margin: float, lower_bound: bool, basis: str) -> str:
     """A plant's margin as the table prints it: '+2.31', '>= +0.68' (a lower bound) or 'none (accepts a null)'."""
-    if not np.isfinite(margin):
+    if np.isnan(margin):
         return "none (accepts a null)" if str(basis).startswith(ACCEPTS_A_NULL) else "n/a"
     return f"{'>= ' if lower_bound else ''}{margin:+.2f}"
 
@@ -837,7 +837,7 @@ def recovery_verdict(
         if unclean:
             parts.append(f"controls not clean at the 5% level in {', '.join(unclean)}")
         verdict = "**Verdict: " + "; ".join(parts) + ".**"
-    finite = np.isfinite(found["margin_se"].to_numpy(dtype=float))
+    finite = ~np.isnan(found["margin_se"].to_numpy(dtype=float))  # a margin, possibly infinite
     bound = found["margin_lower_bound"].astype(bool).to_numpy()
     strong = found[finite & (found["margin_se"].to_numpy(dtype=float) >= at_power)]
     weak = found[finite & (found["margin_se"].to_numpy(dtype=float) < at_power) & ~bound]
