@@ -116,6 +116,25 @@ def test_seed_spread_carries_the_majoritys_bh_margin():
     assert "bh_margin_majority" not in seed_spread(replicates).columns  # no alpha: no margins
 
 
+SEAT_TRUTH = {"trained_models": ["tb"], "seat_planted": ["race"], "seat_controls": []}
+
+
+def _seat(**columns) -> pd.DataFrame:
+    """One planted SEAT row of a trained model whose calibrated p (1/100) sits at the floor of its 99 draws."""
+    row = {
+        "model": "tb",
+        "test": ["race"],
+        "debias": "none",
+        "status": "ok",
+        "effect_size": [0.8],
+        "p_value": [1e-4],
+        "p_calibrated": [1 / 100],
+        "null_draws": [99],
+        "significant": [True],
+    }
+    return pd.DataFrame({**row, **columns})
+
+
 def test_gap_and_seat_rows_carry_their_margin():
     truth = {
         "planted_recall_gaps": [{"attribute": "gender", "disadvantaged": "F", "phenotype": "Renal failure"}],
@@ -143,20 +162,7 @@ def test_gap_and_seat_rows_carry_their_margin():
     assert rows["margin_se"].iloc[0] == pytest.approx(2.084604, abs=1e-5)
     assert rows["margin_se"].iloc[1] < 0 and rows["recovered"].tolist() == [True, False]
     assert "its BH threshold 0.005" in rows["margin_basis"].iloc[0]
-    seat = pd.DataFrame(
-        {
-            "model": "tb",
-            "test": ["race"],
-            "debias": "none",
-            "status": "ok",
-            "effect_size": [0.8],
-            "p_value": [1e-4],
-            "p_calibrated": [0.01],
-            "null_draws": [99],
-            "significant": [True],
-        }
-    )
-    (row,) = seat_recovery(seat, {"trained_models": ["tb"], "seat_planted": ["race"], "seat_controls": []}).itertuples()
+    (row,) = seat_recovery(_seat(), SEAT_TRUTH).itertuples()
     # one-sided calibrated p at its floor 1/100 against 0.05: 2.326348 - 1.644854, only a lower bound
     assert row.margin_se == pytest.approx(0.681494, abs=1e-6) and row.margin_lower_bound and "floor" in row.margin_basis
 
@@ -221,21 +227,7 @@ def test_the_verdict_names_every_miss_and_sorts_the_found_by_margin():
 
 
 def test_a_p_at_its_floor_gives_way_to_the_statistics_z_against_its_null():
-    seat = pd.DataFrame(
-        {
-            "model": "tb",
-            "test": ["race"],
-            "debias": "none",
-            "status": "ok",
-            "effect_size": [0.8],
-            "p_value": [1e-4],
-            "p_calibrated": [1 / 100],
-            "null_draws": [99],
-            "null_z": [4.0],
-            "significant": [True],
-        }
-    )
-    truth = {"trained_models": ["tb"], "seat_planted": ["race"], "seat_controls": []}
+    seat, truth = _seat(null_z=[4.0]), SEAT_TRUTH
     (row,) = seat_recovery(seat, truth).itertuples()
     # 4.0 null SDs against one-sided 0.05's 1.644854: a margin, no longer a bound
     assert row.margin_se == pytest.approx(4.0 - 1.644854, abs=1e-6) and not row.margin_lower_bound
