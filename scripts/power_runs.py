@@ -63,9 +63,11 @@ def gather(folders: list[Path], out: Path) -> None:
     plants.to_csv(out / "power_plants.csv", index=False)
     controls.to_csv(out / "power_controls.csv", index=False)
     (out / "power.md").write_text(power_page(plants, controls, sorted(recoveries)))
-    every = int((plants["found"] == plants["worlds"]).sum())
+    counted = plants[plants["truth"] == "planted"]
+    every = int((counted["found"] == counted["worlds"]).sum())
     print(
-        f"power: {every} of {len(plants)} planted effects found in all {len(recoveries)} worlds; see {out / 'power.md'}"
+        f"power: {every} of {len(counted)} planted effects found in all {len(recoveries)} worlds "
+        f"({len(plants) - len(counted)} rows known to lack power gathered apart); see {out / 'power.md'}"
     )
 
 
