@@ -232,6 +232,9 @@ def test_a_p_at_its_floor_gives_way_to_the_statistics_z_against_its_null():
     # 4.0 null SDs against one-sided 0.05's 1.644854: a margin, no longer a bound
     assert row.margin_se == pytest.approx(4.0 - 1.644854, abs=1e-6) and not row.margin_lower_bound
     assert "normal approximation" in row.margin_basis
+    # a null_z under the floored p's own margin would undercut a lower bound: the bound stays
+    (row,) = seat_recovery(_seat(null_z=[2.0]), truth).itertuples()
+    assert row.margin_se == pytest.approx(p_margin(0.01, 0.05, "one")) and row.margin_lower_bound
     (row,) = seat_recovery(seat.assign(p_calibrated=0.02), truth).itertuples()  # above the floor: the p's own z
     assert row.margin_se == pytest.approx(p_margin(0.02, 0.05, "one")) and "null" not in row.margin_basis
 

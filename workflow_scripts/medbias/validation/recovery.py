@@ -84,21 +84,24 @@ def p_part(
     """The margin of a p-value criterion, p < ``threshold`` (``p_margin``), with its basis. When p
     is at its permutation floor (``draws``, ``doubled``: ``at_p_floor``) the margin is a lower bound,
     unless the statistic's distance from its null in null standard deviations (``null_z``: a
-    calibrated null's ``null_z``) is given: then that z stands for the p's (a normal approximation
-    of the null's tail, one-sided along the planted direction)."""
+    calibrated null's ``null_z``) is given and gives a larger margin: then that z stands for the p's
+    (a normal approximation of the null's tail, one-sided along the planted direction)."""
     floor = at_p_floor(p, draws, doubled)
     basis = f"{sided}-sided {name} {p:.3g} vs {threshold_name or f'{threshold:.3g}'}" + (
         "" if right_direction else ", wrong sign"
     )
+    bound = p_margin(p, threshold, sided, right_direction)
     if floor and np.isfinite(null_z):
         observed = null_z if sided == "one" else (abs(null_z) if right_direction else -abs(null_z))
-        basis += (
-            f" (at its floor {(2 if doubled else 1) / (draws + 1):.2g}: the statistic's z against its null "
-            f"instead, {null_z:+.2f}, normal approximation)"
-        )
-        return Margin(observed - z_of_p(threshold, sided), False, basis)
+        approximate = observed - z_of_p(threshold, sided)
+        if approximate >= bound:  # the floored p's margin is a lower bound: the approximation may not undercut it
+            basis += (
+                f" (at its floor {(2 if doubled else 1) / (draws + 1):.2g}: the statistic's z against its null "
+                f"instead, {null_z:+.2f}, normal approximation)"
+            )
+            return Margin(approximate, False, basis)
     basis += f" (at its floor {(2 if doubled else 1) / (draws + 1):.2g}: a lower bound)" if floor else ""
-    return Margin(p_margin(p, threshold, sided, right_direction), floor, basis)
+    return Margin(bound, floor, basis)
 
 
 def bh_part(
