@@ -63,11 +63,11 @@ def gather(folders: list[Path], out: Path) -> None:
     plants.to_csv(out / "power_plants.csv", index=False)
     controls.to_csv(out / "power_controls.csv", index=False)
     (out / "power.md").write_text(power_page(plants, controls, sorted(recoveries)))
-    counted = plants[plants["truth"] == "planted"]
+    counted = plants[plants["counted_in"] == plants["worlds"]]
     every = int((counted["found"] == counted["worlds"]).sum())
     print(
         f"power: {every} of {len(counted)} planted effects found in all {len(recoveries)} worlds "
-        f"({len(plants) - len(counted)} rows known to lack power gathered apart); see {out / 'power.md'}"
+        f"({len(plants) - len(counted)} known to lack power in some world, gathered apart); see {out / 'power.md'}"
     )
 
 

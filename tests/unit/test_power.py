@@ -21,13 +21,14 @@ from medbias.validation.power import (
 from medbias.validation.recovery import RECOVERY_COLUMNS
 
 
-def _recovery(found: list[bool], margins: list[float], flags: list[bool]) -> pd.DataFrame:
-    """Two plants (a strong one, a weak one) and three controls: two in one BH family, one alone."""
+def _recovery(found: list[bool], margins: list[float], flags: list[bool], weak: str = "planted") -> pd.DataFrame:
+    """Two plants (a strong one, a weak one whose truth is ``weak``) and three controls: two in one BH
+    family, one alone."""
     planted = pd.DataFrame(
         {
             "study": "hurtful",
             "effect": ["strong", "weak"],
-            "truth": "planted",
+            "truth": ["planted", weak],
             "criterion": "c",
             "recovered": found,
             "family": ["strong", "weak"],
@@ -56,9 +57,11 @@ def test_plants_and_control_families_are_counted_over_worlds():
     recoveries = {
         11: _recovery([True, True], [6.0, 0.5], [True, True, False]),
         12: _recovery([True, False], [5.0, -0.4], [False, False, False]),
-        13: _recovery([True, True], [7.0, 1.5], [False, True, True]),
+        13: _recovery([True, True], [7.0, 1.5], [False, True, True], weak="below power"),
     }
     plants = plant_power(recoveries).set_index("effect")
+    # one row per plant, counted where its truth was "planted" (2 of 3 worlds for the weak one)
+    assert len(plants) == 2 and plants["counted_in"].to_dict() == {"strong": 3, "weak": 2}
     assert plants.loc["strong", ["found", "worlds", "median_margin_se", "smallest_margin_se"]].tolist() == [
         3,
         3,
@@ -74,7 +77,8 @@ def test_plants_and_control_families_are_counted_over_worlds():
     assert controls.loc["bh family", "study_share_flagged"] == pytest.approx(2 / 3)
     assert controls.loc["bh family", "study_binomial_p"] == pytest.approx(3 * 0.05**2 * 0.95 + 0.05**3)
     page = power_page(plant_power(recoveries), control_power(recoveries), [11, 12, 13])
-    assert "**1 of 2 planted effects found in every one of 3 fresh worlds**" in page and "weak (2 of 3)" in page
+    assert "**1 of 1 planted effects found in every one of 3 fresh worlds**" in page
+    assert "not counted there: weak (counted in 2, found in 2 of 3)" in page
 
 
 def test_fresh_world_config_refuses_the_calibration_seed_and_makes_paths_absolute(tmp_path):

@@ -21,7 +21,7 @@ from medbias.validation.truth import BELOW_POWER
 CALIBRATION_SEEDS: tuple[int, ...] = (1234,)
 """World seeds the demo world's sizes, recipes and rule seed offsets were tuned on (the default ``seed``)."""
 
-RECOVERY_KEYS = ["study", "effect", "truth", "criterion"]
+RECOVERY_KEYS = ["study", "effect", "criterion"]
 
 
 def fresh_world_config(config: Mapping[str, Any], seed: int, repo: Path) -> dict[str, Any]:
@@ -71,11 +71,12 @@ def read_recoveries(folders: Sequence[Path]) -> dict[int, pd.DataFrame]:
 
 
 def plant_power(recoveries: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
-    """Per planted effect (study, effect, truth, criterion; the rows known to lack power too) over the
-    K worlds: found in k of K (``found``, ``worlds``), the median and smallest margin in standard
-    errors over the worlds where it has one, whether a margin was only a lower bound in some world,
-    and the seeds that missed it.
-    A plant absent from some world's table counts as a miss there."""
+    """Per planted effect (study, effect, criterion; the rows known to lack power too) over the K
+    worlds: in how many it counted in the verdict (``counted_in``: its truth was "planted", not
+    ``BELOW_POWER``, which for an equivalence test depends on that world's standard error), found in k
+    of K (``found``, ``worlds``), the median and smallest margin in standard errors over the worlds
+    where it has one, whether a margin was only a lower bound in some world, and the seeds that missed
+    it. A plant absent from some world's table counts as a miss there."""
     seeds = sorted(recoveries)
     frames = [recoveries[s][recoveries[s]["truth"].isin(["planted", BELOW_POWER])].assign(seed=s) for s in seeds]
     stacked = pd.concat(frames, ignore_index=True)
@@ -89,6 +90,7 @@ def plant_power(recoveries: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
             {
                 **dict(zip(RECOVERY_KEYS, key)),
                 "worlds": len(seeds),
+                "counted_in": int((part["truth"] == "planted").sum()),
                 "found": int(found.sum()),
                 "median_margin_se": float(np.median(finite)) if len(finite) else float("nan"),
                 "smallest_margin_se": float(finite.min()) if len(finite) else float("nan"),
@@ -139,7 +141,7 @@ def power_page(plants: pd.DataFrame, controls: pd.DataFrame, seeds: Sequence[int
     k = len(seeds)
     every = plants["found"] == plants["worlds"]
     marginal = plants[~every | ~(plants["median_margin_se"] >= below)]
-    counted = plants["truth"] == "planted"
+    counted = plants["counted_in"] == plants["worlds"]
     studies = controls.drop_duplicates("study")[["study", "study_share_flagged", "study_binomial_p"]]
     summary = (
         f"**{int((every & counted).sum())} of {int(counted.sum())} planted effects found in every one of {k} fresh "
@@ -148,8 +150,9 @@ def power_page(plants: pd.DataFrame, controls: pd.DataFrame, seeds: Sequence[int
         + f". Control families flagged in any world: {int((controls['flagged'] > 0).sum())} of {len(controls)}."
     )
     if (~counted).any():
-        summary += " Known to lack power, not counted: " + "; ".join(
-            f"{r.effect} (found in {r.found} of {r.worlds})" for r in plants[~counted].itertuples()
+        summary += " Known to lack power in some or every world, not counted there: " + "; ".join(
+            f"{r.effect} (counted in {r.counted_in}, found in {r.found} of {r.worlds})"
+            for r in plants[~counted].itertuples()
         )
     tuned = [s for s in seeds if s in CALIBRATION_SEEDS]
     if tuned:
