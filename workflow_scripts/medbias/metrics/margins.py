@@ -132,13 +132,18 @@ def interval_se(low: float, high: float, level: float = 0.95) -> float:
     return float((high - low) / (2 * norm.ppf(0.5 + level / 2)))
 
 
+def p_floor(draws: float, doubled: bool = False) -> float:
+    """The smallest permutation p = (k + 1) / (draws + 1), at k = 0: 1 / (draws + 1), or 2 / (draws + 1)
+    for a two-sided p taken as twice the smaller tail (``doubled``)."""
+    return (2.0 if doubled else 1.0) / (draws + 1)
+
+
 def at_p_floor(p: float, draws: float, doubled: bool = False) -> bool:
-    """Whether a permutation p = (k + 1) / (draws + 1) is at its smallest value (k = 0), where the
-    margin it gives is only a lower bound; ``doubled`` for a two-sided p taken as twice the smaller
-    tail (smallest 2 / (draws + 1))."""
+    """Whether a permutation p is at its smallest value (``p_floor``), where the margin it gives is only
+    a lower bound."""
     if not (np.isfinite(p) and np.isfinite(draws) and draws > 0):
         return False
-    return bool(p <= (2.0 if doubled else 1.0) / (draws + 1) * (1 + 1e-9))
+    return bool(p <= p_floor(draws, doubled) * (1 + 1e-9))
 
 
 def majority_margin(margins: Sequence[float]) -> float:

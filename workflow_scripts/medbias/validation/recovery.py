@@ -24,6 +24,7 @@ from medbias.metrics.margins import (
     equivalence_power,
     interval_margin,
     interval_se,
+    p_floor,
     p_margin,
     z_of_p,
 )
@@ -96,11 +97,11 @@ def p_part(
         approximate = observed - z_of_p(threshold, sided)
         if approximate >= bound:  # the floored p's margin is a lower bound: the approximation may not undercut it
             basis += (
-                f" (at its floor {(2 if doubled else 1) / (draws + 1):.2g}: the statistic's z against its null "
+                f" (at its floor {p_floor(draws, doubled):.2g}: the statistic's z against its null "
                 f"instead, {null_z:+.2f}, normal approximation)"
             )
             return Margin(approximate, False, basis)
-    basis += f" (at its floor {(2 if doubled else 1) / (draws + 1):.2g}: a lower bound)" if floor else ""
+    basis += f" (at its floor {p_floor(draws, doubled):.2g}: a lower bound)" if floor else ""
     return Margin(bound, floor, basis)
 
 
