@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow_scripts"))
 
 from medbias.core.errors import MedbiasInputError  # noqa: E402
-from medbias.pipeline.config import load_config  # noqa: E402
+from medbias.pipeline.config import load_config, with_repo_paths  # noqa: E402
 from medbias.validation.power import (  # noqa: E402
     control_power,
     fresh_world_config,
@@ -37,11 +37,10 @@ from medbias.validation.power import (  # noqa: E402
 TARGET = "results/validation/planted_recovery.csv"
 
 
-def run_world(seed: int, folder: Path, cores: int) -> Path:
-    """One fresh world of ``seed`` in ``folder``/seed<seed>, its log in power.log there."""
+def run_world(seed: int, config: dict, folder: Path, cores: int) -> Path:
+    """One fresh world of ``seed`` (its ``config``) in ``folder``/seed<seed>, its log in power.log there."""
     workdir = folder / f"seed{seed}"
     workdir.mkdir(parents=True, exist_ok=True)
-    config = fresh_world_config(load_config(REPO / "config" / "config.yaml"), seed, REPO)
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     snakemake = Path(sys.executable).with_name("snakemake")
     command = [str(snakemake), "-s", str(REPO / "Snakefile"), "-d", str(workdir), "--configfile"]
@@ -84,9 +83,9 @@ def main() -> None:
         if args.gather:
             gather(args.gather, args.folder)
         else:
-            for seed in args.seeds:  # refuse a calibration seed before any run starts
-                fresh_world_config(load_config(REPO / "config" / "config.yaml"), seed, REPO)
-            gather([run_world(seed, args.folder, args.cores) for seed in args.seeds], args.folder)
+            demo = with_repo_paths(load_config(REPO / "config" / "config.yaml"), REPO)
+            configs = {seed: fresh_world_config(demo, seed) for seed in args.seeds}  # refuses a calibration seed
+            gather([run_world(seed, config, args.folder, args.cores) for seed, config in configs.items()], args.folder)
     except MedbiasInputError as error:
         raise SystemExit(f"medbias: {error}") from None
 

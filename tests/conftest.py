@@ -111,29 +111,22 @@ def demo_config(scale: float = TEST_SCALE) -> dict:
     """The default demo config at ``scale``, with resource paths made absolute (runs in a tmp dir).
 
     This is the planted tier's world (tests/profiles/planted.yaml holds nothing else)."""
-    from medbias.pipeline.config import load_config
+    from medbias.pipeline.config import load_config, with_repo_paths
 
     config = load_config(REPO / "config" / "config.yaml")  # the schema's defaults filled in, {demo_dir} expanded
     config["demo"]["scale"] = scale
     # the rios study needs about 2,000 articles per decade to detect its planted effects (docs/demo-world.md),
     # so PubMed keeps its full size at any test scale
     config["demo"]["pubmed_articles_per_decade"] = round(2000 / scale)
-    config["resources"] = {k: str(REPO / v) for k, v in config["resources"].items()}
-    return _absolute_vignette_sets(config)
+    return with_repo_paths(config, REPO)
 
 
 def wiring_config() -> dict:
     """The wiring profile: the default demo config with tests/profiles/wiring.yaml laid over it."""
+    from medbias.pipeline.config import with_repo_paths
+
     overlay = yaml.safe_load((PROFILES / "wiring.yaml").read_text())
-    return _absolute_vignette_sets(merge_profile(demo_config(overlay["demo"]["scale"]), overlay))
-
-
-def _absolute_vignette_sets(config: dict) -> dict:
-    """``config`` with the shipped vignette sets' paths made absolute (test worlds run in a tmp dir)."""
-    config["vignettes"]["sets"] = {
-        k: str(REPO / v) if v.startswith("config/") else v for k, v in config["vignettes"]["sets"].items()
-    }
-    return config
+    return with_repo_paths(merge_profile(demo_config(overlay["demo"]["scale"]), overlay), REPO)
 
 
 def run_config(folder: Path) -> dict:

@@ -81,21 +81,25 @@ def test_plants_and_control_families_are_counted_over_worlds():
     assert "not counted there: weak (counted in 2, found in 2 of 3)" in page
 
 
-def test_fresh_world_config_refuses_the_calibration_seed_and_makes_paths_absolute(tmp_path):
+def test_fresh_world_config_refuses_the_calibration_seed_on_paths_made_absolute(tmp_path):
+    from medbias.pipeline.config import with_repo_paths
+
     config = {
         "seed": 1234,
         "resources": {"crows_pairs": "config/resources/crows.csv"},
         "vignettes": {"sets": {"demo": "config/resources/vignettes.yaml", "own": "/abs/set.yaml"}},
     }
     with pytest.raises(MedbiasInputError, match="seed 1234 is one the demo world was calibrated with"):
-        fresh_world_config(config, 1234, tmp_path)
-    fresh = fresh_world_config(config, 2027, tmp_path)
+        fresh_world_config(config, 1234)
+    fresh = fresh_world_config(with_repo_paths(config, tmp_path), 2027)
     assert fresh["seed"] == 2027 and config["seed"] == 1234
     assert fresh["resources"]["crows_pairs"] == str(tmp_path / "config/resources/crows.csv")
     assert fresh["vignettes"]["sets"] == {
         "demo": str(tmp_path / "config/resources/vignettes.yaml"),
         "own": "/abs/set.yaml",
     }
+    assert config["resources"]["crows_pairs"] == "config/resources/crows.csv"  # a copy: the given config unchanged
+    assert with_repo_paths(fresh, tmp_path) == fresh  # absolute paths stay as they are
 
 
 def test_read_recoveries_names_what_is_missing(tmp_path: Path):

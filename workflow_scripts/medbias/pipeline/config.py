@@ -132,6 +132,18 @@ def load_config(path: str | Path, schema_path: str | Path | None = None) -> dict
     return resolve_config(given, schema_path or Path(__file__).resolve().parents[3] / "config" / "schema.yaml")
 
 
+def with_repo_paths(config: dict[str, Any], repo: Path) -> dict[str, Any]:
+    """``config`` with its shipped files (``resources``, and the vignette sets under ``config/``) made
+    absolute against the repository ``repo``, so that it runs in any working directory (a test world,
+    a fresh world of the power runs); an absolute path stays as it is. A copy: ``config`` is unchanged."""
+    located = dict(config)
+    located["resources"] = {k: str(repo / v) for k, v in config["resources"].items()}
+    vignettes = dict(config["vignettes"])
+    vignettes["sets"] = {k: str(repo / v) if v.startswith("config/") else v for k, v in vignettes["sets"].items()}
+    located["vignettes"] = vignettes
+    return located
+
+
 def check_config_files(paths: list[str | Path]) -> None:
     """Each config file must be a YAML mapping without a key written twice (``medbias.io.yamlfile``):
     Snakemake's own reader keeps the last of two entries of one name without a word."""

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.core.errors import MedbiasInputError
+from medbias.validation.recovery import ACCEPTS_A_NULL
 from medbias.validation.truth import BELOW_POWER
 
 CALIBRATION_SEEDS: tuple[int, ...] = (1234,)
@@ -24,22 +25,15 @@ CALIBRATION_SEEDS: tuple[int, ...] = (1234,)
 RECOVERY_KEYS = ["study", "effect", "criterion"]
 
 
-def fresh_world_config(config: Mapping[str, Any], seed: int, repo: Path) -> dict[str, Any]:
-    """The demo ``config`` (as ``load_config`` resolves it) for a fresh world of ``seed``, its file
-    paths made absolute against ``repo`` so that it runs in any working directory. Refuses a seed of
-    ``CALIBRATION_SEEDS``."""
+def fresh_world_config(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
+    """The demo ``config`` (as ``load_config`` resolves it) for a fresh world of ``seed``. Refuses a
+    seed of ``CALIBRATION_SEEDS``."""
     if seed in CALIBRATION_SEEDS:
         raise MedbiasInputError(
             f"power: seed {seed} is one the demo world was calibrated with "
             f"({', '.join(map(str, CALIBRATION_SEEDS))}); choose seeds nobody tuned on"
         )
-    fresh = dict(config)
-    fresh["seed"] = int(seed)
-    fresh["resources"] = {k: str(repo / v) for k, v in config["resources"].items()}
-    vignettes = dict(config["vignettes"])
-    vignettes["sets"] = {k: str(repo / v) if v.startswith("config/") else v for k, v in vignettes["sets"].items()}
-    fresh["vignettes"] = vignettes
-    return fresh
+    return {**config, "seed": int(seed)}
 
 
 def read_recoveries(folders: Sequence[Path]) -> dict[int, pd.DataFrame]:
@@ -95,7 +89,7 @@ def plant_power(recoveries: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
                 "median_margin_se": float(np.median(finite)) if len(finite) else float("nan"),
                 "smallest_margin_se": float(finite.min()) if len(finite) else float("nan"),
                 "margin_lower_bound_somewhere": bool(part["margin_lower_bound"].astype(bool).any()),
-                "accepts_a_null": bool(part["margin_basis"].astype(str).str.startswith("accepts a null").all()),
+                "accepts_a_null": bool(part["margin_basis"].astype(str).str.startswith(ACCEPTS_A_NULL).all()),
                 "missed_in_seeds": " ".join(map(str, missed)),
             }
         )
