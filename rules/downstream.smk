@@ -192,7 +192,8 @@ rule hurtful_mitigation:
         gaps=f"{MITIGATION_DIR}/gap_changes.parquet",
         performance=f"{MITIGATION_DIR}/performance_changes.csv",
         summary=multiext(f"{MITIGATION_DIR}/summary", ".csv", ".md"),
-        figure=multiext(f"{MITIGATION_DIR}/gap_vs_auroc", ".png", ".pdf"),
+        cost=multiext(f"{MITIGATION_DIR}/cost", ".csv", ".md"),
+        figure=multiext(f"{MITIGATION_DIR}/gap_vs_cost", ".png", ".pdf"),
     log:
         f"{LOGS}/hurtful/mitigation.log",
     benchmark:
@@ -212,6 +213,7 @@ rule hurtful_mitigation:
         minimum=DOWNSTREAM["min_group"],
         bootstrap=DOWNSTREAM["bootstrap"],
         alpha=DOWNSTREAM["alpha"],
+        equivalence_margin=MITIGATION["equivalence_margin"],
         seed=seed_for("hurtful_mitigation"),
     script:
         f"{SCRIPTS}/hurtful_mitigation.py"

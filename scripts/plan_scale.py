@@ -277,7 +277,7 @@ def measure_mitigation(test_rows: int, validation_rows: int, train_stays: int) -
     of five groups); fairlearn's reduction on ``train_stays`` stay rows of 3,080 features (per 1,000
     stays: a logistic regression's cost grows about linearly in rows); the before/after tables of one
     task, attribute and method (1,000 replicates); one task's worst cells and epsilon for a crossing
-    of 24 cells (4,999 permutations, 1,000 replicates)."""
+    of 24 cells (4,999 null draws per metric, 1,000 replicates)."""
     import pandas as pd
 
     from medbias.metrics.bootstrap import within_label_resamples
@@ -348,7 +348,7 @@ def measure_mitigation(test_rows: int, validation_rows: int, train_stays: int) -
     crossing = {
         "age_bands": [18, 45, 65, 80],
         "min_cell": {"rows": 20, "positives": 5, "negatives": 5},
-        "permutations": 4999,
+        "null_draws": 4999,
         "smoothing": 0.5,
     }
     return {
@@ -915,7 +915,7 @@ def mitigation_rows(
             "hurtful_intersections",
             1,
             f"{len(sections['models'])} x {crossings} crossings x {tasks} tasks",
-            f"{cpu['intersections_s_per_task_crossing']:.2f} s per task and crossing (4,999 permutations)",
+            f"{cpu['intersections_s_per_task_crossing']:.2f} s per task and crossing (4,999 null draws per metric)",
             cpu_where,
             len(sections["models"]) * crossings * tasks * cpu["intersections_s_per_task_crossing"],
             1,

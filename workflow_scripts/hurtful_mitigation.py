@@ -10,6 +10,8 @@ from medbias.pipeline.hyperparameters import with_settings
 from medbias.studies.hurtful.figures import plot_mitigation_tradeoff
 from medbias.studies.hurtful.mitigation import MitigationInputs, model_methods, models_first
 from medbias.studies.hurtful.mitigation_effects import (
+    cost_summary,
+    cost_table,
     mitigation_effects,
     mitigation_summary,
     summary_table,
@@ -42,6 +44,7 @@ for model, test_path in zip(p.models, inp.test):
         p.seed,
         p.alpha,
         log,
+        p.equivalence_margin,
     )
     for name, frame in zip(parts, (predictions, fits, gaps.assign(model=model), performance.assign(model=model))):
         parts[name].append(frame)
@@ -50,21 +53,27 @@ tables["predictions"].to_parquet(out.predictions, index=False)
 tables["fits"].to_csv(out.fit, index=False)
 tables["gaps"].to_parquet(out.gaps, index=False)
 tables["performance"].to_csv(out.performance, index=False)
-summary = mitigation_summary(tables["gaps"], tables["performance"])
+summary = mitigation_summary(tables["gaps"])
 for row in summary.itertuples(index=False):
     log.info(
-        "%s %s %s=%s %s: %d gaps, %d closed, %d opened, %d narrowed and %d widened after BH; median AUROC change %+.3f",
+        "%s %s %s=%s %s: %d gaps on changed tasks (%d unchanged), %d narrowed and %d widened after BH, "
+        "%d closed, %d opened",
         row.model,
         row.method,
         row.attribute,
         row.group,
         row.metric,
         row.gaps,
-        row.closed,
-        row.opened,
+        row.unchanged_tasks,
         row.narrowed_bh,
         row.widened_bh,
-        row.median_auroc_change,
+        row.closed,
+        row.opened,
     )
-write_paper_table(with_settings(summary_table(summary, p.bootstrap, p.alpha, p.encoders), p.settings), *out.summary)
+cost = cost_summary(tables["performance"])
+write_paper_table(
+    with_settings(summary_table(summary, p.bootstrap, p.alpha, p.equivalence_margin, p.encoders), p.settings),
+    *out.summary,
+)
+write_paper_table(with_settings(cost_table(cost, p.bootstrap, p.alpha, p.encoders), p.settings), *out.cost)
 plot_mitigation_tradeoff(tables["gaps"], tables["performance"], task_families(tasks), *out.figure)

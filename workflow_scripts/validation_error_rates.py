@@ -23,7 +23,11 @@ from medbias.validation.decisions import (
 )
 from medbias.validation.error_rates import error_rates, error_rates_page, log_rates
 from medbias.validation.figures import plot_error_rates
-from medbias.validation.null_worlds import logprob_null_model_decisions, null_world_decisions
+from medbias.validation.null_worlds import (
+    intersection_null_world_decisions,
+    logprob_null_model_decisions,
+    null_world_decisions,
+)
 from medbias.validation.truth import logprob_model_roles
 from medbias.validation.vignette_coverage import coverage_table
 
@@ -78,6 +82,7 @@ decisions = combine(
             *logprob_model_roles(p.logprob_models, p.variants, p.base_model),
         ),
         null_world_decisions(p.null_worlds, p.seed, draws=p.null_draws),
+        intersection_null_world_decisions(p.null_worlds, p.seed),
         logprob_null_model_decisions(null_models, groups, truth["logprob"]["control_category"]),
         pd.read_csv(snakemake.input.benchmark_control)[DECISION_COLUMNS],
         vignette_decisions(vignette_tables, truth["vignettes"]),

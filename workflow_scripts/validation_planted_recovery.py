@@ -55,7 +55,7 @@ recovery = combine(
             truth["mimic"],
             dict(zip(tasks["task"], tasks["label"])),
             task_cohorts=dict(zip(tasks["task"], tasks["cohort"])),
-            closure_margin=c["closure_margin"],
+            equivalence_margin=c["equivalence_margin"],
             equivalence_power_needed=c["equivalence_power"],
         )
         if snakemake.input.gap_changes
@@ -67,7 +67,7 @@ recovery = combine(
             dict(zip(tasks["task"], tasks["label"])),
             dict(zip(tasks["task"], tasks["cohort"])),
             c["downstream_alpha"],
-            c["intersection_permutations"],
+            c["intersection_null_draws"],
         )
         if snakemake.input.worst_cells
         else pd.DataFrame(),

@@ -1,9 +1,10 @@
 """The mitigation stage and the intersectional analysis as the DAG runs them: on the demo world, the
 post-processor the stage fitted is fairlearn's ThresholdOptimizer refitted directly on the saved
-validation scores, it closes the planted recall gap, the intersectional table finds a gap planted in
-one cell that no per-attribute gap carries (when the world has one), and no worst intersectional
-recall cell of a task without a plant is significant after BH; on the wiring world every method, attribute and
-crossing has its outputs."""
+validation scores, it narrows the planted recall gap (and calls it closed only by its equivalence
+test), the intersectional table finds a gap planted in one cell that no per-attribute gap carries
+(when the world has one), and no worst intersectional recall cell of a task without an intersectional
+plant is significant after BH, the tasks with a per-gender plant included; on the wiring world every
+method, attribute and crossing has its outputs."""
 
 from __future__ import annotations
 
@@ -68,7 +69,14 @@ def test_the_planted_gaps_are_closed_or_found_and_no_control_cell_flagged(plante
         & (changes["group"] == "F")
         & (changes["metric"] == "recall")
     ]
-    assert len(closed) == 2 and (closed["ci_high_before"] < 0).all() and closed["closed"].all()
+    # the post-processor narrows both planted gaps; "closed" is a claim of its own: the narrowing significant
+    # after BH and the gap after within the margin by two one-sided tests (at the demo's size the second has
+    # little power, so it is recomputed here, not required)
+    assert len(closed) == 2 and (closed["ci_high_before"] < 0).all() and (closed["change"] < 0).all()
+    margin = run_config(planted_run)["hurtful"]["mitigation"]["equivalence_margin"]
+    within = (margin - closed["gap_after"].abs()) / closed["se_after"] >= 1.6448536
+    assert closed["equivalent_after"].tolist() == within.tolist()
+    assert closed["closed"].tolist() == (closed["significant_change_bh"] & within).tolist()
     worst = pd.read_csv(downstream / "intersections" / "worst_cells.csv")
     recall = worst[(worst["metric"] == "recall") & worst["p_value"].notna()]
     tasks = pd.read_csv(planted_run / "results" / "mimic" / "tasks.csv")
@@ -83,18 +91,16 @@ def test_the_planted_gaps_are_closed_or_found_and_no_control_cell_flagged(plante
             gaps["task"].isin(plant_tasks) & (gaps["metric"] == "recall") & ~gaps["attribute"].str.contains(" x ")
         ]
         assert len(per_attribute) > 0 and not per_attribute["significant_bh"].astype(bool).any()
-    touched = tasks_reached_by_plants(tasks, demo_truth)
+    from medbias.validation.truth import intersection_touched_labels
+
+    # every task no intersectional plant reaches is a control, those with a per-gender plant among them:
+    # the worst cell is tested beyond the attributes' own gaps
+    touched = set(tasks.loc[tasks["label"].isin(intersection_touched_labels(demo_truth["mimic"])), "task"])
     controls = recall[~recall["task"].isin(touched)]
     assert len(controls) > 40 and not controls["significant_bh"].any()
-    # the worst cell read as if chosen in advance flags more controls than the permutation test
+    assert controls["task"].isin(["pa_acute_renal", "pf_acute_renal"]).any()
+    # the worst cell read as if chosen in advance flags more controls than the max-T test
     assert (controls["naive_p"] < 0.05).sum() > (controls["p_value"] < 0.05).sum()
-
-
-def tasks_reached_by_plants(tasks: pd.DataFrame, demo_truth) -> set[str]:
-    """The tasks of the planted phenotypes (per attribute and intersectional) and the aggregates they feed."""
-    from medbias.validation.truth import touched_labels
-
-    return set(tasks.loc[tasks["label"].isin(touched_labels(demo_truth["mimic"])), "task"])
 
 
 def test_every_method_attribute_and_crossing_has_its_outputs(wiring_run):
@@ -110,16 +116,20 @@ def test_every_method_attribute_and_crossing_has_its_outputs(wiring_run):
         assert set(predictions["attribute"]) == set(mitigation["attributes"])
         for attribute in mitigation["attributes"]:
             part = predictions[predictions["attribute"] == attribute]
-            assert len(part) == len(test) and part["score"].between(0, 1).all()
+            assert len(part) == len(test) and part["score"].between(0, 1).all() and part["decision"].between(0, 1).all()
     summary = pd.read_csv(downstream / "mitigation" / "summary.csv")
     assert set(summary["method"]) == set(mitigation["methods"])
     assert set(summary["attribute"]) == set(mitigation["attributes"])
     adversarial = summary[summary["method"] == "adversarial"]
     assert set(adversarial["attribute"]) == {"gender"}  # the wiring world pretrains adv_gender only
     performance = pd.read_csv(downstream / "mitigation" / "performance_changes.csv")
-    assert {"auroc", "auprc", "accuracy"} == set(performance["metric"])
+    decided = {"accuracy", "balanced_accuracy", "tpr", "fpr", "ppv"}
+    # a post-processor keeps the score: its ranking is of its decisions, every other method's of its scores
+    for method, part in performance.groupby("method"):
+        ranked = {"auroc_of_decisions", "auprc_of_decisions"} if method == "threshold" else {"auroc", "auprc"}
+        assert set(part["metric"]) == decided | ranked, method
     assert (performance["before_low"] <= performance["before_high"]).all()
-    for name in ("gap_vs_auroc.png", "gap_vs_auroc.pdf", "fit.csv", "summary.md", "predictions.parquet"):
+    for name in ("gap_vs_cost.png", "gap_vs_cost.pdf", "fit.csv", "summary.md", "cost.md", "predictions.parquet"):
         assert (downstream / "mitigation" / name).stat().st_size > 0
     worst = pd.read_csv(downstream / "intersections" / "worst_cells.csv")
     assert set(worst["crossing"]) == {" x ".join(c) for c in intersections["crossings"]}

@@ -243,3 +243,26 @@ def test_score_test_and_counted_p_values_agree_in_the_bulk_and_hold_the_level():
     difference = np.abs(normal[bulk] - counted[bulk])  # a count's Monte-Carlo SE at p = 0.5, R = 1,000: 0.03
     assert np.median(difference) < 0.03 and difference.max() < 0.12  # measured 0.02 and 0.09
     assert flagged <= 18  # nominal 10 of 200; binomial 99.5% bound about 18
+
+
+def test_group_counts_of_decision_probabilities_are_the_expected_counts():
+    """A randomised rule's decision probabilities give the confusion counts expected over its draws:
+    a row decided positive with probability d adds d to TP or FP and 1 - d to FN or TN, in the data
+    and in every resample."""
+    label = np.array([1, 1, 0, 0, 1, 0])
+    decision = np.array([0.25, 1.0, 0.5, 0.0, 0.75, 1.0])
+    group = np.array([0, 0, 0, 0, 1, 1])
+    counts = group_counts(decision, label, group, 2)
+    assert counts["tp"].tolist() == [1.25, 0.75] and counts["fn"].tolist() == [0.75, 0.25]
+    assert counts["fp"].tolist() == [0.5, 1.0] and counts["tn"].tolist() == [1.5, 0.0]
+    assert counts["n"].tolist() == [4, 2]
+    index = np.array([[0, 0, 5, 3], [4, 1, 2, 2]])
+    replicated = group_counts(decision, label, group, 2, index)
+    assert replicated["tp"].tolist() == [[0.5, 0.0], [1.0, 0.75]]
+    assert replicated["fp"].tolist() == [[0.0, 1.0], [1.0, 0.0]]
+    # draws of the rule average to the expected counts
+    draws = np.random.default_rng(0).random((20_000, len(label))) < decision
+    tp = np.mean([group_counts(d.astype(int), label, group, 2)["tp"] for d in draws[:2000]], axis=0)
+    assert np.allclose(tp, counts["tp"], atol=0.05)
+    with pytest.raises(ValueError, match="outside"):
+        group_counts(np.array([1.5, 0, 0, 0, 0, 0]), label, group, 2)

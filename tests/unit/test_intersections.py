@@ -1,7 +1,8 @@
 """Intersectional groups (medbias.studies.hurtful.intersections): age bands and cells by hand, the
-cell-against-rest gaps, Foulds et al.'s smoothed differential fairness by hand, the permutation test
-of the worst cell holding its level where the naive test of the raw maximum does not, a planted cell
-found, and the truth and recovery of the demo world's intersectional plant."""
+cell-against-rest gaps, the interaction score statistic against statsmodels' score test, Foulds et
+al.'s smoothed differential fairness by hand with its permutation null, the max-T test of the worst
+cell holding its level where the naive test does not, also on tasks whose attributes carry gaps of
+their own, a planted cell found, and the truth and recovery of the demo world's intersectional plant."""
 
 from __future__ import annotations
 
@@ -13,10 +14,14 @@ from medbias.studies.hurtful.intersections import (
     age_bands,
     cell_rates,
     crossing_cells,
+    crossing_parts,
+    epsilon_null,
+    fit_main_effects,
     gaps_against_rest,
+    interaction_statistics,
     intersectional_table,
     intersectional_task,
-    score_statistics_against_rest,
+    main_effects_design,
     smoothed_epsilon,
     worst_cell_test,
 )
@@ -24,7 +29,7 @@ from medbias.studies.hurtful.intersections import (
 SETTINGS = {
     "age_bands": [18, 45, 65, 80],
     "min_cell": {"rows": 20, "positives": 5, "negatives": 5},
-    "permutations": 999,
+    "null_draws": 999,
     "smoothing": 0.5,
 }
 
@@ -52,40 +57,64 @@ def test_gaps_against_the_rest_by_hand():
     assert draws_rows[1].tolist() == [2, 2, 1]
 
 
-def test_score_statistics_against_the_rest_by_hand():
-    """Cells A 1/2, B 2/2, C 0/1: pooled rate 3/5; A against the rest: (1/2 - 2/3) / sqrt(0.24 (1/2 + 1/3));
-    the two-sided normal p of each statistic is pooled_rate_p's; a crossing where every row succeeds
-    has statistic 0."""
-    from scipy.stats import norm
+def test_the_interaction_statistic_is_the_score_test_of_the_cell_beyond_the_main_effects():
+    """statsmodels' score test for adding a cell's indicator to the main-effects logistic regression
+    (an implementation of its own) gives the same chi-square as z squared, for every cell of a
+    gender x ethnicity crossing (the ridge that keeps separation finite moves it by under 0.1%)."""
+    import statsmodels.api as sm
 
-    from medbias.metrics.fairness import pooled_rate_p
+    rng = np.random.default_rng(4)
+    n = 600
+    gender = rng.choice(["F", "M"], n)
+    ethnicity = rng.choice(["ASIAN", "BLACK", "WHITE"], n, p=[0.2, 0.3, 0.5])
+    interaction = (gender == "F") & (ethnicity == "ASIAN")
+    logit = -0.3 + 0.8 * (gender == "M") - 0.5 * (ethnicity == "BLACK") + 0.9 * interaction
+    success = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(float)
+    design = main_effects_design([gender, ethnicity])
+    assert design.shape == (n, 4)  # intercept, M, BLACK, WHITE
+    fitted = fit_main_effects(design, success)
+    cells = np.char.add(np.char.add(gender.astype(str), " & "), ethnicity.astype(str))
+    order = sorted(set(cells))
+    index = np.array([order.index(c) for c in cells])
+    z = interaction_statistics(design, fitted, index, len(order), success - fitted)
+    result = sm.GLM(success, design, family=sm.families.Binomial()).fit()
+    assert np.allclose(result.fittedvalues, fitted, atol=1e-3)
+    for k, cell in enumerate(order):
+        chi2 = result.score_test(exog_extra=(cells == cell).astype(float)[:, None])[0]
+        assert z[k] ** 2 == pytest.approx(float(np.squeeze(chi2)), rel=1e-3), cell
+    assert order[int(np.argmax(np.abs(z)))] == "F & ASIAN" and z[order.index("F & ASIAN")] > 2
 
-    hits, rows = np.array([1.0, 2.0, 0.0]), np.array([2.0, 2.0, 1.0])
-    statistics = score_statistics_against_rest(hits, rows)
-    assert statistics[0] == pytest.approx((0.5 - 2 / 3) / np.sqrt(0.24 * (1 / 2 + 1 / 3)))
-    assert statistics[2] == pytest.approx(-0.75 / np.sqrt(0.24 * (1 + 1 / 4)))
-    for k in range(3):
-        p = pooled_rate_p(hits[k], rows[k], hits.sum() - hits[k], rows.sum() - rows[k])
-        assert 2 * norm.sf(abs(statistics[k])) == pytest.approx(p)
-    assert score_statistics_against_rest(np.array([2.0, 3.0]), np.array([2.0, 3.0])).tolist() == [0.0, 0.0]
-    assert np.isnan(score_statistics_against_rest(np.array([0.0, 3.0]), np.array([0.0, 3.0]))[0])
 
-
-def test_the_worst_cell_is_the_largest_gap_in_standard_errors_not_the_largest_raw_gap():
-    """A large cell missing half its positives (20 of 40) against a small one missing 4 of 5, four
-    other cells finding 45 of 50 each: the small cell's raw gap is larger (-0.63 against -0.38)
-    but the large cell's is more standard errors from 0, so it is the worst cell and the max-T test
-    finds it."""
-    label = np.ones(245, dtype=int)
-    others = [f"other{k}" for k in range(4)]
-    cells = np.array(["large"] * 40 + ["small"] * 5 + [c for c in others for _ in range(50)])
-    prediction = np.concatenate([np.repeat([1, 0], 20), [1, 0, 0, 0, 0], np.tile(np.repeat([1, 0], [45, 5]), 4)])
-    order = ["large", *others, "small"]
-    test = worst_cell_test(prediction, label, cells, order, np.ones(6, bool), "recall", 999, np.random.default_rng(0))
-    raw = dict(zip(order, test["cell_gaps"]))
-    assert raw["small"] < raw["large"] < 0
-    assert test["worst_cell"] == "large" and test["gap"] == pytest.approx(raw["large"])
-    assert test["p_permutation"] == pytest.approx(1 / 1000)
+def test_a_gap_of_one_attribute_moves_no_cell_beyond_the_main_effects():
+    """Women's recall 0.3 and men's 0.9 on every cell, nothing else: every cell's gap against the rest is
+    large (the against-the-rest reading would call one of them intersectional), but no cell departs
+    from the main effects, so the worst cell is not significant."""
+    rng = np.random.default_rng(8)
+    n = 900
+    frame = pd.DataFrame(
+        {
+            "label": np.ones(n, dtype=int),
+            "gender": rng.choice(["F", "M"], n),
+            "ethnicity": rng.choice(["WHITE", "BLACK", "ASIAN"], n, p=[0.6, 0.25, 0.15]),
+        }
+    )
+    frame["prediction"] = (rng.random(n) < np.where(frame["gender"] == "F", 0.3, 0.9)).astype(int)
+    parts = [frame["gender"].to_numpy(), frame["ethnicity"].to_numpy()]
+    cells = crossing_cells(frame, ["gender", "ethnicity"], {}, [18]).to_numpy()
+    order = sorted(set(cells))
+    test = worst_cell_test(
+        frame["prediction"].to_numpy(),
+        frame["label"].to_numpy(),
+        cells,
+        parts,
+        order,
+        np.ones(6, bool),
+        "recall",
+        999,
+        rng,
+    )
+    assert np.nanmax(np.abs(test["cell_gaps"])) > 0.4  # every cell sits far from the rest
+    assert test["p_permutation"] > 0.05 and abs(test["interaction_z"]) < 3
 
 
 def test_smoothed_differential_fairness_by_hand():
@@ -112,37 +141,70 @@ def _null_task(rng, n=400):
     )
 
 
-def test_the_permutation_test_of_the_worst_cell_holds_its_level_where_the_raw_maximum_does_not():
+@pytest.mark.parametrize("gender_gap", [0.0, 0.3], ids=["no gap", "a per-gender recall gap"])
+def test_the_max_t_test_of_the_worst_cell_holds_its_level_where_the_naive_test_does_not(gender_gap):
+    """200 tasks with no interaction, with and without a per-gender recall gap (women's positives
+    found 30 points less often on every cell): the naive test of the worst cell flags far above 5%;
+    the max-T test under the main-effects model stays at its level in both."""
     rng = np.random.default_rng(0)
-    naive, permutation = [], []
+    naive, max_t = [], []
+    crossing = ["gender", "ethnicity", "insurance"]
     for _ in range(200):
         frame = _null_task(rng)
-        cells = crossing_cells(frame, ["gender", "ethnicity", "insurance"], {}, SETTINGS["age_bands"]).to_numpy()
+        women = ((frame["gender"] == "F") & (frame["label"] == 1)).to_numpy()
+        frame.loc[women & (rng.random(len(frame)) < gender_gap / 0.75), "prediction"] = 0
+        parts, _ = crossing_parts(frame, crossing, {}, SETTINGS["age_bands"])
+        cells = crossing_cells(frame, crossing, {}, SETTINGS["age_bands"]).to_numpy()
         order = sorted(set(cells))
         positives = frame["label"] == 1
         sizes = pd.Series(cells[positives]).value_counts().reindex(order, fill_value=0).to_numpy()
         test = worst_cell_test(
-            frame["prediction"].to_numpy(), frame["label"].to_numpy(), cells, order, sizes >= 5, "recall", 199, rng
+            frame["prediction"].to_numpy(),
+            frame["label"].to_numpy(),
+            cells,
+            [part.to_numpy() for part in parts],
+            order,
+            sizes >= 5,
+            "recall",
+            199,
+            rng,
         )
         naive.append(test["naive_p"] < 0.05)
-        permutation.append(test["p_permutation"] < 0.05)
-    # about a dozen cells are tested: the raw maximum's naive test flags far above 5%; the permutation
-    # test of the maximum stays at its level (binomial 99% bound for 200 draws at 0.05: 19)
+        max_t.append(test["p_permutation"] < 0.05)
+    # about a dozen cells are tested: the naive test of the maximum flags far above 5%; the max-T test
+    # stays at its level (binomial 99% bound for 200 draws at 0.05: 19)
     assert np.mean(naive) > 0.2
-    assert np.sum(permutation) <= 19
+    assert np.sum(max_t) <= 19
+
+
+def test_epsilon_has_a_permutation_null_that_small_cells_raise():
+    """Nothing depends on the cell: epsilon over 24 cells, many small, is large, and its permutation
+    null is as large (p well above 0.05); a cell predicted positive far more often moves it beyond."""
+    rng = np.random.default_rng(2)
+    frame = _null_task(rng, 400)
+    settings = {**SETTINGS, "null_draws": 499}
+    rows, _ = intersectional_task(frame, ["gender", "ethnicity", "insurance"], settings, {}, 100, rng)
+    epsilon = next(r for r in rows if r["metric"] == "epsilon")
+    assert epsilon["value"] > 0.5 and epsilon["null_median"] > 0.5 and epsilon["p_value"] > 0.05
+    assert epsilon["cells_tested"] == epsilon["cells"]  # every cell, smoothed, as Foulds et al. keep them
+    index = np.repeat(np.arange(4), 50)
+    skewed = np.concatenate([np.ones(50, int), np.tile([1, 0], 75)])  # cell 0 all positive, the rest half
+    hits, rows_per_cell = np.bincount(index, weights=skewed, minlength=4), np.bincount(index, minlength=4)
+    observed = smoothed_epsilon(hits, rows_per_cell.astype(float), 0.5)
+    null = epsilon_null(skewed, index, 4, 0.5, 200, np.random.default_rng(0))
+    assert len(null) == 200 and (null >= 0).all() and observed > np.quantile(null, 0.99)
 
 
 def test_a_cell_that_alone_misses_its_positives_is_the_worst_and_significant():
     rng = np.random.default_rng(3)
-    frame = _null_task(rng, 600)
-    frame["prediction"] = frame["label"]
+    frame = _null_task(rng, 600)  # three in four predictions right, in every cell
     planted = (frame["gender"] == "F") & (frame["age"] >= 80)
     frame.loc[planted & (frame["label"] == 1), "prediction"] = 0
     settings = {**SETTINGS, "min_cell": {"rows": 5, "positives": 3, "negatives": 3}}
     rows, cells = intersectional_task(frame, ["gender", "age_band"], settings, {}, 200, rng)
     recall = next(r for r in rows if r["metric"] == "recall")
-    assert recall["worst_cell"] == "F & 80+" and recall["value"] < -0.9
-    assert recall["p_value"] == pytest.approx(1 / 1000) and recall["ci_high"] < 0
+    assert recall["worst_cell"] == "F & 80+" and recall["value"] < -0.6
+    assert recall["p_value"] == pytest.approx(1 / 1000) and recall["ci_high"] < 0 and recall["interaction_z"] < -3
     # parity and specificity see little, and the cell table has every cell with its sizes
     cell = next(c for c in cells if c["cell"] == "F & 80+")
     assert cell["positives"] == int((planted & (frame["label"] == 1)).sum()) and cell["recall_tested"]
@@ -211,6 +273,7 @@ def test_the_intersectional_plant_is_planted_its_reach_left_out_and_other_tasks_
                 "value": v,
                 "ci_low": v - 0.2,
                 "ci_high": v + 0.2,
+                "interaction_z": -4.0 if p < 0.01 else 1.0,
                 "p_value": p,
                 "p_bh": p * 4,
                 "significant_bh": p * 4 < 0.05,
@@ -220,7 +283,7 @@ def test_the_intersectional_plant_is_planted_its_reach_left_out_and_other_tasks_
                 ("pa_hypertension", "F & 80+", -0.8, 0.0002),
                 ("pf_hypertension", "F & 80+", -0.3, 0.3),  # the plant's other cohort: left out
                 ("pa_chronic", "F & 80+", -0.3, 0.01),
-                ("pa_acute_renal", "F & 65-79", -0.9, 0.0002),
+                ("pa_acute_renal", "F & 65-79", -0.9, 0.3),  # its gap is per gender: no interaction
                 ("pa_shock", "M & 45-64", 0.2, 0.4),
             )
             for c in ("gender x age_band", "gender x ethnicity x insurance")
@@ -232,7 +295,11 @@ def test_the_intersectional_plant_is_planted_its_reach_left_out_and_other_tasks_
     assert planted[["task", "crossing", "metric"]].values.tolist() == [
         ["pa_hypertension", "gender x age_band", "recall"]
     ]
-    assert set(truth.loc[truth["truth"] == "control", "task"]) == {"pa_shock"}  # the plants' reach left out
+    # the intersectional plant's reach is left out; a per-attribute plant's task is a control of the test
+    # beyond the main effects, marked as such
+    controls = truth[truth["truth"] == "control"]
+    assert set(controls["task"]) == {"pa_shock", "pa_acute_renal"}
+    assert dict(zip(controls["task"], controls["per_attribute_plant"])) == {"pa_shock": False, "pa_acute_renal": True}
     assert set(truth["metric"]) == {"recall"}  # specificity differs with age in truth: no control
     gaps = pd.DataFrame(
         [
@@ -263,6 +330,11 @@ def test_the_intersectional_plant_is_planted_its_reach_left_out_and_other_tasks_
     recovery = intersection_recovery(worst, gaps, _truth(), labels, cohorts)
     assert recovery.loc[recovery["truth"] == "planted", "recovered"].tolist() == [True]
     assert recovery.loc[recovery["truth"] == "control", "recovered"].all()
+    # a worst cell significant on a task whose gap is planted per gender is a false positive of the test
+    beyond = worst.assign(p_value=np.where(worst["task"] == "pa_acute_renal", 0.0002, worst["p_value"]))
+    beyond["significant_bh"] = beyond["p_value"] * 4 < 0.05
+    flagged_controls = intersection_recovery(beyond, gaps, _truth(), labels, cohorts).query("~recovered")
+    assert len(flagged_controls) == 2 and flagged_controls["effect"].str.contains("a planted per-attribute gap").all()
     # a per-attribute gap significant after BH on the planted task means the plant was not intersection-only
     flagged = gaps.assign(significant_bh=[True, False], p_bh=[0.01, 0.9])
     assert not intersection_recovery(worst, flagged, _truth(), labels, cohorts).loc[0, "recovered"]

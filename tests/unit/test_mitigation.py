@@ -24,6 +24,8 @@ from medbias.studies.hurtful.mitigation.reweighing import kamiran_calders_weight
 from medbias.studies.hurtful.mitigation.threshold import fit_threshold_optimizer, fittable_groups
 from medbias.studies.hurtful.mitigation_effects import (
     bootstrap_z_p,
+    closures,
+    cost_summary,
     mitigation_effects,
     mitigation_summary,
     paired_gap_changes,
@@ -222,7 +224,53 @@ def test_paired_gap_changes_by_hand():
     # nothing changes where the predictions do not
     same = paired_gap_changes(before, before, label, group, ["M", "F"], index, minimum)
     assert all(r["change"] == 0 and r["change_low"] == 0 and r["change_high"] == 0 for r in same)
-    assert all(r["p_change"] == 1.0 and not r["closed"] and not r["opened"] for r in same)
+    assert all(r["p_change"] == 1.0 for r in same)
+
+
+def test_a_randomised_rule_gives_expected_gaps_and_two_one_sided_tests_decide_equivalence():
+    # M: positives decided with probability 0.5 and 1, negatives 0 and 0: expected recall 0.75;
+    # F: positives 1 and 1: recall 1. The expected gap of M is -0.25, the mean over the rule's draws.
+    label = np.array([1, 1, 0, 0, 1, 1, 0, 0])
+    decision = np.array([0.5, 1, 0, 0, 1, 1, 0, 0])
+    group = np.array(["M"] * 4 + ["F"] * 4)
+    index = within_label_resamples(label, 400, np.random.default_rng(0))
+    minimum = {"rows": 1, "positives": 1, "negatives": 1}
+    rows = {
+        (r["group"], r["metric"]): r
+        for r in paired_gap_changes(decision, decision, label, group, ["M", "F"], index, minimum, equivalence_margin=1)
+    }
+    assert rows[("M", "recall")]["gap_after"] == pytest.approx(-0.25)
+    draws = np.random.default_rng(1).random((20_000, 8)) < decision  # the rule's draws, each a 0/1 prediction
+    recall_m = draws[:, :2].sum(axis=1) / 2
+    assert np.mean(recall_m - 1.0) == pytest.approx(-0.25, abs=0.01)
+    # equivalence: (margin - |gap|) / SE >= z_0.95, on the gap's bootstrap SE
+    se = rows[("M", "recall")]["se_after"]
+    assert se > 0 and rows[("M", "recall")]["equivalent_after"] == ((1.0 - 0.25) / se >= 1.644854)
+    narrow = {
+        (r["group"], r["metric"]): r
+        for r in paired_gap_changes(
+            decision, decision, label, group, ["M", "F"], index, minimum, equivalence_margin=0.1
+        )
+    }
+    assert not narrow[("M", "recall")]["equivalent_after"]  # |gap| 0.25 lies outside +-0.1
+    # the specificity gap is 0 in every resample: a point inside any margin
+    assert narrow[("M", "specificity")]["se_after"] == 0 and narrow[("M", "specificity")]["equivalent_after"]
+
+
+def test_closed_needs_a_significant_narrowing_and_equivalence_after_and_opened_the_mirror():
+    rows = pd.DataFrame(
+        {
+            "significant_change_bh": [True, True, False, True, True],
+            "change": [-0.3, -0.3, -0.3, 0.2, 0.2],
+            "equivalent_after": [True, False, True, False, False],
+            "equivalent_before": [False, False, False, True, False],
+        }
+    )
+    closed, opened = closures(rows)
+    # an interval that merely includes 0 after is not enough (row 2: not equivalent), nor is equivalence
+    # without a significant narrowing (row 3)
+    assert closed.tolist() == [True, False, False, False, False]
+    assert opened.tolist() == [False, False, False, True, False]
 
 
 def test_the_before_intervals_are_those_of_gap_table():
@@ -231,10 +279,15 @@ def test_the_before_intervals_are_those_of_gap_table():
     from medbias.studies.hurtful.gaps import gap_table
 
     _, test = _scored_world(3)
-    after = test.assign(attribute="gender", score=test["probability"], prediction=1 - test["prediction"])
+    after = test.assign(
+        attribute="gender",
+        score=test["probability"],
+        prediction=1 - test["prediction"],
+        decision=(1 - test["prediction"]).astype(float),
+    )
     attributes = ["gender", "ethnicity"]
     minimum = {"rows": 10, "positives": 5, "negatives": 5}
-    gaps, _ = mitigation_effects(test, {"flip": after}, ["t1", "t2"], attributes, {}, minimum, 100, 21)
+    gaps, _ = mitigation_effects(test, {"reweighing": after}, ["t1", "t2"], attributes, {}, minimum, 100, 21)
     reference, _ = gap_table(test, ["t1", "t2"], attributes, {}, 100, 21, minimum=minimum)
     merged = gaps.merge(reference, on=["task", "attribute", "group", "metric"])
     assert len(merged) == len(gaps) == 12
@@ -262,10 +315,35 @@ def test_paired_performance_by_hand_and_the_change_test():
     # before: pairs (0.9 > 0.4, 0.9 > 0.1, 0.2 < 0.4, 0.2 > 0.1) -> AUROC 3/4; after: 1
     assert rows["auroc"]["before"] == pytest.approx(0.75) and rows["auroc"]["after"] == pytest.approx(1.0)
     assert rows["accuracy"]["before"] == pytest.approx(0.75) and rows["accuracy"]["change"] == pytest.approx(0.25)
+    assert rows["auroc"]["measured_on"] == "scores"
+    # the decisions' costs: before TP 1 of 2, FP 0 of 2; after TP 2, FP 0
+    assert rows["tpr"]["before"] == pytest.approx(0.5) and rows["tpr"]["after"] == pytest.approx(1.0)
+    assert rows["balanced_accuracy"]["before"] == pytest.approx(0.75) and rows["ppv"]["after"] == pytest.approx(1.0)
     # the z test on the bootstrap SE: a change of 1.96 SDs has p 0.05
     replicates = np.random.default_rng(1).normal(size=100_000)
     assert bootstrap_z_p(1.96 * replicates.std(ddof=1), replicates) == pytest.approx(0.05, abs=1e-3)
     assert np.isnan(bootstrap_z_p(float("nan"), replicates))
+
+
+def test_a_post_processor_is_costed_on_its_expected_decisions_against_the_classifier_s_own():
+    label = np.array([1, 1, 1, 0, 0, 0])
+    classifier = np.array([1, 0, 0, 1, 0, 0])  # TPR 1/3, FPR 1/3
+    decision = np.array([1, 0.5, 0.5, 0.5, 0, 0])  # expected TP 2, FP 0.5
+    index = within_label_resamples(label, 50, np.random.default_rng(0))
+    score = np.array([0.9, 0.3, 0.2, 0.6, 0.1, 0.05])
+    rows = {
+        r["metric"]: r
+        for r in paired_performance(score, classifier, score, decision, label, index, changes_score=False)
+    }
+    assert "auroc" not in rows and rows["auroc_of_decisions"]["measured_on"].startswith("decisions")
+    assert rows["tpr"]["after"] == pytest.approx(2 / 3) and rows["fpr"]["after"] == pytest.approx(0.5 / 3)
+    assert rows["ppv"]["after"] == pytest.approx(2 / 2.5) and rows["accuracy"]["after"] == pytest.approx(4.5 / 6)
+    # the AUROC of 0/1 decisions is their balanced accuracy: (1/3 + 2/3) / 2
+    assert rows["auroc_of_decisions"]["before"] == pytest.approx(0.5)
+    assert rows["balanced_accuracy"]["before"] == pytest.approx(0.5)
+    # the decision probabilities ranked: positives (1, 0.5, 0.5) against negatives (0.5, 0, 0) win
+    # 3 + 2 x (0.5 + 1 + 1) = 8 of 9 pairs, a tie counting one half
+    assert rows["auroc_of_decisions"]["after"] == pytest.approx(8 / 9)
 
 
 def test_the_summary_counts_closed_and_opened_gaps():
@@ -281,16 +359,57 @@ def test_the_summary_counts_closed_and_opened_gaps():
         200,
         7,
     )
-    summary = mitigation_summary(gaps.assign(model="m"), performance.assign(model="m"))
+    summary = mitigation_summary(gaps.assign(model="m"))
     assert len(summary) == 6  # F and M, three metrics
     summary = summary[summary["group"] == "F"].set_index("metric")
     recall = gaps[(gaps["metric"] == "recall") & (gaps["group"] == "F")]
     assert summary.loc["recall", "closed"] == int(recall["closed"].sum())
-    assert summary.loc["recall", "gaps"] == len(recall)
-    # the planted t1 recall gap: significant before, closed after
+    assert summary.loc["recall", "gaps"] == len(recall) and summary.loc["recall", "unchanged_tasks"] == 0
+    # the planted t1 recall gap: significant before, narrowed; closed only if equivalent to 0 after
     t1 = recall[(recall["task"] == "t1") & (recall["group"] == "F")].iloc[0]
-    assert t1["significant_before"] and t1["gap_before"] < 0 and t1["closed"]
-    assert np.isfinite(summary.loc["recall", "median_auroc_change"])
+    assert t1["significant_before"] and t1["gap_before"] < 0 and t1["change"] < 0
+    assert t1["closed"] == (t1["significant_change_bh"] and t1["equivalent_after"])
+    cost = cost_summary(performance.assign(model="m")).set_index("metric")
+    assert set(cost.index) == {
+        "accuracy",
+        "balanced_accuracy",
+        "tpr",
+        "fpr",
+        "ppv",
+        "auroc_of_decisions",
+        "auprc_of_decisions",
+    }
+    t = performance[performance["metric"] == "balanced_accuracy"]
+    assert cost.loc["balanced_accuracy", "median_change"] == pytest.approx(t["change"].median())
+
+
+def test_the_summaries_count_untouched_tasks_apart():
+    """A task the method left as the classifier's is counted in unchanged_tasks, not in the medians or
+    the gap counts (a method that touched one task of two reports that task's cost, not half of it)."""
+    _, test = _scored_world(5)
+    touched = test.assign(
+        attribute="gender",
+        score=test["probability"],
+        decision=np.where(test["task"] == "t1", 1 - test["prediction"], test["prediction"]).astype(float),
+        prediction=np.where(test["task"] == "t1", 1 - test["prediction"], test["prediction"]),
+    )
+    gaps, performance = mitigation_effects(
+        test,
+        {"reweighing": touched},
+        ["t1", "t2"],
+        ["gender"],
+        {},
+        {"rows": 10, "positives": 5, "negatives": 5},
+        100,
+        7,
+    )
+    assert dict(zip(performance["task"], performance["changed"])) == {"t1": True, "t2": False}
+    cost = cost_summary(performance.assign(model="m")).set_index("metric")
+    accuracy = performance[(performance["metric"] == "accuracy") & (performance["task"] == "t1")]["change"].iloc[0]
+    assert cost.loc["accuracy", "median_change"] == pytest.approx(accuracy)
+    assert cost.loc["accuracy", "tasks"] == 1 and cost.loc["accuracy", "unchanged_tasks"] == 1
+    summary = mitigation_summary(gaps.assign(model="m"))
+    assert (summary["gaps"] <= 1).all() and (summary["unchanged_tasks"] == 1).all()
 
 
 def test_task_random_state_is_fixed_per_task_and_attribute():
@@ -330,7 +449,7 @@ def test_the_planted_gap_is_found_closed_and_the_controls_not_widened():
     }
     labels = {"pa_acute_renal": "Acute and unspecified renal failure", "pa_shock": "Shock"}
 
-    def change(task, group, before, after, widened=False):
+    def change(task, group, before, after, se_after, p=(0.5, 0.5), widened=False):
         return {
             "model": "baseline",
             "method": "threshold",
@@ -345,17 +464,20 @@ def test_the_planted_gap_is_found_closed_and_the_controls_not_widened():
             "gap_after": after[0],
             "ci_low_after": after[1],
             "ci_high_after": after[2],
+            "se_after": se_after,
             "change": abs(after[0]) - abs(before[0]),
-            "p_change_bh": 0.01 if widened else 0.5,
-            "significant_change_bh": widened,
+            "p_change": p[0],
+            "p_change_bh": p[1],
+            "significant_change_bh": widened or p[1] < 0.05,
         }
 
+    narrowed = (0.001, 0.002)  # BH's threshold at this rank: 0.05 x 0.001 / 0.002 = 0.025
     changes = pd.DataFrame(
         [
-            change("pa_acute_renal", "F", (-0.6, -0.9, -0.3), (0.01, -0.03, 0.05)),
-            change("pa_acute_renal", "M", (0.6, 0.3, 0.9), (-0.01, -0.05, 0.03)),
-            change("pa_shock", "F", (0.0, -0.2, 0.2), (0.05, -0.15, 0.25)),
-            change("pa_shock", "M", (0.0, -0.2, 0.2), (-0.05, -0.25, 0.15)),
+            change("pa_acute_renal", "F", (-0.6, -0.9, -0.3), (0.01, -0.03, 0.05), 0.02, narrowed),
+            change("pa_acute_renal", "M", (0.6, 0.3, 0.9), (-0.01, -0.05, 0.03), 0.02, narrowed),
+            change("pa_shock", "F", (0.0, -0.2, 0.2), (0.05, -0.15, 0.25), 0.1),
+            change("pa_shock", "M", (0.0, -0.2, 0.2), (-0.05, -0.25, 0.15), 0.1),
         ]
     )
     performance = pd.DataFrame(
@@ -365,38 +487,37 @@ def test_the_planted_gap_is_found_closed_and_the_controls_not_widened():
                 "method": "threshold",
                 "attribute": "gender",
                 "task": t,
-                "metric": "auroc",
-                "before": 0.8,
-                "after": 0.78,
-                "change": -0.02,
-                "change_low": -0.05,
-                "change_high": 0.01,
+                "metric": "auroc_of_decisions",
+                "before": 0.7,
+                "after": 0.72,
+                "change": 0.02,
+                "change_low": -0.01,
+                "change_high": 0.05,
             }
             for t in labels
         ]
     )
     recovery = mitigation_recovery(changes, performance, truth, labels)
     planted = recovery[recovery["truth"] == "planted"]
-    assert len(planted) == 1 and planted["recovered"].all() and "AUROC 0.800 -> 0.780" in planted["observed"].iloc[0]
-    # after: SE 0.08 / 3.919928 = 0.020408, (0.1 - 0.01) / SE - 1.644854 = 2.765146; before: the near end -0.3
-    # lies 0.3 / (0.6 / 3.919928) = 1.959964 SE below 0, the weaker part
-    assert planted["margin_se"].iloc[0] == pytest.approx(1.959964, abs=1e-6)
-    tighter = changes.assign(ci_high_before=np.where(changes["group"] == "F", -0.5, changes["ci_high_before"]))
-    (row,) = mitigation_recovery(tighter, performance, truth, labels).query("truth == 'planted'").itertuples()
-    assert row.margin_se == pytest.approx(0.09 / (0.08 / 3.919928) - 1.644854, abs=1e-5) and row.recovered
+    assert len(planted) == 1 and planted["recovered"].all()
+    assert "auroc of decisions 0.700 -> 0.720" in planted["observed"].iloc[0]
+    # three parts: before, the near end -0.3 lies 0.3 / (0.6 / 3.919928) = 1.959964 SE below 0; the narrowing,
+    # z(0.001) - z(0.025) two-sided = 3.290527 - 2.241403 = 1.049124; after, (0.1 - 0.01) / 0.02 - 1.644854 =
+    # 2.855146. The weakest is the narrowing.
+    assert planted["margin_se"].iloc[0] == pytest.approx(1.049124, abs=1e-5)
+    # equivalence after without a significant narrowing is not a closure
+    unsure = changes.assign(p_change=0.2, p_change_bh=0.4, significant_change_bh=False)
+    (row,) = mitigation_recovery(unsure, performance, truth, labels).query("truth == 'planted'").itertuples()
+    assert not row.recovered and row.margin_se < 0
     # an interval after that merely includes 0 accepts a null: at SE 0.10 the test has no power to show the
     # gap within 0.1, so the row is reported as lacking power, and not closed
-    wide = changes.assign(gap_after=np.where(changes["group"] == "F", -0.1, 0.1), ci_low_after=-0.3, ci_high_after=0.3)
+    wide = changes.assign(gap_after=np.where(changes["group"] == "F", -0.1, 0.1), se_after=0.1)
     (row,) = mitigation_recovery(wide, performance, truth, labels).query("truth != 'control'").itertuples()
     assert row.truth == "below power" and not row.recovered and "power 0.00" in row.margin_basis
     controls = recovery[recovery["truth"] == "control"]
     assert len(controls) == 1 and controls["recovered"].all()  # a mirrored pair is one test
     renal = changes["task"] == "pa_acute_renal"
-    still_open = changes.assign(  # after: -0.2 [-0.25, -0.15], a well-measured gap that is not closed
-        gap_after=np.where(renal, -0.2, changes["gap_after"]),
-        ci_low_after=np.where(renal, -0.25, changes["ci_low_after"]),
-        ci_high_after=np.where(renal, -0.15, changes["ci_high_after"]),
-    )
+    still_open = changes.assign(gap_after=np.where(renal, -0.2, changes["gap_after"]))  # SE 0.02: well measured
     assert (
         not mitigation_recovery(still_open, performance, truth, labels).query("truth == 'planted'")["recovered"].any()
     )

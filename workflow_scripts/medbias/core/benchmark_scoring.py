@@ -31,7 +31,8 @@ the decoded pieces p_1..p_{i-1} followed by one mask token (the later pieces are
 tokenized again, and P(p_i) at the mask is taken; the completion's score is the MEAN of these
 probabilities. Causal LMs (``STEREOSET_CAUSAL_RULES``): ``bias_bench`` (bias-bench's
 ``_likelihood_score_generative``, "as proposed by Nadeem et al."; the rule behind the authors' gpt2
-scores): the whole filled sentence's per-token geometric mean probability, computed as bias-bench's
+scores): the dataset's own sentence (not the context with its blank filled: the dev file writes the
+sentence in its own case), its per-token geometric mean probability, computed as bias-bench's
 causal CrowS-Pairs score; or ``completion``: the mean probability of the tokens that carry the filler
 (intrasentence) or the second sentence (intersentence), each given BOS and everything before it (a
 rule no published number was made with).
@@ -360,14 +361,16 @@ def stereoset_causal_scores(
     return out
 
 
-def filled_texts(contexts: Sequence[str], fillers: Sequence[str]) -> tuple[list[str], list[tuple[int, int]]]:
-    """The contexts with their BLANK replaced by the fillers, and each filler's character span."""
-    texts, spans = [], []
-    for context, word in zip(contexts, fillers):
-        start = context.index(STEREOSET_BLANK)
-        texts.append(context.replace(STEREOSET_BLANK, word))
-        spans.append((start, start + len(word)))
-    return texts, spans
+def sentence_spans(contexts: Sequence[str], sentences: Sequence[str]) -> tuple[list[str], list[tuple[int, int]]]:
+    """Intrasentence, as a causal scorer reads an option: the dataset's own sentence (bias-bench's
+    ``_likelihood_score_generative`` scores ``sentence.sentence``, which the dev file writes with its
+    own case, e.g. "afghanistan" where the context has "Afghanistan"), with the character span of
+    the words that fill the context's BLANK in it (``io.benchmarks.filler``'s alignment)."""
+    spans = []
+    for context, sentence in zip(contexts, sentences):
+        before, _, after = context.partition(STEREOSET_BLANK)
+        spans.append((len(before), len(sentence) - len(after)))
+    return list(sentences), spans
 
 
 def joined_texts(contexts: Sequence[str], sentences: Sequence[str]) -> tuple[list[str], list[tuple[int, int]]]:

@@ -55,23 +55,35 @@ def group_counts(
     """Per-group confusion counts ``tp``, ``fp``, ``fn``, ``tn`` and ``n``: shape (n_groups,) over all
     rows, or (replicates, n_groups) over the rows of each replicate of an index matrix.
 
-    ``predicted`` and ``label`` are 0/1 per row; ``group_index`` is each row's group in 0..n_groups-1.
-    Each row gets one cell code (group x outcome); a replicate's counts are one ``bincount`` of the
-    codes of its rows, all replicates at once.
+    ``label`` is 0/1 per row; ``group_index`` is each row's group in 0..n_groups-1. ``predicted`` is
+    0/1 per row, or a randomised rule's probability of a positive decision, in which case the counts
+    are the expected ones over the rule's draws (a row with probability d adds d to its positive cell
+    and 1 - d to its negative one). Each row gets one cell code (group x outcome); a replicate's counts
+    are one ``bincount`` of the codes of its rows, all replicates at once.
     """
-    predicted = np.asarray(predicted).astype(bool)
+    predicted = np.asarray(predicted)
     label = np.asarray(label).astype(bool)
-    outcome = np.where(predicted, np.where(label, 0, 1), np.where(label, 2, 3))  # tp, fp, fn, tn
-    code = np.asarray(group_index, dtype=np.int64) * len(CELLS) + outcome
+    base = np.asarray(group_index, dtype=np.int64) * len(CELLS)
     n_codes = n_groups * len(CELLS)
-    if index is None:
-        table = np.bincount(code, minlength=n_codes).reshape(n_groups, len(CELLS)).astype(float)
+    replicates = 1 if index is None else index.shape[0]
+    rows = np.arange(len(label)) if index is None else index
+    offset = np.arange(replicates, dtype=np.int64)[:, None] * n_codes
+    if np.isin(predicted, (0, 1)).all():
+        outcome = np.where(predicted.astype(bool), np.where(label, 0, 1), np.where(label, 2, 3))  # tp, fp, fn, tn
+        flat = (offset + (base + outcome)[rows]).ravel()
+        table = np.bincount(flat, minlength=replicates * n_codes).astype(float)
     else:
-        replicates = index.shape[0]
-        flat = (np.arange(replicates, dtype=np.int64)[:, None] * n_codes + code[index]).ravel()
-        table = (
-            np.bincount(flat, minlength=replicates * n_codes).reshape(replicates, n_groups, len(CELLS)).astype(float)
-        )
+        decided = predicted.astype(float)
+        if not ((decided >= 0) & (decided <= 1)).all():
+            raise ValueError("a decision probability outside [0, 1]")
+        positive = base + np.where(label, 0, 1)  # the cell of a positive decision: tp or fp
+        negative = base + np.where(label, 2, 3)  # of a negative one: fn or tn
+        size = replicates * n_codes
+        table = np.bincount((offset + positive[rows]).ravel(), weights=decided[rows].ravel(), minlength=size)
+        table += np.bincount((offset + negative[rows]).ravel(), weights=1 - decided[rows].ravel(), minlength=size)
+    table = table.reshape(replicates, n_groups, len(CELLS))
+    if index is None:
+        table = table[0]
     counts = {cell: table[..., k] for k, cell in enumerate(CELLS)}
     counts["n"] = table.sum(axis=-1)
     return counts

@@ -97,15 +97,22 @@ def equivalence_margin(
     estimate: float, low: float, high: float, delta: float, alpha: float = 0.05, level: float = 0.95
 ) -> float:
     """The margin of two one-sided tests (TOST at ``alpha``) that the true value lies within
-    [-``delta``, ``delta``]: (delta - |estimate|) / SE - z_{1-alpha}, with SE from the ``level``
-    interval [low, high]'s width (a normal approximation). >= 0 exactly when the 1 - 2 alpha interval
-    estimate +- z_{1-alpha} SE lies inside the margin; NaN when the interval is undefined, +-inf when it
-    is a point (inside the margin or not)."""
+    [-``delta``, ``delta``], with the SE the ``level`` interval [low, high]'s width implies (a normal
+    approximation): ``equivalence_margin_se``. NaN when the interval is undefined."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return float("nan")
+    return equivalence_margin_se(estimate, interval_se(low, high, level), delta, alpha)
+
+
+def equivalence_margin_se(estimate: float, se: float, delta: float, alpha: float = 0.05) -> float:
+    """The margin of two one-sided tests (TOST at ``alpha``) that the true value lies within
+    [-``delta``, ``delta``]: (delta - |estimate|) / SE - z_{1-alpha}. >= 0 exactly when the 1 - 2 alpha
+    interval estimate +- z_{1-alpha} SE lies inside the margin; NaN when the estimate or SE is
+    undefined, +-inf when SE is 0 (inside the margin or not)."""
     from scipy.stats import norm
 
-    if not (np.isfinite(estimate) and np.isfinite(low) and np.isfinite(high)):
+    if not (np.isfinite(estimate) and np.isfinite(se)):
         return float("nan")
-    se = interval_se(low, high, level)
     if se <= 0:  # a point: inside the margin with certainty, or not at all
         return float("inf") if abs(estimate) < delta else float("-inf")
     return float((delta - abs(estimate)) / se - norm.isf(alpha))

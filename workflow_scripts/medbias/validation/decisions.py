@@ -118,19 +118,20 @@ def mitigation_decisions(
     method: str = "threshold",
 ) -> pd.DataFrame:
     """The mitigation stage's recall gaps of ``method`` on ``model`` as ``recall_gap_truth`` marks
-    them before mitigation. A planted gap is flagged when it is closed (its interval excludes 0
-    before, includes 0 after: the method's power to close it); a control when it is widened after BH
-    over the tasks, or, uncorrected, opened (its interval includes 0 before and excludes it after)."""
+    them before mitigation. A planted gap is flagged when it is closed (``mitigation_effects.closures``:
+    a narrowing significant after BH and the gap after equivalent to 0 within the stage's margin; the
+    method's power to show a closure); a control when it is widened after BH over the tasks, or opened
+    (a widening significant after BH from a gap equivalent to 0)."""
     recall = mitigation_recall_truth(changes, mimic_truth, task_labels, model, method)
     rows = []
     for _, r in recall.iterrows():
         unit = f"{model} {method} {r['task']} {r['attribute']}={r['group']}"
         if r["truth"] == "planted":
-            kinds = [("closed: interval excludes 0 before, includes it after", np.nan, bool(r["closed"]))]
+            kinds = [("closed: narrowed (BH), equivalent to 0 after (TOST)", r["p_change_bh"], bool(r["closed"]))]
         else:
             kinds = [
                 ("widened: change test, BH", r["p_change_bh"], bool(r["significant_change_bh"] and r["change"] > 0)),
-                ("opened: interval includes 0 before, excludes it after", np.nan, bool(r["opened"])),
+                ("opened: widened (BH) from a gap equivalent to 0 (TOST)", r["p_change_bh"], bool(r["opened"])),
             ]
         for kind, p, flagged in kinds:
             rows.append(
@@ -155,22 +156,28 @@ def intersection_decisions(
     task_cohorts: Mapping[str, str],
     alpha: float = 0.05,
 ) -> pd.DataFrame:
-    """The intersectional table's worst cells as ``intersection_truth`` marks them. Flags: the
-    permutation p of the maximum after BH over the tasks (what the table reports), the same p
-    uncorrected, and the naive score test of the worst cell as if chosen in advance (the
-    inflation the permutation test removes)."""
+    """The intersectional table's worst cells as ``intersection_truth`` marks them, the controls of
+    tasks with a planted per-attribute gap counted apart (their own source). Flags: the max-T p of
+    the worst cell under the main-effects model after BH over the tasks (what the table reports), the
+    same p uncorrected, and the naive score test of the worst cell as if chosen in advance (the
+    inflation the max-T test removes)."""
     rows = []
     for _, r in intersection_truth(worst, mimic_truth, task_labels, task_cohorts).iterrows():
         unit = f"{r['model']} {r['task']} {r['crossing']} {r['metric']}"
+        source = (
+            "hurtful demo world, tasks with a planted per-attribute gap"
+            if r["per_attribute_plant"]
+            else "hurtful demo world (57 tasks)"
+        )
         for kind, p, flagged in (
-            ("permutation p of the worst cell, BH", r["p_bh"], bool(r["significant_bh"])),
-            ("permutation p of the worst cell, uncorrected", r["p_value"], r["p_value"] < alpha),
+            ("max-T p of the worst cell, BH", r["p_bh"], bool(r["significant_bh"])),
+            ("max-T p of the worst cell, uncorrected", r["p_value"], r["p_value"] < alpha),
             ("naive score test of the worst cell, uncorrected", r["naive_p"], r["naive_p"] < alpha),
         ):
             rows.append(
                 [
                     "intersectional worst cell",
-                    "hurtful demo world (57 tasks)",
+                    source,
                     unit,
                     r["truth"],
                     kind,

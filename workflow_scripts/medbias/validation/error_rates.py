@@ -63,9 +63,12 @@ ERROR_RATES_NOTES = (
     "plm.benchmarks.control_pairs pairs; benchmark_control.csv), which hold no stereotype: a rule whose scores lean "
     "without learning shows a rate far above the level (the summed log-likelihood prefers the shorter sentence). "
     "Mitigation: the post-processor's recall gaps on the baseline (gap_changes.parquet): a planted gap counts as "
-    "flagged when it is closed (power), a control when it is widened after BH or opened. Intersectional worst "
-    "cell: the worst recall cells of tasks no plant reaches (controls) and of the intersection-only "
-    "plant, under the permutation test of the maximum (BH, and uncorrected) and under the naive score test of the "
+    "flagged when it is closed (a narrowing significant after BH and the gap after within the equivalence margin by "
+    "two one-sided tests: power), a control when it is widened after BH or opened. Intersectional worst cell: the "
+    "worst recall cells of tasks no intersectional plant reaches (controls; those whose gap is planted per "
+    "attribute counted apart, since the test looks beyond the attributes' own gaps) and of the intersection-only "
+    "plant, and of constructed tasks with a per-gender recall gap and no interaction, under the max-T test of the "
+    "main-effects model (BH, and uncorrected) and under the naive score test of the "
     "worst cell as if chosen in advance. Every decision, with its unit and p: decisions.csv.",
 )
 

@@ -20,10 +20,9 @@ from medbias.metrics.margins import (
     Sided,
     at_p_floor,
     bh_threshold,
-    equivalence_margin,
+    equivalence_margin_se,
     equivalence_power,
     interval_margin,
-    interval_se,
     p_floor,
     p_margin,
     z_of_p,
@@ -429,23 +428,27 @@ def mitigation_recovery(
     model: str = "baseline",
     method: str = "threshold",
     task_cohorts: Mapping[str, str] | None = None,
-    closure_margin: float = 0.1,
+    equivalence_margin: float = 0.1,
     equivalence_power_needed: float = 0.8,
+    alpha: float = 0.05,
 ) -> pd.DataFrame:
     """The mitigation stage's gap changes (``gap_changes.parquet``) of ``method`` on ``model``, read
     against the planted recall gaps (``recall_gap_truth`` on the gaps before mitigation): each
-    planted gap is closed, its 95% interval below 0 before and, after, equivalent to 0 within
-    +-``closure_margin`` by two one-sided tests at 5% (``equivalence_margin``: an interval that merely
-    includes 0 would accept a null, which a noisier test passes more easily), with the AUROC change
-    it cost beside it; every control recall gap is not widened after BH over the tasks (the family:
-    one model, attribute and group). A plant's rows outside the cohorts it is asserted on
-    (``task_cohorts``) are ``BELOW_POWER``, and so is a row whose equivalence test has less than
-    ``equivalence_power_needed`` power at a true gap of 0 given its standard error
+    planted gap is closed as the stage defines it (``mitigation_effects.closures``): its 95% interval
+    below 0 before, its narrowing significant after BH over the tasks, and the gap after equivalent to
+    0 within +-``equivalence_margin`` by two one-sided tests at ``alpha`` on its bootstrap SE (an
+    interval that merely includes 0 would accept a null, which a noisier test passes more easily),
+    with the AUROC change it cost beside it; every control recall gap is not widened after BH over
+    the tasks (the family: one model, attribute and group). A plant's rows outside the cohorts it is
+    asserted on (``task_cohorts``) are ``BELOW_POWER``, and so is a row whose equivalence test has
+    less than ``equivalence_power_needed`` power at a true gap of 0 given its standard error
     (``equivalence_power``: a property of the test's size, known before its result).
-    Margin: the weaker of the interval before and the equivalence test after."""
+    Margin: the weakest of the interval before, the change's BH test and the equivalence test after."""
     recall = mitigation_recall_truth(changes, mimic_truth, task_labels, model, method, task_cohorts)
-    auroc = performance[
-        (performance["model"] == model) & (performance["method"] == method) & (performance["metric"] == "auroc")
+    ranking = performance[
+        (performance["model"] == model)
+        & (performance["method"] == method)
+        & performance["metric"].isin(["auroc", "auroc_of_decisions"])
     ].set_index(["attribute", "task"])
     where = "hurtful/downstream/mitigation/gap_changes.parquet, performance_changes.csv"
     rows = []
@@ -456,19 +459,30 @@ def mitigation_recovery(
             f"{r['gap_after']:+.3f} [{r['ci_low_after']:+.3f}, {r['ci_high_after']:+.3f}] after"
         )
         if r["truth"] in ("planted", BELOW_POWER):
-            se_after = interval_se(r["ci_low_after"], r["ci_high_after"])
-            power = equivalence_power(se_after, closure_margin)
+            se_after = float(r["se_after"])
+            power = equivalence_power(se_after, equivalence_margin, alpha)
             equivalent = Margin(
-                equivalence_margin(r["gap_after"], r["ci_low_after"], r["ci_high_after"], closure_margin),
+                equivalence_margin_se(r["gap_after"], se_after, equivalence_margin, alpha),
                 False,
-                f"after: within +-{closure_margin:g} by two one-sided tests at 5% (SE {se_after:.3f}; power "
-                f"{power:.2f} at a true gap of 0)",
+                f"after: within +-{equivalence_margin:g} by two one-sided tests at {alpha:g} (SE {se_after:.3f}; "
+                f"power {power:.2f} at a true gap of 0)",
             )
-            margin = weakest(interval_part(r["ci_low_before"], r["ci_high_before"], "below", "before"), equivalent)
+            narrowed = bh_part(
+                r["p_change"],
+                r["p_change_bh"],
+                alpha,
+                "two",
+                right_direction=bool(r["change"] < 0),
+                name="narrowing p",
+            )
+            margin = weakest(
+                interval_part(r["ci_low_before"], r["ci_high_before"], "below", "before"), narrowed, equivalent
+            )
             truth = BELOW_POWER if power < equivalence_power_needed else r["truth"]
-            cost = auroc.loc[(r["attribute"], r["task"])]
+            cost = ranking.loc[(r["attribute"], r["task"])]
             observed += (
-                f"; AUROC {cost['before']:.3f} -> {cost['after']:.3f} "
+                f"; change {r['change']:+.3f}, BH p {r['p_change_bh']:.3g}; {cost['metric'].replace('_', ' ')} "
+                f"{cost['before']:.3f} -> {cost['after']:.3f} "
                 f"(change {cost['change']:+.3f} [{cost['change_low']:+.3f}, {cost['change_high']:+.3f}])"
             )
             rows.append(
@@ -477,7 +491,8 @@ def mitigation_recovery(
                     f"{unit} closed by the post-processor ({task_labels.get(r['task'], r['task'])})",
                     truth,
                     where,
-                    f"interval below 0 before; after, within +-{closure_margin:g} (two one-sided tests at 5%)",
+                    f"interval below 0 before; narrowing significant (BH over tasks); after, within "
+                    f"+-{equivalence_margin:g} (two one-sided tests at {alpha:g})",
                     observed,
                     bool(margin.value >= 0),
                     margin=margin,
@@ -507,16 +522,17 @@ def intersection_recovery(
     task_labels: Mapping[str, str],
     task_cohorts: Mapping[str, str],
     alpha: float = 0.05,
-    permutations: float = float("nan"),
+    null_draws: float = float("nan"),
 ) -> pd.DataFrame:
     """The intersectional table (``worst_cells.csv``) read against the truth (``intersection_truth``):
     on each task of a planted intersectional gap, its cell is the worst recall cell, below 0 and
     significant after BH, while no per-attribute recall gap of that model and task (``gaps``: every
-    model's gaps.parquet) is significant after BH; on every task no plant reaches, the worst recall
-    cell is not significant after BH (the family: one model, crossing and metric,
-    BH over the tasks), though the worst cell is read as if chosen in advance in ``naive_p``. Margin of a
-    plant: the worst cell's one-sided permutation p (floor 1/(``permutations`` + 1)) against its BH
-    threshold at ``alpha``; that no per-attribute gap is significant accepts a null and has none."""
+    model's gaps.parquet) is significant after BH; on every task no intersectional plant reaches
+    (those with a planted per-attribute gap among them: the test looks beyond the main effects), the
+    worst recall cell is not significant after BH (the family: one model, crossing and metric, BH over
+    the tasks), though the worst cell is read as if chosen in advance in ``naive_p``. Margin of a
+    plant: the worst cell's max-T p (floor 1/(``null_draws`` + 1)) against its BH threshold at
+    ``alpha``; that no per-attribute gap is significant accepts a null and has none."""
     rows = []
     cells = {" x ".join(p["crossing"]): p["cell"] for p in mimic_truth.get("planted_intersectional_gaps", [])}
     where = "hurtful/downstream/intersections/worst_cells.csv, <model>/gaps.parquet"
@@ -524,7 +540,8 @@ def intersection_recovery(
         unit = f"{r['model']} {r['task']} {r['crossing']} {r['metric']}"
         observed = (
             f"worst cell {r['worst_cell']} {r['value']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}], "
-            f"permutation p {r['p_value']:.3g}, BH p {r['p_bh']:.3g} (naive p {r['naive_p']:.3g})"
+            f"interaction z {r['interaction_z']:+.2f}, max-T p {r['p_value']:.3g}, BH p {r['p_bh']:.3g} "
+            f"(naive p {r['naive_p']:.3g})"
         )
         if r["truth"] == "planted":
             per_attribute = gaps[
@@ -545,7 +562,7 @@ def intersection_recovery(
                 )
             )
             found = r["worst_cell"] == cells.get(r["crossing"]) and r["value"] < 0 and bool(r["significant_bh"])
-            cell = bh_part(r["p_value"], r["p_bh"], alpha, "one", draws=permutations, name="permutation p")
+            cell = bh_part(r["p_value"], r["p_bh"], alpha, "one", draws=null_draws, name="max-T p")
             margin = Margin(
                 cell.value if r["worst_cell"] == cells.get(r["crossing"]) and r["value"] < 0 else -abs(cell.value),
                 cell.lower_bound,
@@ -568,7 +585,7 @@ def intersection_recovery(
             rows.append(
                 _row(
                     "hurtful",
-                    f"{unit} (intersections)",
+                    f"{unit} (intersections" + ("; a planted per-attribute gap)" if r["per_attribute_plant"] else ")"),
                     "control",
                     where,
                     "worst cell not significant after BH",

@@ -132,12 +132,12 @@ def intersection_truth(
 ) -> pd.DataFrame:
     """The intersectional table's tested worst recall cells with a ``truth`` column: planted for a
     planted intersectional gap's crossing on each task of its phenotype in one of its ``cohorts``
-    (``task_cohorts``: task id -> cohort, from tasks.csv), control on the tasks no plant reaches
-    (``plant_labels`` of every planted gap, per attribute or intersectional), left out otherwise.
-    Parity and specificity are no controls: the classifier reads age and the acuity scores, and
-    prevalence rises with age in the demo world, so older cells are predicted positive more often in
-    truth (on a default demo run the permutation test, uncorrected, flagged 13 of 94 specificity worst
-    cells and 1 of 58 recall ones)."""
+    (``task_cohorts``: task id -> cohort, from tasks.csv), control on every task no intersectional
+    plant reaches (``intersection_touched_labels``), left out otherwise. The worst cell is tested
+    beyond the crossed attributes' main effects, so a task whose per-attribute gap is planted is a
+    control too, marked in ``per_attribute_plant`` (the level of the test where the attributes carry
+    gaps of their own). Parity and specificity are no controls: the classifier reads age and the
+    acuity scores, and prevalence rises with age in the demo world, so older cells differ in truth."""
     rows = worst[(worst["metric"] == "recall") & worst["p_value"].notna()].copy()
     label = rows["task"].map(task_labels)
     planted = pd.Series(False, index=rows.index)
@@ -147,8 +147,12 @@ def intersection_truth(
             & rows["task"].map(task_cohorts).isin(plant["cohorts"])
             & (rows["crossing"] == " x ".join(plant["crossing"]))
         )
-    rows = rows[planted | ~label.isin(touched_labels(mimic_truth))]
+    rows = rows[planted | ~label.isin(intersection_touched_labels(mimic_truth))]
     rows["truth"] = np.where(planted[rows.index], "planted", "control")
+    per_attribute = {
+        reached for p in mimic_truth["planted_recall_gaps"] for reached in plant_labels(mimic_truth, p["phenotype"])
+    }
+    rows["per_attribute_plant"] = rows["task"].map(task_labels).isin(per_attribute).to_numpy()
     return rows
 
 

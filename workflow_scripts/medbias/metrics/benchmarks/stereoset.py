@@ -47,15 +47,16 @@ def score_stereoset(
     masked model's ``next_sentence`` head: P(the option follows the context)); with ``prefixes``
     (domain -> debiasing prefix), under Self-Debias with each example's prefix. ``rule``: the scoring
     rule of the rows (``nadeem`` for a masked LM, ``causal_score`` for a causal one, ``next_sentence``
-    for a next-sentence head)."""
+    for a next-sentence head). A causal LM scores each intrasentence option's own sentence as the
+    dataset writes it (``sentence_spans``), as bias-bench does; a masked LM fills the context's blank."""
     from medbias.core.self_debias import self_debias_for
 
     debias = self_debias_for(prefixes, examples["bias_type"].tolist(), tokenizer, decay, epsilon) if prefixes else None
     from medbias.core.benchmark_scoring import (
         STEREOSET_MASKED_RULE,
-        filled_texts,
         joined_texts,
         next_sentence_probabilities,
+        sentence_spans,
         stereoset_causal_scores,
         stereoset_masked_scores,
     )
@@ -70,11 +71,11 @@ def score_stereoset(
     contexts = examples["context"].tolist()
     for option in STEREOSET_OPTIONS:
         if example_kind == "intrasentence":
-            fillers = examples[f"filler_{option}"].tolist()
             if kind == "masked":
+                fillers = examples[f"filler_{option}"].tolist()
                 scores = stereoset_masked_scores(model, tokenizer, contexts, fillers, batch_size, debias)
             else:
-                texts, spans = filled_texts(contexts, fillers)
+                texts, spans = sentence_spans(contexts, examples[option].tolist())
                 scores = stereoset_causal_scores(model, tokenizer, texts, spans, causal_score, batch_size, debias)
         elif next_sentence is not None:
             scores = next_sentence_probabilities(

@@ -158,15 +158,15 @@ def worst_recall_gap_changes(gaps: pd.DataFrame) -> pd.DataFrame:
 def plot_mitigation_tradeoff(
     gaps: pd.DataFrame, performance: pd.DataFrame, families: dict[str, str], png: str, pdf: str
 ) -> None:
-    """One panel per method and protected attribute: each task's change in AUROC (x) against the
-    change in its widest recall gap (y, |after| - |before|; below 0: narrower), coloured by task
-    family (``families``: task -> family); a filled marker where the change in the gap is
-    significant after BH, an open one where it is not."""
+    """One panel per method and protected attribute: each changed task's change in balanced
+    accuracy at the decision (x; expected over a randomised rule, comparable across methods) against
+    the change in its widest recall gap (y, |after| - |before|; below 0: narrower), coloured by task
+    family (``families``: task -> family); a filled marker where the change in the gap is significant
+    after BH, an open one where it is not."""
     plt = pyplot()
+    cost = performance[(performance["metric"] == "balanced_accuracy") & performance["changed"].astype(bool)]
     points = worst_recall_gap_changes(gaps).merge(
-        performance[performance["metric"] == "auroc"][["model", "method", "attribute", "task", "change"]].rename(
-            columns={"change": "auroc_change"}
-        ),
+        cost[["model", "method", "attribute", "task", "change"]].rename(columns={"change": "cost_change"}),
         on=["model", "method", "attribute", "task"],
     )
     panels = list(dict.fromkeys(zip(points["model"], points["attribute"], points["method"])))
@@ -184,7 +184,7 @@ def plot_mitigation_tradeoff(
             for significant, face in ((True, None), (False, "none")):
                 chosen = part[part["significant_change_bh"] == significant]
                 ax.scatter(
-                    chosen["auroc_change"],
+                    chosen["cost_change"],
                     chosen["change"],
                     s=14,
                     color=colours[family],
@@ -194,7 +194,7 @@ def plot_mitigation_tradeoff(
         ax.axhline(0, color="grey", lw=0.7, ls="--")
         ax.axvline(0, color="grey", lw=0.7, ls="--")
         ax.set_title(f"{model}, {method}, {attribute}", fontsize=9)
-        ax.set_xlabel("AUROC change (after - before)")
+        ax.set_xlabel("balanced accuracy change (after - before)")
         ax.set_ylabel("widest recall gap, |after| - |before|")
     handles = [
         plt.Line2D([], [], marker="o", ls="", color=colours[family], label=family) for family in family_names
@@ -203,7 +203,10 @@ def plot_mitigation_tradeoff(
     ]
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False)
     fig.suptitle(
-        wrapped_title("Mitigation: the widest recall gap's change against the AUROC change, per task", 3.1 * columns)
+        wrapped_title(
+            "Mitigation: the widest recall gap's change against the change in balanced accuracy, per changed task",
+            3.1 * columns,
+        )
     )
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     save(fig, png, pdf)

@@ -10,24 +10,31 @@ cell's gap is its rate minus the rate of every other stay of the crossing (the c
 A cell with fewer than ``min_cell`` rows of that kind is reported and not tested: its rate moves in
 steps too coarse to mean anything.
 
-- The worst cell is the tested cell whose gap is largest in standard errors: the largest |z| of the
-  two-proportion score statistic of each cell against the rest. The largest raw |gap| would mostly
-  pick the smallest cells, whose rates move in the largest steps, and a test of it has little power
-  for a gap in a large cell (a cell of 5 positives misses all of them by chance far more often than
-  one of 12 misses 7). Over many cells the largest |z| is itself inflated when nothing differs, so
-  its p-value is a permutation test of the maximum (Westfall and Young 1993's max-T): the cell labels
-  are permuted among the metric's rows and the largest |z| over the tested cells recomputed,
-  p = (1 + #{permuted >= observed}) / (1 + permutations); BH then runs over the tasks. ``naive_p`` is
-  the score test of the worst cell against the rest as if it had been chosen in advance (what reading
-  the most extreme cell amounts to), kept to show the inflation. The worst cell's gap has a
-  percentile interval from resamples of the test stays within label (the cell fixed as chosen on the
-  data).
-- Differential fairness (Foulds et al. 2020): epsilon = max over tested cells i, j and outcomes y of
+- The worst cell is the tested cell with the largest interaction beyond the crossed attributes' own
+  gaps: for the metric's rows, a logistic regression of the success on the main effects of the
+  crossed attributes (``fit_main_effects``; each attribute's own gap, as Table 4 measures it) is the
+  null, and each cell's score statistic for adding its indicator to that model
+  (``interaction_statistics``) measures how far the cell departs from what its attributes' gaps
+  predict. A per-attribute gap (women's recall lower on every cell of women) moves no cell beyond the
+  main effects, so it is not reported as intersectional; a cell's own gap does. Over many cells the
+  largest |z| is itself inflated when nothing departs, so its p-value is a parametric bootstrap of
+  the maximum under the null model (Westfall and Young 1993's max-T): outcomes drawn from the fitted
+  main-effects probabilities, each cell's statistic recomputed to first order (the residuals projected
+  off the main effects, as a refit would), p = (1 + #{null max >= observed}) / (1 + draws); BH then
+  runs over the tasks. ``naive_p`` is the worst cell's score test as if it had been chosen in advance
+  (what reading the most extreme cell amounts to), kept to show the inflation. ``value`` is the
+  worst cell's gap against every other stay of the crossing, with a percentile interval from
+  resamples of the test stays within label (the cell fixed as chosen on the data).
+- Differential fairness (Foulds et al. 2020): epsilon = max over cells i, j and outcomes y of
   log P(y_hat = y | i) - log P(y_hat = y | j), estimated by their smoothed empirical differential
-  fairness (eq. 6): P(y_hat = y | i) = (N_{i,y} + alpha) / (N_i + 2 alpha), a Dirichlet prior of
-  concentration 2 alpha over the two outcomes (theirs: concentration 1, alpha = 0.5). 0 when every cell
-  is predicted alike, larger the more the prediction depends on the cell (e^epsilon bounds the ratio of
-  any two cells' probabilities of either prediction). Its interval comes from the same resamples.
+  fairness (eq. 6) over every cell with a stay: P(y_hat = y | i) = (N_{i,y} + alpha) / (N_i + 2 alpha),
+  a Dirichlet prior of concentration 2 alpha over the two outcomes (theirs: concentration 1, alpha =
+  0.5), which is how they keep small cells in. 0 when every cell is predicted alike, larger the more
+  the prediction depends on the cell (e^epsilon bounds the ratio of any two cells' probabilities of
+  either prediction). Small cells make it large even when nothing depends on the cell, so it comes
+  with its null: the cell labels permuted over the stays (the prediction independent of the cell, each
+  cell's size kept), the median null epsilon and p = (1 + #{null >= observed}) / (1 + draws), with
+  BH over the tasks; and an interval from the same resamples as the gaps.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.metrics.bootstrap import percentile_interval, within_label_resamples
-from medbias.metrics.fairness import GAP_METRICS, benjamini_hochberg_by, pooled_rate_p
+from medbias.metrics.fairness import GAP_METRICS, benjamini_hochberg_by
 
 # the rows each metric's rate is computed over, and which prediction counts as the success
 METRIC_ROWS = {"parity": (None, 1), "recall": (1, 1), "specificity": (0, 0)}
@@ -61,11 +68,11 @@ def crossing_name(crossing: Sequence[str]) -> str:
     return " x ".join(crossing)
 
 
-def crossing_cells(
+def crossing_parts(
     frame: pd.DataFrame, crossing: Sequence[str], excluded: Mapping[str, Sequence[str]], edges: Sequence[int]
-) -> pd.Series:
-    """Each stay's cell of ``crossing`` ('F & BLACK & Medicaid'; the attribute ``age_band`` from
-    ``age`` and ``edges``), None where one of its subgroups is excluded for that attribute."""
+) -> tuple[list[pd.Series], np.ndarray]:
+    """Each stay's value of each attribute of ``crossing`` (the attribute ``age_band`` from ``age`` and
+    ``edges``), and whether the stay is in the crossing (none of its subgroups excluded)."""
     parts, keep = [], np.ones(len(frame), dtype=bool)
     for attribute in crossing:
         values = (
@@ -75,6 +82,15 @@ def crossing_cells(
         )
         keep &= ~values.isin(excluded.get(attribute, ())).to_numpy()
         parts.append(values)
+    return parts, keep
+
+
+def crossing_cells(
+    frame: pd.DataFrame, crossing: Sequence[str], excluded: Mapping[str, Sequence[str]], edges: Sequence[int]
+) -> pd.Series:
+    """Each stay's cell of ``crossing`` ('F & BLACK & Medicaid'; ``crossing_parts``), None where one of
+    its subgroups is excluded for that attribute."""
+    parts, keep = crossing_parts(frame, crossing, excluded, edges)
     cells = parts[0].str.cat(parts[1:], sep=" & ") if len(parts) > 1 else parts[0]
     return cells.where(keep, None)
 
@@ -114,20 +130,6 @@ def gaps_against_rest(hits: np.ndarray, rows: np.ndarray) -> np.ndarray:
         )
 
 
-def score_statistics_against_rest(hits: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Each cell's gap against the rest (``gaps_against_rest``) in standard errors: the two-proportion
-    score statistic (r_cell - r_rest) / sqrt(r (1 - r) (1/n_cell + 1/n_rest)), r the pooled rate of
-    every row, as ``pooled_rate_p`` tests it. 0 where the pooled rate is 0 or 1 (every row alike); NaN
-    where the cell or the rest has no rows."""
-    total_hits, total_rows = hits.sum(axis=-1, keepdims=True), rows.sum(axis=-1, keepdims=True)
-    rest_rows = total_rows - rows
-    pooled = total_hits / np.where(total_rows > 0, total_rows, 1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        variance = pooled * (1 - pooled) * (1 / rows + 1 / rest_rows)
-        statistics = gaps_against_rest(hits, rows) / np.sqrt(np.where(variance > 0, variance, 1))
-    return np.where(variance > 0, statistics, np.where(np.isnan(statistics), np.nan, 0.0))
-
-
 def smoothed_epsilon(predicted_positive: np.ndarray, rows: np.ndarray, alpha: float) -> np.ndarray:
     """Differential fairness epsilon (Foulds et al. 2020) over the cells of the last axis:
     max over cells i, j and y in {0, 1} of log P(y | i) - log P(y | j), with P(1 | i) =
@@ -137,19 +139,80 @@ def smoothed_epsilon(predicted_positive: np.ndarray, rows: np.ndarray, alpha: fl
     return np.max(logs.max(axis=-1) - logs.min(axis=-1), axis=0)
 
 
+# the ridge on the main-effects model's coefficients: keeps a separating attribute (a group whose
+# rate is 0 or 1) at fitted probabilities near 0 or 1 instead of diverging
+MAIN_EFFECTS_RIDGE = 1e-3
+
+
+def main_effects_design(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """The main-effects model's design: an intercept and, per crossed attribute (``parts``: each row's
+    value), one indicator per value but its first in sorted order."""
+    columns = [np.ones(len(parts[0]))]
+    for values in parts:
+        values = np.asarray(values, dtype=object)
+        columns += [(values == level).astype(float) for level in sorted(set(values))[1:]]
+    return np.column_stack(columns)
+
+
+def fit_main_effects(design: np.ndarray, success: np.ndarray, iterations: int = 100) -> np.ndarray:
+    """Fitted probabilities of the logistic regression of ``success`` on ``design`` (Newton-Raphson),
+    every coefficient under a ridge of ``MAIN_EFFECTS_RIDGE``."""
+    from scipy.special import expit
+
+    success = np.asarray(success, dtype=float)
+    beta = np.zeros(design.shape[1])
+    ridge = np.full(design.shape[1], MAIN_EFFECTS_RIDGE)
+    for _ in range(iterations):
+        fitted = expit(design @ beta)
+        weight = fitted * (1 - fitted)
+        step = np.linalg.solve(
+            (design * weight[:, None]).T @ design + np.diag(ridge), design.T @ (success - fitted) - ridge * beta
+        )
+        beta += step
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    return expit(design @ beta)
+
+
+def interaction_statistics(
+    design: np.ndarray, fitted: np.ndarray, cell_index: np.ndarray, n_cells: int, residuals: np.ndarray
+) -> np.ndarray:
+    """Each cell's score statistic for adding its indicator to the main-effects model with fitted
+    probabilities ``fitted``: U / sqrt(V), U = r' M and V = M' W M with M the cell indicators with the
+    main effects projected off (M = X_c - X (X'WX + ridge)^-1 X'W X_c, W = diag(p (1 - p))). ``residuals``
+    (rows, or draws x rows) are y - p: the observed ones give the score test, draws of y from p give its
+    null to first order. 0 where the cell's indicator lies in the main effects' span (V about 0)."""
+    weight = fitted * (1 - fitted)
+    indicators = np.zeros((len(fitted), n_cells))
+    indicators[np.arange(len(fitted)), cell_index] = 1.0
+    information = (design * weight[:, None]).T @ design + np.diag(np.full(design.shape[1], MAIN_EFFECTS_RIDGE))
+    projected = indicators - design @ np.linalg.solve(information, (design * weight[:, None]).T @ indicators)
+    variance = (projected**2 * weight[:, None]).sum(axis=0)
+    scale = (indicators * weight[:, None]).sum(axis=0)
+    estimable = variance > 1e-8 * np.maximum(scale, 1e-300)
+    score = np.asarray(residuals, dtype=float) @ projected
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(estimable, score / np.sqrt(np.where(estimable, variance, 1.0)), 0.0)
+
+
 def worst_cell_test(
     prediction: np.ndarray,
     label: np.ndarray,
     cells: np.ndarray,
+    parts: Sequence[np.ndarray],
     order: Sequence[str],
     tested: np.ndarray,
     metric: str,
-    permutations: int,
+    draws: int,
     rng: np.random.Generator,
 ) -> dict:
-    """The tested cell (``tested``: bool per cell of ``order``) whose gap against the rest for
-    ``metric`` is largest in standard errors (``score_statistics_against_rest``), its gap, the
-    permutation p of that maximum (Westfall and Young's max-T), and the naive score-test p."""
+    """The tested cell (``tested``: bool per cell of ``order``) whose interaction beyond the crossed
+    attributes' main effects (``parts``: each row's value of each crossed attribute) is largest in
+    |z| (``interaction_statistics``), its gap against the rest, the parametric-bootstrap p of that
+    maximum under the main-effects model (max-T, ``draws`` draws), the naive p of its z, and every
+    cell's gap against the rest and interaction z."""
+    from scipy.stats import norm
+
     wanted, success_value = METRIC_ROWS[metric]
     rows_of_metric = np.ones(len(label), dtype=bool) if wanted is None else np.asarray(label) == wanted
     success = (np.asarray(prediction)[rows_of_metric] == success_value).astype(float)
@@ -157,27 +220,45 @@ def worst_cell_test(
     index = np.array([position[c] for c in np.asarray(cells)[rows_of_metric]], dtype=np.int64)
     hits, rows = cell_rates(success, index, len(order))
     gaps = np.where(tested, gaps_against_rest(hits, rows), np.nan)
+    empty = {"worst_cell": "", "gap": np.nan, "interaction_z": np.nan, "p_permutation": np.nan, "naive_p": np.nan}
     if not np.isfinite(gaps).any():
-        return {"worst_cell": "", "gap": np.nan, "p_permutation": np.nan, "naive_p": np.nan, "cell_gaps": gaps}
-    statistics = np.where(tested, score_statistics_against_rest(hits, rows), np.nan)
+        return {**empty, "cell_gaps": gaps, "cell_z": np.full(len(order), np.nan)}
+    design = main_effects_design([np.asarray(part)[rows_of_metric] for part in parts])
+    fitted = fit_main_effects(design, success)
+    statistics = np.where(tested, interaction_statistics(design, fitted, index, len(order), success - fitted), np.nan)
     worst = int(np.nanargmax(np.abs(statistics)))
     observed = abs(statistics[worst])
     exceed = 0
-    for start in range(0, permutations, 500):
-        draws = min(500, permutations - start)
-        permuted = rng.permuted(np.broadcast_to(index, (draws, len(index))), axis=1)
-        permuted_hits, permuted_rows = cell_rates(success, permuted, len(order))
-        permuted_statistics = score_statistics_against_rest(permuted_hits, permuted_rows)
-        maxima = np.nanmax(np.abs(np.where(tested, permuted_statistics, np.nan)), axis=1)
+    for start in range(0, draws, 500):
+        chunk = min(500, draws - start)
+        simulated = (rng.random((chunk, len(success))) < fitted).astype(float)
+        null = interaction_statistics(design, fitted, index, len(order), simulated - fitted)
+        maxima = np.nanmax(np.abs(np.where(tested, null, np.nan)), axis=1)
         exceed += int(np.sum(maxima >= observed - 1e-12))
-    naive = pooled_rate_p(hits[worst], rows[worst], hits.sum() - hits[worst], rows.sum() - rows[worst])
     return {
         "worst_cell": str(order[worst]),
         "gap": float(gaps[worst]),
-        "p_permutation": (exceed + 1) / (permutations + 1),
-        "naive_p": naive,
+        "interaction_z": float(statistics[worst]),
+        "p_permutation": (exceed + 1) / (draws + 1),
+        "naive_p": float(2 * norm.sf(observed)),
         "cell_gaps": gaps,
+        "cell_z": statistics,
     }
+
+
+def epsilon_null(
+    prediction: np.ndarray, cell_index: np.ndarray, n_cells: int, smoothing: float, draws: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Smoothed epsilon (``smoothed_epsilon`` over every cell with a stay) with the cell labels
+    permuted over the stays, ``draws`` times: its null when the prediction does not depend on the cell."""
+    present = np.bincount(cell_index, minlength=n_cells) > 0
+    out = np.empty(draws)
+    for start in range(0, draws, 500):
+        chunk = min(500, draws - start)
+        permuted = rng.permuted(np.broadcast_to(cell_index, (chunk, len(cell_index))), axis=1)
+        hits, rows = cell_rates(prediction.astype(float), permuted, n_cells)
+        out[start : start + chunk] = smoothed_epsilon(hits[:, present], rows[:, present], smoothing)
+    return out
 
 
 def intersectional_task(
@@ -190,12 +271,14 @@ def intersectional_task(
     level: float = 0.95,
 ) -> tuple[list[dict], list[dict]]:
     """One task's worst cell per metric (``worst_cell_test`` with the worst cell's bootstrap interval)
-    and differential fairness epsilon with its interval (as a row of metric 'epsilon'), and every
-    cell's sizes, whether it was tested and its gap per metric. ``settings``: ``age_bands``,
-    ``min_cell`` (rows, positives, negatives), ``permutations``, ``smoothing``."""
-    cells = crossing_cells(frame, crossing, excluded, settings["age_bands"])
-    frame = frame[cells.notna().to_numpy()]
-    cells = cells[cells.notna()].to_numpy()
+    and differential fairness epsilon over every cell with its interval, permutation null median and p
+    (as a row of metric 'epsilon'), and every cell's sizes, whether it was tested, its gap and its
+    interaction z per metric. ``settings``: ``age_bands``, ``min_cell`` (rows, positives, negatives),
+    ``null_draws``, ``smoothing``."""
+    parts, keep = crossing_parts(frame, crossing, excluded, settings["age_bands"])
+    cells = crossing_cells(frame, crossing, excluded, settings["age_bands"])[keep].to_numpy()
+    parts = [part[keep].to_numpy() for part in parts]
+    frame = frame[keep]
     order = sorted(set(cells))
     label, prediction = frame["label"].to_numpy().astype(int), frame["prediction"].to_numpy().astype(int)
     sizes = cell_sizes(cells, label, order)
@@ -206,7 +289,7 @@ def intersectional_task(
     results, cell_rows = [], {c: {"cell": c, **{k: int(v[i]) for k, v in sizes.items()}} for i, c in enumerate(order)}
     for metric in GAP_METRICS:
         tested = sizes[CELL_SIZE[metric]] >= minimum[CELL_SIZE[metric]]
-        test = worst_cell_test(prediction, label, cells, order, tested, metric, settings["permutations"], rng)
+        test = worst_cell_test(prediction, label, cells, parts, order, tested, metric, settings["null_draws"], rng)
         low = high = np.nan
         if test["worst_cell"]:
             wanted, success_value = METRIC_ROWS[metric]
@@ -222,6 +305,7 @@ def intersectional_task(
         for k, c in enumerate(order):
             cell_rows[c][f"{metric}_tested"] = bool(tested[k])
             cell_rows[c][f"{metric}_gap"] = float(test["cell_gaps"][k])
+            cell_rows[c][f"{metric}_interaction_z"] = float(test["cell_z"][k])
         results.append(
             {
                 "metric": metric,
@@ -231,28 +315,38 @@ def intersectional_task(
                 "value": test["gap"],
                 "ci_low": low,
                 "ci_high": high,
+                "interaction_z": test["interaction_z"],
+                "null_median": np.nan,
                 "p_value": test["p_permutation"],
                 "naive_p": test["naive_p"],
             }
         )
-    tested = sizes["rows"] >= minimum["rows"]
-    epsilon = low = high = np.nan
-    if tested.sum() >= 2:
+    epsilon = low = high = null_median = p_value = np.nan
+    if len(order) >= 2:
+        smoothing = settings["smoothing"]
         hits, rows = cell_rates(prediction.astype(float), cell_index, len(order))
-        epsilon = float(smoothed_epsilon(hits[tested], rows[tested], settings["smoothing"]))
+        epsilon = float(smoothed_epsilon(hits, rows, smoothing))
         resampled_hits, resampled_rows = cell_rates(prediction.astype(float)[index], cell_index[index], len(order))
-        replicates = smoothed_epsilon(resampled_hits[:, tested], resampled_rows[:, tested], settings["smoothing"])
+        present = resampled_rows > 0
+        replicates = np.array(
+            [smoothed_epsilon(h[k], r[k], smoothing) for h, r, k in zip(resampled_hits, resampled_rows, present)]
+        )
         low, high = percentile_interval(replicates, level)
+        null = epsilon_null(prediction, cell_index, len(order), smoothing, settings["null_draws"], rng)
+        null_median = float(np.median(null))
+        p_value = (int(np.sum(null >= epsilon - 1e-12)) + 1) / (len(null) + 1)
     results.append(
         {
             "metric": "epsilon",
             "cells": len(order),
-            "cells_tested": int(tested.sum()),
+            "cells_tested": len(order),
             "worst_cell": "",
             "value": epsilon,
             "ci_low": low,
             "ci_high": high,
-            "p_value": np.nan,
+            "interaction_z": np.nan,
+            "null_median": null_median,
+            "p_value": p_value,
             "naive_p": np.nan,
         }
     )
@@ -296,34 +390,42 @@ def crossing_slug(crossing: Sequence[str]) -> str:
 
 def intersections_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per model, crossing and metric: tasks with a tested cell, the median number of cells tested,
-    tasks whose worst cell is significant after BH (and which), the share of tasks whose naive p and
-    whose permutation p are below 0.05 (the first inflated by the choice of the maximum), and for
-    epsilon its median and largest value."""
+    tasks whose worst cell (or epsilon) is significant after BH (and which), the share of tasks whose
+    naive p and whose null-model p are below 0.05 (the first inflated by the choice of the maximum),
+    and for epsilon its median, its null's median and its largest value."""
     rows = []
     for (model, crossing, metric), part in table.groupby(["model", "crossing", "metric"], sort=False):
         tested = part[part["cells_tested"] > (0 if metric != "epsilon" else 1)]
+        significant = tested[tested["significant_bh"].astype(bool)]
         row = {
             "model": model,
             "crossing": crossing,
             "metric": metric,
             "tasks_tested": len(tested),
             "median_cells_tested": float(tested["cells_tested"].median()) if len(tested) else np.nan,
+            "significant_bh": len(significant),
         }
         if metric == "epsilon":
             row.update(
-                {"median_epsilon": float(tested["value"].median()), "largest_epsilon": float(tested["value"].max())}
+                {
+                    "median_epsilon": float(tested["value"].median()),
+                    "median_null_epsilon": float(tested["null_median"].median()),
+                    "largest_epsilon": float(tested["value"].max()),
+                    "share_p_below_0.05": float((tested["p_value"] < 0.05).mean()) if len(tested) else np.nan,
+                    "significant_cells": "; ".join(
+                        f"{r.task}: {r.value:.3f} (null median {r.null_median:.3f})"
+                        for r in significant.itertuples(index=False)
+                    ),
+                }
             )
         else:
-            significant = tested[tested["significant_bh"].astype(bool)]
             row.update(
                 {
-                    "significant_bh": len(significant),
                     "share_naive_p_below_0.05": float((tested["naive_p"] < 0.05).mean()) if len(tested) else np.nan,
-                    "share_permutation_p_below_0.05": float((tested["p_value"] < 0.05).mean())
-                    if len(tested)
-                    else np.nan,
+                    "share_p_below_0.05": float((tested["p_value"] < 0.05).mean()) if len(tested) else np.nan,
                     "significant_cells": "; ".join(
-                        f"{r.task}: {r.worst_cell} {r.value:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}]"
+                        f"{r.task}: {r.worst_cell} {r.value:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}], "
+                        f"interaction z {r.interaction_z:+.2f}"
                         for r in significant.itertuples(index=False)
                     ),
                 }
@@ -343,16 +445,21 @@ def intersections_page(summary: pd.DataFrame, table: pd.DataFrame, settings: Map
         "of the crossing (parity: share predicted positive; recall: among positives; specificity: share predicted "
         f"negative among negatives). Cells with fewer than {minimum['rows']} rows, {minimum['positives']} positives "
         f"or {minimum['negatives']} negatives (for the metric) are listed in cells.csv and not tested.",
-        "Worst cell: the tested cell whose gap is the most standard errors from 0 (the two-proportion score "
-        "statistic against the rest; the largest raw gap would mostly pick the smallest cells). "
-        f"p: {settings['permutations']:,} permutations of the cell labels among the metric's rows, the largest "
-        "|statistic| recomputed each time (Westfall and Young's max-T, so the choice of the maximum is paid for); "
-        "BH over the tasks per crossing and metric. naive_p: the score test of the worst cell against "
-        "the rest as if it had been chosen in advance (inflated; shown to measure the inflation). Interval: "
-        "percentile bootstrap of the worst cell's gap, test stays resampled within label.",
-        "epsilon: differential fairness (Foulds et al. 2020), the largest log-ratio of two tested cells' "
-        "probabilities of either prediction, smoothed as their eq. 6 (Dirichlet alpha "
-        f"{settings['smoothing']} per outcome); its interval from the same resamples.",
+        "Worst cell: the tested cell that departs most from what the crossed attributes' own gaps predict: the "
+        "largest |z| of the score test for adding the cell's indicator to a logistic regression of the metric's "
+        "success on the attributes' main effects (interaction_z). A per-attribute gap (every cell of one gender "
+        "lower) is in the main effects, so it makes no cell the worst. "
+        f"p: {settings['null_draws']:,} outcome sets drawn from the fitted main-effects model, the largest |z| "
+        "recomputed each time (Westfall and Young's max-T, so the choice of the maximum is paid for); BH over the "
+        "tasks per crossing and metric. naive_p: the worst cell's score test as if it had been chosen in advance "
+        "(inflated; shown to measure the inflation). value: the worst cell's gap against every other stay of the "
+        "crossing; interval: percentile bootstrap of that gap, test stays resampled within label.",
+        "epsilon: differential fairness (Foulds et al. 2020), the largest log-ratio of two cells' probabilities of "
+        "either prediction over every cell with a stay, smoothed as their eq. 6 (Dirichlet alpha "
+        f"{settings['smoothing']} per outcome, which keeps small cells in); its interval from the same resamples. "
+        "Small cells make epsilon large even when nothing depends on the cell: null_median is its median with "
+        f"the cell labels permuted over the stays ({settings['null_draws']:,} permutations), and p the share of "
+        "those at least as large, BH over the tasks.",
         *settings_notes,
     )
     return PaperPage(

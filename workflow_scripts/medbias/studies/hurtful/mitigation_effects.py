@@ -1,20 +1,32 @@
 """What a mitigation changes (``medbias.studies.hurtful.mitigation``): every gap of Table 4 (parity,
-recall, specificity; eq. 2) and AUROC, AUPRC and accuracy, before and after, per model, method,
-protected attribute and task.
+recall, specificity; eq. 2) and the cost at the decision and in ranking, before and after, per model,
+method, protected attribute and task.
 
 Before and after are measured on the same bootstrap resamples of the test stays (within each label,
 ``within_label_resamples``), drawn from the generator that ``hurtful_gaps`` uses for the same task and
 attribute, so the 'before' intervals are those of gaps.parquet and the change has an interval of its
-own. The change of a gap is |gap after| - |gap before| (negative: narrower); its p is the two-sided
-normal test of the change against its bootstrap standard error, z = change / SD(replicate changes),
-which, unlike a count of replicates beyond 0 (at least 2 / (R + 1)), can pass Benjamini-Hochberg over
-the tasks. The same holds for the change in AUROC, AUPRC and accuracy (after - before).
+own. Gaps and the costs at the decision are computed on each method's decision (its probability of
+predicting positive): for a randomised rule (fairlearn's post-processor and reductions) they are the
+expected values over the rule's draws, not one draw. The change of a gap is |gap after| - |gap
+before| (negative: narrower); its p is the two-sided normal test of the change against its bootstrap
+standard error, z = change / SD(replicate changes), which, unlike a count of replicates beyond 0 (at
+least 2 / (R + 1)), can pass Benjamini-Hochberg over the tasks. The same holds for every cost (after -
+before).
 
-- a gap is *closed* when its 95% interval excludes 0 before and includes 0 after; *opened* the
-  other way round;
-- ``mitigation_summary``: per model, method, attribute and metric, the gaps closed and opened, those
-  narrowed and widened after BH over the tasks, and the median change in AUROC with the tasks whose
-  AUROC fell after BH.
+- a gap is *equivalent to 0* when two one-sided tests at alpha (its bootstrap SE, normal) put it
+  within +-``equivalence_margin`` (``hurtful.mitigation.equivalence_margin``, fixed before the data);
+- a gap is *closed* when its change is a narrowing significant after BH over the tasks and the gap
+  after is equivalent to 0; *opened* when its change is a widening significant after BH and the gap
+  before was equivalent to 0. An interval that includes 0 after is not a closure: a method that
+  predicted by coin flip would give every gap such an interval;
+- the costs (``DECISION_METRICS``): accuracy, balanced accuracy, true- and false-positive rate and PPV
+  of the decisions (PPV as expected true positives over expected positive decisions); the ranking
+  (``ranking_metrics``) of the score for a method that changes it (AUROC, AUPRC), and for a
+  post-processor, which keeps the score, of the decisions against the classifier's own 0/1 decisions
+  (``auroc_of_decisions``, ``auprc_of_decisions``);
+- a task is *unchanged* by a method when its scores and decisions equal the classifier's on every test
+  stay (the post-processor leaves a task whose groups lack validation positives as it is); the
+  summaries count those tasks apart and take medians over the changed ones.
 """
 
 from __future__ import annotations
@@ -35,11 +47,15 @@ from medbias.metrics.fairness import (
     group_counts,
     group_sizes_and_eligibility,
 )
+from medbias.metrics.margins import equivalence_margin_se
 from medbias.metrics.performance import ranking_metrics
 from medbias.studies.hurtful.demographics import ATTRIBUTE_CLASSES
 from medbias.studies.hurtful.gaps import _task_rng
 
-PERFORMANCE_METRICS: tuple[str, ...] = ("auroc", "auprc", "accuracy")
+DECISION_METRICS: tuple[str, ...] = ("accuracy", "balanced_accuracy", "tpr", "fpr", "ppv")
+RANKING_METRICS: tuple[str, ...] = ("auroc", "auprc")
+# what a post-processor's ranking is measured on: its decisions against the classifier's own
+OF_DECISIONS = "_of_decisions"
 
 
 def bootstrap_z_p(observed: float, replicates: np.ndarray) -> float:
@@ -62,6 +78,11 @@ def _interval(values: np.ndarray, level: float) -> tuple[float, float]:
     return percentile_interval(finite, level) if len(finite) else (float("nan"), float("nan"))
 
 
+def _sd(values: np.ndarray) -> float:
+    finite = values[np.isfinite(values)]
+    return float(np.std(finite, ddof=1)) if len(finite) >= 2 else float("nan")
+
+
 def paired_gap_changes(
     before: np.ndarray,
     after: np.ndarray,
@@ -71,14 +92,20 @@ def paired_gap_changes(
     index: np.ndarray,
     minimum: Mapping[str, int],
     level: float = 0.95,
+    equivalence_margin: float = 0.1,
 ) -> list[dict]:
-    """Every metric's gap per group (eq. 2) before and after, on the rows of the index matrix
-    ``index`` (replicates x rows) for both: observed gaps, their intervals, whether each excludes 0,
-    and the change |after| - |before| with its interval and ``bootstrap_z_p``. Groups below
-    ``minimum`` (rows, positives, negatives) get no gap, as in ``fairness_gaps``."""
+    """Every metric's gap per group (eq. 2) before and after, from the decisions ``before`` and
+    ``after`` (0/1, or a randomised rule's probability of predicting positive: expected gaps), on the
+    rows of the index matrix ``index`` (replicates x rows) for both: observed gaps, their intervals and
+    bootstrap SEs, whether each interval excludes 0, whether each gap is equivalent to 0 within
+    +-``equivalence_margin`` (two one-sided tests at 1 - ``level``: ``equivalence_margin_se`` >= 0), and
+    the change |after| - |before| with its interval and ``bootstrap_z_p``. Groups below ``minimum``
+    (rows, positives, negatives) get no gap, as in ``fairness_gaps``. Whether a gap closed or opened
+    needs BH over the tasks: ``closures``."""
     position = {g: k for k, g in enumerate(order)}
     group_index = np.array([position[g] for g in groups], dtype=int)
     label = np.asarray(label).astype(int)
+    alpha = 1 - level
     counts = group_counts(before, label, group_index, len(order))
     sizes, eligible = group_sizes_and_eligibility(counts, dict(minimum))
     observed = {
@@ -97,12 +124,15 @@ def paired_gap_changes(
             for when in ("before", "after"):
                 gap = float(observed[when][metric][k])
                 low, high = _interval(replicates[when][metric][:, k], level)
+                se = _sd(replicates[when][metric][:, k])
                 row.update(
                     {
                         f"gap_{when}": gap,
                         f"ci_low_{when}": low,
                         f"ci_high_{when}": high,
+                        f"se_{when}": se,
                         f"significant_{when}": bool(np.isfinite(gap) and (low > 0 or high < 0)),
+                        f"equivalent_{when}": bool(equivalence_margin_se(gap, se, equivalence_margin, alpha) >= 0),
                     }
                 )
             change = abs(row["gap_after"]) - abs(row["gap_before"])
@@ -115,8 +145,6 @@ def paired_gap_changes(
                     "change_low": low,
                     "change_high": high,
                     "p_change": bootstrap_z_p(change, change_replicates),
-                    "closed": row["significant_before"] and not row["significant_after"],
-                    "opened": row["significant_after"] and not row["significant_before"],
                     "n": int(sizes["rows"][k]),
                     "positives": int(sizes["positives"][k]),
                 }
@@ -125,43 +153,77 @@ def paired_gap_changes(
     return rows
 
 
-def accuracy_replicates(prediction: np.ndarray, label: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Accuracy in each replicate from its row counts (``resample_counts``: replicates x rows)."""
-    correct = (np.asarray(prediction).astype(int) == np.asarray(label).astype(int)).astype(float)
-    return weights @ correct / weights.sum(axis=1)
+def closures(gaps: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Per gap row (with ``significant_change_bh``): closed (a narrowing significant after BH and
+    the gap after equivalent to 0) and opened (a widening significant after BH from a gap equivalent
+    to 0 before)."""
+    significant = gaps["significant_change_bh"].astype(bool)
+    closed = significant & (gaps["change"] < 0) & gaps["equivalent_after"].astype(bool)
+    opened = significant & (gaps["change"] > 0) & gaps["equivalent_before"].astype(bool)
+    return closed, opened
+
+
+def decision_replicates(decision: np.ndarray, label: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
+    """``DECISION_METRICS`` of the decisions (0/1, or probabilities of a positive decision: expected
+    counts) over the rows weighted by ``weights`` (replicates x rows; a row of ones for the data):
+    accuracy, balanced accuracy (mean of TPR and 1 - FPR), TPR, FPR and PPV = E[TP] / E[TP + FP]."""
+    decision = np.asarray(decision, dtype=float)
+    positive = np.asarray(label).astype(bool).astype(float)
+    tp, fp = weights @ (decision * positive), weights @ (decision * (1 - positive))
+    positives, negatives = weights @ positive, weights @ (1 - positive)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpr = np.where(positives > 0, tp / positives, np.nan)
+        fpr = np.where(negatives > 0, fp / negatives, np.nan)
+        ppv = np.where(tp + fp > 0, tp / (tp + fp), np.nan)
+        accuracy = (tp + negatives - fp) / (positives + negatives)
+    return {"accuracy": accuracy, "balanced_accuracy": (tpr + 1 - fpr) / 2, "tpr": tpr, "fpr": fpr, "ppv": ppv}
 
 
 def paired_performance(
     before_score: np.ndarray,
-    before_prediction: np.ndarray,
+    before_decision: np.ndarray,
     after_score: np.ndarray,
-    after_prediction: np.ndarray,
+    after_decision: np.ndarray,
     label: np.ndarray,
     index: np.ndarray,
     level: float = 0.95,
+    changes_score: bool = True,
 ) -> list[dict]:
-    """AUROC and AUPRC of the scores and accuracy of the predictions, before and after, on the same
-    resamples, with the change (after - before), its interval and ``bootstrap_z_p``."""
+    """The costs before and after on the same resamples, with the change (after - before), its
+    interval and ``bootstrap_z_p``: ``DECISION_METRICS`` of the decisions, and AUROC and AUPRC of the
+    scores when the method changes the score, else of the decisions (``auroc_of_decisions``: the
+    classifier's 0/1 decisions before, the method's decision probabilities after). Each row says what
+    it was measured on (``measured_on``)."""
     label = np.asarray(label).astype(int)
     weights = resample_counts(index, len(label)).astype(float)
-    values = {}
-    for when, score, prediction in (
-        ("before", before_score, before_prediction),
-        ("after", after_score, after_prediction),
-    ):
-        ranking = ranking_metrics(np.asarray(score, dtype=float), label)
-        ranking_replicates = ranking_metrics(np.asarray(score, dtype=float), label, weights)
-        values[when] = {
-            "auroc": (float(ranking["auroc"][0]), np.asarray(ranking_replicates["auroc"], dtype=float)),
-            "auprc": (float(ranking["auprc"][0]), np.asarray(ranking_replicates["auprc"], dtype=float)),
-            "accuracy": (
-                float(np.mean(np.asarray(prediction).astype(int) == label)),
-                accuracy_replicates(prediction, label, weights),
-            ),
+    ones = np.ones((1, len(label)))
+    ranked = (
+        {"before": before_score, "after": after_score}
+        if changes_score
+        else {
+            "before": before_decision,
+            "after": after_decision,
         }
+    )
+    values: dict[str, dict[str, tuple[float, np.ndarray]]] = {}
+    for when, decision in (("before", before_decision), ("after", after_decision)):
+        observed, replicated = decision_replicates(decision, label, ones), decision_replicates(decision, label, weights)
+        values[when] = {m: (float(observed[m][0]), replicated[m]) for m in DECISION_METRICS}
+        score = np.asarray(ranked[when], dtype=float)
+        ranking, ranking_replicates = ranking_metrics(score, label), ranking_metrics(score, label, weights)
+        for metric in RANKING_METRICS:
+            name = metric if changes_score else metric + OF_DECISIONS
+            values[when][name] = (float(ranking[metric][0]), np.asarray(ranking_replicates[metric], dtype=float))
     rows = []
-    for metric in PERFORMANCE_METRICS:
-        row = {"metric": metric}
+    for metric in values["before"]:
+        measured_on = (
+            "decisions"
+            if metric in DECISION_METRICS
+            else "decisions (before: the classifier's 0/1)"
+            if metric.endswith(OF_DECISIONS)
+            else "scores"
+        )
+        row = {"metric": metric, "measured_on": measured_on}
         for when in ("before", "after"):
             value, replicates = values[when][metric]
             low, high = _interval(replicates, level)
@@ -183,10 +245,10 @@ def paired_performance(
 
 def _aligned(before: pd.DataFrame, after: pd.DataFrame, method: str, task: str, attribute: str) -> pd.DataFrame:
     """One task's test stays with the classifier's prediction and the method's (``score_after``,
-    ``prediction_after``); a method that lacks or adds a stay is an error."""
+    ``prediction_after``, ``decision_after``); a method that lacks or adds a stay is an error."""
     merged = before.merge(
-        after[["ICUSTAY_ID", "score", "prediction"]].rename(
-            columns={"score": "score_after", "prediction": "prediction_after"}
+        after[["ICUSTAY_ID", "score", "prediction", "decision"]].rename(
+            columns={"score": "score_after", "prediction": "prediction_after", "decision": "decision_after"}
         ),
         on="ICUSTAY_ID",
         how="outer",
@@ -202,6 +264,14 @@ def _aligned(before: pd.DataFrame, after: pd.DataFrame, method: str, task: str, 
     return merged.drop(columns="_merge")
 
 
+def changes_the_task(frame: pd.DataFrame) -> bool:
+    """Whether the method's scores or decisions differ from the classifier's on any test stay
+    (``_aligned``'s frame)."""
+    same_score = np.array_equal(frame["score_after"].to_numpy(float), frame["probability"].to_numpy(float))
+    same_decision = np.array_equal(frame["decision_after"].to_numpy(float), frame["prediction"].to_numpy(float))
+    return not (same_score and same_decision)
+
+
 def mitigation_effects(
     before: pd.DataFrame,
     after: Mapping[str, pd.DataFrame],
@@ -213,35 +283,44 @@ def mitigation_effects(
     seed: int,
     alpha: float = 0.05,
     log=None,
+    equivalence_margin: float = 0.1,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every method's (``after``: method -> its predictions, ``PREDICTION_COLUMNS``) changes against
     ``before`` (the classifier's test predictions with the attributes): the gap table
-    (``paired_gap_changes`` per method, attribute, task) and the performance table
-    (``paired_performance``). ``attributes`` is ``hurtful.downstream.attributes``: an attribute's place in it
-    seeds its gap resamples as in ``hurtful_gaps``, and a task's place seeds its performance resamples
-    as in ``task_performance``. BH over tasks within (method, attribute, group, metric) for gap
-    changes and within (method, attribute, metric) for performance changes."""
+    (``paired_gap_changes`` per method, attribute, task, with ``closures``) and the cost table
+    (``paired_performance``), both with ``changed`` (``changes_the_task``). ``attributes`` is
+    ``hurtful.downstream.attributes``: an attribute's place in it seeds its gap resamples as in
+    ``hurtful_gaps``, and a task's place seeds its cost resamples as in ``task_performance``. BH over
+    tasks within (method, attribute, group, metric) for gap changes and within (method, attribute,
+    metric) for cost changes."""
+    from medbias.studies.hurtful.mitigation import mitigation
+
     level = 1 - alpha
     gap_rows, performance_rows = [], []
     for method, predictions in after.items():
+        changes_score = mitigation(method).changes_score
         for attribute in dict.fromkeys(predictions["attribute"]):
             a = list(attributes).index(attribute)
             mitigated = predictions[predictions["attribute"] == attribute]
+            changed_tasks = 0
             for t, task in enumerate(tasks):
                 frame = _aligned(
                     before[before["task"] == task], mitigated[mitigated["task"] == task], method, task, attribute
                 )
-                keys = {"method": method, "attribute": attribute, "task": task}
+                changed = changes_the_task(frame)
+                changed_tasks += changed
+                keys = {"method": method, "attribute": attribute, "task": task, "changed": changed}
                 label = frame["label"].to_numpy()
                 index = within_label_resamples(label, n_replicates, np.random.default_rng([seed, t]))
                 for row in paired_performance(
                     frame["probability"].to_numpy(),
                     frame["prediction"].to_numpy(),
                     frame["score_after"].to_numpy(),
-                    frame["prediction_after"].to_numpy(),
+                    frame["decision_after"].to_numpy(),
                     label,
                     index,
                     level,
+                    changes_score,
                 ):
                     performance_rows.append({**keys, **row})
                 groups = frame[attribute].astype(str)
@@ -253,34 +332,44 @@ def mitigation_effects(
                 gap_index = within_label_resamples(rows["label"].to_numpy(), n_replicates, _task_rng(seed, t, a))
                 for row in paired_gap_changes(
                     rows["prediction"].to_numpy(),
-                    rows["prediction_after"].to_numpy(),
+                    rows["decision_after"].to_numpy(),
                     rows["label"].to_numpy(),
                     groups[keep].to_numpy(),
                     order,
                     gap_index,
                     minimum,
                     level,
+                    equivalence_margin,
                 ):
                     gap_rows.append({**keys, **row})
             if log:
-                log.info("%s for %s: %d tasks compared", method, attribute, len(tasks))
+                log.info("%s for %s: %d tasks compared, %d changed", method, attribute, len(tasks), changed_tasks)
     gaps, performance = pd.DataFrame(gap_rows), pd.DataFrame(performance_rows)
     gaps["p_change_bh"], gaps["significant_change_bh"] = benjamini_hochberg_by(
         gaps, "p_change", ["method", "attribute", "group", "metric"], alpha
     )
+    gaps["closed"], gaps["opened"] = closures(gaps)
     performance["p_change_bh"], performance["significant_change_bh"] = benjamini_hochberg_by(
         performance, "p_change", ["method", "attribute", "metric"], alpha
     )
     return gaps, performance
 
 
-def mitigation_summary(gaps: pd.DataFrame, performance: pd.DataFrame) -> pd.DataFrame:
-    """Per model, method, attribute, group and gap metric (Table 4's rows): defined gaps, gaps
-    significant before and after, closed, opened, narrowed and widened after BH over the tasks; and
-    per model, method and attribute the median AUROC change over tasks, the tasks whose AUROC fell
-    after BH, and the median accuracy change."""
-    defined = gaps[np.isfinite(gaps["gap_before"]) & np.isfinite(gaps["gap_after"])]
+def mitigation_summary(gaps: pd.DataFrame) -> pd.DataFrame:
+    """Per model, method, attribute, group and gap metric (Table 4's rows), over the tasks the method
+    changed whose gap is defined before and after: gaps, gaps significant before and after, closed,
+    opened, narrowed and widened after BH over the tasks; and the tasks the method left unchanged,
+    counted apart."""
     keys = ["model", "method", "attribute"]
+    unchanged = (
+        gaps.drop_duplicates([*keys, "task"])
+        .assign(unchanged=lambda f: ~f["changed"].astype(bool))
+        .groupby(keys, sort=False)["unchanged"]
+        .sum()
+        .rename("unchanged_tasks")
+        .reset_index()
+    )
+    defined = gaps[gaps["changed"].astype(bool) & np.isfinite(gaps["gap_before"]) & np.isfinite(gaps["gap_after"])]
     counts = (
         defined.assign(
             narrowed=defined["significant_change_bh"] & (defined["change"] < 0),
@@ -291,33 +380,60 @@ def mitigation_summary(gaps: pd.DataFrame, performance: pd.DataFrame) -> pd.Data
             gaps=("change", "size"),
             significant_before=("significant_before", "sum"),
             significant_after=("significant_after", "sum"),
-            closed=("closed", "sum"),
-            opened=("opened", "sum"),
             narrowed_bh=("narrowed", "sum"),
             widened_bh=("widened", "sum"),
+            closed=("closed", "sum"),
+            opened=("opened", "sum"),
         )
         .reset_index()
     )
-    wide = performance.pivot_table(
-        index=[*keys, "task"], columns="metric", values=["change", "significant_change_bh"], aggfunc="first"
+    return counts.merge(unchanged, on=keys, how="right" if counts.empty else "left")
+
+
+def cost_summary(performance: pd.DataFrame) -> pd.DataFrame:
+    """Per model, method, attribute and cost metric, over the tasks the method changed: the median
+    before, after and change, and the tasks whose value fell and rose after BH over the tasks; the
+    tasks it left unchanged counted apart; what the metric was measured on."""
+    keys = ["model", "method", "attribute", "metric"]
+    performance = performance.assign(
+        changed=performance["changed"].astype(bool),
+        fell=performance["significant_change_bh"].astype(bool) & (performance["change"] < 0),
+        rose=performance["significant_change_bh"].astype(bool) & (performance["change"] > 0),
     )
-    per_task = pd.DataFrame(
-        {
-            "auroc_change": wide[("change", "auroc")],
-            "auroc_fell": wide[("significant_change_bh", "auroc")].astype(bool) & (wide[("change", "auroc")] < 0),
-            "accuracy_change": wide[("change", "accuracy")],
-        }
-    ).reset_index()
-    cost = (
-        per_task.groupby(keys, sort=False)
+    changed = performance[performance["changed"]]
+    medians = (
+        changed.groupby(keys, sort=False)
         .agg(
-            median_auroc_change=("auroc_change", "median"),
-            tasks_auroc_fell_bh=("auroc_fell", "sum"),
-            median_accuracy_change=("accuracy_change", "median"),
+            measured_on=("measured_on", "first"),
+            tasks=("task", "size"),
+            median_before=("before", "median"),
+            median_after=("after", "median"),
+            median_change=("change", "median"),
+            fell_bh=("fell", "sum"),
+            rose_bh=("rose", "sum"),
         )
         .reset_index()
     )
-    return counts.merge(cost, on=keys, how="left")
+    unchanged = (
+        performance.assign(unchanged=~performance["changed"])
+        .groupby(keys, sort=False)["unchanged"]
+        .sum()
+        .rename("unchanged_tasks")
+        .reset_index()
+    )
+    return unchanged.merge(medians, on=keys, how="left")[
+        [
+            *keys,
+            "measured_on",
+            "tasks",
+            "unchanged_tasks",
+            "median_before",
+            "median_after",
+            "median_change",
+            "fell_bh",
+            "rose_bh",
+        ]
+    ]
 
 
 # Zhang et al. 2020's task families (the cohorts of tasks.csv)
@@ -329,27 +445,64 @@ def task_families(tasks: pd.DataFrame) -> dict[str, str]:
     return {t.task: TASK_FAMILIES.get(t.cohort, t.cohort) for t in tasks.itertuples(index=False)}
 
 
-def summary_table(summary: pd.DataFrame, bootstrap: int, alpha: float, encoders: Mapping[str, str]):
-    """The summary as a paper table (``medbias.io.tables.PaperTable``) with the notes that say how
+METHOD_NOTE = (
+    "Methods: threshold (fairlearn ThresholdOptimizer on the validation scores; needs the attribute at prediction "
+    "time; a randomised rule, so gaps and costs are its expected values over its draws), reductions (fairlearn "
+    "ExponentiatedGradient over a logistic regression on stay-averaged features: its change includes the change of "
+    "learner; randomised too), reweighing (Kamiran-Calders weights in the chosen network's loss), adversarial (the "
+    "classifier on the adversarially pretrained encoder"
+)
+
+
+def _method_note(encoders: Mapping[str, str]) -> str:
+    return METHOD_NOTE + (f": {', '.join(f'{a}: {m}' for a, m in encoders.items())}" if encoders else "") + ")."
+
+
+def summary_table(
+    summary: pd.DataFrame, bootstrap: int, alpha: float, equivalence_margin: float, encoders: Mapping[str, str]
+):
+    """The gap summary as a paper table (``medbias.io.tables.PaperTable``) with the notes that say how
     each count is decided."""
     from medbias.io.tables import PaperTable
 
     notes = [
-        "Per model, method, protected attribute, group and gap metric, over the tasks whose gap is defined before "
-        "and after (eq. 2: the group against the group farthest from it): significant = its 95% bootstrap "
-        "interval excludes 0; closed = significant before, not after; opened = the reverse; narrowed / widened "
-        "(BH) = the change |after| - |before| below / above 0 with "
-        f"Benjamini-Hochberg over the tasks at {alpha} (normal test on the change's bootstrap SE).",
-        f"Before and after are measured on the same {bootstrap:,} resamples of the test stays (within label), "
-        "so the 'before' intervals are those of gaps.parquet. AUROC cost: the median over tasks of AUROC after - "
-        "before; tasks_auroc_fell_bh counts the tasks whose AUROC fell after BH over the tasks.",
-        "Methods: threshold (fairlearn ThresholdOptimizer on the validation scores; needs the attribute at "
-        "prediction time), reductions (fairlearn ExponentiatedGradient over a logistic regression on stay-averaged "
-        "features: its change includes the change of learner), reweighing (Kamiran-Calders weights in the chosen "
-        "network's loss), adversarial (the classifier on the adversarially pretrained encoder"
-        + (f": {', '.join(f'{a}: {m}' for a, m in encoders.items())}" if encoders else "")
-        + "). Per gap: gap_changes.parquet; per task's AUROC, AUPRC and accuracy: performance_changes.csv.",
+        "Per model, method, protected attribute, group and gap metric, over the tasks the method changed whose gap "
+        "is defined before and after (eq. 2: the group against the group farthest from it); unchanged_tasks: the "
+        "tasks whose scores and decisions the method left as the classifier's (not counted in the other columns).",
+        f"significant = the 95% bootstrap interval excludes 0. narrowed / widened (BH) = the change |after| - "
+        f"|before| below / above 0 with Benjamini-Hochberg over the tasks at {alpha} (normal test on the change's "
+        f"bootstrap SE). closed = narrowed (BH) and the gap after within +-{equivalence_margin:g} by two one-sided "
+        f"tests at {alpha} (hurtful.mitigation.equivalence_margin, fixed before the data); opened = widened (BH) "
+        "from a gap within that margin before. A gap whose interval merely includes 0 after is not closed.",
+        f"Before and after are measured on the same {bootstrap:,} resamples of the test stays (within label), so "
+        "the 'before' intervals are those of gaps.parquet. Costs: cost.md; per gap: gap_changes.parquet; per task "
+        "and cost: performance_changes.csv.",
+        _method_note(encoders),
     ]
     return PaperTable(
-        summary, "Mitigation of the downstream classifiers: gaps closed and opened, and the AUROC cost", tuple(notes)
+        summary, "Mitigation of the downstream classifiers: gaps narrowed, widened, closed and opened", tuple(notes)
+    )
+
+
+def cost_table(cost: pd.DataFrame, bootstrap: int, alpha: float, encoders: Mapping[str, str]):
+    """The cost summary (``cost_summary``) as a paper table with the notes that say what each cost
+    is measured on."""
+    from medbias.io.tables import PaperTable
+
+    notes = [
+        "Per model, method, protected attribute and cost, over the tasks the method changed (unchanged_tasks: "
+        "left as the classifier's, not in the medians): the median before, after and of the change (after - "
+        f"before); fell_bh / rose_bh: tasks whose change is below / above 0 after Benjamini-Hochberg over the tasks "
+        f"at {alpha} (normal test on the change's bootstrap SE over {bootstrap:,} resamples within label).",
+        "At the decision: accuracy, balanced accuracy, true-positive rate (tpr), false-positive rate (fpr) and "
+        "PPV (expected true positives over expected positive decisions); before is the classifier's threshold at "
+        "its best validation F1, so a method's change includes the change of objective (the post-processor "
+        "maximises balanced accuracy). Ranking: AUROC and AUPRC of the scores for a method that changes them; a "
+        "post-processor keeps the classifier's score, so auroc_of_decisions and auprc_of_decisions compare its "
+        "decision probabilities with the classifier's own 0/1 decisions (for 0/1 decisions AUROC equals balanced "
+        "accuracy).",
+        _method_note(encoders),
+    ]
+    return PaperTable(
+        cost, "Mitigation of the downstream classifiers: what it costs at the decision and in ranking", tuple(notes)
     )

@@ -93,7 +93,11 @@ def report_left_out(
     the figure of a captioned crossing the run does not cross."""
     left_out = [] if probe else ["hurtful/tableD4_probe.md"]
     if not mitigation:
-        left_out += ["hurtful/downstream/mitigation/summary.md", "hurtful/downstream/mitigation/gap_vs_auroc.png"]
+        left_out += [
+            "hurtful/downstream/mitigation/summary.md",
+            "hurtful/downstream/mitigation/cost.md",
+            "hurtful/downstream/mitigation/gap_vs_cost.png",
+        ]
     if not intersections:
         left_out.append("hurtful/downstream/intersections/worst_cells.md")
     left_out += [

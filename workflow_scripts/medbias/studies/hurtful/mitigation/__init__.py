@@ -3,9 +3,12 @@ registry (``MITIGATIONS``). Adding a method is one module that defines a ``Mitig
 here (and its settings in the config schema under ``hurtful.mitigation``).
 
 A method turns one model's classifiers into mitigated test predictions for one protected attribute
-at a time: per task and test stay a score (for AUROC and AUPRC) and a 0/1 prediction (for the gaps
-and accuracy). Every method's predictions repeat byte for byte from the same config: the randomised
-ones (fairlearn's post-processor and reductions) draw from a generator seeded per task and attribute
+at a time: per task and test stay a score (the ranking AUROC and AUPRC are computed on), a 0/1
+prediction (one draw of the rule) and the decision: the probability that the rule predicts
+positive, which is the prediction for a deterministic rule and, for a randomised one, what the
+gaps and the costs at the decision are computed on (their expected values over the rule's draws).
+Every method's predictions repeat byte for byte from the same config: the randomised ones
+(fairlearn's post-processor and reductions) draw from a generator seeded per task and attribute
 (``task_random_state``).
 
 - ``none``: the classifier's own predictions (the comparison every other method is measured against).
@@ -27,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 # the columns of a method's predictions (one row per attribute, task and test stay)
-PREDICTION_COLUMNS: tuple[str, ...] = ("attribute", "task", "ICUSTAY_ID", "score", "prediction")
+PREDICTION_COLUMNS: tuple[str, ...] = ("attribute", "task", "ICUSTAY_ID", "score", "prediction", "decision")
 # the columns of a method's fit report (one row per attribute and task)
 FIT_COLUMNS: tuple[str, ...] = ("attribute", "task", "fitted_groups", "unfitted_groups", "unfitted_test_rows", "note")
 
@@ -71,7 +74,9 @@ Mitigate = Callable[[MitigationInputs, str, Mapping[str, Any], Any], tuple[pd.Da
 class Mitigation:
     """One method: its name, what it changes, what it assumes, whether it runs as a job of the
     mitigation stage (``runs_as_job``; ``none`` and ``adversarial`` read predictions that exist), whether
-    that job needs the model's features (``retrains``), and the function."""
+    that job needs the model's features (``retrains``), the function, and whether it changes the
+    score (``changes_score``): a post-processor keeps the classifier's score and changes only the
+    decision, so its ranking cost is measured on the decisions, against the classifier's own."""
 
     name: str
     changes: str
@@ -79,6 +84,7 @@ class Mitigation:
     runs_as_job: bool
     retrains: bool
     mitigate: Mitigate
+    changes_score: bool = True
 
 
 def task_random_state(seed: int, task_number: int, attribute: str) -> int:
@@ -89,15 +95,26 @@ def task_random_state(seed: int, task_number: int, attribute: str) -> int:
     return int(np.random.SeedSequence(entropy).generate_state(1)[0] & 0x7FFFFFFF)
 
 
-def predictions_frame(attribute: str, task, stays: np.ndarray, score: np.ndarray, prediction: np.ndarray):
-    """Mitigated predictions in ``PREDICTION_COLUMNS`` (``task``: one task's name, or each row's)."""
+def predictions_frame(
+    attribute: str,
+    task,
+    stays: np.ndarray,
+    score: np.ndarray,
+    prediction: np.ndarray,
+    decision: np.ndarray | None = None,
+):
+    """Mitigated predictions in ``PREDICTION_COLUMNS`` (``task``: one task's name, or each row's);
+    ``decision``, a randomised rule's probability of predicting positive, is the prediction when
+    None (a deterministic rule)."""
+    prediction = np.asarray(prediction).astype(int)
     return pd.DataFrame(
         {
             "attribute": attribute,
             "task": np.asarray(task) if not isinstance(task, str) else task,
             "ICUSTAY_ID": np.asarray(stays),
             "score": np.asarray(score, dtype=float),
-            "prediction": np.asarray(prediction).astype(int),
+            "prediction": prediction,
+            "decision": prediction.astype(float) if decision is None else np.asarray(decision, dtype=float),
         }
     )
 

@@ -6,7 +6,8 @@ here is a logistic regression (``C``) on the same frozen features: each stay's w
 task's design matrix (the [CLS] features and the age and acuity scores, standardised on training),
 averaged. The constraint (``constraints``: equal true-positive rates by default) is imposed on the
 training stays; the test prediction is drawn with a ``random_state`` seeded per task and attribute,
-and the score is the mixture's probability of a positive prediction.
+and the score, which is also the decision the gaps and costs are expected over, is the mixture's
+probability of a positive prediction.
 
 Its change therefore mixes two things: the constraint and the change of learner (a linear model on
 stay averages in place of the window network with eq. 1's merge); the fit report says so.
@@ -94,7 +95,7 @@ def reduction_predictions(
         x = test[features].to_numpy()
         score = np.clip(reduction._pmf_predict(x)[:, 1], 0.0, 1.0)  # the mixture's sum can exceed 1 by a rounding
         prediction = reduction.predict(x, random_state=task_random_state(inputs.seed, t, attribute))
-        frames.append(predictions_frame(attribute, task.task, test.index.to_numpy(), score, prediction))
+        frames.append(predictions_frame(attribute, task.task, test.index.to_numpy(), score, prediction, score))
         fits.append(
             {
                 "attribute": attribute,

@@ -5,8 +5,9 @@ For each group of the attribute it picks a (randomised) threshold on the classif
 the constraint holds on validation (``hurtful.mitigation.threshold.constraints``: equal true-positive
 rates by default, the recall gap of Table 4) while the objective is best. The test prediction of a
 stay between a group's two thresholds is drawn with ``random_state`` seeded per task and attribute;
-its score is the probability of a positive prediction (fairlearn's ``_pmf_predict``), which is what
-AUROC and AUPRC are computed on after mitigation.
+its decision is the probability of a positive prediction (fairlearn's ``_pmf_predict``), over which
+the gaps and costs are expected values. The score stays the classifier's: a post-processor does not
+rank stays, so its AUROC is measured on the decisions, against the classifier's own decisions.
 
 A group needs ``min_positives`` positives and ``min_negatives`` negatives among the validation stays
 to get thresholds of its own; the validation rows of smaller groups are left out of the fit and their
@@ -89,8 +90,9 @@ def threshold_predictions(
         validation = inputs.validation[inputs.validation["task"] == task]
         test = inputs.test[inputs.test["task"] == task]
         groups = fittable_groups(validation, attribute, settings["min_positives"], settings["min_negatives"])
-        score = test["probability"].to_numpy(dtype=float).copy()
+        score = test["probability"].to_numpy(dtype=float)
         prediction = test["prediction"].to_numpy().astype(int).copy()
+        decision = prediction.astype(float)
         fitted = test[attribute].astype(str).isin(groups).to_numpy().copy()
         note = ""
         if len(groups) >= 2:
@@ -100,7 +102,7 @@ def threshold_predictions(
             x = test.loc[fitted, ["probability"]].to_numpy()
             sensitive = test.loc[fitted, attribute].astype(str).to_numpy()
             if fitted.any():
-                score[fitted] = optimizer._pmf_predict(x, sensitive_features=sensitive)[:, 1]
+                decision[fitted] = optimizer._pmf_predict(x, sensitive_features=sensitive)[:, 1]
                 prediction[fitted] = optimizer.predict(
                     x, sensitive_features=sensitive, random_state=task_random_state(inputs.seed, t, attribute)
                 )
@@ -108,7 +110,7 @@ def threshold_predictions(
             fitted[:] = False
             note = "fewer than two groups with enough validation positives and negatives: not mitigated"
         unfitted = sorted(set(test[attribute].astype(str)) - set(groups)) if len(groups) >= 2 else []
-        frames.append(predictions_frame(attribute, task, test["ICUSTAY_ID"], score, prediction))
+        frames.append(predictions_frame(attribute, task, test["ICUSTAY_ID"], score, prediction, decision))
         fits.append(
             {
                 "attribute": attribute,
@@ -131,4 +133,5 @@ METHOD = Mitigation(
     runs_as_job=True,
     retrains=False,
     mitigate=threshold_predictions,
+    changes_score=False,
 )
