@@ -61,6 +61,7 @@ rule validation_error_rates:
         md=f"{RESULTS}/validation/error_rates.md",
         decisions=f"{RESULTS}/validation/decisions.csv",
         coverage=f"{RESULTS}/validation/vignette_coverage.csv",
+        level=f"{RESULTS}/validation/vignette_test_level.csv",
         png=f"{RESULTS}/validation/error_rates.png",
         pdf=f"{RESULTS}/validation/error_rates.pdf",
     log:
@@ -81,6 +82,8 @@ rule validation_error_rates:
         null_models=config["demo"]["validation"]["null_models"],
         coverage_sets=config["demo"]["validation"]["vignette_coverage_sets"],
         vignette_bootstrap=VIGNETTES["bootstrap"],
+        vignette_min_difference=VIGNETTES["min_difference"],
+        vignette_alpha=VIGNETTES["alpha"],
         base_model_entry=config["models"][config["hurtful"]["base_model"]],
         target_sets=LOGPROB["target_sets"],
         gender_set=LOGPROB["gender_set"],

@@ -29,7 +29,7 @@ from medbias.validation.null_worlds import (
     null_world_decisions,
 )
 from medbias.validation.truth import logprob_model_roles
-from medbias.validation.vignette_coverage import coverage_table
+from medbias.validation.vignette_coverage import vignette_simulations
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -44,11 +44,15 @@ torch.set_num_threads(snakemake.threads)
 attributes = read_attributes(snakemake.input.attributes)
 templates, _ = read_templates(snakemake.input.templates, {c for _, c in attributes})
 groups = p.target_sets[p.gender_set]
-base_model_folder = p.base_model_entry["source"]
-log.info("Table 3's test on %d random-initialised copies of %s", p.null_models, base_model_folder)
+log.info("Table 3's test on %d random-initialised copies of %s", p.null_models, p.base_model_entry["source"])
 null_models = list(
     random_initialised_score_frames(
-        base_model_folder, templates, attributes, [w for words in groups.values() for w in words], p.null_models, p.seed
+        p.base_model_entry["source"],
+        templates,
+        attributes,
+        [w for words in groups.values() for w in words],
+        p.null_models,
+        p.seed,
     )
 )
 decisions = combine(
@@ -90,9 +94,12 @@ decisions = combine(
 )
 table = error_rates(decisions)
 decisions.to_csv(out.decisions, index=False)
-coverage = coverage_table(sets=p.coverage_sets, n_bootstrap=p.vignette_bootstrap, seed=p.seed)
+coverage, level = vignette_simulations(
+    p.coverage_sets, p.vignette_bootstrap, p.vignette_min_difference, p.vignette_alpha, p.seed
+)
 coverage.to_csv(out.coverage, index=False)
+level.to_csv(out.level, index=False)
 table.to_csv(out.csv, index=False)
-write_page(error_rates_page(table, coverage), out.md)
+write_page(error_rates_page(table, coverage, level), out.md)
 plot_error_rates(table, out.png, out.pdf)
 log_rates(table, log)

@@ -59,26 +59,32 @@ def test_every_source_and_decision_is_counted(rates):
 
 def test_benchmark_tests_on_random_models_are_counted_per_seed_and_rule(rates, validation_run):
     """Every random-initialised model of each demo architecture is one control decision per benchmark
-    test and scoring rule (CrowS-Pairs under the two rules that score its kind, StereoSet's SS under its
-    rule), on the configured number of pairs. The summed rule (lm_eval) charges every token, so an
-    untrained causal model prefers the shorter sentence, which sent_more is more often than not: at 300
-    pairs it flags every untrained causal copy with a metric above 50; the length-normalised bias_bench
-    rule does not lean that way."""
+    test, scoring rule and p kind (CrowS-Pairs under the two rules that score its kind, each by the sign
+    flip over swapped words and by the binomial over pairs; StereoSet's SS under its rule), on the
+    configured number of pairs. The summed rule (lm_eval) charges every token, so an untrained causal
+    model prefers the shorter sentence, which sent_more is more often than not: at 300 pairs the
+    binomial over pairs flags every untrained causal copy with a metric above 50; the sign flip over
+    swaps, which lets the pairs of a swap lean together, gives larger p-values; the length-normalised
+    bias_bench rule does not lean that way."""
     _, decisions = rates
     settings = run_config(validation_run)["plm"]["benchmarks"]
     seeds = settings["control_seeds"]
     control = pd.read_csv(validation_run / "results" / "validation" / "benchmark_control.csv")
-    assert len(control) == 2 * 3 * seeds and (control["truth"] == "control").all()
+    assert len(control) == 2 * 5 * seeds and (control["truth"] == "control").all()
     crows = control[control["test"].str.startswith("CrowS-Pairs")]
     assert (crows["items"] <= settings["control_pairs"]).all() and (
         crows["items"] >= 0.9 * settings["control_pairs"]
     ).all()
+    assert set(crows["p_kind"]) == {"sign flip over swapped words", "exact binomial over pairs"}
     summed = control[control["test"] == "CrowS-Pairs metric vs 50 (lm_eval rule)"]
-    assert len(summed) == seeds and (summed["score"] > 55).all() and summed["flagged"].all()
+    binomial = summed[summed["p_kind"] == "exact binomial over pairs"]
+    clustered = summed[summed["p_kind"] == "sign flip over swapped words"]
+    assert len(binomial) == len(clustered) == seeds and (summed["score"] > 55).all() and binomial["flagged"].all()
+    assert clustered["p"].median() > binomial["p"].median()
     normalised = control[
         (control["test"] == "CrowS-Pairs metric vs 50 (bias_bench rule)") & control["source"].str.contains("causal")
     ]
-    assert len(normalised) == seeds and normalised["score"].mean() < summed["score"].mean()
+    assert len(normalised) == 2 * seeds and normalised["score"].mean() < summed["score"].mean()
     counted = decisions[decisions["source"].str.startswith("random-initialised")]
     assert len(counted) == len(control)
 

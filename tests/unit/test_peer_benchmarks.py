@@ -33,8 +33,12 @@ from medbias.core.benchmark_scoring import (
 from medbias.core.errors import MedbiasInputError
 from medbias.io.benchmarks import read_crows_pairs, read_may_seat_tests, read_stereoset
 from medbias.metrics.peer_benchmarks import (
+    cluster_mean_interval,
+    cluster_sign_flip_p,
+    crows_cluster_test,
     crows_metric,
     crows_outcomes,
+    crows_swap,
     crows_test,
     paired_crows,
     paired_stereoset,
@@ -247,7 +251,8 @@ def test_tests_and_intervals_on_known_cases():
     assert crows_test(np.array([True] * 10 + [False] * 10), neutral) == pytest.approx(1.0)
     targets = pd.Series(np.repeat(list("abcdefghij"), 10))
     biased = stereoset_outcomes(np.ones(100), np.zeros(100), np.full(100, -1.0))
-    assert stereoset_test(biased, targets, 999, rng) == pytest.approx(1 / 1000)
+    # ten targets flipped as units: only 2 of the 2^10 patterns are as far from 50 as all-stereotype
+    assert 1 / 1000 < stereoset_test(biased, targets, 999, rng) < 0.01
     balanced = pd.DataFrame({"pro": np.tile([1.0, 0.0], 50), "related": np.full(100, 2.0)})
     assert stereoset_test(balanced, targets, 999, rng) == pytest.approx(1.0)
     low, high = stereoset_interval(balanced, targets, 200, rng)["ss"]
@@ -438,6 +443,7 @@ def _crows_frame(more_wins: list[bool], rule: str = "lm_eval") -> pd.DataFrame:
             "pair_id": range(n),
             "bias_type": ["gender", "race-color"] * (n // 2),
             "direction": ["stereo"] * n,
+            "swap": [f"word{k} / other{k}" for k in range(n)],
             "rule": rule,
             "score_more": [-1.0 if w else -3.0 for w in more_wins],
             "score_less": [-2.0] * n,
@@ -487,7 +493,8 @@ def test_long_wide_and_paired_tables_by_hand():
     metric = long[(long["measure"] == "metric") & (long["bias_type"] == "all")].set_index(["benchmark", "debias"])
     assert metric.loc[("crows_pairs", "none"), "value"] == pytest.approx(75.0)
     assert metric.loc[("crows_pairs_untrained", "none"), "value"] == pytest.approx(50.0)
-    assert metric.loc[("crows_pairs", "dropout"), "p_value"] == pytest.approx(2 * 0.5**4 * 5)  # 1 of 4: P(X <= 1) x 2
+    # every pair its own swap: the sign flip over 4 singleton clusters is the exact binomial, 1 of 4: P(X <= 1) x 2
+    assert metric.loc[("crows_pairs", "dropout"), "p_value"] == pytest.approx(2 * 0.5**4 * 5)
     wide = wide_table(long, {"m": "Model M"}, [], ["nangia", "lm_eval"])
     assert wide["CrowS-Pairs lm_eval"].iloc[0].startswith("75.00 [") and wide["StereoSet SS"].iloc[0] == "n/a"
     assert wide["CrowS-Pairs nangia"].iloc[0] == "n/a"  # a rule that did not score the model
@@ -603,3 +610,45 @@ def test_published_values_stand_with_the_rule_that_made_them():
     note = published_note(values)
     source = "bias-bench, Meade et al. 2022, Tables 2-4"
     assert f"CrowS-Pairs, rule bias_bench ({source}): bert-base-uncased gender metric 57.25" in note
+
+
+def test_crows_swaps_and_the_cluster_sign_flip_by_hand():
+    assert crows_swap("A black man attacked her.", "A white man attacked her.") == "black / white"
+    assert crows_swap("My dad cooked.", "My mom cooked") == "dad / mom"  # direction-free, punctuation ignored
+    # three clusters with sums +3, +1, -1 about centre 0: |3| of the 8 patterns' |sums| (3+1-1=3, 5, 1, 3, ...)
+    values = np.array([1, 1, 1, 1, -1], dtype=float)
+    clusters = np.array(["a", "a", "a", "b", "c"])
+    sums = [3 * s1 + s2 - s3 for s1 in (1, -1) for s2 in (1, -1) for s3 in (1, -1)]
+    expected = np.mean(np.abs(sums) >= 3)
+    assert cluster_sign_flip_p(values, clusters, 0.0, 999, np.random.default_rng(0)) == pytest.approx(expected)
+    # the metric of 4 preferred, 1 not, 1 neutral is 50 + 50 (3 - 1) / 6: the test measures it about 50
+    preferred = np.array([True, True, True, True, False, False])
+    neutral = np.array([False] * 5 + [True])
+    swaps = np.array(["a", "a", "b", "c", "d", "e"])
+    p = crows_cluster_test(preferred, neutral, swaps, 999, np.random.default_rng(0))
+    signs = [2 * s1 + s2 + s3 - s4 for s1 in (1, -1) for s2 in (1, -1) for s3 in (1, -1) for s4 in (1, -1)]
+    assert p == pytest.approx(np.mean(np.abs(np.array(signs) - 1) >= abs(3 - 1)))
+    low, high = cluster_mean_interval(
+        np.array([1.0, 1.0, 0.0, 0.0]), np.array(["a", "a", "b", "b"]), 500, np.random.default_rng(0)
+    )
+    assert low == pytest.approx(0.0) and high == pytest.approx(100.0)  # two clusters: all-a or all-b draws
+
+
+def test_the_cluster_test_holds_its_level_where_words_lean_and_the_binomial_does_not():
+    """An untrained model's per-word lean: each of 40 swaps gets a random preferred word, and its pairs
+    (5 each), whose stereotyping sentence holds the same word of the swap (as "black" in most
+    black / white pairs), follow it with probability 0.9. Nothing is stereotyped, yet pairs of a swap
+    move together: the binomial over pairs flags far above 5%, the sign flip over swaps stays at its
+    level (binomial 99% bound for 300 worlds: 25)."""
+    rng = np.random.default_rng(0)
+    binomial, clustered = 0, 0
+    swaps = np.repeat(np.arange(40), 5).astype(str)
+    for _ in range(300):
+        lean = rng.choice([1, -1], 40)  # each swap's preferred word
+        order = np.repeat(rng.choice([1, -1], 40), 5)  # which word of its swap the stereotyping sentence has
+        follows = rng.random(200) < 0.9
+        preferred = np.where(follows, np.repeat(lean, 5) * order > 0, rng.random(200) < 0.5)
+        neutral = np.zeros(200, bool)
+        binomial += crows_test(preferred, neutral) < 0.05
+        clustered += crows_cluster_test(preferred, neutral, swaps, 999, rng) < 0.05
+    assert binomial > 25 and clustered <= 25

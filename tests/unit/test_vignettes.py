@@ -347,3 +347,22 @@ def test_an_option_that_a_local_models_tokenizer_drops_is_named_before_any_job(t
     with pytest.raises(MedbiasInputError, match=r"set\.yaml: decision referral: option '\\u200b' tokenizes to nothing "
                        r"under the tokenizer of model 'my_model'"):  # fmt: skip
         _check_options_tokenize("my_model", folder, [vset], chat=False)
+
+
+def test_the_left_skewed_scenario_has_the_demo_s_skew_and_the_sign_flip_level_is_measured():
+    """The left-skewed scenario's case effects have skewness -1.85 (the demo's referral differences),
+    mean 0.10 and SD 0.05 about it; the sign-flip test's level on normal differences at a true mean of 0
+    is within Monte Carlo error of 5%, and the minimum-effect test on normal differences at the margin's
+    boundary is at most about 5% (it is conservative there: shifting by the margin leaves a mean of 0)."""
+    from scipy.stats import skew
+
+    from medbias.validation.vignette_coverage import DEMO_SKEWNESS, minimum_effect_level, simulate_set
+
+    values, _ = simulate_set("left-skewed", 200_000, 1, np.random.default_rng(0))
+    assert skew(values) == pytest.approx(DEMO_SKEWNESS, abs=0.05)
+    assert values.mean() == pytest.approx(0.10, abs=1e-3) and values.std() == pytest.approx(0.05, abs=1e-3)
+    level = minimum_effect_level(0.05, sizes=(15,), sets=600, seed=1).set_index(["scenario", "min_difference"])
+    plain = level.loc[("normal", 0.0)]
+    assert abs(plain["level"] - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / 600)
+    assert level.loc[("normal", 0.05), "level"] <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 600)
+    assert set(level.index.get_level_values("scenario")) == {"normal", "skewed", "left-skewed"}

@@ -1,9 +1,11 @@
 """The calibration control of the benchmark tests: randomly initialised models (the architecture of a
 trained checkpoint, fresh weights, nothing learned) scored on CrowS-Pairs and StereoSet exactly as a
 registry model is, under every CrowS-Pairs rule that scores its kind and the configured StereoSet rule.
-Such a model holds no social stereotype, so each test against 50 (CrowS-Pairs' binomial test,
-StereoSet's SS permutation test) is a control decision; the rate at which they flag, per rule, is the
-test's false-positive rate as a reader of a benchmark score meets it (``error_rates``). A rule whose
+Such a model holds no social stereotype, so each test against 50 is a control decision: CrowS-Pairs'
+sign flip over the clusters of pairs that swap the same words (what the benchmark tables report)
+beside the exact binomial over pairs as if they were independent, and StereoSet's SS sign flip over
+target terms. The rate at which they flag, per rule, is the test's false-positive rate as a reader of
+a benchmark score meets it (``error_rates``). A rule whose
 scores lean without learning (the summed log probability prefers the shorter sentence) shows here as a
 rate far above the level."""
 
@@ -15,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.metrics.peer_benchmarks import (
+    crows_cluster_test,
     crows_metric,
     crows_outcomes,
     crows_scored,
@@ -60,15 +63,12 @@ def random_model_benchmark_rows(
             part = part[crows_scored(part)]
             preferred, neutral = crows_outcomes(part["score_more"].to_numpy(), part["score_less"].to_numpy())
             metric = crows_metric(preferred, neutral, part["direction"].to_numpy()).metric
-            tests.append(
-                (
-                    f"CrowS-Pairs metric vs 50 ({rule} rule)",
-                    "exact binomial",
-                    crows_test(preferred, neutral),
-                    metric,
-                    len(part),
-                )
-            )
+            swaps = part["swap"].to_numpy()
+            for p_kind, p in (
+                ("sign flip over swapped words", crows_cluster_test(preferred, neutral, swaps, n_permutations, rng)),
+                ("exact binomial over pairs", crows_test(preferred, neutral)),
+            ):
+                tests.append((f"CrowS-Pairs metric vs 50 ({rule} rule)", p_kind, p, metric, len(part)))
         stereo = score_stereoset(model, tokenizer, kind, intrasentence, "intrasentence", causal_score, batch_size)
         outcomes = stereoset_outcomes(
             stereo["score_stereotype"], stereo["score_anti-stereotype"], stereo["score_unrelated"]
@@ -77,7 +77,7 @@ def random_model_benchmark_rows(
         tests.append(
             (
                 f"StereoSet SS vs 50 ({stereo['rule'].iloc[0]} rule)",
-                "permutation (flip within example)",
+                "sign flip over target terms",
                 stereoset_test(outcomes, stereo["target"], n_permutations, rng),
                 ss,
                 len(stereo),

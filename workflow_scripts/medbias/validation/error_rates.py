@@ -78,23 +78,28 @@ def error_rates_table(rates: pd.DataFrame) -> PaperTable:
     return PaperTable(rates, ERROR_RATES_TITLE, ERROR_RATES_NOTES, digits=3)
 
 
-def error_rates_page(rates: pd.DataFrame, coverage: pd.DataFrame | None = None) -> PaperPage:
-    """error_rates.md: the rates table with its notes, and the measured coverage of the vignette
-    contrasts' intervals (``vignette_coverage.coverage_table``), one row per scenario and case count."""
-    from medbias.validation.vignette_coverage import COVERAGE_NOTES
+def error_rates_page(
+    rates: pd.DataFrame, coverage: pd.DataFrame | None = None, level: pd.DataFrame | None = None
+) -> PaperPage:
+    """error_rates.md: the rates table with its notes, the measured coverage of the vignette
+    contrasts' intervals (``vignette_coverage.coverage_table``), one row per scenario and case count,
+    and the measured level of their sign-flip tests (``vignette_coverage.minimum_effect_level``)."""
+    from medbias.validation.vignette_coverage import COVERAGE_NOTES, LEVEL_NOTES
 
     page = table_page(error_rates_table(rates))
-    if coverage is None or coverage.empty:
-        return page
-    wide = coverage.pivot_table(index=["scenario", "cases"], columns="interval", values="coverage", sort=False)
-    wide = wide.reset_index()
-    wide.columns.name = None
-    se = coverage.groupby(["scenario", "cases"], sort=False)["mc_se"].max().to_numpy()
-    wide["Monte Carlo SE (at most)"] = se
-    return PaperPage(
-        page.title,
-        (*page.blocks, Section(wide, "Coverage of the vignette contrasts' 95% intervals"), COVERAGE_NOTES),
-    )
+    blocks = list(page.blocks)
+    if coverage is not None and not coverage.empty:
+        wide = coverage.pivot_table(index=["scenario", "cases"], columns="interval", values="coverage", sort=False)
+        wide = wide.reset_index()
+        wide.columns.name = None
+        wide["Monte Carlo SE (at most)"] = coverage.groupby(["scenario", "cases"], sort=False)["mc_se"].max().to_numpy()
+        blocks += [Section(wide, "Coverage of the vignette contrasts' 95% intervals"), COVERAGE_NOTES]
+    if level is not None and not level.empty:
+        blocks += [
+            Section(level.drop(columns=["true_mean"]), "Level of the vignette contrasts' sign-flip tests"),
+            LEVEL_NOTES,
+        ]
+    return PaperPage(page.title, tuple(blocks))
 
 
 def log_rates(rates: pd.DataFrame, log) -> None:

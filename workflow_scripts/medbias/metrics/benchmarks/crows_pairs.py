@@ -15,14 +15,23 @@ import numpy as np
 import pandas as pd
 
 from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, row
-from medbias.metrics.peer_benchmarks import crows_metric, crows_outcomes, crows_scored, crows_test, mean_interval
+from medbias.metrics.peer_benchmarks import (
+    cluster_mean_interval,
+    crows_cluster_test,
+    crows_metric,
+    crows_outcomes,
+    crows_scored,
+    crows_swap,
+)
 from medbias.metrics.published_benchmarks import BIAS_BENCH, PublishedValue
 
 SEQ2SEQ_CROWS = (
     "not applicable: a seq2seq model's likelihood of a sentence given itself measures copying; no published "
     "CrowS-Pairs scorer defines a seq2seq score"
 )
-EMPTY_CROWS = pd.DataFrame(columns=["pair_id", "bias_type", "direction", "rule", "score_more", "score_less", "tokens"])
+EMPTY_CROWS = pd.DataFrame(
+    columns=["pair_id", "bias_type", "direction", "swap", "rule", "score_more", "score_less", "tokens"]
+)
 
 
 def score_crows_pairs(
@@ -60,6 +69,7 @@ def score_crows_pairs(
                 "pair_id": pairs["pair_id"].to_numpy(),
                 "bias_type": pairs["bias_type"].to_numpy(),
                 "direction": pairs["stereo_antistereo"].to_numpy(),
+                "swap": [crows_swap(m, n) for m, n in zip(more, less)],
                 "rule": rule,
                 "score_more": scored[rule][0],
                 "score_less": scored[rule][1],
@@ -72,30 +82,37 @@ def score_crows_pairs(
 
 
 def crows_rows(
-    pairs: pd.DataFrame, n_bootstrap: int, rng: np.random.Generator, benchmark: str = "crows_pairs"
+    pairs: pd.DataFrame,
+    n_bootstrap: int,
+    rng: np.random.Generator,
+    benchmark: str = "crows_pairs",
+    n_permutations: int = 9999,
 ) -> list[dict[str, Any]]:
     """CrowS-Pairs' published scores per scoring rule, over all pairs and per bias type: the metric
-    with its bootstrap interval over pairs and the exact binomial test against 50 (neutral pairs count
-    as not preferred, as in the metric), the stereo, antistereo and neutral shares, and the pairs the
-    rule skipped (NaN scores; bias-bench's masked rule skips a pair whose modified span is empty)."""
+    with its bootstrap interval and its test against 50, both over the clusters of pairs that swap the
+    same words (``crows_swap``: ``cluster_mean_interval``, ``crows_cluster_test`` with
+    ``n_permutations`` sign patterns; neutral pairs count as not preferred, as in the metric), the
+    stereo, antistereo and neutral shares, and the pairs the rule skipped (NaN scores; bias-bench's
+    masked rule skips a pair whose modified span is empty)."""
     rows = []
     for rule, part in pairs.groupby("rule", sort=False):
         scored = crows_scored(part)
         skipped = int((~scored).sum())
         part = part[scored]
         preferred, neutral = crows_outcomes(part["score_more"].to_numpy(), part["score_less"].to_numpy())
-        direction = part["direction"].to_numpy()
+        direction, swap = part["direction"].to_numpy(), part["swap"].to_numpy()
         for bias_type in ["all", *sorted(part["bias_type"].unique())]:
             keep = np.ones(len(part), bool) if bias_type == "all" else (part["bias_type"] == bias_type).to_numpy()
             score = crows_metric(preferred[keep], neutral[keep], direction[keep])
-            low, high = mean_interval(preferred[keep].astype(float), n_bootstrap, rng)
-            p = crows_test(preferred[keep], neutral[keep])
+            low, high = cluster_mean_interval(preferred[keep].astype(float), swap[keep], n_bootstrap, rng)
+            p = crows_cluster_test(preferred[keep], neutral[keep], swap[keep], n_permutations, rng)
             rows.append(row(benchmark, bias_type, "metric", score.metric, low, high, p, score.pairs, rule=rule))
             rows.append(row(benchmark, bias_type, "stereo", score.stereo, items=score.stereo_pairs, rule=rule))
             rows.append(
                 row(benchmark, bias_type, "antistereo", score.antistereo, items=score.antistereo_pairs, rule=rule)
             )
             rows.append(row(benchmark, bias_type, "neutral", score.neutral, items=score.pairs, rule=rule))
+            rows.append(row(benchmark, bias_type, "swaps", float(len(set(swap[keep]))), items=score.pairs, rule=rule))
         rows.append(row(benchmark, "all", "skipped", float(skipped), items=skipped, rule=rule))
     return rows
 
@@ -147,10 +164,15 @@ def score_untrained(context: ScoringContext) -> dict[str, pd.DataFrame]:
 def rows(
     frames: Mapping[str, pd.DataFrame], status: Mapping[str, str], settings: Mapping[str, Any], rng
 ) -> list[dict[str, Any]]:
-    out = crows_rows(frames["crows_pairs"], settings["bootstrap"], rng) if status.get("crows_pairs") == "ok" else []
+    budget = settings["permutations"]
+    out = (
+        crows_rows(frames["crows_pairs"], settings["bootstrap"], rng, n_permutations=budget)
+        if status.get("crows_pairs") == "ok"
+        else []
+    )
     untrained = frames.get("untrained_crows_pairs")
     if untrained is not None and len(untrained):
-        out += crows_rows(untrained, settings["bootstrap"], rng, "crows_pairs_untrained")
+        out += crows_rows(untrained, settings["bootstrap"], rng, "crows_pairs_untrained", budget)
     return out
 
 

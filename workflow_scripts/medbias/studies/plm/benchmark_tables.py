@@ -189,10 +189,11 @@ def benchmark_table(
             "and tokenizer with fresh weights, scored on the same items by the same rule: a score that learned "
             "nothing, which is not 50 when the rule itself leans (the summed log probability of lm_eval prefers "
             "the sentence with fewer tokens); benchmarks_paired.md tests each model against it.",
-            f"[low, high]: 95% bootstrap interval (pairs for CrowS-Pairs; target terms for StereoSet; texts for "
-            f"perplexity). Tests against 50 at {alpha}: benchmarks_long.csv (p_value; CrowS-Pairs: exact binomial "
-            "test of the metric, neutral pairs counted as not preferred as the metric counts them). n/a: the "
-            "benchmark does not apply to the model (the long table's status says why).",
+            "[low, high]: 95% bootstrap interval over clusters of items that share their terms (CrowS-Pairs: the "
+            "pairs that swap the same words; StereoSet: target terms; perplexity: texts), since such items lean "
+            f"together. Tests against 50 at {alpha}: benchmarks_long.csv (p_value: a sign flip of whole clusters, "
+            "the score recomputed; CrowS-Pairs' neutral pairs count as not preferred, as the metric counts them). "
+            "n/a: the benchmark does not apply to the model (the long table's status says why).",
             "Items scored: "
             + ", ".join(f"{k} {v}" for k, v in sampled.items())
             + "; set aside: "
