@@ -323,4 +323,4 @@ def test_one_registry_line_adds_the_models_jobs_in_every_study_it_names(tmp_path
     # 21 new jobs: plm 3 evaluations (none, sentencedebias, inlp) + 2 projections; mental features and
     # classifiers of the model and of the vectors (4); hurtful log-probability, features, classifiers, gaps (4)
     # and 2 more classifier seeds' classifiers and gaps (4); and 4 benchmark jobs (its 3 evaluations and Self-Debias)
-    assert total == 212 + 40 + 1 + 6 + 110 + 14 + 78 + 9 + 21, total
+    assert total == 212 + 40 + 1 + 6 + 110 + 14 + 78 + 10 + 21, total

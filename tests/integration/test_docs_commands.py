@@ -36,6 +36,11 @@ RUN_BY = [
     (r"bench_note_lengths\.py --measure-lengths", "test_docs_commands.py", "test_note_lengths_measured_and_rerun"),
     (r"bench_note_lengths\.py --lengths", "test_docs_commands.py", "test_note_lengths_measured_and_rerun"),
     (
+        r"bench_post_processor_coverage\.py",
+        "test_docs_commands.py",
+        "test_the_post_processor_coverage_benchmark_on_a_few_tasks",
+    ),
+    (
         r"^python -c .*save_word2vec_format",
         "test_real_models.py",
         "test_mental_features_read_real_glove_after_the_readme_conversion",
@@ -203,6 +208,19 @@ def test_note_lengths_measured_and_rerun(tmp_path):
     result = run_as_typed(_absolute(rerun) + " --notes 200 --workers 1 --no-sweep", cwd=tmp_path, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "200 notes of real length" in result.stdout and "table lengths.tsv" in result.stdout
+
+
+@pytest.mark.unit
+def test_the_post_processor_coverage_benchmark_on_a_few_tasks():
+    """The documented coverage benchmark with 6 tasks, 20 replicates and 10 validation draws for the
+    estimand in place of its sizes: it prints the coverage of each interval it measures."""
+    command = command_of(r"bench_post_processor_coverage\.py")
+    small = re.sub(r"--tasks \d+", "--tasks 6", re.sub(r"--replicates \d+", "--replicates 20", command))
+    result = run_as_typed(small + " --truth-fits 10", timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "test stays only, the procedure's expected gap: coverage" in result.stdout
+    assert "two-stage (refit per replicate), the procedure's expected gap: coverage" in result.stdout
+    assert "6 tasks in" in result.stdout
 
 
 def _absolute(command: str) -> str:
