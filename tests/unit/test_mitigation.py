@@ -202,19 +202,22 @@ def test_reweighing_and_reductions_retrain_on_the_features_and_repeat_exactly(tm
         run_mitigation("reweighing", _inputs(*_scored_world()), ["gender"], {}, LOG)
 
 
+def _gap_rows(before: np.ndarray, after: np.ndarray, replicates: int = 200, **settings) -> dict:
+    """``paired_gap_changes`` of four men then four women, labels 1 1 0 0 each, keyed by (group, metric)."""
+    label = np.array([1, 1, 0, 0, 1, 1, 0, 0])
+    group = np.array(["M"] * 4 + ["F"] * 4)
+    index = within_label_resamples(label, replicates, np.random.default_rng(0))
+    minimum = {"rows": 1, "positives": 1, "negatives": 1}
+    changes = paired_gap_changes(before, after, label, group, ["M", "F"], index, minimum, **settings)
+    return {(r["group"], r["metric"]): r for r in changes}
+
+
 def test_paired_gap_changes_by_hand():
     # M: labels 1 1 0 0, before 1 0 1 0 (recall 1/2), after 1 1 1 0 (recall 1);
     # F: labels 1 1 0 0, before 1 1 0 0 (recall 1), after 1 1 0 0 (recall 1)
-    label = np.array([1, 1, 0, 0, 1, 1, 0, 0])
     before = np.array([1, 0, 1, 0, 1, 1, 0, 0])
     after = np.array([1, 1, 1, 0, 1, 1, 0, 0])
-    group = np.array(["M"] * 4 + ["F"] * 4)
-    index = within_label_resamples(label, 200, np.random.default_rng(0))
-    minimum = {"rows": 1, "positives": 1, "negatives": 1}
-    rows = {
-        (r["group"], r["metric"]): r
-        for r in paired_gap_changes(before, after, label, group, ["M", "F"], index, minimum)
-    }
+    rows = _gap_rows(before, after)
     recall = rows[("M", "recall")]
     assert recall["gap_before"] == pytest.approx(-0.5) and recall["gap_after"] == pytest.approx(0.0)
     assert recall["change"] == pytest.approx(-0.5)
@@ -222,7 +225,7 @@ def test_paired_gap_changes_by_hand():
     assert rows[("M", "parity")]["gap_before"] == pytest.approx(0.0)
     assert rows[("M", "parity")]["change"] == pytest.approx(0.25)
     # nothing changes where the predictions do not
-    same = paired_gap_changes(before, before, label, group, ["M", "F"], index, minimum)
+    same = _gap_rows(before, before).values()
     assert all(r["change"] == 0 and r["change_low"] == 0 and r["change_high"] == 0 for r in same)
     assert all(r["p_change"] == 1.0 for r in same)
 
@@ -230,15 +233,8 @@ def test_paired_gap_changes_by_hand():
 def test_a_randomised_rule_gives_expected_gaps_and_two_one_sided_tests_decide_equivalence():
     # M: positives decided with probability 0.5 and 1, negatives 0 and 0: expected recall 0.75;
     # F: positives 1 and 1: recall 1. The expected gap of M is -0.25, the mean over the rule's draws.
-    label = np.array([1, 1, 0, 0, 1, 1, 0, 0])
     decision = np.array([0.5, 1, 0, 0, 1, 1, 0, 0])
-    group = np.array(["M"] * 4 + ["F"] * 4)
-    index = within_label_resamples(label, 400, np.random.default_rng(0))
-    minimum = {"rows": 1, "positives": 1, "negatives": 1}
-    rows = {
-        (r["group"], r["metric"]): r
-        for r in paired_gap_changes(decision, decision, label, group, ["M", "F"], index, minimum, equivalence_margin=1)
-    }
+    rows = _gap_rows(decision, decision, 400, equivalence_margin=1)
     assert rows[("M", "recall")]["gap_after"] == pytest.approx(-0.25)
     draws = np.random.default_rng(1).random((20_000, 8)) < decision  # the rule's draws, each a 0/1 prediction
     recall_m = draws[:, :2].sum(axis=1) / 2
@@ -246,12 +242,7 @@ def test_a_randomised_rule_gives_expected_gaps_and_two_one_sided_tests_decide_eq
     # equivalence: (margin - |gap|) / SE >= z_0.95, on the gap's bootstrap SE
     se = rows[("M", "recall")]["se_after"]
     assert se > 0 and rows[("M", "recall")]["equivalent_after"] == ((1.0 - 0.25) / se >= 1.644854)
-    narrow = {
-        (r["group"], r["metric"]): r
-        for r in paired_gap_changes(
-            decision, decision, label, group, ["M", "F"], index, minimum, equivalence_margin=0.1
-        )
-    }
+    narrow = _gap_rows(decision, decision, 400, equivalence_margin=0.1)
     assert not narrow[("M", "recall")]["equivalent_after"]  # |gap| 0.25 lies outside +-0.1
     # the specificity gap is 0 in every resample: a point inside any margin
     assert narrow[("M", "specificity")]["se_after"] == 0 and narrow[("M", "specificity")]["equivalent_after"]
