@@ -34,6 +34,17 @@ def test_a_markdown_table_becomes_an_html_table_with_its_title_and_notes():
     assert "<p>Excluded: 3 undated.</p>" in html
 
 
+def test_a_pipe_in_a_header_or_cell_stays_in_its_column():
+    import pandas as pd
+
+    from medbias.io.tables import markdown_table
+
+    frame = pd.DataFrame({"model": ["m"], "SEAT gender mean |d|": ["0.5 | 0.7"]})
+    html = markdown_to_html(markdown_table(frame))
+    assert re.findall(r"<th>(.*?)</th>", html) == ["model", "SEAT gender mean |d|"]
+    assert re.findall(r"<td>(.*?)</td>", html) == ["m", "0.5 | 0.7"]
+
+
 def test_markup_in_a_cell_is_escaped():
     html = markdown_to_html("| a |\n|---|\n| <script>x</script> |\n")
     assert "<script>" not in html and "&lt;script&gt;" in html

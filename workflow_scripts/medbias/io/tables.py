@@ -22,8 +22,9 @@ def _cell(value: object, digits: int) -> str:
 
 
 def markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
-    """A GitHub-flavoured Markdown table of ``frame`` (floats to ``digits`` places, no index)."""
-    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    """A GitHub-flavoured Markdown table of ``frame`` (floats to ``digits`` places, no index; a pipe in a
+    header or cell is escaped, as in "mean |d|", so that it does not split the column)."""
+    header = "| " + " | ".join(str(c).replace("|", "\\|") for c in frame.columns) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
     rows = ["| " + " | ".join(_cell(v, digits) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([header, rule, *rows]) + "\n"
