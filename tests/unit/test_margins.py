@@ -13,9 +13,10 @@ from medbias.metrics.margins import (
     at_p_floor,
     bh_margin,
     bh_threshold,
-    equivalence_margin,
+    equivalence_margin_se,
     equivalence_power,
     interval_margin,
+    interval_se,
     majority_margin,
     p_margin,
     z_of_p,
@@ -241,15 +242,17 @@ def test_a_p_at_its_floor_gives_way_to_the_statistics_z_against_its_null():
 
 def test_two_one_sided_tests_and_their_power_by_hand():
     # [-0.02, 0.06] around +0.02: SE 0.08 / 3.919928 = 0.020408; (0.1 - 0.02) / SE - 1.644854
-    assert equivalence_margin(0.02, -0.02, 0.06, 0.1) == pytest.approx(2.275074, abs=1e-5)
-    assert equivalence_margin(-0.02, -0.06, 0.02, 0.1) == equivalence_margin(0.02, -0.02, 0.06, 0.1)
+    se = interval_se(-0.02, 0.06)
+    assert se == pytest.approx(0.08 / 3.919928)
+    assert equivalence_margin_se(0.02, se, 0.1) == pytest.approx(2.275074, abs=1e-5)
+    assert equivalence_margin_se(-0.02, interval_se(-0.06, 0.02), 0.1) == equivalence_margin_se(0.02, se, 0.1)
     # the margin is >= 0 exactly when the 90% interval estimate +- 1.644854 SE lies inside +-delta
     rng = np.random.default_rng(5)
     for estimate, se in zip(rng.normal(0, 0.1, 300), rng.uniform(0.005, 0.1, 300)):
         low, high = estimate - 1.959964 * se, estimate + 1.959964 * se
         inside = -0.1 < estimate - 1.644854 * se and estimate + 1.644854 * se < 0.1
-        assert (equivalence_margin(estimate, low, high, 0.1) >= 0) == inside
+        assert (equivalence_margin_se(estimate, interval_se(low, high), 0.1) >= 0) == inside
     # power at a true gap of 0: 2 Phi(0.1 / 0.02 - 1.644854) - 1 = 2 Phi(3.355146) - 1
     assert equivalence_power(0.02, 0.1) == pytest.approx(0.999207, abs=1e-5)
     assert equivalence_power(0.1, 0.1) == 0.0  # a margin no wider than the test's own noise cannot be shown
-    assert equivalence_power(0.0, 0.1) == 1.0 and equivalence_margin(0.0, 0.0, 0.0, 0.1) == np.inf
+    assert equivalence_power(0.0, 0.1) == 1.0 and equivalence_margin_se(0.0, interval_se(0.0, 0.0), 0.1) == np.inf

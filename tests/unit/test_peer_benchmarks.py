@@ -34,7 +34,6 @@ from medbias.core.errors import MedbiasInputError
 from medbias.io.benchmarks import read_crows_pairs, read_may_seat_tests, read_stereoset
 from medbias.metrics.peer_benchmarks import (
     cluster_mean_interval,
-    cluster_sign_flip_p,
     crows_cluster_test,
     crows_metric,
     crows_outcomes,
@@ -49,6 +48,7 @@ from medbias.metrics.peer_benchmarks import (
     stereoset_score,
     stereoset_test,
 )
+from medbias.metrics.vignette_contrasts import sign_flip_p
 from medbias.synth.tiny_models import train_byte_bpe, train_wordpiece
 
 PAIRS = [
@@ -620,7 +620,7 @@ def test_crows_swaps_and_the_cluster_sign_flip_by_hand():
     clusters = np.array(["a", "a", "a", "b", "c"])
     sums = [3 * s1 + s2 - s3 for s1 in (1, -1) for s2 in (1, -1) for s3 in (1, -1)]
     expected = np.mean(np.abs(sums) >= 3)
-    assert cluster_sign_flip_p(values, clusters, 0.0, 999, np.random.default_rng(0)) == pytest.approx(expected)
+    assert sign_flip_p(values, clusters, 999, np.random.default_rng(0), centre=0.0) == pytest.approx(expected)
     # the metric of 4 preferred, 1 not, 1 neutral is 50 + 50 (3 - 1) / 6: the test measures it about 50
     preferred = np.array([True, True, True, True, False, False])
     neutral = np.array([False] * 5 + [True])

@@ -93,17 +93,6 @@ def interval_margin(
     return float((bound - high) / se if side == "below" else (low - bound) / se)
 
 
-def equivalence_margin(
-    estimate: float, low: float, high: float, delta: float, alpha: float = 0.05, level: float = 0.95
-) -> float:
-    """The margin of two one-sided tests (TOST at ``alpha``) that the true value lies within
-    [-``delta``, ``delta``], with the SE the ``level`` interval [low, high]'s width implies (a normal
-    approximation): ``equivalence_margin_se``. NaN when the interval is undefined."""
-    if not (np.isfinite(low) and np.isfinite(high)):
-        return float("nan")
-    return equivalence_margin_se(estimate, interval_se(low, high, level), delta, alpha)
-
-
 def equivalence_margin_se(estimate: float, se: float, delta: float, alpha: float = 0.05) -> float:
     """The margin of two one-sided tests (TOST at ``alpha``) that the true value lies within
     [-``delta``, ``delta``]: (delta - |estimate|) / SE - z_{1-alpha}. >= 0 exactly when the 1 - 2 alpha

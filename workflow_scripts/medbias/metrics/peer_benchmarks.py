@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.metrics.bootstrap import percentile_interval, resample_indices
+from medbias.metrics.vignette_contrasts import case_sums, sign_flip_p
 
 
 def crows_scored(pairs: pd.DataFrame) -> np.ndarray:
@@ -117,36 +118,16 @@ def crows_swap(sent_more: str, sent_less: str) -> str:
     return " / ".join(sorted(sides))
 
 
-def cluster_sign_flip_p(
-    values: np.ndarray, clusters: np.ndarray, centre: float, budget: int, rng: np.random.Generator
-) -> float:
-    """Two-sided p that the sum of per-item ``values`` (each +-1 or 0 under the null's symmetry about
-    ``centre``: the sum of the values' signs flips with their cluster) is as far from ``centre`` as
-    observed when every cluster's values flip sign together: all 2^clusters patterns when within
-    ``budget``, else ``budget`` random ones (p = (k + 1) / (budget + 1))."""
-    import itertools
-
-    codes, uniques = pd.factorize(pd.Series(clusters), sort=True)
-    sums = np.bincount(codes, weights=np.asarray(values, dtype=float), minlength=len(uniques))
-    observed = abs(sums.sum() - centre)
-    tolerance = 1e-9 * max(1.0, float(np.abs(sums).sum()))
-    if 2 ** len(sums) <= budget:
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(sums))))
-        return float(np.mean(np.abs(signs @ sums - centre) >= observed - tolerance))
-    signs = rng.choice((1.0, -1.0), size=(budget, len(sums)))
-    return float((1 + np.sum(np.abs(signs @ sums - centre) >= observed - tolerance)) / (budget + 1))
-
-
 def crows_cluster_test(
     preferred: np.ndarray, neutral: np.ndarray, clusters: np.ndarray, budget: int, rng: np.random.Generator
 ) -> float:
     """Two-sided p of the CrowS-Pairs metric against 50 with the pairs of one swap (``crows_swap``)
     flipped together: each decided pair is +1 (sent_more preferred) or -1, a neutral pair 0; the metric
-    is 50 + 50 (sum - neutral) / pairs, so |metric - 50| is |sum - neutral| scaled
-    (``cluster_sign_flip_p`` about the neutral count)."""
+    is 50 + 50 (sum - neutral) / pairs, so |metric - 50| is |sum - neutral| scaled (the sign flip of
+    ``vignette_contrasts.sign_flip_p`` about the neutral count)."""
     preferred, neutral = np.asarray(preferred, dtype=bool), np.asarray(neutral, dtype=bool)
     signs = np.where(neutral, 0.0, np.where(preferred, 1.0, -1.0))
-    return cluster_sign_flip_p(signs, clusters, float(neutral.sum()), budget, rng)
+    return sign_flip_p(signs, np.asarray(clusters), budget, rng, centre=float(neutral.sum()))
 
 
 def cluster_mean_interval(
@@ -157,10 +138,8 @@ def cluster_mean_interval(
     values = np.asarray(values, dtype=float)
     if len(values) == 0 or n_bootstrap == 0:
         return float("nan"), float("nan")
-    codes, uniques = pd.factorize(pd.Series(clusters), sort=True)
-    sums = np.bincount(codes, weights=values, minlength=len(uniques))
-    sizes = np.bincount(codes, minlength=len(uniques)).astype(float)
-    index = resample_indices(len(uniques), n_bootstrap, rng)
+    sums, sizes = case_sums(values, np.asarray(clusters))
+    index = resample_indices(len(sums), n_bootstrap, rng)
     return percentile_interval(100 * sums[index].sum(axis=1) / sizes[index].sum(axis=1))
 
 

@@ -210,20 +210,24 @@ def cluster_studentized_interval(
     return float(mean - high_q * se), float(mean - low_q * se)
 
 
-def sign_flip_p(values: np.ndarray, cases: np.ndarray, budget: int, rng: np.random.Generator) -> float:
-    """Two-sided p of the mean over vignettes against 0 when each case's values change sign together:
-    every one of the 2^cases sign patterns when that is within ``budget`` (p = share at least as
-    extreme), else ``budget`` random patterns (p = (k + 1) / (budget + 1)). All-zero values give 1."""
+def sign_flip_p(
+    values: np.ndarray, cases: np.ndarray, budget: int, rng: np.random.Generator, centre: float = 0.0
+) -> float:
+    """Two-sided p of the sum (so the mean) of ``values`` against ``centre`` when each case's values
+    (a case: any cluster of items that move together) change sign together: every one of the
+    2^cases sign patterns when that is within ``budget`` (p = share whose |sum - centre| is at least
+    the observed one), else ``budget`` random patterns (p = (k + 1) / (budget + 1)). A sum at the
+    centre gives 1."""
     sums, _ = case_sums(values, cases)
-    observed = abs(sums.sum())
+    observed = abs(sums.sum() - centre)
     if observed == 0:
         return 1.0
     tolerance = 1e-12 * max(1.0, float(np.abs(sums).sum()))
     if 2 ** len(sums) <= budget:
         signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(sums))))
-        return float(np.mean(np.abs(signs @ sums) >= observed - tolerance))
+        return float(np.mean(np.abs(signs @ sums - centre) >= observed - tolerance))
     signs = rng.choice((1.0, -1.0), size=(budget, len(sums)))
-    hits = int(np.sum(np.abs(signs @ sums) >= observed - tolerance))
+    hits = int(np.sum(np.abs(signs @ sums - centre) >= observed - tolerance))
     return (hits + 1) / (budget + 1)
 
 

@@ -109,7 +109,7 @@ def intersection_null_world_decisions(
     positives found ``gender_gap`` less often on every cell of gender x ethnicity x insurance. Every
     worst recall cell is a control: flagged under the max-T test of the main-effects model (what the
     table reports) and under the naive score test of the worst cell as if chosen in advance."""
-    from medbias.studies.hurtful.intersections import crossing_cells, crossing_parts, worst_cell_test
+    from medbias.studies.hurtful.intersections import cell_sizes, crossing_parts, joined_cells, worst_cell_test
 
     crossing = ["gender", "ethnicity", "insurance"]
     rows = []
@@ -130,9 +130,9 @@ def intersection_null_world_decisions(
         missed = (frame["gender"] == "F").to_numpy() & (label == 1) & (rng.random(stays) < gender_gap / 0.75)
         frame.loc[missed, "prediction"] = 0
         parts, _ = crossing_parts(frame, crossing, {}, [18])
-        cells = crossing_cells(frame, crossing, {}, [18]).to_numpy()
+        cells = joined_cells(parts).to_numpy()
         order = sorted(set(cells))
-        positives = pd.Series(cells[label == 1]).value_counts().reindex(order, fill_value=0).to_numpy()
+        positives = cell_sizes(cells, label, order)["positives"]
         test = worst_cell_test(
             frame["prediction"].to_numpy(),
             label,

@@ -117,11 +117,16 @@ def intersection_touched_labels(mimic_truth: Mapping[str, Any]) -> set[str]:
     }
 
 
-def touched_labels(mimic_truth: Mapping[str, Any]) -> set[str]:
-    """The task labels any plant reaches, per attribute or intersectional (``plant_labels``)."""
-    return intersection_touched_labels(mimic_truth) | {
+def recall_gap_touched_labels(mimic_truth: Mapping[str, Any]) -> set[str]:
+    """The task labels the planted per-attribute recall gaps reach (``plant_labels``)."""
+    return {
         label for plant in mimic_truth["planted_recall_gaps"] for label in plant_labels(mimic_truth, plant["phenotype"])
     }
+
+
+def touched_labels(mimic_truth: Mapping[str, Any]) -> set[str]:
+    """The task labels any plant reaches, per attribute or intersectional (``plant_labels``)."""
+    return intersection_touched_labels(mimic_truth) | recall_gap_touched_labels(mimic_truth)
 
 
 def intersection_truth(
@@ -149,10 +154,7 @@ def intersection_truth(
         )
     rows = rows[planted | ~label.isin(intersection_touched_labels(mimic_truth))]
     rows["truth"] = np.where(planted[rows.index], "planted", "control")
-    per_attribute = {
-        reached for p in mimic_truth["planted_recall_gaps"] for reached in plant_labels(mimic_truth, p["phenotype"])
-    }
-    rows["per_attribute_plant"] = rows["task"].map(task_labels).isin(per_attribute).to_numpy()
+    rows["per_attribute_plant"] = label[rows.index].isin(recall_gap_touched_labels(mimic_truth))
     return rows
 
 

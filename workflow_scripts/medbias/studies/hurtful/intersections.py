@@ -91,8 +91,12 @@ def crossing_cells(
     """Each stay's cell of ``crossing`` ('F & BLACK & Medicaid'; ``crossing_parts``), None where one of
     its subgroups is excluded for that attribute."""
     parts, keep = crossing_parts(frame, crossing, excluded, edges)
-    cells = parts[0].str.cat(parts[1:], sep=" & ") if len(parts) > 1 else parts[0]
-    return cells.where(keep, None)
+    return joined_cells(parts).where(keep, None)
+
+
+def joined_cells(parts: Sequence[pd.Series]) -> pd.Series:
+    """Each row's cell from its values of the crossed attributes: 'F & BLACK & Medicaid'."""
+    return parts[0].str.cat(list(parts[1:]), sep=" & ") if len(parts) > 1 else parts[0]
 
 
 def cell_sizes(cells: np.ndarray, label: np.ndarray, order: Sequence[str]) -> dict[str, np.ndarray]:
@@ -154,6 +158,11 @@ def main_effects_design(parts: Sequence[np.ndarray]) -> np.ndarray:
     return np.column_stack(columns)
 
 
+def _information(design: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """X' W X plus the ridge of ``MAIN_EFFECTS_RIDGE`` on every coefficient."""
+    return (design * weight[:, None]).T @ design + MAIN_EFFECTS_RIDGE * np.eye(design.shape[1])
+
+
 def fit_main_effects(design: np.ndarray, success: np.ndarray, iterations: int = 100) -> np.ndarray:
     """Fitted probabilities of the logistic regression of ``success`` on ``design`` (Newton-Raphson),
     every coefficient under a ridge of ``MAIN_EFFECTS_RIDGE``."""
@@ -161,12 +170,10 @@ def fit_main_effects(design: np.ndarray, success: np.ndarray, iterations: int = 
 
     success = np.asarray(success, dtype=float)
     beta = np.zeros(design.shape[1])
-    ridge = np.full(design.shape[1], MAIN_EFFECTS_RIDGE)
     for _ in range(iterations):
         fitted = expit(design @ beta)
-        weight = fitted * (1 - fitted)
         step = np.linalg.solve(
-            (design * weight[:, None]).T @ design + np.diag(ridge), design.T @ (success - fitted) - ridge * beta
+            _information(design, fitted * (1 - fitted)), design.T @ (success - fitted) - MAIN_EFFECTS_RIDGE * beta
         )
         beta += step
         if np.max(np.abs(step)) < 1e-10:
@@ -174,25 +181,38 @@ def fit_main_effects(design: np.ndarray, success: np.ndarray, iterations: int = 
     return expit(design @ beta)
 
 
-def interaction_statistics(
-    design: np.ndarray, fitted: np.ndarray, cell_index: np.ndarray, n_cells: int, residuals: np.ndarray
-) -> np.ndarray:
-    """Each cell's score statistic for adding its indicator to the main-effects model with fitted
-    probabilities ``fitted``: U / sqrt(V), U = r' M and V = M' W M with M the cell indicators with the
-    main effects projected off (M = X_c - X (X'WX + ridge)^-1 X'W X_c, W = diag(p (1 - p))). ``residuals``
-    (rows, or draws x rows) are y - p: the observed ones give the score test, draws of y from p give its
-    null to first order. 0 where the cell's indicator lies in the main effects' span (V about 0)."""
+def interaction_projection(
+    design: np.ndarray, fitted: np.ndarray, cell_index: np.ndarray, n_cells: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(M, SD) of each cell's score statistic for adding its indicator to the main-effects model with
+    fitted probabilities ``fitted``: M the cell indicators with the main effects projected off
+    (M = X_c - X (X'WX + ridge)^-1 X'W X_c, W = diag(p (1 - p))) and SD = sqrt(diag(M' W M)); the SD is
+    NaN where the cell's indicator lies in the main effects' span (its variance about 0)."""
     weight = fitted * (1 - fitted)
     indicators = np.zeros((len(fitted), n_cells))
     indicators[np.arange(len(fitted)), cell_index] = 1.0
-    information = (design * weight[:, None]).T @ design + np.diag(np.full(design.shape[1], MAIN_EFFECTS_RIDGE))
-    projected = indicators - design @ np.linalg.solve(information, (design * weight[:, None]).T @ indicators)
+    projected = indicators - design @ np.linalg.solve(
+        _information(design, weight), (design * weight[:, None]).T @ indicators
+    )
     variance = (projected**2 * weight[:, None]).sum(axis=0)
     scale = (indicators * weight[:, None]).sum(axis=0)
     estimable = variance > 1e-8 * np.maximum(scale, 1e-300)
+    return projected, np.where(estimable, np.sqrt(np.where(estimable, variance, 1.0)), np.nan)
+
+
+def interaction_statistics(
+    design: np.ndarray, fitted: np.ndarray, cell_index: np.ndarray, n_cells: int, residuals: np.ndarray
+) -> np.ndarray:
+    """Each cell's score statistic U / sqrt(V), U = r' M (``interaction_projection``), for residuals
+    (rows, or draws x rows) y - p: the observed ones give the score test, draws of y from p give its
+    null to first order. 0 where the cell's indicator lies in the main effects' span."""
+    return _statistics(interaction_projection(design, fitted, cell_index, n_cells), residuals)
+
+
+def _statistics(projection: tuple[np.ndarray, np.ndarray], residuals: np.ndarray) -> np.ndarray:
+    projected, sd = projection
     score = np.asarray(residuals, dtype=float) @ projected
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(estimable, score / np.sqrt(np.where(estimable, variance, 1.0)), 0.0)
+    return np.where(np.isfinite(sd), score / np.where(np.isfinite(sd), sd, 1.0), 0.0)
 
 
 def worst_cell_test(
@@ -225,14 +245,15 @@ def worst_cell_test(
         return {**empty, "cell_gaps": gaps, "cell_z": np.full(len(order), np.nan)}
     design = main_effects_design([np.asarray(part)[rows_of_metric] for part in parts])
     fitted = fit_main_effects(design, success)
-    statistics = np.where(tested, interaction_statistics(design, fitted, index, len(order), success - fitted), np.nan)
+    projection = interaction_projection(design, fitted, index, len(order))
+    statistics = np.where(tested, _statistics(projection, success - fitted), np.nan)
     worst = int(np.nanargmax(np.abs(statistics)))
     observed = abs(statistics[worst])
     exceed = 0
     for start in range(0, draws, 500):
         chunk = min(500, draws - start)
         simulated = (rng.random((chunk, len(success))) < fitted).astype(float)
-        null = interaction_statistics(design, fitted, index, len(order), simulated - fitted)
+        null = _statistics(projection, simulated - fitted)
         maxima = np.nanmax(np.abs(np.where(tested, null, np.nan)), axis=1)
         exceed += int(np.sum(maxima >= observed - 1e-12))
     return {
@@ -276,7 +297,7 @@ def intersectional_task(
     interaction z per metric. ``settings``: ``age_bands``, ``min_cell`` (rows, positives, negatives),
     ``null_draws``, ``smoothing``."""
     parts, keep = crossing_parts(frame, crossing, excluded, settings["age_bands"])
-    cells = crossing_cells(frame, crossing, excluded, settings["age_bands"])[keep].to_numpy()
+    cells = joined_cells(parts)[keep].to_numpy()
     parts = [part[keep].to_numpy() for part in parts]
     frame = frame[keep]
     order = sorted(set(cells))

@@ -58,16 +58,21 @@ RANKING_METRICS: tuple[str, ...] = ("auroc", "auprc")
 OF_DECISIONS = "_of_decisions"
 
 
+def _sd(values: np.ndarray) -> float:
+    """The SD (ddof 1) of the defined replicates; NaN with fewer than two."""
+    finite = values[np.isfinite(values)]
+    return float(np.std(finite, ddof=1)) if len(finite) >= 2 else float("nan")
+
+
 def bootstrap_z_p(observed: float, replicates: np.ndarray) -> float:
     """Two-sided p of 'the change is 0' from its bootstrap standard error: 2 Phi(-|observed| / SD),
     SD over the defined replicates (ddof 1). NaN when the change is undefined or fewer than two
     replicates are defined; 1.0 for a change of 0 that never varies."""
     from scipy.stats import norm
 
-    finite = replicates[np.isfinite(replicates)]
-    if not np.isfinite(observed) or len(finite) < 2:
+    sd = _sd(replicates)
+    if not (np.isfinite(observed) and np.isfinite(sd)):
         return float("nan")
-    sd = float(np.std(finite, ddof=1))
     if sd == 0:
         return 1.0 if observed == 0 else 0.0
     return float(2 * norm.sf(abs(observed) / sd))
@@ -76,11 +81,6 @@ def bootstrap_z_p(observed: float, replicates: np.ndarray) -> float:
 def _interval(values: np.ndarray, level: float) -> tuple[float, float]:
     finite = values[np.isfinite(values)]
     return percentile_interval(finite, level) if len(finite) else (float("nan"), float("nan"))
-
-
-def _sd(values: np.ndarray) -> float:
-    finite = values[np.isfinite(values)]
-    return float(np.std(finite, ddof=1)) if len(finite) >= 2 else float("nan")
 
 
 def paired_gap_changes(
@@ -355,20 +355,26 @@ def mitigation_effects(
     return gaps, performance
 
 
+def unchanged_tasks(frame: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Per ``keys``, how many tasks the method left unchanged (``changed`` False), each task counted
+    once however many rows it has: ``unchanged_tasks``."""
+    return (
+        frame.drop_duplicates([*keys, "task"])
+        .assign(unchanged=lambda f: ~f["changed"].astype(bool))
+        .groupby(list(keys), sort=False)["unchanged"]
+        .sum()
+        .rename("unchanged_tasks")
+        .reset_index()
+    )
+
+
 def mitigation_summary(gaps: pd.DataFrame) -> pd.DataFrame:
     """Per model, method, attribute, group and gap metric (Table 4's rows), over the tasks the method
     changed whose gap is defined before and after: gaps, gaps significant before and after, closed,
     opened, narrowed and widened after BH over the tasks; and the tasks the method left unchanged,
     counted apart."""
     keys = ["model", "method", "attribute"]
-    unchanged = (
-        gaps.drop_duplicates([*keys, "task"])
-        .assign(unchanged=lambda f: ~f["changed"].astype(bool))
-        .groupby(keys, sort=False)["unchanged"]
-        .sum()
-        .rename("unchanged_tasks")
-        .reset_index()
-    )
+    unchanged = unchanged_tasks(gaps, keys)
     defined = gaps[gaps["changed"].astype(bool) & np.isfinite(gaps["gap_before"]) & np.isfinite(gaps["gap_after"])]
     counts = (
         defined.assign(
@@ -414,14 +420,7 @@ def cost_summary(performance: pd.DataFrame) -> pd.DataFrame:
         )
         .reset_index()
     )
-    unchanged = (
-        performance.assign(unchanged=~performance["changed"])
-        .groupby(keys, sort=False)["unchanged"]
-        .sum()
-        .rename("unchanged_tasks")
-        .reset_index()
-    )
-    return unchanged.merge(medians, on=keys, how="left")[
+    return unchanged_tasks(performance, keys).merge(medians, on=keys, how="left")[
         [
             *keys,
             "measured_on",
