@@ -35,12 +35,12 @@ class PlantedCondition:
 
 
 CONDITIONS: tuple[PlantedCondition, ...] = (
-    PlantedCondition("hiv", "hiv positive on haart", 0.06, 1.0, None),
+    PlantedCondition("hiv", "hiv positive on haart", 0.07, 1.0, None),
     PlantedCondition("heroin", "history of heroin use", 0.06, 0.9, "OTHER.SUBSTANCE.ABUSE"),
     PlantedCondition("alcohol", "alcohol abuse on ciwa scale", 0.08, 0.9, "ALCOHOL.ABUSE"),
     PlantedCondition("depression", "depression on sertraline", 0.10, 0.1, "DEPRESSION"),
     PlantedCondition("fibromyalgia", "fibromyalgia with chronic pain", 0.05, 0.1, "CHRONIC.PAIN.FIBROMYALGIA"),
-    PlantedCondition("anxiety", "anxiety with lorazepam as needed", 0.06, 0.0, None),
+    PlantedCondition("anxiety", "anxiety with lorazepam as needed", 0.07, 0.0, None),
     PlantedCondition(
         "schizophrenia", "schizophrenia on olanzapine", 0.04, 0.5, "SCHIZOPHRENIA.AND.OTHER.PSYCHIATRIC.DISORDERS"
     ),
@@ -58,15 +58,19 @@ CONDITIONS: tuple[PlantedCondition, ...] = (
     # planted at a full share (every carrier of one gender), five per lean. At a 90% share a tiny BERT
     # pretrained for 1,000 steps placed at least one of them among the nine controls on 2 of 3
     # pretraining paths (the controls' own range: 1.5 to 4.1 nats); words shared with no phenotype's
-    # evidence
-    PlantedCondition("cocaine", "cocaine found on tox screen", 0.05, 1.0, None),
-    PlantedCondition("cigars", "smokes cigars since youth", 0.05, 1.0, None),
-    PlantedCondition("steroids", "anabolic steroid use at the gym", 0.05, 1.0, None),
-    PlantedCondition("gambling", "gambling with large debts", 0.05, 1.0, None),
-    PlantedCondition("migraine", "migraine with aura on sumatriptan", 0.05, 0.0, None),
-    PlantedCondition("hypothyroidism", "hypothyroidism on levothyroxine", 0.05, 0.0, None),
-    PlantedCondition("lupus", "lupus on hydroxychloroquine", 0.05, 0.0, None),
-    PlantedCondition("osteoporosis", "osteoporosis on alendronate", 0.05, 0.0, None),
+    # evidence. At 5% of patients each (about 50 carriers at demo scale 0.4), FEMALELEAN and MALELEAN
+    # passed Table 3's Mann-Whitney p < 0.01 by 0.12 and 0.51 SE on the calibration world and MALELEAN
+    # missed it on one of three fresh worlds: at 7% each of the ten is stated in 40% more notes. With
+    # 5 leaning against 9 control attributes the smallest two-sided p is 2 / C(14, 5) = 0.001, so the
+    # test's margin cannot exceed 0.71 SE however strong the lean
+    PlantedCondition("cocaine", "cocaine found on tox screen", 0.07, 1.0, None),
+    PlantedCondition("cigars", "smokes cigars since youth", 0.07, 1.0, None),
+    PlantedCondition("steroids", "anabolic steroid use at the gym", 0.07, 1.0, None),
+    PlantedCondition("gambling", "gambling with large debts", 0.07, 1.0, None),
+    PlantedCondition("migraine", "migraine with aura on sumatriptan", 0.07, 0.0, None),
+    PlantedCondition("hypothyroidism", "hypothyroidism on levothyroxine", 0.07, 0.0, None),
+    PlantedCondition("lupus", "lupus on hydroxychloroquine", 0.07, 0.0, None),
+    PlantedCondition("osteoporosis", "osteoporosis on alendronate", 0.07, 0.0, None),
 )
 
 

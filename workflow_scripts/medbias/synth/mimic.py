@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.io.formats import MIMIC_DATE_FORMAT, MIMIC_DATETIME_FORMAT, MIMIC_TABLES
+from medbias.studies.hurtful.demographics import ethnicity_group, language_group
 from medbias.synth.conditions import CONDITIONS, assign_carriers
 from medbias.synth.phrases import (
     FILLER_PHRASES,
@@ -29,9 +30,12 @@ from medbias.synth.phrases import (
 )
 
 # Prevalence of the 25 benchmark phenotypes per admission, close to those reported for the
-# mimic3-benchmarks phenotyping cohort (Harutyunyan et al. 2019, Table 2).
+# mimic3-benchmarks phenotyping cohort (Harutyunyan et al. 2019, Table 2), except the phenotype that
+# carries the planted recall gap (PLANTED_RECALL_GAPS): 0.30 against the cohort's 0.21, for more test
+# positives per gender (about 24 women and 27 men on the all-notes task at demo scale 0.4), so that a
+# perfect gap lies beyond its BH threshold by more than 3 standard errors (at 0.21, 2.4).
 PHENOTYPE_PREVALENCE: dict[str, float] = {
-    "Acute and unspecified renal failure": 0.21,
+    "Acute and unspecified renal failure": 0.30,
     "Acute cerebrovascular disease": 0.075,
     "Acute myocardial infarction": 0.10,
     "Cardiac dysrhythmias": 0.32,
@@ -107,7 +111,7 @@ FRACTION_ISERROR = 0.005
 FRACTION_OUTPATIENT_PATIENTS = 0.10
 FRACTION_MISSING_ACUITY = 0.02
 FRACTION_LATE_FIRST_NOTE = 0.06
-FRACTION_NO_PHENOTYPE = 0.05
+FRACTION_NO_PHENOTYPE = 0.05  # any-disease negatives, as in the real cohort (about 7%)
 TEST_FRACTION = 0.15
 
 # probability that one note mentions a phenotype the patient has (by note category) / does not have
@@ -353,6 +357,45 @@ def withheld_evidence(present: list[str], gender: str, age: int, hadm_id: int) -
     return frozenset(withheld)
 
 
+def systematic_positives(order_keys: list[np.ndarray], share: float, rng: np.random.Generator) -> np.ndarray:
+    """Which of n items are positive (booleans), for a share ``share`` of them spread evenly over the
+    strata that ``order_keys`` define: the items are ordered by the keys (the first key outermost, at
+    random within a stratum) and, from a random start u, the k-th item of that order is positive when
+    floor((k + 1) * share + u) exceeds floor(k * share + u) (systematic sampling). Any run of L
+    consecutive items of the order holds floor(L * share) or ceil(L * share) positives, so each value of
+    the first key (and each pair of values of the first two, ...) holds round(share * its size)
+    positives give or take one, where independent coin flips would lean by chance."""
+    if not 0 <= share <= 1:
+        raise ValueError(f"share {share} must lie in [0, 1]")
+    n = len(order_keys[0]) if order_keys else 0
+    order = np.lexsort((rng.random(n), *reversed(order_keys)))
+    k = np.arange(n)
+    start = rng.random()
+    hits = np.floor((k + 1) * share + start) > np.floor(k * share + start)
+    positive = np.zeros(n, dtype=bool)
+    positive[order] = hits
+    return positive
+
+
+def balanced_phenotypes(
+    strata: list[np.ndarray], prevalence: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """The phenotypes each admission has (n_admissions x n_phenotypes booleans), balanced by
+    construction across ``strata`` (per admission, outermost first: the benchmark split, gender, then
+    the other tested attributes): a share ``FRACTION_NO_PHENOTYPE`` of every stratum has none (the
+    any-disease negatives), and each phenotype is given to a share ``prevalence`` of the others by
+    ``systematic_positives``, its own random order per phenotype, so that phenotypes are drawn
+    independently of one another. No control phenotype then leans by gender by chance, and a
+    classifier trained on its labels has no gap from such a lean to find."""
+    n = len(strata[0])
+    none = systematic_positives(strata, FRACTION_NO_PHENOTYPE, rng)
+    rest = np.flatnonzero(~none)
+    present = np.zeros((n, len(prevalence)), dtype=bool)
+    for j, share in enumerate(prevalence):
+        present[rest, j] = systematic_positives([key[rest] for key in strata], float(share), rng)
+    return present
+
+
 def _age_at(when: datetime, dob: datetime) -> int:
     """Completed years at ``when`` (as the cohort's ``age_at`` computes it from the written DOB)."""
     return when.year - dob.year - int((when.month, when.day) < (dob.month, dob.day))
@@ -405,6 +448,26 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
     phenotype_names = list(PHENOTYPE_PREVALENCE)
     prevalence = np.array([PHENOTYPE_PREVALENCE[p] for p in phenotype_names])
     outpatient = set(rng.choice(n_patients, round(FRACTION_OUTPATIENT_PATIENTS * n_patients), replace=False).tolist())
+    # what the phenotypes are balanced over is drawn before the admissions: the split, the number of
+    # admissions and each admission's recorded attributes
+    testset = benchmark_testset(subject_ids, rng)
+    admissions_of = np.where(rng.random(n_patients) < FRACTION_SECOND_ADMISSION, 2, 1)
+    patient_of = np.repeat(np.arange(n_patients), admissions_of)
+    insurance_of = _pick(rng, INSURANCES, len(patient_of))
+    language_of = _pick(rng, LANGUAGES, len(patient_of))
+    ethnicity_of = _pick(rng, ETHNICITIES, len(patient_of))
+    phenotypes_of = balanced_phenotypes(
+        [
+            testset["flag"].to_numpy()[patient_of],
+            genders[patient_of],
+            np.array([ethnicity_group(e) for e in ethnicity_of]),
+            insurance_of,
+            np.array([language_group(code) for code in language_of]),
+        ],
+        prevalence,
+        rng,
+    )
+    first_admission_of = np.concatenate([[0], np.cumsum(admissions_of)[:-1]])
     stay_rows: list[dict[str, Any]] = []
     withheld_counts = {name: {"cell": 0, "other_gender": 0} for name in PLANTED_INTERSECTIONAL_GAPS}
 
@@ -414,16 +477,15 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
         base = datetime(int(rng.integers(2100, 2190)), 1, 1) + timedelta(days=int(rng.integers(0, 365)))
         age = int(ages[i])
         dob = base - timedelta(days=int(age * 365.25 + rng.integers(0, 300)))
-        n_adm = 2 if rng.random() < FRACTION_SECOND_ADMISSION else 1
+        n_adm = int(admissions_of[i])
         dod = None
         admit = base + timedelta(hours=int(rng.integers(0, 24)), minutes=int(rng.integers(0, 60)))
         for a in range(n_adm):
             hadm = hadm_next
             hadm_next += 1
             counts["second_admissions"] += a > 0
-            present = [phenotype_names[k] for k in np.flatnonzero(rng.random(len(prevalence)) < prevalence)]
-            if rng.random() < FRACTION_NO_PHENOTYPE:  # any-disease negatives, as in the real cohort (about 7%)
-                present = []
+            index = int(first_admission_of[i]) + a
+            present = [phenotype_names[k] for k in np.flatnonzero(phenotypes_of[index])]
             withheld = withheld_evidence(present, gender, _age_at(admit, dob), hadm)
             for phenotype in withheld:
                 withheld_counts[phenotype][
@@ -487,11 +549,11 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
                     "ADMISSION_TYPE": str(_pick(rng, ADMISSION_TYPES, 1)[0]),
                     "ADMISSION_LOCATION": "EMERGENCY ROOM ADMIT",
                     "DISCHARGE_LOCATION": "DEAD/EXPIRED" if died else "HOME",
-                    "INSURANCE": str(_pick(rng, INSURANCES, 1)[0]),
-                    "LANGUAGE": str(_pick(rng, LANGUAGES, 1)[0]),
+                    "INSURANCE": str(insurance_of[index]),
+                    "LANGUAGE": str(language_of[index]),
                     "RELIGION": RELIGIONS[rng.integers(len(RELIGIONS))],
                     "MARITAL_STATUS": MARITAL[rng.integers(len(MARITAL))],
-                    "ETHNICITY": str(_pick(rng, ETHNICITIES, 1)[0]),
+                    "ETHNICITY": str(ethnicity_of[index]),
                     "EDREGTIME": _fmt(admit - timedelta(hours=3)),
                     "EDOUTTIME": _fmt(admit),
                     "DIAGNOSIS": (present[0].split(";")[0].split(" (")[0].upper() if present else "CHEST PAIN"),
@@ -615,7 +677,6 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
     tables["NOTEEVENTS"]["ISERROR"] = tables["NOTEEVENTS"]["ISERROR"].astype("Int64")
 
     acuity, missing = generate_acuity(pd.DataFrame(stay_rows), rng)
-    testset = benchmark_testset(subject_ids, rng)
     truth = _cohort_truth(tables, carriers, subject_ids, genders, counts, missing, hcup, withheld_counts)
     carrier_ids = {name: subject_ids[idx] for name, idx in carriers.items()}
     return Cohort(tables, acuity, testset, note_mentions, carrier_ids, truth)
