@@ -18,7 +18,15 @@ from medbias.pipeline.config import load_config
 from medbias.synth.annotations import FLIP_POSITIVE, generate_annotations
 from medbias.synth.conditions import CONDITIONS, PlantedCondition, assign_carriers
 from medbias.synth.logprob import logprob_resources
-from medbias.synth.mimic import PHENOTYPE_PREVALENCE, benchmark_codes, generate_cohort
+from medbias.synth.mimic import (
+    FRACTION_NO_PHENOTYPE,
+    PHENOTYPE_PREVALENCE,
+    balanced_phenotypes,
+    benchmark_codes,
+    generate_cohort,
+    phenotype_of_code,
+    systematic_positives,
+)
 from medbias.synth.pubmed import DECADES, STRENGTHS, generate_articles, write_pubmed
 from medbias.synth.sizes import demo_sizes
 
@@ -37,6 +45,82 @@ def test_assign_carriers_exact_counts():
     condition = PlantedCondition("x", "x", prevalence=0.2, male_share=0.75, annotation=None)
     idx = assign_carriers(genders, condition, np.random.default_rng(0))
     assert len(idx) == 20 and (genders[idx] == "M").sum() == 15 and len(set(idx)) == 20
+
+
+def test_systematic_positives_puts_round_share_of_every_stratum_give_or_take_one():
+    """Hand-checkable case: 10 items in strata of 4 (a) and 6 (b), share 0.5: 5 positives in all, 2 in
+    a and 3 in b; with a second key the (a, x) pair's run of 3 holds 1 or 2."""
+    outer = np.array(list("aaaabbbbbb"))
+    inner = np.array(list("xxxyyyxyxy"))
+    for seed in range(50):
+        positive = systematic_positives([outer, inner], 0.5, np.random.default_rng(seed))
+        assert positive.sum() == 5 and positive[outer == "a"].sum() == 2 and positive[outer == "b"].sum() == 3
+        assert positive[(outer == "a") & (inner == "x")].sum() in (1, 2)
+    assert not systematic_positives([outer], 0.0, np.random.default_rng(0)).any()
+    assert systematic_positives([outer], 1.0, np.random.default_rng(0)).all()
+    with pytest.raises(ValueError, match="share 1.5"):
+        systematic_positives([outer], 1.5, np.random.default_rng(0))
+
+
+def test_systematic_positives_give_each_item_the_share_as_its_chance():
+    """Over random starts every item is positive with probability share (unbiased, like a coin flip)."""
+    outer = np.array(list("aaabbbbccd"))
+    hits = np.mean([systematic_positives([outer], 0.3, np.random.default_rng(s)) for s in range(4000)], axis=0)
+    assert np.abs(hits - 0.3).max() < 0.035  # 3.3 binomial SEs of 4,000 draws
+
+
+def test_balanced_phenotypes_lean_by_no_more_than_rounding_where_coin_flips_lean_by_chance():
+    rng = np.random.default_rng(3)
+    n = 2000
+    split, gender = rng.integers(0, 2, n), rng.choice(np.array(["M", "F"]), n, p=[0.56, 0.44])
+    prevalence = np.array([0.3, 0.07, 0.42])
+    present = balanced_phenotypes([split, gender], prevalence, rng)
+    for s in (0, 1):
+        for g in ("M", "F"):
+            cell = (split == s) & (gender == g)
+            expected = prevalence * (1 - FRACTION_NO_PHENOTYPE) * cell.sum()
+            assert np.all(np.abs(present[cell].sum(axis=0) - expected) <= 2)  # phenotype and none rounding
+    coin_flips = rng.random((n, 3)) < prevalence
+    leans = [abs(coin_flips[gender == "M", j].mean() - coin_flips[gender == "F", j].mean()) for j in range(3)]
+    assert max(leans) > 0.005  # the chance lean balancing removes: binomial SD about 0.02 here
+    # phenotypes drawn independently of one another: the pair's co-occurrence near the product
+    assert abs((present[:, 0] & present[:, 2]).mean() - present[:, 0].mean() * present[:, 2].mean()) < 0.02
+
+
+def test_the_cohorts_phenotypes_are_balanced_by_gender_within_the_test_split_and_the_rest(cohort):
+    """Control phenotypes carry no chance lean by gender: within the benchmark test split and within
+    the rest, each phenotype's admissions of each gender are share x (1 - FRACTION_NO_PHENOTYPE) x the
+    gender's admissions, give or take 1 for the phenotype's rounding and 1 for the none-rounding
+    (independent coin flips lean by a binomial SD of about 5 admissions per cell at this size)."""
+    tables = cohort.tables
+    admissions = tables["ADMISSIONS"].merge(tables["PATIENTS"][["SUBJECT_ID", "GENDER"]], on="SUBJECT_ID")
+    phenotype_of = phenotype_of_code(HCUP)
+    diagnoses = tables["DIAGNOSES_ICD"].assign(phenotype=tables["DIAGNOSES_ICD"]["ICD9_CODE"].map(phenotype_of))
+    test_subjects = set(cohort.testset.loc[cohort.testset["flag"] == 1, "SUBJECT_ID"])
+    for in_test in (True, False):
+        for gender in ("M", "F"):
+            cell = admissions[(admissions["SUBJECT_ID"].isin(test_subjects) == in_test) & (admissions["GENDER"] == gender)]
+            with_phenotype = diagnoses[diagnoses["HADM_ID"].isin(cell["HADM_ID"])].dropna(subset=["phenotype"])
+            counts = with_phenotype.drop_duplicates(["HADM_ID", "phenotype"])["phenotype"].value_counts()
+            for phenotype, share in PHENOTYPE_PREVALENCE.items():
+                expected = share * (1 - FRACTION_NO_PHENOTYPE) * len(cell)
+                assert abs(counts.get(phenotype, 0) - expected) <= 2, (in_test, gender, phenotype)
+
+
+def test_the_notes_use_no_depression_synonym_so_the_general_vectors_control_is_a_true_null(cohort):
+    """The general word vectors learn the notes and depression sentences with both genders alike: a
+    synonym in the notes would inherit the notes' gender lean (the 90/10 conditions), and the control
+    of the Direct Bias test would lean with nothing planted in it."""
+    import json
+
+    from medbias.synth.mental import single_word_synonyms
+    from medbias.synth.tiny_models import simple_tokens
+
+    resource = REPO / "config/resources/depression-synonyms/depression_synonyms.json"
+    synonyms = set(single_word_synonyms(json.loads(resource.read_text())["depression"]))
+    words = {w for sentence in simple_tokens(cohort.tables["NOTEEVENTS"]["TEXT"].tolist()) for w in sentence}
+    assert len(words) > 300 and "sertraline" in words
+    assert not words & synonyms
 
 
 def test_benchmark_codes_are_unique_to_one_phenotype():

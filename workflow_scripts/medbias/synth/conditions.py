@@ -38,7 +38,10 @@ CONDITIONS: tuple[PlantedCondition, ...] = (
     PlantedCondition("hiv", "hiv positive on haart", 0.07, 1.0, None),
     PlantedCondition("heroin", "history of heroin use", 0.06, 0.9, "OTHER.SUBSTANCE.ABUSE"),
     PlantedCondition("alcohol", "alcohol abuse on ciwa scale", 0.08, 0.9, "ALCOHOL.ABUSE"),
-    PlantedCondition("depression", "depression on sertraline", 0.10, 0.1, "DEPRESSION"),
+    # worded without a depression synonym of the mental study's list: "depression on sertraline" gave the
+    # word "depression" the notes' female lean, so the general vectors' synonyms (the Direct Bias
+    # control, no lean planted) leaned beyond random words on two of three fresh worlds
+    PlantedCondition("depression", "low mood on sertraline", 0.10, 0.1, "DEPRESSION"),
     PlantedCondition("fibromyalgia", "fibromyalgia with chronic pain", 0.05, 0.1, "CHRONIC.PAIN.FIBROMYALGIA"),
     PlantedCondition("anxiety", "anxiety with lorazepam as needed", 0.07, 0.0, None),
     PlantedCondition(
