@@ -27,6 +27,7 @@ rule mental_data:
         tasks=MENTAL_CONFIG["tasks"],
         train_fraction=MENTAL_CONFIG["split"]["train_fraction"],
         per_cell=MENTAL_CONFIG["split"]["per_cell"],
+        equal_cells=MENTAL_CONFIG["split"]["equal_cells"],
         seed=seed_for("mental_data"),
     script:
         f"{SCRIPTS}/mental_data.py"

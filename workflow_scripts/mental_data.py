@@ -41,7 +41,13 @@ if left_out := report.left_out():
     note_for_user(f"mental: {left_out} (Table II's notes and {out.summary} list them)")
 
 assignments, counts = task_splits(
-    joined, p.tasks, train_fraction=p.train_fraction, per_cell=p.per_cell, seed=p.seed, log=log
+    joined,
+    p.tasks,
+    train_fraction=p.train_fraction,
+    per_cell=p.per_cell,
+    seed=p.seed,
+    log=log,
+    equal_cells=p.equal_cells,
 )
 used = sorted(assignments["ROW_ID"].unique())
 texts = treated_text_rows(joined, used)
@@ -49,7 +55,7 @@ texts.to_parquet(out.texts, index=False)
 assignments.to_parquet(out.labels, index=False)
 log.info("wrote %d treated texts of %d notes (intermediate; never under results/)", len(texts), len(used))
 
-table2 = split_table(assignments, p.tasks, p.train_fraction, p.per_cell, report.table_note())
+table2 = split_table(assignments, p.tasks, p.train_fraction, p.per_cell, report.table_note(), p.equal_cells)
 write_paper_table(table2, out.table2_csv, out.table2_md)
 figure = pd.DataFrame(counts)
 figure.to_csv(out.fig1_csv, index=False)

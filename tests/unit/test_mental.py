@@ -128,6 +128,12 @@ def test_balanced_split_caps_every_cell_and_lets_a_scarce_cell_give_what_it_has(
     assert balanced_split(frame, 0.8, None, seed=3).equals(train)
     capped = frame[balanced_split(frame, 0.8, 30, seed=3)].groupby(["label", "gender"]).size().to_dict()
     assert capped == {(0, "F"): 30, (0, "M"): 30, (1, "F"): 8, (1, "M"): 30}
+    # equal cells: the scarce cell's 8 shrink the others to 8, so gender does not predict the label in
+    # training; a size every cell can give is kept
+    equal = frame[balanced_split(frame, 0.8, 30, seed=3, equal_cells=True)].groupby(["label", "gender"]).size()
+    assert equal.to_dict() == {(0, "F"): 8, (0, "M"): 8, (1, "F"): 8, (1, "M"): 8}
+    plenty = frame[balanced_split(frame, 0.8, 6, seed=3, equal_cells=True)].groupby(["label", "gender"]).size()
+    assert plenty.to_dict() == {(0, "F"): 6, (0, "M"): 6, (1, "F"): 6, (1, "M"): 6}
 
 
 def test_training_design_and_test_pairs_use_the_right_copies():

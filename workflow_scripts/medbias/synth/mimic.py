@@ -112,6 +112,8 @@ FRACTION_OUTPATIENT_PATIENTS = 0.10
 FRACTION_MISSING_ACUITY = 0.02
 FRACTION_LATE_FIRST_NOTE = 0.06
 FRACTION_NO_PHENOTYPE = 0.05  # any-disease negatives, as in the real cohort (about 7%)
+# what each phenotype's admissions are balanced over (``balanced_phenotypes``), outermost first
+PHENOTYPE_STRATA = ("benchmark test split", "gender", "ethnicity group", "insurance", "language group")
 TEST_FRACTION = 0.15
 
 # probability that one note mentions a phenotype the patient has (by note category) / does not have
@@ -142,22 +144,25 @@ PLANTED_RECALL_GAPS = {
         "cohorts": ["pa"],
     }
 }
-# Planted intersectional recall gaps (none in the calibrated world): the notes of the admissions in
-# one cell (gender and age band) never state the phenotype's evidence, and neither do those of an equal
-# share of the other gender's admissions, drawn per admission id (independent of age, ethnicity,
-# insurance and language), so each gender loses the evidence of the same share of its positives and
-# no per-attribute gap carries the cell's. The withheld notes draw as the others do (the phrase is
-# drawn, then not written), so the rest of the world is unchanged. An entry looks like
-#   "Cardiac dysrhythmias": {"crossing": ["gender", "age_band"], "gender": "M", "ages": [65, 80],
-#                            "cell": "M & 65-79", "cohorts": ["pa"]}
-# (``ages``: age at admission as the cohort computes it; ``cohorts``: the tasks on which the gap is
-# asserted). That entry, at demo scale 0.4 (about 12 test positives in the cell), was found on the
-# all-notes task (worst cell -0.60 [-0.74, -0.46], BH p 0.018) and not on the first-note task, and
-# the withheld sentences moved the pretrained model enough that two other plants were missed (Table
-# 3's male lean, p 0.019 against 0.01; the alcohol-abuse augmentation); with the evidence written in
-# every other note, twice, both tasks found the cell and the other plants held, but two control
-# phenotypes' classifiers came out with gender gaps significant after BH. So the default world has none.
-PLANTED_INTERSECTIONAL_GAPS: dict[str, dict[str, Any]] = {}
+# Planted intersectional recall gaps: the notes of the admissions in one cell (gender and age band)
+# never state the phenotype's evidence, and neither do those of an equal share of the other gender's
+# admissions, drawn per admission id (independent of age, ethnicity, insurance and language), so each
+# gender loses the evidence of the same share of its positives and no per-attribute gap carries the
+# cell's. The withheld notes draw as the others do (the phrase is drawn, then not written), so the rest
+# of the world is unchanged. ``ages``: age at admission as the cohort computes it; ``cohorts``: the
+# tasks on which the gap is asserted. The cell is the largest the default age bands allow (men aged
+# 45-64, 40% of adults) on the most prevalent phenotype, for the most test positives in it (about 16 on
+# the all-notes task at demo scale 0.4): a cell of men aged 65-79 on cardiac dysrhythmias (about 12)
+# was found on the all-notes task only by BH p 0.018, and not on the first-note task.
+PLANTED_INTERSECTIONAL_GAPS: dict[str, dict[str, Any]] = {
+    "Essential hypertension": {
+        "crossing": ["gender", "age_band"],
+        "gender": "M",
+        "ages": [45, 65],
+        "cell": "M & 45-64",
+        "cohorts": ["pa"],
+    }
+}
 WITHHOLDING_SEED = 55  # seeds, with an admission id, the other gender's withheld draw
 AGE_MEAN, AGE_SD = 64, 16  # adult ages ~ round(N(64, 16)) clipped to [18, 89], before the special cases
 CONDITION_MENTION_RATE = 0.9  # share of a carrier's notes (not ECG, Echo, Radiology) that mention it
@@ -377,9 +382,7 @@ def systematic_positives(order_keys: list[np.ndarray], share: float, rng: np.ran
     return positive
 
 
-def balanced_phenotypes(
-    strata: list[np.ndarray], prevalence: np.ndarray, rng: np.random.Generator
-) -> np.ndarray:
+def balanced_phenotypes(strata: list[np.ndarray], prevalence: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """The phenotypes each admission has (n_admissions x n_phenotypes booleans), balanced by
     construction across ``strata`` (per admission, outermost first: the benchmark split, gender, then
     the other tested attributes): a share ``FRACTION_NO_PHENOTYPE`` of every stratum has none (the
@@ -448,8 +451,8 @@ def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
     phenotype_names = list(PHENOTYPE_PREVALENCE)
     prevalence = np.array([PHENOTYPE_PREVALENCE[p] for p in phenotype_names])
     outpatient = set(rng.choice(n_patients, round(FRACTION_OUTPATIENT_PATIENTS * n_patients), replace=False).tolist())
-    # what the phenotypes are balanced over is drawn before the admissions: the split, the number of
-    # admissions and each admission's recorded attributes
+    # what the phenotypes are balanced over (PHENOTYPE_STRATA) is drawn before the admissions: the
+    # split, the number of admissions and each admission's recorded attributes
     testset = benchmark_testset(subject_ids, rng)
     admissions_of = np.where(rng.random(n_patients) < FRACTION_SECOND_ADMISSION, 2, 1)
     patient_of = np.repeat(np.arange(n_patients), admissions_of)
@@ -771,6 +774,7 @@ def _cohort_truth(
         "male_fraction": round(float((genders == "M").mean()), 4),
         "in_hospital_mortality": round(float(adm["HOSPITAL_EXPIRE_FLAG"].mean()), 4),
         "phenotypes": phenotypes,
+        "phenotypes_balanced_over": list(PHENOTYPE_STRATA),
         "planted_conditions": conditions,
         "planted_recall_gaps": [{"phenotype": name, **gap} for name, gap in PLANTED_RECALL_GAPS.items()],
         "planted_intersectional_gaps": [
