@@ -20,7 +20,7 @@ from medbias.validation.recovery import (
     seat_recovery,
     vignette_recovery,
 )
-from medbias.validation.truth import BELOW_POWER, corpus_embeddings, logprob_model_roles
+from medbias.validation.truth import BELOW_POWER, NOT_A_NULL, corpus_embeddings, logprob_model_roles
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -87,7 +87,7 @@ recovery = combine(
 recovery.to_csv(out.csv, index=False)
 planted, below_power = recovery[recovery["truth"] == "planted"], recovery[recovery["truth"] == BELOW_POWER]
 family = control_family(recovery)
-write_page(recovery_page(planted, family, below_power), out.md)
+write_page(recovery_page(planted, family, below_power, recovery[recovery["truth"] == NOT_A_NULL]), out.md)
 for line in recovery_verdict(planted, family, below_power):
     log.info("%s", line.replace("**", ""))
 for row in planted[~planted["recovered"]].itertuples(index=False):

@@ -225,6 +225,13 @@ def test_the_verdict_names_every_miss_and_sorts_the_found_by_margin():
     )
     page = recovery_page(missed, _family(clean=False))
     assert page.blocks[0] == verdict and page.title == "Demo world: planted effects and controls"
+    # a control that is no null of its test is shown apart, and the verdict does not count it
+    no_null = planted.head(1).assign(truth="not a null", recovered=False, effect="cluster control")
+    shown = recovery_page(planted, _family(), not_a_null=no_null)
+    headed = [b for b in shown.blocks if getattr(b, "heading", None)]
+    (section,) = [b for b in headed if b.heading.startswith("Controls that are no null")]
+    assert section.frame["effect"].tolist() == ["cluster control"] and "margin_basis" not in section.frame
+    assert shown.blocks[0] == recovery_verdict(planted, _family())[0]
 
 
 def test_a_p_at_its_floor_gives_way_to_the_statistics_z_against_its_null():

@@ -16,6 +16,12 @@ BELOW_POWER = "below power"
 outside the ``cohorts`` it is asserted on): reported with its margin, not counted in the verdict."""
 
 
+NOT_A_NULL = "not a null"
+"""The truth of a control row whose construction does not make it a null of the test that reads it
+(nothing is planted, yet the test's null does not describe it): reported with its result and why, not
+counted among the controls."""
+
+
 def planted_strengths(pubmed_truth: Mapping[str, Any]) -> dict[str, dict[str, float]]:
     """Planted pair -> decade label -> planted strength, from the truth file's own decade labels."""
     decades = [d["decade"] for d in pubmed_truth["decades"]]
