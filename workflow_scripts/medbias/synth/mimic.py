@@ -144,25 +144,23 @@ PLANTED_RECALL_GAPS = {
         "cohorts": ["pa"],
     }
 }
-# Planted intersectional recall gaps: the notes of the admissions in one cell (gender and age band)
-# never state the phenotype's evidence, and neither do those of an equal share of the other gender's
-# admissions, drawn per admission id (independent of age, ethnicity, insurance and language), so each
-# gender loses the evidence of the same share of its positives and no per-attribute gap carries the
-# cell's. The withheld notes draw as the others do (the phrase is drawn, then not written), so the rest
-# of the world is unchanged. ``ages``: age at admission as the cohort computes it; ``cohorts``: the
-# tasks on which the gap is asserted. The cell is the largest the default age bands allow (men aged
-# 45-64, 40% of adults) on the most prevalent phenotype, for the most test positives in it (about 16 on
-# the all-notes task at demo scale 0.4): a cell of men aged 65-79 on cardiac dysrhythmias (about 12)
-# was found on the all-notes task only by BH p 0.018, and not on the first-note task.
-PLANTED_INTERSECTIONAL_GAPS: dict[str, dict[str, Any]] = {
-    "Essential hypertension": {
-        "crossing": ["gender", "age_band"],
-        "gender": "M",
-        "ages": [45, 65],
-        "cell": "M & 45-64",
-        "cohorts": ["pa"],
-    }
-}
+# Planted intersectional recall gaps (none in the default world): the notes of the admissions in one
+# cell (gender and age band) never state the phenotype's evidence, and neither do those of an equal
+# share of the other gender's admissions, drawn per admission id (independent of age, ethnicity,
+# insurance and language), so each gender loses the evidence of the same share of its positives and
+# no per-attribute gap carries the cell's. The withheld notes draw as the others do (the phrase is
+# drawn, then not written), so the rest of the world is unchanged. An entry looks like
+#   "Essential hypertension": {"crossing": ["gender", "age_band"], "gender": "M", "ages": [45, 65],
+#                              "cell": "M & 45-64", "cohorts": ["pa"]}
+# (``ages``: age at admission as the cohort computes it; ``cohorts``: the tasks on which the gap is
+# asserted). Withholding only works where the classifier reads the evidence: that entry (about 16 test
+# positives in the cell at demo scale 0.4) gave a worst cell of -0.04 [-0.25, +0.09], max-T p 0.96,
+# because a control phenotype's evidence, in one sentence at the usual rates, leaves its classifier
+# near chance (AUROC 0.59). Men aged 65-79 on cardiac dysrhythmias (AUROC about 0.7) was found on the
+# all-notes task only by BH p 0.018; with the evidence stated in every other note, twice, both tasks
+# found it but the world's other plants and controls moved (docs/mitigation.md). So the default world
+# has none.
+PLANTED_INTERSECTIONAL_GAPS: dict[str, dict[str, Any]] = {}
 WITHHOLDING_SEED = 55  # seeds, with an admission id, the other gender's withheld draw
 AGE_MEAN, AGE_SD = 64, 16  # adult ages ~ round(N(64, 16)) clipped to [18, 89], before the special cases
 CONDITION_MENTION_RATE = 0.9  # share of a carrier's notes (not ECG, Echo, Radiology) that mention it
