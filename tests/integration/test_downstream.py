@@ -119,10 +119,11 @@ def test_planted_recall_gap_is_found_with_the_right_sign(downstream, config, bas
 def test_tasks_without_a_planted_gap_stay_near_the_nominal_rate_after_bh(baseline_gaps, demo_truth, tasks):
     """Two-group attributes (gender; language once Missing is excluded) over the tasks with nothing
     planted: BH at 5% rejects at most two of about 55 (under the null it rejects anything at all with
-    probability at most 5%)."""
+    probability at most 5%). Language's Other group has enough test positives for a gap only on the
+    aggregate tasks and the most prevalent phenotypes (at scale 0.4, two control tasks)."""
     planted, touched = _planted(demo_truth, tasks)
     control = baseline_gaps[~baseline_gaps["task"].isin(planted | touched) & (baseline_gaps["metric"] == "recall")]
-    for attribute, group, least in (("gender", "F", 10), ("language", "Other", 3)):
+    for attribute, group, least in (("gender", "F", 10), ("language", "Other", 2)):
         rows = control[(control["attribute"] == attribute) & (control["group"] == group)]
         assert len(rows) > 40, attribute
         assert rows["gap"].notna().sum() >= least, attribute  # defined gaps: the check cannot pass on none

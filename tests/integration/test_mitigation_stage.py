@@ -97,10 +97,14 @@ def test_the_planted_gaps_are_closed_or_found_and_no_control_cell_flagged(plante
     # the worst cell is tested beyond the attributes' own gaps
     touched = set(tasks.loc[tasks["label"].isin(intersection_touched_labels(demo_truth["mimic"])), "task"])
     controls = recall[~recall["task"].isin(touched)]
-    assert len(controls) > 40 and not controls["significant_bh"].any()
+    # each family (model, crossing) flags anything with at most 5% chance under the null; two at once, 0.25%
+    flagged_families = controls[controls["significant_bh"]].groupby(["model", "crossing"]).ngroups
+    assert len(controls) > 40 and flagged_families <= 1, controls[controls["significant_bh"]]
     assert controls["task"].isin(["pa_acute_renal", "pf_acute_renal"]).any()
-    # the worst cell read as if chosen in advance flags more controls than the max-T test
-    assert (controls["naive_p"] < 0.05).sum() > (controls["p_value"] < 0.05).sum()
+    # the worst cell read as if chosen in advance flags no fewer controls than the max-T test (on one world
+    # they can tie, 5 and 5 on the balanced world; the gap at scale is known-answer tested on 200 null tasks
+    # in test_intersections and counted on 400 in error_rates.md)
+    assert (controls["naive_p"] < 0.05).sum() >= (controls["p_value"] < 0.05).sum()
 
 
 def test_every_method_attribute_and_crossing_has_its_outputs(wiring_run):
