@@ -150,6 +150,7 @@ rule validation_planted_recovery:
             "vignette_permutations": VIGNETTES["permutations"],
             "equivalence_margin": MITIGATION["equivalence_margin"],
             "equivalence_power": config["demo"]["validation"]["equivalence_power"],
+            "mismatch_margin": config["demo"]["validation"]["mismatch_margin"],
         },
     script:
         f"{SCRIPTS}/validation_planted_recovery.py"

@@ -80,6 +80,7 @@ recovery = combine(
             truth["mental"],
             corpus_embeddings(p.embeddings, list(truth["mental"]["direct_bias"])),
             direct_bias_null_draws=c["direct_bias_null_draws"],
+            mismatch_margin=c["mismatch_margin"],
         ),
         vignette_recovery(vignette_tables, truth["vignettes"], c["vignette_alpha"], c["vignette_permutations"]),
     ]

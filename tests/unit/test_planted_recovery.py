@@ -226,6 +226,9 @@ def _fairness(
                 "task": "depression",
                 "learner": "svm",
                 "mismatch": mismatch_augmented,
+                # a 95% interval of SE 0.02 (1.96 x 0.02 = 0.0392 either side)
+                "mismatch_low": mismatch_augmented - 0.0392,
+                "mismatch_high": mismatch_augmented + 0.0392,
                 "mismatch_group": "",
                 "mismatch_p": 1.0,
                 "mismatch_null_p": augmented_null_p,
@@ -278,6 +281,13 @@ def test_mental_rows_use_mcnemar_and_the_direct_bias_lean():
     assert not bad[
         "recovered"
     ].any()  # wrong group, augmentation left 0.2, controls directed, DB below general's, control leans
+    # augmentation removes it: an equivalence test, mismatch 0.02 with SE 0.02 below 0.1, by hand
+    removal = good.set_index("effect").loc["bio depression: augmentation removes it"]
+    assert removal["margin_se"] == pytest.approx(0.08 / (0.0784 / 3.919928) - 1.644854, abs=1e-4)
+    assert "power 1.00 at a true mismatch of 0" in removal["margin_basis"]
+    # within the permuted retrainings' null, but not shown below the margin: no longer a pass
+    noisy = mental_recovery(_fairness(0.3, 1e-6, "F", 0.08, 0.4), direct, truth, names).set_index("effect")
+    assert not noisy.at["bio depression: augmentation removes it", "recovered"]
     like_random = direct.assign(signed_p_calibrated=[0.3, 0.6])  # the bio lean no further than random words'
     assert (
         not mental_recovery(_fairness(0.3, 1e-6, "F", 0.02, 0.4), like_random, truth, names)

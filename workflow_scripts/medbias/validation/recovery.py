@@ -23,6 +23,7 @@ from medbias.metrics.margins import (
     equivalence_margin_se,
     equivalence_power,
     interval_margin,
+    interval_se,
     p_floor,
     p_margin,
     z_of_p,
@@ -142,10 +143,6 @@ def weakest(*parts: Margin) -> Margin:
         return Margin(float("nan"), False, "; ".join(p.basis for p in parts))
     low = min(parts, key=lambda p: p.value)
     return Margin(low.value, low.lower_bound, "; ".join(p.basis for p in parts))
-
-
-def accepts_null(what: str) -> Margin:
-    return Margin(float("nan"), False, f"{ACCEPTS_A_NULL}: {what}")
 
 
 def _row(
@@ -660,12 +657,15 @@ def mental_recovery(
     learner: str = "svm",
     level: float = 0.05,
     direct_bias_null_draws: float = float("nan"),
+    mismatch_margin: float = 0.1,
 ) -> pd.DataFrame:
     """Table V and Figure 2: the planted label bias shows as a mismatch that favours its gender
-    (McNemar p < ``level``) on the original notes of every embedding and is gone after augmentation
-    (under half the original's, and no larger than classifiers retrained with the genders permuted
-    show: ``mismatch_null_p`` >= ``level``); the control tasks' original mismatch is no larger than
-    the permuted retrainings' (``mismatch_null_p`` >= ``level``: McNemar's test would ask only whether
+    (McNemar p < ``level``) on the original notes of every embedding and is gone after augmentation:
+    the augmented mismatch lies below ``mismatch_margin`` (fixed before the data) by a one-sided test at
+    ``level`` on the SE its bootstrap interval implies (an equivalence test: "within the permuted
+    retrainings' null" would accept a null, which a noisier test passes more easily); the control
+    tasks' original mismatch is no larger than the permuted retrainings' (``mismatch_null_p`` >=
+    ``level``: McNemar's test would ask only whether
     the one trained classifier favours a gender, which a classifier of contextual features may do
     whatever its labels say); the corpus with male-leaning depression synonyms leans male (interval
     of the signed lean below 0, and below random words' lean: calibrated p < ``level``) with a Direct
@@ -682,7 +682,7 @@ def mental_recovery(
     Margins: McNemar's two-sided p against ``level``, signed by the favoured gender; the lean's, the
     weaker of its interval below 0 and its calibrated two-sided p (floor 2/(``direct_bias_null_draws``
     + 1)) against ``level`` (that its Direct Bias is the largest has no standard error); the augmentation
-    plant accepts a null and has none."""
+    plant's, (``mismatch_margin`` - mismatch) / SE - z_{1-level}."""
     part = fairness[fairness["learner"] == learner].set_index(["embedding", "treatment", "task"])
     rows = []
     for bias in mental_truth["planted_label_bias"]:
@@ -710,16 +710,24 @@ def mental_recovery(
                     ),
                 )
             )
+            se = interval_se(augmented["mismatch_low"], augmented["mismatch_high"])
+            removal = equivalence_margin_se(augmented["mismatch"], se, mismatch_margin, level)
             rows.append(
                 _row(
                     "mental",
                     f"{embedding} {bias['task']}: augmentation removes it",
                     "planted",
                     "table5_fairness_long.csv",
-                    f"augmented mismatch < half the original's and within the gender-permutation null (p >= {level})",
-                    f"mismatch {augmented['mismatch']:.3f} vs {original['mismatch']:.3f}; {_null_text(augmented)}",
-                    augmented["mismatch"] < original["mismatch"] / 2 and augmented["mismatch_null_p"] >= level,
-                    margin=accepts_null(f"the augmented mismatch within the gender-permutation null (p >= {level})"),
+                    f"augmented mismatch below {mismatch_margin:g} by a one-sided test at {level} on its bootstrap SE",
+                    f"mismatch {augmented['mismatch']:.3f} [{augmented['mismatch_low']:.3f}, "
+                    f"{augmented['mismatch_high']:.3f}] vs {original['mismatch']:.3f}; {_null_text(augmented)}",
+                    bool(removal >= 0),
+                    margin=Margin(
+                        removal,
+                        False,
+                        f"({mismatch_margin:g} - mismatch) / SE - z at {level} (SE {se:.3f}, from the 95% interval; "
+                        f"power {equivalence_power(se, mismatch_margin, level):.2f} at a true mismatch of 0)",
+                    ),
                 )
             )
     for task in mental_truth["control_tasks"]:
