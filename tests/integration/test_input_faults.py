@@ -701,6 +701,22 @@ SETTING_FAULTS = {
         lambda c: c["mental"].setdefault("direct_bias", {}).__setitem__("min_pairs", 50),
         ("config key 'mental.direct_bias.min_pairs'", "50", "gender_pairs"),
     ),
+    "age bands out of order": (
+        lambda c: c["hurtful"].setdefault("intersections", {}).__setitem__("age_bands", [45, 18, 80, 65]),
+        ("config key 'hurtful.intersections.age_bands'", "[45, 18, 80, 65]", "rise strictly"),
+    ),
+    "a repeated age band": (
+        lambda c: c["hurtful"].setdefault("intersections", {}).__setitem__("age_bands", [18, 45, 45, 80]),
+        ("config key 'hurtful.intersections.age_bands'", "45 follows 45"),
+    ),
+    "too few null draws for BH to flag any task": (
+        lambda c: c["hurtful"].setdefault("intersections", {}).__setitem__("null_draws", 100),
+        ("config key 'hurtful.intersections.null_draws'", "100", ">= 1139"),
+    ),
+    "no mitigation method": (
+        lambda c: c["hurtful"].setdefault("mitigation", {}).__setitem__("methods", []),
+        ("config key 'hurtful.mitigation.methods'",),
+    ),
 }
 
 

@@ -528,3 +528,19 @@ def test_a_mitigated_model_without_classifiers_is_one_config_error():
     ):
         check_downstream_subsets(hurtful)
     check_downstream_subsets({**hurtful, "intersections": {"models": []}})
+
+
+@pytest.mark.parametrize(
+    ("edges", "message"),
+    [
+        ([45, 18, 80, 65], r"\[45, 18, 80, 65\] must rise strictly \(18 follows 45\)"),
+        ([18, 45, 45, 80], r"\[18, 45, 45, 80\] must rise strictly \(45 follows 45\)"),
+    ],
+)
+def test_age_bands_that_cannot_be_meant_are_one_config_error(edges, message):
+    from medbias.pipeline.config import MedbiasInputError, check_age_bands
+
+    with pytest.raises(MedbiasInputError, match=r"'hurtful.intersections.age_bands': " + message):
+        check_age_bands(edges)
+    check_age_bands([18, 45, 65, 80])
+    check_age_bands([18])

@@ -256,6 +256,7 @@ def enrol_registry_models(config: dict[str, Any]) -> dict[str, Any]:
             }
     if "hurtful" in config:
         check_downstream_subsets(config["hurtful"])
+        check_age_bands(config["hurtful"].get("intersections", {}).get("age_bands", []))
     return config
 
 
@@ -270,6 +271,17 @@ def check_downstream_subsets(hurtful: dict[str, Any]) -> None:
                     f"config key 'hurtful.{section}.models': {name!r} has no downstream classifiers "
                     f"(hurtful.downstream.models: {', '.join(downstream)})"
                 )
+
+
+def check_age_bands(edges: list[int]) -> None:
+    """The age bands' lower bounds must rise strictly (each band runs to the next bound): unsorted or
+    repeated bounds would put ages into bands their labels do not name, or make an empty band."""
+    for lower, upper in zip(edges, edges[1:]):
+        if upper <= lower:
+            raise MedbiasInputError(
+                f"config key 'hurtful.intersections.age_bands': {edges} must rise strictly ({upper} follows "
+                f"{lower}); each value is the lower bound of a band that runs to the next"
+            )
 
 
 def built_by_demo(path: str | Path, config: dict[str, Any]) -> bool:
