@@ -38,11 +38,6 @@ UNSURE_RATE = 0.02
 PLANTED_LABEL_BIAS: dict[str, dict[str, object]] = {
     "ALCOHOL.ABUSE": {"gender": "M", "rate": 0.3},
 }
-# The mental study's control task's column: every annotatable note that mentions its condition is
-# annotated first, so that both genders' positives are there in full (its carriers are exactly half
-# male) and its training cells fill alike; drawn at random among the notes that mention any annotated
-# condition, the smaller demo worlds left one or two positives of each gender (none to train on)
-CONTROL_COLUMNS = ("SCHIZOPHRENIA.AND.OTHER.PSYCHIATRIC.DISORDERS",)
 COLUMN_FROM_BENCHMARK = {
     "ADVANCED.HEART.DISEASE": "Congestive heart failure; nonhypertensive",
     "ADVANCED.LUNG.DISEASE": "Chronic obstructive pulmonary disease and bronchiectasis",
@@ -60,8 +55,7 @@ def generate_annotations(
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Annotate ``n_notes`` discharge summaries that mention no single-gender condition (half of them
     chosen among notes that mention a planted condition feeding a phenotype column, as the real set
-    over-samples such patients, those of the control columns first: ``CONTROL_COLUMNS``) by 2-3
-    annotators each. ``gender_by_subject`` (SUBJECT_ID -> M/F)
+    over-samples such patients) by 2-3 annotators each. ``gender_by_subject`` (SUBJECT_ID -> M/F)
     enables the planted label bias."""
     rng = np.random.default_rng(seed)
     candidates = notes[(notes["CATEGORY"] == "Discharge summary") & notes["HADM_ID"].notna()]
@@ -71,16 +65,12 @@ def generate_annotations(
         dtype=candidates["ROW_ID"].dtype,
     )
     annotated_conditions = {c.name for c in CONDITIONS if c.annotation}
-    control_conditions = {c.name for c in CONDITIONS if c.annotation in CONTROL_COLUMNS}
     mentioning = np.array([r for r in rows if note_mentions.get(r, set()) & annotated_conditions])
-    control = np.array([r for r in mentioning if note_mentions.get(r, set()) & control_conditions], dtype=rows.dtype)
     others = np.setdiff1d(rows, mentioning)
     n_mentioning = min(len(mentioning), n_notes // 2)
-    n_control = min(len(control), n_mentioning)
     chosen = np.concatenate(
         [
-            rng.choice(control, n_control, replace=False),
-            rng.choice(np.setdiff1d(mentioning, control), n_mentioning - n_control, replace=False),
+            rng.choice(mentioning, n_mentioning, replace=False),
             rng.choice(others, min(len(others), n_notes - n_mentioning), replace=False),
         ]
     )
