@@ -29,6 +29,26 @@ rule validation_benchmark_control:
         f"{SCRIPTS}/validation_benchmark_control.py"
 
 
+# the post-processor's interval coverage on simulated tasks (medbias.validation.post_processor_coverage)
+rule validation_post_processor_coverage:
+    output:
+        f"{RESULTS}/validation/post_processor_coverage.csv",
+    log:
+        f"{LOGS}/validation/post_processor_coverage.log",
+    benchmark:
+        f"{BENCHMARKS}/validation/post_processor_coverage.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=library_code("validation_post_processor_coverage.py"),
+        tasks=config["demo"]["validation"]["post_processor_tasks"],
+        replicates=DOWNSTREAM["bootstrap"],
+        settings=MITIGATION["threshold"],
+        seed=seed_for("validation_post_processor_coverage"),
+    script:
+        f"{SCRIPTS}/validation_post_processor_coverage.py"
+
+
 rule validation_error_rates:
     input:
         truth=f"{DEMO}/truth.json",
@@ -56,6 +76,12 @@ rule validation_error_rates:
         templates=LOGPROB["templates"],
         attributes=LOGPROB["attributes"],
         vignettes=[f"{VIGNETTE_DIR}/{m}/contrasts.csv" for m in VIGNETTE_TRAINED_MODELS],
+        post_processor=(
+            rules.validation_post_processor_coverage.output[0]
+            if MITIGATION_ASSESSED
+            and config["demo"]["validation"]["post_processor_tasks"]
+            else []
+        ),
     output:
         csv=f"{RESULTS}/validation/error_rates.csv",
         md=f"{RESULTS}/validation/error_rates.md",

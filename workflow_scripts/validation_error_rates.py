@@ -100,6 +100,14 @@ coverage, level = vignette_simulations(
 coverage.to_csv(out.coverage, index=False)
 level.to_csv(out.level, index=False)
 table.to_csv(out.csv, index=False)
-write_page(error_rates_page(table, coverage, level), out.md)
+write_page(
+    error_rates_page(
+        table,
+        coverage,
+        level,
+        pd.read_csv(snakemake.input.post_processor) if snakemake.input.post_processor else None,
+    ),
+    out.md,
+)
 plot_error_rates(table, out.png, out.pdf)
 log_rates(table, log)

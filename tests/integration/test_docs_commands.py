@@ -212,14 +212,14 @@ def test_note_lengths_measured_and_rerun(tmp_path):
 
 @pytest.mark.unit
 def test_the_post_processor_coverage_benchmark_on_a_few_tasks():
-    """The documented coverage benchmark with 6 tasks, 20 replicates and 10 validation draws for the
-    estimand in place of its sizes: it prints the coverage of each interval it measures."""
+    """The documented coverage benchmark (the demo's 20 refits) with 6 tasks, 20 replicates and 10
+    validation draws for the estimand in place of its sizes: it prints the coverage of each interval."""
     command = command_of(r"bench_post_processor_coverage\.py")
     small = re.sub(r"--tasks \d+", "--tasks 6", re.sub(r"--replicates \d+", "--replicates 20", command))
     result = run_as_typed(small + " --truth-fits 10", timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "test stays only, the procedure's expected gap: coverage" in result.stdout
-    assert "two-stage (refit per replicate), the procedure's expected gap: coverage" in result.stdout
+    assert "two-stage (20 refits), the procedure's expected gap: coverage" in result.stdout
     assert "6 tasks in" in result.stdout
 
 

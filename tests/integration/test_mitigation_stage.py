@@ -1,10 +1,10 @@
 """The mitigation stage and the intersectional analysis as the DAG runs them: on the demo world, the
-post-processor the stage fitted is fairlearn's ThresholdOptimizer refitted directly on the saved
-validation scores, it narrows the planted recall gap (and calls it closed only by its equivalence
-test), the intersectional table finds a gap planted in one cell that no per-attribute gap carries
-(when the world has one), and no worst intersectional recall cell of a task without an intersectional
-plant is significant after BH, the tasks with a per-gender plant included; on the wiring world every
-method, attribute and crossing has its outputs."""
+post-processor the stage fitted is fairlearn's ThresholdOptimizer refitted directly on the saved validation
+scores (and so are its refits on validation resamples), it narrows the planted recall gap (and calls it
+closed only by its equivalence test), the intersectional table finds a gap planted in one cell that no
+per-attribute gap carries (when the world has one), and no worst intersectional recall cell of a task
+without an intersectional plant is significant after BH, the tasks with a per-gender plant included; on
+the wiring world every method, attribute and crossing has its outputs."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 from conftest import run_config
 
 from medbias.core.seeds import rule_seed
-from medbias.studies.hurtful.mitigation import task_random_state
-from medbias.studies.hurtful.mitigation.threshold import fit_threshold_optimizer, fittable_groups
+from medbias.studies.hurtful.mitigation import REFIT_COLUMN, task_random_state
+from medbias.studies.hurtful.mitigation.threshold import fit_threshold_optimizer, fittable_groups, refit_decisions
 
 PLANTED_TARGETS = ("hurtful",)
 WIRING_TARGETS = ("hurtful",)
@@ -57,6 +57,14 @@ def test_the_stage_is_thresholdoptimizer_refitted_on_the_saved_validation_scores
     stage = stage[(stage["task"] == task) & (stage["attribute"] == "gender")]
     assert stage["ICUSTAY_ID"].tolist() == test["ICUSTAY_ID"].tolist()
     assert np.array_equal(stage["prediction"].to_numpy(), expected)
+    # the two-stage bootstrap's first stage: the same refits on the same validation resamples
+    rng = np.random.default_rng(task_random_state(seed, tasks.index(task), "gender:refits"))
+    refits = refit_decisions(validation, test, "gender", settings, settings["refits"], rng)
+    assert refits.shape == (len(test), settings["refits"]) > (len(test), 0)
+    assert np.array_equal(np.vstack(stage[REFIT_COLUMN].to_numpy()), refits)
+    changes = pd.read_parquet(downstream / "mitigation" / "gap_changes.parquet")
+    assert set(changes.loc[changes["method"] == "threshold", "after_refits"]) == {settings["refits"]}
+    assert set(changes.loc[changes["method"] != "threshold", "after_refits"]) == {0}
 
 
 def test_the_planted_gaps_are_closed_or_found_and_no_control_cell_flagged(planted_run, demo_truth):

@@ -11,9 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from medbias.metrics.bootstrap import within_label_resamples
+from medbias.metrics.bootstrap import within_label_resamples, within_strata_resamples
 from medbias.studies.hurtful.mitigation import (
     MITIGATIONS,
+    REFIT_COLUMN,
     MitigationInputs,
     RetrainingInputs,
     mitigation,
@@ -21,7 +22,7 @@ from medbias.studies.hurtful.mitigation import (
     task_random_state,
 )
 from medbias.studies.hurtful.mitigation.reweighing import kamiran_calders_weights, stay_weights
-from medbias.studies.hurtful.mitigation.threshold import fit_threshold_optimizer, fittable_groups
+from medbias.studies.hurtful.mitigation.threshold import fit_threshold_optimizer, fittable_groups, refit_decisions
 from medbias.studies.hurtful.mitigation_effects import (
     bootstrap_z_p,
     closures,
@@ -30,6 +31,7 @@ from medbias.studies.hurtful.mitigation_effects import (
     mitigation_summary,
     paired_gap_changes,
     paired_performance,
+    replicates_over_refits,
 )
 
 LOG = logging.getLogger("test")
@@ -39,6 +41,7 @@ THRESHOLD = {
     "grid_size": 1000,
     "min_positives": 5,
     "min_negatives": 5,
+    "refits": 0,
 }
 REDUCTIONS = {
     "constraints": "true_positive_rate_parity",
@@ -165,6 +168,113 @@ def test_a_group_too_small_to_fit_keeps_the_classifiers_predictions():
     assert t1["unfitted_test_rows"] == int((test["task"] == "t1").sum())
     got = predictions[predictions["task"] == "t1"]["prediction"].to_numpy()
     assert np.array_equal(got, test[test["task"] == "t1"]["prediction"].to_numpy())
+
+
+def test_strata_resamples_keep_every_stratum_s_rows_and_size():
+    strata = [np.array([4, 0]), np.array([1, 2, 5]), np.array([3])]
+    index = within_strata_resamples(strata, 6, 300, np.random.default_rng(0))
+    assert index.shape == (300, 6)
+    assert set(index[:, :2].ravel()) == {0, 4} and set(index[:, 2:5].ravel()) == {1, 2, 5}
+    assert (index[:, 5] == 3).all()
+    # the labels' resample is the two-stratum case, positives first
+    label = np.array([0, 1, 1, 0, 1])
+    assert np.array_equal(
+        within_label_resamples(label, 50, np.random.default_rng(3)),
+        within_strata_resamples([np.array([1, 2, 4]), np.array([0, 3])], 5, 50, np.random.default_rng(3)),
+    )
+    with pytest.raises(ValueError, match="cover 5 rows, not 6"):
+        within_strata_resamples([np.array([0, 1]), np.array([2, 3, 4])], 6, 2, np.random.default_rng(0))
+
+
+def test_replicate_b_is_scored_by_refit_b_mod_r():
+    refits = np.array([[0.0, 1.0, 0.5], [1.0, 1.0, 0.0]])  # two rows, three refits
+
+    def compute(decisions, chosen):
+        # the replicate numbers and the decisions they were given, so the pairing can be read back
+        return {"sum": decisions.sum() + 0 * chosen, "replicate": chosen.astype(float)}
+
+    values = replicates_over_refits(compute, refits, 7)
+    assert values["replicate"].tolist() == list(range(7))
+    assert values["sum"].tolist() == [1.0, 2.0, 0.5, 1.0, 2.0, 0.5, 1.0]
+    # fewer replicates than refits: the first ones only
+    assert replicates_over_refits(compute, refits, 2)["sum"].tolist() == [1.0, 2.0]
+
+
+def test_refits_that_repeat_the_fit_give_the_one_stage_intervals_and_varying_refits_widen_them():
+    label = np.array([1, 1, 0, 0, 1, 1, 0, 0] * 3)
+    group = np.array((["M"] * 4 + ["F"] * 4) * 3)
+    before = np.array([1, 0, 1, 0, 1, 1, 0, 0] * 3)
+    after = np.array([0.5, 1, 0.2, 0, 1, 0.7, 0, 0.1] * 3)
+    index = within_label_resamples(label, 400, np.random.default_rng(0))
+    minimum = {"rows": 1, "positives": 1, "negatives": 1}
+
+    def rows(refits):
+        changes = paired_gap_changes(before, after, label, group, ["M", "F"], index, minimum, after_refits=refits)
+        return {(r["group"], r["metric"]): r for r in changes}
+
+    one_stage, same = rows(None), rows(np.repeat(after[:, None], 25, axis=1))
+    for key, row in one_stage.items():
+        for column in ("gap_after", "ci_low_after", "ci_high_after", "se_after", "change", "p_change"):
+            assert same[key][column] == pytest.approx(row[column], nan_ok=True)
+    # refits whose recall of M swings between 0.25 and 1 around the fitted rule's
+    swing = np.repeat(after[:, None], 20, axis=1)
+    swing[(group == "M") & (label == 1), :10], swing[(group == "M") & (label == 1), 10:] = 0.25, 1.0
+    two_stage = rows(swing)
+    assert two_stage[("M", "recall")]["gap_after"] == one_stage[("M", "recall")]["gap_after"]  # the fit's value
+    assert two_stage[("M", "recall")]["se_after"] > 2 * one_stage[("M", "recall")]["se_after"]
+    performance = {
+        r["metric"]: r
+        for r in paired_performance(
+            np.linspace(0, 1, 24), before, np.linspace(0, 1, 24), after, label, index, changes_score=False
+        )
+    }
+    refitted = {
+        r["metric"]: r
+        for r in paired_performance(
+            np.linspace(0, 1, 24),
+            before,
+            np.linspace(0, 1, 24),
+            after,
+            label,
+            index,
+            changes_score=False,
+            after_refits=np.repeat(after[:, None], 25, axis=1),
+        )
+    }
+    for metric, row in performance.items():
+        assert refitted[metric]["after_low"] == pytest.approx(row["after_low"], nan_ok=True)
+        assert refitted[metric]["p_change"] == pytest.approx(row["p_change"], nan_ok=True)
+    with pytest.raises(ValueError, match="keeps the classifier's score"):
+        paired_performance(before, before, after, after, label, index, after_refits=swing)
+
+
+def test_threshold_refits_are_fairlearn_refitted_on_resamples_within_group_and_label():
+    validation, test = _scored_world(n=300)
+    settings = {**THRESHOLD, "refits": 6}
+    predictions, _ = run_mitigation("threshold", _inputs(validation, test), ["gender"], settings, LOG)
+    one_stage, _ = run_mitigation("threshold", _inputs(validation, test), ["gender"], THRESHOLD, LOG)
+    assert REFIT_COLUMN not in one_stage
+    # the fitted rule's own predictions are those of the run without refits
+    assert predictions.drop(columns=REFIT_COLUMN).equals(one_stage)
+    refits = np.vstack(predictions[REFIT_COLUMN].to_numpy())
+    assert refits.shape == (len(test), 6) and ((refits >= 0) & (refits <= 1)).all()
+    # by hand for t2: the same resamples, refitted with fairlearn
+    t = 1
+    rows_v, rows_t = validation[validation["task"] == "t2"], test[test["task"] == "t2"]
+    rng = np.random.default_rng(task_random_state(11, t, "gender:refits"))
+    expected = refit_decisions(rows_v, rows_t, "gender", settings, 6, rng)
+    assert np.array_equal(refits[(predictions["task"] == "t2").to_numpy()], expected)
+    strata = rows_v["gender"] + "|" + rows_v["label"].astype(str)
+    index = within_strata_resamples(
+        [np.flatnonzero(strata.to_numpy() == s) for s in sorted(set(strata))],
+        len(rows_v),
+        6,
+        np.random.default_rng(task_random_state(11, t, "gender:refits")),
+    )
+    optimizer = fit_threshold_optimizer(rows_v.iloc[index[2]], "gender", settings)
+    by_hand = optimizer._pmf_predict(rows_t[["probability"]].to_numpy(), sensitive_features=rows_t["gender"])[:, 1]
+    assert np.allclose(expected[:, 2], by_hand)
+    assert refits.std(axis=1).max() > 0  # the refits differ from one another
 
 
 def test_reweighing_and_reductions_retrain_on_the_features_and_repeat_exactly(tmp_path):

@@ -69,6 +69,7 @@ RULE_SEED_OFFSETS = {
     "audit_weat": 900,
     "audit_card": 910,
     "validation_error_rates": 0,
+    "validation_post_processor_coverage": 920,
     "validation_benchmark_control": 860,
 }
 

@@ -1,5 +1,5 @@
 """The bootstrap, in one place: with-replacement resamples as index matrices, their per-item counts
-and weights, the within-label resample of the fairness and performance intervals, and the
+and weights, the within-label (or within-stratum) resamples of the fairness and performance intervals, and the
 percentile interval that every study reports (Efron and Tibshirani 1993, ch. 13).
 
 Every engine that bootstraps (the WEAT/SEAT effect sizes and ECT of ``association``, Direct Bias,
@@ -30,17 +30,28 @@ def resample_weights(n: int, n_replicates: int, rng: np.random.Generator) -> np.
     return resample_counts(resample_indices(n, n_replicates, rng), n) / n
 
 
+def within_strata_resamples(
+    strata: list[np.ndarray], n_rows: int, n_replicates: int, rng: np.random.Generator
+) -> np.ndarray:
+    """(n_replicates, n_rows) index matrix: each stratum (an array of row numbers; together they cover
+    the rows once) is resampled with replacement among its own rows, so every replicate keeps each
+    stratum's size. The columns hold the strata in the order given."""
+    index = np.empty((n_replicates, n_rows), dtype=np.int64)
+    start = 0
+    for rows in strata:
+        if len(rows):
+            index[:, start : start + len(rows)] = rows[resample_indices(len(rows), n_replicates, rng)]
+        start += len(rows)
+    if start != n_rows:
+        raise ValueError(f"the strata cover {start} rows, not {n_rows}")
+    return index
+
+
 def within_label_resamples(label: np.ndarray, n_replicates: int, rng: np.random.Generator) -> np.ndarray:
     """(n_replicates, rows) index matrix: each replicate draws as many positives as there are, with
     replacement among the positives, and likewise for the negatives (the positives' columns first)."""
     label = np.asarray(label).astype(bool)
-    index = np.empty((n_replicates, len(label)), dtype=np.int64)
-    start = 0
-    for rows in (np.flatnonzero(label), np.flatnonzero(~label)):
-        if len(rows):
-            index[:, start : start + len(rows)] = rows[resample_indices(len(rows), n_replicates, rng)]
-        start += len(rows)
-    return index
+    return within_strata_resamples([np.flatnonzero(label), np.flatnonzero(~label)], len(label), n_replicates, rng)
 
 
 def percentile_interval(replicates: np.ndarray, level: float = 0.95) -> tuple[float, float]:

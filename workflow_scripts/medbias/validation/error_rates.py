@@ -79,11 +79,16 @@ def error_rates_table(rates: pd.DataFrame) -> PaperTable:
 
 
 def error_rates_page(
-    rates: pd.DataFrame, coverage: pd.DataFrame | None = None, level: pd.DataFrame | None = None
+    rates: pd.DataFrame,
+    coverage: pd.DataFrame | None = None,
+    level: pd.DataFrame | None = None,
+    post_processor: pd.DataFrame | None = None,
 ) -> PaperPage:
     """error_rates.md: the rates table with its notes, the measured coverage of the vignette
     contrasts' intervals (``vignette_coverage.coverage_table``), one row per scenario and case count,
-    and the measured level of their sign-flip tests (``vignette_coverage.minimum_effect_level``)."""
+    the measured level of their sign-flip tests (``vignette_coverage.minimum_effect_level``), and the
+    coverage of the post-processor's intervals (``post_processor_coverage``)."""
+    from medbias.validation.post_processor_coverage import NOTES as POST_PROCESSOR_NOTES
     from medbias.validation.vignette_coverage import COVERAGE_NOTES, LEVEL_NOTES
 
     page = table_page(error_rates_table(rates))
@@ -98,6 +103,11 @@ def error_rates_page(
         blocks += [
             Section(level.drop(columns=["true_mean"]), "Level of the vignette contrasts' sign-flip tests"),
             LEVEL_NOTES,
+        ]
+    if post_processor is not None and not post_processor.empty:
+        blocks += [
+            Section(post_processor, "Coverage of the post-processor's recall-gap intervals"),
+            POST_PROCESSOR_NOTES,
         ]
     return PaperPage(page.title, tuple(blocks))
 

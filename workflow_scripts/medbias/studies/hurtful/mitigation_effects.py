@@ -13,6 +13,13 @@ standard error, z = change / SD(replicate changes), which, unlike a count of rep
 least 2 / (R + 1)), can pass Benjamini-Hochberg over the tasks. The same holds for every cost (after -
 before).
 
+A method that refits on resamples of the validation stays (``threshold`` with ``refits`` R > 0: its
+predictions carry ``REFIT_COLUMN``) gets the two-stage bootstrap: the 'after' side of replicate b is the
+test resample b scored by refit b mod R (``replicates_over_refits``), so the intervals and SEs of the
+gaps and costs after, and of their changes, include the variance of the fitted thresholds; the observed
+values stay those of the rule fitted on all validation stays. ``after_refits`` in both tables says how
+many refits each row's intervals include (0: the fit treated as known).
+
 - a gap is *equivalent to 0* when two one-sided tests at alpha (its bootstrap SE, normal) put it
   within +-``equivalence_margin`` (``hurtful.mitigation.equivalence_margin``, fixed before the data);
 - a gap is *closed* when its change is a narrowing significant after BH over the tasks and the gap
@@ -31,7 +38,7 @@ before).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -51,6 +58,7 @@ from medbias.metrics.margins import equivalence_margin_se
 from medbias.metrics.performance import ranking_metrics
 from medbias.studies.hurtful.demographics import ATTRIBUTE_CLASSES
 from medbias.studies.hurtful.gaps import _task_rng
+from medbias.studies.hurtful.mitigation import REFIT_COLUMN
 
 DECISION_METRICS: tuple[str, ...] = ("accuracy", "balanced_accuracy", "tpr", "fpr", "ppv")
 RANKING_METRICS: tuple[str, ...] = ("auroc", "auprc")
@@ -83,6 +91,23 @@ def _interval(values: np.ndarray, level: float) -> tuple[float, float]:
     return percentile_interval(finite, level) if len(finite) else (float("nan"), float("nan"))
 
 
+def replicates_over_refits(
+    compute: Callable[[np.ndarray, np.ndarray], Mapping[str, np.ndarray]], refits: np.ndarray, n_replicates: int
+) -> dict[str, np.ndarray]:
+    """The second stage of the two-stage bootstrap: replicate b (of ``n_replicates``) computed on the
+    decisions of refit b mod R, where ``refits`` is (rows, R) and ``compute(decisions, replicates)``
+    returns name -> (len(replicates), ...) values for those replicate numbers. Returns name ->
+    (n_replicates, ...) in replicate order."""
+    assignment = np.arange(n_replicates) % refits.shape[1]
+    values: dict[str, np.ndarray] = {}
+    for r in range(min(refits.shape[1], n_replicates)):
+        chosen = np.flatnonzero(assignment == r)
+        for name, value in compute(refits[:, r], chosen).items():
+            value = np.asarray(value, dtype=float)
+            values.setdefault(name, np.full((n_replicates, *value.shape[1:]), np.nan))[chosen] = value
+    return values
+
+
 def paired_gap_changes(
     before: np.ndarray,
     after: np.ndarray,
@@ -93,13 +118,15 @@ def paired_gap_changes(
     minimum: Mapping[str, int],
     level: float = 0.95,
     equivalence_margin: float = 0.1,
+    after_refits: np.ndarray | None = None,
 ) -> list[dict]:
     """Every metric's gap per group (eq. 2) before and after, from the decisions ``before`` and
     ``after`` (0/1, or a randomised rule's probability of predicting positive: expected gaps), on the
     rows of the index matrix ``index`` (replicates x rows) for both: observed gaps, their intervals and
     bootstrap SEs, whether each interval excludes 0, whether each gap is equivalent to 0 within
     +-``equivalence_margin`` (two one-sided tests at 1 - ``level``: ``equivalence_margin_se`` >= 0), and
-    the change |after| - |before| with its interval and ``bootstrap_z_p``. Groups below ``minimum``
+    the change |after| - |before| with its interval and ``bootstrap_z_p``; ``after_refits`` (rows, R): the
+    'after' replicates of the two-stage bootstrap (``replicates_over_refits``). Groups below ``minimum``
     (rows, positives, negatives) get no gap, as in ``fairness_gaps``. Whether a gap closed or opened
     needs BH over the tasks: ``closures``."""
     position = {g: k for k, g in enumerate(order)}
@@ -114,7 +141,13 @@ def paired_gap_changes(
     }
     replicates = {
         "before": bootstrap_gaps(before, label, group_index, len(order), index, eligible),
-        "after": bootstrap_gaps(after, label, group_index, len(order), index, eligible),
+        "after": bootstrap_gaps(after, label, group_index, len(order), index, eligible)
+        if after_refits is None
+        else replicates_over_refits(
+            lambda refit, chosen: bootstrap_gaps(refit, label, group_index, len(order), index[chosen], eligible),
+            after_refits,
+            len(index),
+        ),
     }
     comparison = {m: farthest_groups(r) for m, r in eligible_rates(counts, eligible).items()}
     rows = []
@@ -188,32 +221,37 @@ def paired_performance(
     index: np.ndarray,
     level: float = 0.95,
     changes_score: bool = True,
+    after_refits: np.ndarray | None = None,
 ) -> list[dict]:
     """The costs before and after on the same resamples, with the change (after - before), its
     interval and ``bootstrap_z_p``: ``DECISION_METRICS`` of the decisions, and AUROC and AUPRC of the
     scores when the method changes the score, else of the decisions (``auroc_of_decisions``: the
     classifier's 0/1 decisions before, the method's decision probabilities after). Each row says what
-    it was measured on (``measured_on``)."""
+    it was measured on (``measured_on``). ``after_refits`` (rows, R): the 'after' replicates of the
+    two-stage bootstrap (``replicates_over_refits``), for a method that keeps the score."""
+    if after_refits is not None and changes_score:
+        raise ValueError("refitted decisions are for a method that keeps the classifier's score")
     label = np.asarray(label).astype(int)
     weights = resample_counts(index, len(label)).astype(float)
     ones = np.ones((1, len(label)))
-    ranked = (
-        {"before": before_score, "after": after_score}
-        if changes_score
-        else {
-            "before": before_decision,
-            "after": after_decision,
-        }
-    )
+    ranked = {"before": before_score, "after": after_score} if changes_score else None
+
+    def costs(decision: np.ndarray, score: np.ndarray, rows_weights: np.ndarray) -> dict[str, np.ndarray]:
+        values = decision_replicates(decision, label, rows_weights)
+        ranking = ranking_metrics(np.asarray(score, dtype=float), label, rows_weights)
+        return {**values, **{m if changes_score else m + OF_DECISIONS: ranking[m] for m in RANKING_METRICS}}
+
     values: dict[str, dict[str, tuple[float, np.ndarray]]] = {}
     for when, decision in (("before", before_decision), ("after", after_decision)):
-        observed, replicated = decision_replicates(decision, label, ones), decision_replicates(decision, label, weights)
-        values[when] = {m: (float(observed[m][0]), replicated[m]) for m in DECISION_METRICS}
-        score = np.asarray(ranked[when], dtype=float)
-        ranking, ranking_replicates = ranking_metrics(score, label), ranking_metrics(score, label, weights)
-        for metric in RANKING_METRICS:
-            name = metric if changes_score else metric + OF_DECISIONS
-            values[when][name] = (float(ranking[metric][0]), np.asarray(ranking_replicates[metric], dtype=float))
+        score = ranked[when] if ranked else decision
+        observed = costs(decision, score, ones)
+        if when == "after" and after_refits is not None:
+            replicated = replicates_over_refits(
+                lambda refit, chosen: costs(refit, refit, weights[chosen]), after_refits, len(index)
+            )
+        else:
+            replicated = costs(decision, score, weights)
+        values[when] = {m: (float(observed[m][0]), np.asarray(replicated[m], dtype=float)) for m in observed}
     rows = []
     for metric in values["before"]:
         measured_on = (
@@ -245,9 +283,11 @@ def paired_performance(
 
 def _aligned(before: pd.DataFrame, after: pd.DataFrame, method: str, task: str, attribute: str) -> pd.DataFrame:
     """One task's test stays with the classifier's prediction and the method's (``score_after``,
-    ``prediction_after``, ``decision_after``); a method that lacks or adds a stay is an error."""
+    ``prediction_after``, ``decision_after``, and ``REFIT_COLUMN`` when the method refitted); a method
+    that lacks or adds a stay is an error."""
+    kept = ["ICUSTAY_ID", "score", "prediction", "decision", *([REFIT_COLUMN] if REFIT_COLUMN in after else [])]
     merged = before.merge(
-        after[["ICUSTAY_ID", "score", "prediction", "decision"]].rename(
+        after[kept].rename(
             columns={"score": "score_after", "prediction": "prediction_after", "decision": "decision_after"}
         ),
         on="ICUSTAY_ID",
@@ -262,6 +302,13 @@ def _aligned(before: pd.DataFrame, after: pd.DataFrame, method: str, task: str, 
             f"and miss {missing} of its stays"
         )
     return merged.drop(columns="_merge")
+
+
+def refit_matrix(frame: pd.DataFrame) -> np.ndarray | None:
+    """(rows, R) decisions of ``_aligned``'s frame under the method's refits; None when it has none."""
+    if REFIT_COLUMN not in frame or not len(frame) or not len(frame[REFIT_COLUMN].iloc[0]):
+        return None
+    return np.vstack(frame[REFIT_COLUMN].to_numpy()).astype(float)
 
 
 def changes_the_task(frame: pd.DataFrame) -> bool:
@@ -309,7 +356,14 @@ def mitigation_effects(
                 )
                 changed = changes_the_task(frame)
                 changed_tasks += changed
-                keys = {"method": method, "attribute": attribute, "task": task, "changed": changed}
+                refits = refit_matrix(frame)
+                keys = {
+                    "method": method,
+                    "attribute": attribute,
+                    "task": task,
+                    "changed": changed,
+                    "after_refits": 0 if refits is None else refits.shape[1],
+                }
                 label = frame["label"].to_numpy()
                 index = within_label_resamples(label, n_replicates, np.random.default_rng([seed, t]))
                 for row in paired_performance(
@@ -321,6 +375,7 @@ def mitigation_effects(
                     index,
                     level,
                     changes_score,
+                    refits,
                 ):
                     performance_rows.append({**keys, **row})
                 groups = frame[attribute].astype(str)
@@ -340,6 +395,7 @@ def mitigation_effects(
                     minimum,
                     level,
                     equivalence_margin,
+                    None if refits is None else refits[keep.to_numpy()],
                 ):
                     gap_rows.append({**keys, **row})
             if log:
@@ -390,6 +446,7 @@ def mitigation_summary(gaps: pd.DataFrame) -> pd.DataFrame:
             widened_bh=("widened", "sum"),
             closed=("closed", "sum"),
             opened=("opened", "sum"),
+            after_refits=("after_refits", "max"),
         )
         .reset_index()
     )
@@ -417,6 +474,7 @@ def cost_summary(performance: pd.DataFrame) -> pd.DataFrame:
             median_change=("change", "median"),
             fell_bh=("fell", "sum"),
             rose_bh=("rose", "sum"),
+            after_refits=("after_refits", "max"),
         )
         .reset_index()
     )
@@ -431,6 +489,7 @@ def cost_summary(performance: pd.DataFrame) -> pd.DataFrame:
             "median_change",
             "fell_bh",
             "rose_bh",
+            "after_refits",
         ]
     ]
 
@@ -450,6 +509,12 @@ METHOD_NOTE = (
     "ExponentiatedGradient over a logistic regression on stay-averaged features: its change includes the change of "
     "learner; randomised too), reweighing (Kamiran-Calders weights in the chosen network's loss), adversarial (the "
     "classifier on the adversarially pretrained encoder"
+)
+
+REFIT_NOTE = (
+    "after_refits: how many refits of the method on resamples of the validation stays (within group and label) the "
+    "intervals, SEs and tests after include (the two-stage bootstrap: test resample b scored by refit b mod R); 0: "
+    "the method's fit treated as known (hurtful.mitigation.threshold.refits)."
 )
 
 
@@ -476,6 +541,7 @@ def summary_table(
         f"Before and after are measured on the same {bootstrap:,} resamples of the test stays (within label), so "
         "the 'before' intervals are those of gaps.parquet. Costs: cost.md; per gap: gap_changes.parquet; per task "
         "and cost: performance_changes.csv.",
+        REFIT_NOTE,
         _method_note(encoders),
     ]
     return PaperTable(
@@ -500,6 +566,7 @@ def cost_table(cost: pd.DataFrame, bootstrap: int, alpha: float, encoders: Mappi
         "post-processor keeps the classifier's score, so auroc_of_decisions and auprc_of_decisions compare its "
         "decision probabilities with the classifier's own 0/1 decisions (for 0/1 decisions AUROC equals balanced "
         "accuracy).",
+        REFIT_NOTE,
         _method_note(encoders),
     ]
     return PaperTable(

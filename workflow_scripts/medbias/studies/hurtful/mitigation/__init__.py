@@ -31,6 +31,9 @@ import pandas as pd
 
 # the columns of a method's predictions (one row per attribute, task and test stay)
 PREDICTION_COLUMNS: tuple[str, ...] = ("attribute", "task", "ICUSTAY_ID", "score", "prediction", "decision")
+# a method whose fit is redone on resamples of the validation stays (``threshold`` with ``refits``) adds,
+# per test stay, its decision under each refit: the first stage of the two-stage bootstrap
+REFIT_COLUMN = "refit_decisions"
 # the columns of a method's fit report (one row per attribute and task)
 FIT_COLUMNS: tuple[str, ...] = ("attribute", "task", "fitted_groups", "unfitted_groups", "unfitted_test_rows", "note")
 
@@ -156,7 +159,8 @@ def mitigation(name: str) -> Mitigation:
 def run_mitigation(
     name: str, inputs: MitigationInputs, attributes: list[str], settings: Mapping[str, Any], log
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Method ``name``'s predictions and fit report for every attribute, in ``attributes``' order."""
+    """Method ``name``'s predictions and fit report for every attribute, in ``attributes``' order; the
+    predictions keep ``REFIT_COLUMN`` when the method wrote it."""
     method = mitigation(name)
     predictions, fits = [], []
     for attribute in attributes:
@@ -164,8 +168,9 @@ def run_mitigation(
         frame, fit = method.mitigate(inputs, attribute, settings, log)
         predictions.append(frame)
         fits.append(fit)
+    frame = pd.concat(predictions, ignore_index=True)
     return (
-        pd.concat(predictions, ignore_index=True)[list(PREDICTION_COLUMNS)],
+        frame[[*PREDICTION_COLUMNS, *([REFIT_COLUMN] if REFIT_COLUMN in frame else [])]],
         pd.concat(fits, ignore_index=True)[list(FIT_COLUMNS)],
     )
 

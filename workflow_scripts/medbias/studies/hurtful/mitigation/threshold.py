@@ -9,6 +9,15 @@ its decision is the probability of a positive prediction (fairlearn's ``_pmf_pre
 the gaps and costs are expected values. The score stays the classifier's: a post-processor does not
 rank stays, so its AUROC is measured on the decisions, against the classifier's own decisions.
 
+With ``refits`` R > 0 the fit is also redone on R resamples of the validation stays, within each
+(group, label) stratum so that every group keeps its positives and negatives, and each test stay's
+decision under each refit is written beside its decision (``REFIT_COLUMN``): the first stage of the
+two-stage bootstrap with which ``mitigation_effects`` puts the fitting's own variance into the
+intervals of the gaps and costs after (replicate b of the test stays is scored by refit b mod R). With
+R = 0 the thresholds are treated as known. The stage's intervals that treat them as known covered the
+procedure's expected recall gap in 81% of simulated tasks of the demo's size, the two-stage ones in
+97% (``tests/benchmarks/bench_post_processor_coverage.py``).
+
 A group needs ``min_positives`` positives and ``min_negatives`` negatives among the validation stays
 to get thresholds of its own; the validation rows of smaller groups are left out of the fit and their
 test rows keep the classifier's own prediction and score (the fit report names them). Post-processing
@@ -24,8 +33,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medbias.metrics.bootstrap import within_strata_resamples
 from medbias.studies.hurtful.mitigation import (
     FIT_COLUMNS,
+    REFIT_COLUMN,
     Mitigation,
     MitigationInputs,
     predictions_frame,
@@ -80,12 +91,43 @@ def fit_threshold_optimizer(validation: pd.DataFrame, attribute: str, settings: 
     )
 
 
+def decision_probabilities(optimizer, stays: pd.DataFrame, attribute: str) -> np.ndarray:
+    """The fitted rule's probability of a positive decision for each of these stays (fairlearn's
+    ``_pmf_predict``): the expected decision over the rule's draws."""
+    x = stays[["probability"]].to_numpy()
+    return optimizer._pmf_predict(x, sensitive_features=stays[attribute].astype(str).to_numpy())[:, 1]
+
+
+def refit_decisions(
+    validation: pd.DataFrame,
+    test: pd.DataFrame,
+    attribute: str,
+    settings: Mapping[str, Any],
+    refits: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """(test rows, ``refits``) decision probabilities of the ``test`` stays under ``fit_threshold_optimizer``
+    refitted on each of ``refits`` resamples of the ``validation`` stays drawn within every (group,
+    label) stratum (``within_strata_resamples``)."""
+    strata = validation[attribute].astype(str).to_numpy() + "|" + validation["label"].astype(int).astype(str).to_numpy()
+    rows = [np.flatnonzero(strata == stratum) for stratum in sorted(set(strata))]
+    index = within_strata_resamples(rows, len(validation), refits, rng)
+    decisions = np.empty((len(test), refits))
+    for r in range(refits):
+        optimizer = fit_threshold_optimizer(validation.iloc[index[r]], attribute, settings)
+        decisions[:, r] = decision_probabilities(optimizer, test, attribute)
+    return decisions
+
+
 def threshold_predictions(
     inputs: MitigationInputs, attribute: str, settings: Mapping[str, Any], log
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per task: ``fit_threshold_optimizer`` on the validation stays of the groups that
-    ``fittable_groups`` keeps, then the test stays' scores and seeded predictions."""
+    ``fittable_groups`` keeps, then the test stays' scores and seeded predictions; with ``refits`` > 0
+    each test stay's decisions under the refits too (``refit_decisions``; a stay the rule does not
+    reach keeps the classifier's prediction in every refit)."""
     frames, fits = [], []
+    refits = int(settings["refits"])
     for t, task in enumerate(inputs.tasks["task"]):
         validation = inputs.validation[inputs.validation["task"] == task]
         test = inputs.test[inputs.test["task"] == task]
@@ -93,24 +135,30 @@ def threshold_predictions(
         score = test["probability"].to_numpy(dtype=float)
         prediction = test["prediction"].to_numpy().astype(int).copy()
         decision = prediction.astype(float)
+        refitted = np.repeat(decision[:, None], refits, axis=1)
         fitted = test[attribute].astype(str).isin(groups).to_numpy().copy()
         note = ""
         if len(groups) >= 2:
-            optimizer = fit_threshold_optimizer(
-                validation[validation[attribute].astype(str).isin(groups)], attribute, settings
-            )
-            x = test.loc[fitted, ["probability"]].to_numpy()
-            sensitive = test.loc[fitted, attribute].astype(str).to_numpy()
+            fit_rows = validation[validation[attribute].astype(str).isin(groups)]
+            optimizer = fit_threshold_optimizer(fit_rows, attribute, settings)
             if fitted.any():
-                decision[fitted] = optimizer._pmf_predict(x, sensitive_features=sensitive)[:, 1]
+                decision[fitted] = decision_probabilities(optimizer, test[fitted], attribute)
                 prediction[fitted] = optimizer.predict(
-                    x, sensitive_features=sensitive, random_state=task_random_state(inputs.seed, t, attribute)
+                    test.loc[fitted, ["probability"]].to_numpy(),
+                    sensitive_features=test.loc[fitted, attribute].astype(str).to_numpy(),
+                    random_state=task_random_state(inputs.seed, t, attribute),
                 )
+                if refits:
+                    rng = np.random.default_rng(task_random_state(inputs.seed, t, attribute + ":refits"))
+                    refitted[fitted] = refit_decisions(fit_rows, test[fitted], attribute, settings, refits, rng)
         else:
             fitted[:] = False
             note = "fewer than two groups with enough validation positives and negatives: not mitigated"
         unfitted = sorted(set(test[attribute].astype(str)) - set(groups)) if len(groups) >= 2 else []
-        frames.append(predictions_frame(attribute, task, test["ICUSTAY_ID"], score, prediction, decision))
+        frame = predictions_frame(attribute, task, test["ICUSTAY_ID"], score, prediction, decision)
+        if refits:
+            frame[REFIT_COLUMN] = list(refitted)
+        frames.append(frame)
         fits.append(
             {
                 "attribute": attribute,
@@ -123,6 +171,12 @@ def threshold_predictions(
         )
         if note:
             log.info("threshold %s %s: %s", task, attribute, note)
+    if refits:
+        log.info(
+            "threshold %s: each fitted task refitted on %d resamples of its validation stays (within group and label)",
+            attribute,
+            refits,
+        )
     return pd.concat(frames, ignore_index=True), pd.DataFrame(fits, columns=list(FIT_COLUMNS))
 
 
