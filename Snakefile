@@ -66,6 +66,9 @@ cache_rules, cache_notice = usable_cache_rules(
 workflow.workflow_settings.cache = cache_rules
 if cache_notice:
     print(cache_notice, file=sys.stderr)
+# the rules eligible for caching are marked so only when caching is on: Snakemake otherwise prints
+# one "eligible for caching" line per such rule on every command
+CACHE = "omit-software" if cache_rules is not None else False
 
 
 # a run killed outright (kill -9, a lost node) leaves its locks: the next run on this host

@@ -300,6 +300,27 @@ def mental_embedding_gpus(name):
 # study "plm": every model plain, and debiased by each configured method it can take
 PLM_CONFIG = config["plm"]
 PLM_BENCHMARKS = PLM_CONFIG["benchmarks"]
+# what one model's SEAT run and benchmark job read (their params): the tables' averages, figure, alpha and
+# sample sizes are the table rules', and the untrained control's seeds and pairs its own rule's
+SEAT_RUN = {
+    k: v for k, v in PLM_CONFIG["seat"].items() if k not in ("averages", "figure")
+}
+BENCHMARK_RUN = {
+    k: PLM_BENCHMARKS[k]
+    for k in (
+        "suite",
+        "wikitext_paragraphs",
+        "seat_tests",
+        "causal_score",
+        "crows_rules",
+        "seat_null_draws",
+        "seat_null_words",
+        "seat_null_templates",
+        "bootstrap",
+        "untrained_reference",
+        "self_debias",
+    )
+}
 # the benchmark plug-ins' per-evaluation files (key -> file name) and what their scoring job reads
 BENCHMARK_FILES = plan.benchmark_files(PLM_BENCHMARKS["suite"])
 BENCHMARK_INPUTS = plan.benchmark_inputs(PLM_BENCHMARKS["suite"], config, PLM)
@@ -427,6 +448,26 @@ def library_code(script):
 
 
 SCHEMA = load_schema(Path(workflow.basedir) / "config" / "schema.yaml")
+
+
+# the settings that shape the downstream classifiers, and the gaps measured on their predictions: a rule's
+# settings note (a param) names only the keys its outputs depend on, so another key does not rerun it
+CLASSIFIER_KEYS = tuple(
+    f"hurtful.downstream.{k}"
+    for k in (
+        "layers",
+        "grid",
+        "c_grid",
+        "max_epochs",
+        "patience",
+        "batch_size",
+        "learning_rate",
+    )
+)
+GAP_KEYS = tuple(
+    f"hurtful.downstream.{k}"
+    for k in ("bootstrap", "alpha", "attributes", "min_group", "excluded_subgroups")
+)
 
 
 def hyperparameter_notes(*prefixes):

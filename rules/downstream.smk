@@ -15,7 +15,7 @@ rule hurtful_features:
         summary=f"{DOWNSTREAM_DIR}/{{model}}/features.json",
     log:
         f"{LOGS}/hurtful/features_{{model}}.log",
-    cache: "omit-software"
+    cache: CACHE
     conda:
         "../envs/gpu.yaml"
     threads: 2
@@ -202,7 +202,7 @@ rule hurtful_mitigation:
         "../envs/cpu.yaml"
     params:
         code=library_code("hurtful_mitigation.py"),
-        settings=hyperparameter_notes("hurtful.downstream", "hurtful.mitigation"),
+        settings=hyperparameter_notes(*CLASSIFIER_KEYS, *GAP_KEYS, "hurtful.mitigation"),
         models=MITIGATION["models"],
         methods=MITIGATION["methods"],
         jobs=plan.mitigation_jobs(MITIGATION),

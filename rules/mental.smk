@@ -62,7 +62,7 @@ rule mental_features:
         summary=f"{MENTAL}/features/{{embedding}}.json",
     log:
         f"{LOGS}/mental/features_{{embedding}}.log",
-    cache: "omit-software"
+    cache: CACHE
     conda:
         "../envs/gpu.yaml"
     threads: 2

@@ -32,7 +32,7 @@ rule plm_dropout:
         directory(f"{PLM}/dropout_models/{{model}}"),
     log:
         f"{LOGS}/plm/dropout_{{model}}.log",
-    cache: "omit-software"
+    cache: CACHE
     conda:
         "../envs/gpu.yaml"
     threads: 2
@@ -60,7 +60,7 @@ rule plm_cda:
         directory(f"{PLM}/cda_{{cda_type}}_models/{{model}}"),
     log:
         f"{LOGS}/plm/cda_{{cda_type}}_{{model}}.log",
-    cache: "omit-software"
+    cache: CACHE
     conda:
         "../envs/gpu.yaml"
     threads: 2
@@ -140,7 +140,7 @@ rule plm_evaluate:
         model=lambda wc: wc.model,
         debias=lambda wc: wc.debias,
         entry=lambda wc: plm_model_entry(wc.model, wc.debias),
-        seat=PLM_CONFIG["seat"],
+        seat=SEAT_RUN,
         families=list(PLM_CONFIG["stereoset"]["families"]),
         ties_as_half=PLM_CONFIG["stereoset"]["ties_as_half"],
         batch_size=PLM_CONFIG["batch_size"],
@@ -201,8 +201,8 @@ rule plm_benchmark:
         model=lambda wc: wc.model,
         debias=lambda wc: wc.debias,
         entry=lambda wc: plm_model_entry(wc.model, wc.debias),
-        settings=PLM_BENCHMARKS,
-        seat=PLM_CONFIG["seat"],
+        settings=BENCHMARK_RUN,
+        seat={k: SEAT_RUN[k] for k in ("permutation_budget", "alternative")},
         held_out_texts=PLM_CONFIG["debias"]["dropout"]["held_out_texts"],
         perplexity_length=PLM_CONFIG["debias"]["dropout"]["max_length"],
         batch_size=PLM_CONFIG["batch_size"],

@@ -15,7 +15,7 @@ rule hurtful_pretrain:
         summary=f"{HURTFUL}/pretrain/{{variant}}.json",
     log:
         f"{LOGS}/hurtful/pretrain_{{variant}}.log",
-    cache: "omit-software"
+    cache: CACHE
     priority: CRITICAL_PATH_PRIORITY
     conda:
         "../envs/gpu.yaml"

@@ -55,7 +55,7 @@ rule rios_word2vec:
         f"{LOGS}/rios/word2vec_{{decade}}_replicate{{replicate}}.log",
     wildcard_constraints:
         replicate=RIOS_SEARCHED_REPLICATES,
-    cache: "omit-software"
+    cache: CACHE
     priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -89,7 +89,7 @@ rule rios_word2vec_replicate:
         f"{LOGS}/rios/word2vec_{{decade}}_replicate{{replicate}}.log",
     wildcard_constraints:
         replicate=RIOS_RETRAINED_REPLICATES,
-    cache: "omit-software"
+    cache: CACHE
     priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -189,7 +189,18 @@ rule rios_weat:
         "../envs/cpu.yaml"
     params:
         code=library_code("rios_weat.py"),
-        settings=hyperparameter_notes("rios"),
+        settings=hyperparameter_notes(
+            "rios.decades",
+            "rios.replicates",
+            "rios.word2vec",
+            "rios.permutation_budget",
+            "rios.calibrated_null_draws",
+            "rios.document_null_draws",
+            "rios.document_null_tokens",
+            "rios.alternative",
+            "rios.bootstrap",
+            "rios.min_set_fraction",
+        ),
         decades=RIOS_DECADES,
         seed=seed_for("rios_weat"),
         budget=config["rios"]["permutation_budget"],
@@ -225,7 +236,9 @@ rule rios_ect:
         "../envs/cpu.yaml"
     params:
         code=library_code("rios_ect.py"),
-        settings=hyperparameter_notes("rios"),
+        settings=hyperparameter_notes(
+            "rios.decades", "rios.word2vec", "rios.bootstrap", "rios.min_set_fraction"
+        ),
         decades=RIOS_DECADES,
         seed=seed_for("rios_ect"),
         bootstrap=config["rios"]["bootstrap"],
@@ -257,7 +270,9 @@ rule rios_ripa:
         "../envs/cpu.yaml"
     params:
         code=library_code("rios_ripa.py"),
-        settings=hyperparameter_notes("rios"),
+        settings=hyperparameter_notes(
+            "rios.decades", "rios.word2vec", "rios.min_set_fraction", "rios.ripa_top"
+        ),
         decades=RIOS_DECADES,
         top=config["rios"]["ripa_top"],
         min_fraction=config["rios"]["min_set_fraction"],

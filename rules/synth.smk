@@ -113,7 +113,7 @@ rule synth_plm_model:
         directory(f"{DEMO}/models/tiny-plm-{{plm_arch}}"),
     log:
         f"{LOGS}/synth/tiny_plm_model_{{plm_arch}}.log",
-    cache: "omit-software"
+    cache: CACHE
     priority: LONG_TRAINING_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -181,7 +181,7 @@ rule synth_vignette_model:
         directory(f"{DEMO}/models/tiny-vignette-{{vignette_arch}}"),
     log:
         f"{LOGS}/synth/tiny_vignette_model_{{vignette_arch}}.log",
-    cache: "omit-software"
+    cache: CACHE
     priority: LONG_TRAINING_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -234,7 +234,7 @@ rule synth_tiny_model:
         directory(f"{DEMO}/models/tiny-{{arch}}"),
     log:
         f"{LOGS}/synth/tiny_model_{{arch}}.log",
-    cache: "omit-software"
+    cache: CACHE
     priority: CRITICAL_PATH_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -261,7 +261,7 @@ rule synth_word_vectors:
         f"{DEMO}/word-vectors/{{corpus}}-w2v.bin",
     log:
         f"{LOGS}/synth/word_vectors_{{corpus}}.log",
-    cache: "omit-software"
+    cache: CACHE
     conda:
         "../envs/cpu.yaml"
     threads: 1

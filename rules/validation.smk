@@ -22,7 +22,17 @@ rule validation_benchmark_control:
         code=library_code("validation_benchmark_control.py"),
         architectures=PLM_ARCHS,
         kinds=[PLM_ARCH_KINDS[arch] for arch in PLM_ARCHS],
-        settings=PLM_BENCHMARKS,
+        settings={
+            k: PLM_BENCHMARKS[k]
+            for k in (
+                "control_pairs",
+                "control_seeds",
+                "permutations",
+                "alpha",
+                "crows_rules",
+                "causal_score",
+            )
+        },
         batch_size=PLM_CONFIG["batch_size"],
         seed=seed_for("validation_benchmark_control"),
     script:

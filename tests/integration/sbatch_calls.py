@@ -26,8 +26,10 @@ def _print_sbatch_call(self, job):
         "run_uuid": "medbias-test",
         "slurm_logfile": "slurm.log",
         "comment_str": f"rule_{job.name}",
-        "account": "",
-        "partition": "",
+        # the plugin's -A and -p from the resources, as it sends them (it checks the account with sacctmgr
+        # first, and without one guesses it)
+        "account": f" -A {job.resources.get('slurm_account')}" if job.resources.get("slurm_account") else "",
+        "partition": f" -p {job.resources.get('slurm_partition')}" if job.resources.get("slurm_partition") else "",
         "workdir": ".",
     }
     workflow = job.dag.workflow

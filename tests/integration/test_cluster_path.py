@@ -63,9 +63,11 @@ def fake_real(tmp_path) -> tuple[Path, dict]:
     return write_config(tmp_path / "mimic.yaml", config), config
 
 
-def _sbatch_lines(configfile: Path, workdir: Path) -> tuple[list[tuple[str, dict, str]], set[str]]:
+def _sbatch_lines(
+    configfile: Path, workdir: Path, extra: tuple[str, ...] = ()
+) -> tuple[list[tuple[str, dict, str]], set[str]]:
     result = _as_typed(
-        ["-n", "--profile", "slurm", "--configfile", str(configfile)],
+        ["-n", "--profile", "slurm", "--configfile", str(configfile), *extra],
         workdir,
         program=[sys.executable, str(SBATCH_CALLS)],
     )
@@ -211,6 +213,23 @@ def _readme_commands() -> list[str]:
             if line.startswith("snakemake"):
                 commands.append(line)
     return commands
+
+
+def test_account_and_partition_from_the_command_line(fake_real, tmp_path):
+    """docs/cluster.md's command as printed (config/mimic.yaml: the fake tree's), dry-run through the
+    plugin's own sbatch line: every job names the account and partition, and the profile's defaults the
+    command restates (60 minutes, 4 GB) stay on the light rules, the heavy rules' own sizes on theirs."""
+    configfile, _ = fake_real
+    section = _section("docs/cluster.md", "The SLURM profile")
+    command = [line for line in section.splitlines() if "slurm_account=" in line]
+    assert len(command) == 1 and command[0].startswith("snakemake --profile slurm --configfile config/mimic.yaml ")
+    extra = shlex.split(command[0].split("config/mimic.yaml", 1)[1])
+    calls, _ = _sbatch_lines(configfile, tmp_path, tuple(extra))
+    assert calls and all(" -A my_account" in call and " -p my_partition" in call for _, _, call in calls)
+    light = [call for rule, _, call in calls if rule not in PROFILE["set-resources"]]
+    assert light and all(" -t 60 " in call and " --mem 4000 " in call for call in light)
+    ingest = next(call for rule, _, call in calls if rule == "mimic_ingest")
+    assert " -t 240 " in ingest and " --mem 32000 " in ingest
 
 
 def test_readme_real_world_commands_run_over_the_fake_input_tree(fake_real, tmp_path):

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, demo_config
+import yaml
+from conftest import REPO, demo_config, run_snakemake
 
 WIRING_TARGETS = ("all",)  # the profile command reads the wiring world's finished run
 
@@ -22,10 +23,17 @@ PYTHON = str(Path(sys.executable))
 RUN_BY = [
     (r"^bash scripts/demo\.sh\b", "test_docs_commands.py", "test_the_demo_command_plans_the_planted_tiers_world"),
     (r"^bash scripts/test\.sh\b", "test_docs_commands.py", "test_the_test_command_is_what_ci_runs"),
+    (r"--default-resources slurm_account=", "test_cluster_path.py", "test_account_and_partition_from_the_command_line"),
     (
         r"^snakemake .*--configfile config/mimic\.yaml",
         "test_cluster_path.py",
         "test_readme_real_world_commands_run_over_the_fake_input_tree",
+    ),
+    (r"^printf 'rios:", "test_docs_commands.py", "test_one_changed_setting_plans_only_the_jobs_that_read_it"),
+    (
+        r"^snakemake -n --configfile config/config\.yaml my_settings\.yaml",
+        "test_docs_commands.py",
+        "test_one_changed_setting_plans_only_the_jobs_that_read_it",
     ),
     (r"profile_run\.py", "test_docs_commands.py", "test_the_profile_of_a_finished_run"),
     (r"power_runs\.py --gather", "test_validation.py", "test_the_power_command_gathers_a_finished_world"),
@@ -226,6 +234,65 @@ def test_the_post_processor_coverage_benchmark_on_a_few_tasks():
 def _absolute(command: str) -> str:
     """``command`` with the repository's own paths made absolute, to run it from another folder."""
     return re.sub(r"(?<![\w/])(tests/benchmarks/|config/|scripts/)", lambda m: f"{REPO}/{m.group(1)}", command)
+
+
+def planned_rules(output: str) -> set[str]:
+    """The rules of a dry run's job table (none when it has nothing to do)."""
+    if "Job stats:" not in output:
+        return set()
+    start = output.index("Job stats:")
+    stats = output[start : output.index("\ntotal", start)].splitlines()[3:]
+    return {line.split()[0] for line in stats if line.strip()}
+
+
+# one key per study, and the rules (beside report pages and study lists) that read it or what it shaped
+ONE_SETTING = {
+    "rios": ("rios:\n  ripa_top: 15\n", {"rios_ripa"}),
+    # the tables' tests and the untrained control's (which the error-rate table reads), not a scoring job
+    "plm": (
+        "plm:\n  benchmarks:\n    alpha: 0.01\n",
+        {"plm_benchmark_tables", "validation_benchmark_control", "validation_error_rates"},
+    ),
+    # Figure 2's axes: its rule also writes the SEAT table the validation reads (and no scoring job reads it)
+    "plm figure": (
+        "plm:\n  seat:\n    figure: {x: lgbtq_seat, y: race_seat}\n",
+        {"plm_tables", "validation_error_rates", "validation_planted_recovery"},
+    ),
+    "mental": ("mental:\n  lime:\n    samples: 300\n", {"mental_lime"}),
+    "hurtful": (
+        "hurtful:\n  mitigation:\n    equivalence_margin: 0.2\n",
+        {"hurtful_mitigation", "validation_error_rates", "validation_planted_recovery"},
+    ),
+}
+
+
+@pytest.mark.wiring
+def test_one_changed_setting_plans_only_the_jobs_that_read_it(wiring_study):
+    """The README's settings file, on the finished wiring world (its own config in place of
+    config/config.yaml, whose world is the demo's): the dry run plans nothing without it; with it, only
+    the jobs that read the changed key and what reads their outputs; their reasons list no setting of
+    another rule. The same for one key of each other study (written the same way)."""
+    run = wiring_study()
+    unchanged = run_snakemake(["-n", "--configfile", "config.yaml"], run)
+    assert unchanged.returncode == 0 and "Nothing to be done" in unchanged.stdout + unchanged.stderr
+    assert planned_rules(unchanged.stdout + unchanged.stderr) == set()
+    written = run_as_typed(command_of(r"^printf 'rios:"), cwd=run)
+    assert written.returncode == 0
+    assert yaml.safe_load((run / "my_settings.yaml").read_text()) == yaml.safe_load(ONE_SETTING["rios"][0])
+    assert command_of(r"^snakemake -n --configfile config/config\.yaml my_settings\.yaml").split()[1:] == [
+        "-n",
+        "--configfile",
+        "config/config.yaml",
+        "my_settings.yaml",
+    ]
+    for study, (text, expected) in ONE_SETTING.items():
+        (run / "my_settings.yaml").write_text(text)
+        result = run_snakemake(["-n", "--configfile", "config.yaml", "my_settings.yaml"], run)
+        output = result.stdout + result.stderr
+        assert result.returncode == 0, output[-3000:]
+        assert planned_rules(output) - {"all", "report_page", "study_index"} == expected, study
+        assert "rios.bootstrap" not in output or study != "rios", "a rios rule that does not read it lists it"
+    (run / "my_settings.yaml").unlink()
 
 
 @pytest.mark.wiring

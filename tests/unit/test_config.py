@@ -226,6 +226,40 @@ def test_schema_errors_name_the_key(edit, expected):
     assert "\n" not in str(error.value)
 
 
+def test_values_nested_in_command_line_config_are_typed_as_the_schema_says():
+    """Snakemake passes ``--config 'rios={ripa_top: 15}'``'s nested values as strings (YAML's base
+    loader): each is read as the type the schema allows, and a string the schema allows stays one."""
+    from medbias.pipeline.config import resolve_config, typed_as_schema
+
+    given = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    given["rios"] = {"ripa_top": "15", "bootstrap": "200", "min_set_fraction": "0.5", "decades": [["1960", "1969"]]}
+    given["hurtful"]["mitigation"]["threshold"] = {"refits": "0", "constraints": "equalized_odds"}
+    given["plm"].setdefault("benchmarks", {})["self_debias"] = {"enabled": "false"}
+    resolved = resolve_config(given, SCHEMA)
+    assert resolved["rios"]["ripa_top"] == 15 and isinstance(resolved["rios"]["ripa_top"], int)
+    assert resolved["rios"]["min_set_fraction"] == 0.5 and resolved["rios"]["bootstrap"] == 200
+    assert resolved["rios"]["decades"] == [[1960, 1969]]
+    assert resolved["hurtful"]["mitigation"]["threshold"]["refits"] == 0
+    assert resolved["hurtful"]["mitigation"]["threshold"]["constraints"] == "equalized_odds"
+    assert resolved["plm"]["benchmarks"]["self_debias"]["enabled"] is False
+    # a string where the schema allows one stays a string; one that is no number stays for the validation
+    schema = {"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"}}}
+    assert typed_as_schema({"name": "15", "n": "many"}, schema) == {"name": "15", "n": "many"}
+    assert typed_as_schema({"n": "1.5"}, schema) == {"n": "1.5"}  # a float is no integer
+    given["rios"]["ripa_top"] = "fifteen"
+    with pytest.raises(MedbiasInputError, match="config key 'rios.ripa_top': got 'fifteen', expected integer"):
+        resolve_config(given, SCHEMA)
+
+
+def test_a_settings_file_given_alone_is_told_to_follow_the_config_it_changes():
+    from medbias.pipeline.config import resolve_config
+
+    with pytest.raises(MedbiasInputError) as error:
+        resolve_config({"rios": {"ripa_top": 15}}, SCHEMA)
+    assert str(error.value).startswith("the config names no world (demo or real): a file that changes a few settings")
+    assert "--configfile config/config.yaml my_settings.yaml" in str(error.value)
+
+
 def test_real_inputs_pass_when_present(tmp_path):
     check_inputs(fake_real_config(tmp_path))
 

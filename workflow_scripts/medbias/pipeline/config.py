@@ -90,6 +90,37 @@ def apply_defaults(given: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
     return resolved
 
 
+SCALAR_TYPES = {"integer": int, "number": (int, float), "boolean": bool, "null": type(None)}
+
+
+def typed_as_schema(value: Any, schema: dict[str, Any]) -> Any:
+    """``value`` with every string that stands where the schema allows no string, only integers,
+    numbers, booleans or null, read as YAML's plain scalar of that type: Snakemake passes the values
+    nested in ``--config 'rios={ripa_top: 15}'`` as strings. A string that reads as none of the allowed
+    types stays as it is, for the validation to report."""
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        return {
+            k: typed_as_schema(v, properties.get(k, extra if isinstance(extra, dict) else {})) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        items = schema.get("items")
+        return [typed_as_schema(v, items) for v in value] if isinstance(items, dict) else value
+    allowed = schema.get("type")
+    allowed = [allowed] if isinstance(allowed, str) else list(allowed or [])
+    if not isinstance(value, str) or not allowed or "string" in allowed:
+        return value
+    try:
+        read = yaml.safe_load(value)
+    except yaml.YAMLError:
+        return value
+    if isinstance(read, bool) and "boolean" not in allowed:
+        return value
+    matches = any(isinstance(read, SCALAR_TYPES[t]) for t in allowed if t in SCALAR_TYPES)
+    return read if matches else value
+
+
 def expand_demo_dir(config: Any, demo_dir: str | None, key: str = "") -> Any:
     """``config`` with ``{demo_dir}`` in every string replaced by ``demo.dir``, so the demo world's paths
     are spelled once. A ``{demo_dir}`` in a config without ``demo.dir`` stops with the key that holds it."""
@@ -115,8 +146,14 @@ def resolve_config(given: dict[str, Any], schema_path: str | Path) -> dict[str, 
     schema = yaml.safe_load(Path(schema_path).read_text())
     given = dict(given)
     worlds = schema["properties"]["world"]["enum"]
-    if "world" in given and given["world"] not in worlds:  # before {demo_dir}, which only the demo world defines
+    if "world" not in given:
+        raise MedbiasInputError(
+            f"the config names no world ({' or '.join(worlds)}): a file that changes a few settings goes after the "
+            "config it changes, --configfile config/config.yaml my_settings.yaml (README.md: Changing a setting)"
+        )
+    if given["world"] not in worlds:  # before {demo_dir}, which only the demo world defines
         raise MedbiasInputError(f"config key 'world': got {given['world']!r}, expected one of {', '.join(worlds)}")
+    given = typed_as_schema(given, schema)
     if given.get("world") == "demo" and given.get("demo") is None:
         given["demo"] = {}
     resolved = apply_defaults(given, schema)
