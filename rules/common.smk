@@ -495,6 +495,7 @@ def all_targets():
     return (
         targets
         + report_pages()
+        + [f"{RESULTS}/report/index.html"]
         + [
             study_index(folder)
             for folder in REPORT_FOLDERS

@@ -5,6 +5,7 @@
 
 localrules:
     report_page,
+    report_front_door,
 
 
 rule report_page:
@@ -61,3 +62,23 @@ rule study_index:
         f"{{wildcards.folder}}: done; its tables and figures are in {RESULTS}/{{wildcards.folder}}/, listed in {{output}} with their report pages"
     script:
         f"{SCRIPTS}/report_index.py"
+
+
+# the report's front door: every page under its study, and each results folder's list of its files
+rule report_front_door:
+    input:
+        report_pages(),
+    output:
+        f"{RESULTS}/report/index.html",
+    log:
+        f"{LOGS}/report/index.log",
+    benchmark:
+        f"{BENCHMARKS}/report/index.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        report_items=REPORT_ITEMS,
+        folders=list(REPORT_FOLDERS),
+        code=library_code("report_front_door.py"),
+    script:
+        f"{SCRIPTS}/report_front_door.py"

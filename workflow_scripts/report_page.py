@@ -7,4 +7,6 @@ from medbias.pipeline.report import render_page
 
 snakemake = globals()["snakemake"]
 setup_rule_logging(snakemake.log[0])
-Path(snakemake.output[0]).write_text(render_page(Path(snakemake.input[0]), snakemake.params.item))
+Path(snakemake.output[0]).write_text(
+    render_page(Path(snakemake.input[0]), snakemake.params.item, depth=snakemake.wildcards.page.count("/"))
+)

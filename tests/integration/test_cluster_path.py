@@ -92,7 +92,7 @@ def test_every_job_asks_slurm_for_its_gpus_cpus_memory_and_time(fake_real, tmp_p
     calls, local = _sbatch_lines(configfile, tmp_path)
     # the collecting target, the report's pages (a file rendered in a second) and each results folder's list
     # of them run in the main process
-    assert local == {"all", "report_page", "study_index"}
+    assert local == {"all", "report_page", "report_front_door", "study_index"}
     assert not STUDY_TARGETS & {rule for rule, _, _ in calls}
     assert {rule for rule, _, _ in calls} >= GPU_RULES | {"mimic_notes", "rios_word2vec", "hurtful_classify"}
     expected_threads = {
@@ -159,7 +159,8 @@ def test_profile_plans_every_job_without_a_cache_variable(fake_real, tmp_path, p
     # pages and the folder's list of tables
     # + the mitigation stage (the post-processor's and reweighing's jobs, the tables) and the intersections
     # (4), and their 6 report pages (10)
-    assert total == 212 + 40 + 1 + 6 + 110 + 14 + 78 + 10, total
+    # + the report's front door (1)
+    assert total == 212 + 40 + 1 + 6 + 110 + 14 + 78 + 10 + 1, total
     print(f"--profile {profile}: {total} jobs planned in {seconds:.1f} s")
 
 
@@ -342,4 +343,4 @@ def test_one_registry_line_adds_the_models_jobs_in_every_study_it_names(tmp_path
     # 21 new jobs: plm 3 evaluations (none, sentencedebias, inlp) + 2 projections; mental features and
     # classifiers of the model and of the vectors (4); hurtful log-probability, features, classifiers, gaps (4)
     # and 2 more classifier seeds' classifiers and gaps (4); and 4 benchmark jobs (its 3 evaluations and Self-Debias)
-    assert total == 212 + 40 + 1 + 6 + 110 + 14 + 78 + 10 + 21, total
+    assert total == 212 + 40 + 1 + 6 + 110 + 14 + 78 + 10 + 1 + 21, total

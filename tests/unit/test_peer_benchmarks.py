@@ -520,6 +520,34 @@ def test_long_wide_and_paired_tables_by_hand():
         paired_rows([("m", "none"), ("m", "dropout")], {("m", "none"): plain, ("m", "dropout"): missing}, 20, 99, rng)
 
 
+def test_a_perplexity_above_the_vocabulary_size_is_marked_worse_than_uniform():
+    from medbias.metrics.benchmarks.perplexity import BENCHMARK
+    from medbias.studies.plm.benchmark_tables import wide_table
+
+    # two texts of 10 tokens: log-likelihoods -70 and -80 give exp(15 / 2) = 1,808.04 per token, above a
+    # vocabulary of 832 (a uniform guess: 832); the same texts at -50 and -60 give exp(5.5) = 244.69, below it
+    def evaluation(debias, first, second):
+        frame = pd.DataFrame(
+            {
+                "text_index": [0, 1],
+                "log_likelihood": [first, second],
+                "tokens": [10, 10],
+                "text_set": "held-out",
+                "vocabulary": 832,
+            }
+        )
+        rows = BENCHMARK.rows({"perplexity": frame}, {"perplexity": "ok"}, {"bootstrap": 50}, np.random.default_rng(0))
+        return [{"model": "m", "debias": debias, "rule": "", "p_value": np.nan, **r} for r in rows]
+
+    long = pd.DataFrame(evaluation("none", -70.0, -80.0) + evaluation("dropout", -50.0, -60.0))
+    values = long.set_index(["debias", "measure"])["value"]
+    assert values[("none", "perplexity")] == pytest.approx(np.exp(7.5))
+    assert values[("none", "uniform")] == 832
+    wide = wide_table(long, {}, [], []).set_index("debias")["perplexity, held-out"]
+    assert wide["none"].startswith("1808.04 [") and wide["none"].endswith(" (worse than uniform: 832)")
+    assert wide["dropout"].startswith("244.69 [") and "uniform" not in wide["dropout"]
+
+
 def test_the_held_out_texts_are_the_corpus_last_and_never_trained_on(tmp_path):
     import gzip
 

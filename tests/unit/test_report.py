@@ -69,6 +69,43 @@ def test_a_page_holds_the_table_or_the_embedded_figure_and_the_whole_caption(tmp
         render_page(tmp_path / "t.txt", ITEM)
 
 
+def test_a_page_leads_back_to_the_front_door_and_puts_its_caption_before_its_folded_settings(tmp_path):
+    md = tmp_path / "t.md"
+    md.write_text(
+        "# T\n\n| a |\n|---|\n| 1 |\n\nA note.\n\nSettings that shaped these numbers (config key = value: where it "
+        "comes from):\n- `x.y` = `3`: our choice\n- `x.z` = `4`: paper\n"
+    )
+    page = render_page(md, ITEM, depth=1)
+    assert '<nav><a href="../index.html">All tables and figures</a> &middot; Some study</nav>' in page
+    caption, settings = page.index('<dl class="caption">'), page.index("<details><summary>Settings that shaped")
+    assert page.index("<p>A note.</p>") < caption < settings
+    assert "<code>x.y</code>" in page[settings:] and page[settings:].index("</details>") > page[settings:].index("x.z")
+    assert "table { display: block; max-width: 100%; overflow-x: auto; }" in page  # a wide table scrolls
+    (tmp_path / "plain.md").write_text("# T\n\n| a |\n|---|\n| 1 |\n")
+    plain = render_page(tmp_path / "plain.md", ITEM)  # no settings: the caption follows the body
+    assert '<a href="index.html">' in plain and "<details>" not in plain
+
+
+def test_the_front_door_links_every_page_under_its_study_and_part():
+    from medbias.pipeline.report import front_door
+
+    items = {
+        "x/table1": {**ITEM, "file": "x/table1.md"},
+        "x/fig1": {**ITEM, "title": "Figure 1 <a>", "part": "Figures", "file": "x/fig1.png"},
+        "y/table2": {**ITEM, "study": "Other", "file": "y/table2.md"},
+    }
+    page = front_door(items, ["x", "y"])
+    assert re.findall(r'<a href="([^"]+)">', page) == [
+        "../x/index.md",
+        "../y/index.md",
+        "x/table1.html",
+        "x/fig1.html",
+        "y/table2.html",
+    ]
+    assert page.index("<h2>Some study</h2>") < page.index("<h3>Figures</h3>") < page.index("<h2>Other</h2>")
+    assert "Figure 1 &lt;a&gt;" in page and "3 pages" in page
+
+
 def test_a_manifest_becomes_tables_one_row_per_entry():
     html = json_to_html(
         {
@@ -136,8 +173,14 @@ def test_a_folder_index_lists_its_items_with_their_pages_and_no_other_folders():
     assert folder_pages(items) == {"x": ["x/table1", "x/fig1"], "y": ["y/table2"]}
     text = folder_index("x", items, "out")
     assert text.startswith("# Tables and figures in out/x\n")
-    assert "| Table 9: counts | `out/x/table1.md` | `out/report/x/table1.html` |" in text
-    assert "| Figure 1 \\| a | `out/x/fig1.png` | `out/report/x/fig1.html` |" in text
+    # links relative to out/x/index.md
+    assert (
+        "| Table 9: counts | [out/x/table1.md](../x/table1.md) | [out/report/x/table1.html](../report/x/table1.html) |"
+        in text
+    )
+    assert (
+        "| Figure 1 \\| a | [out/x/fig1.png](../x/fig1.png) | [out/report/x/fig1.html](../report/x/fig1.html) |" in text
+    )
     assert "y/table2" not in text
     assert set(folder_pages(load_items(ITEMS, "demo"))) == {
         "demo_world",

@@ -3,8 +3,10 @@
 The studies write their tables as Markdown (``medbias.io.tables.write_paper_table``: a title, a pipe table,
 notes) and their figures as PNG. ``snakemake --report`` shows HTML and images inline but offers
 Markdown and CSV only as downloads, so each registered item (``report/items.yaml``) is rendered
-here into a self-contained page: the table as an HTML table (or the figure, embedded), then the
-caption that says what it shows, what the paper reported and where it comes from.
+here into a self-contained page: a line back to the front door, the table as an HTML table (or the
+figure, embedded), then the caption that says what it shows, what the paper reported and where it comes
+from, before the settings that shaped it (folded). ``report/index.html`` (``front_door``) links every
+page under its study.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 import base64
 import html
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
@@ -28,10 +31,14 @@ table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
 th, td { border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
 th { background: #eef; }
 tbody tr:nth-child(even) { background: #f7f7f7; }
+table { display: block; max-width: 100%; overflow-x: auto; }
 img { max-width: 100%; border: 1px solid #ddd; }
-.caption { border-top: 1px solid #ccc; margin-top: 1.5em; padding-top: 0.5em; }
+nav { font-size: 0.9em; margin-bottom: 1em; }
+.caption { border: 1px solid #ccc; background: #fafaf5; margin: 1em 0; padding: 0.3em 0.8em; }
 .caption dt { font-weight: bold; margin-top: 0.5em; }
+details { margin: 1em 0; } summary { cursor: pointer; color: #335; }
 """
+SETTINGS_HEADING = "Settings that shaped these numbers"
 
 
 def check_item(key: str, item: dict) -> None:
@@ -153,8 +160,26 @@ def caption_rst(item: dict) -> str:
     )
 
 
-def render_page(source: Path, item: dict) -> str:
-    """The standalone HTML page of one report item: a Markdown table or a PNG figure, then its caption."""
+def with_caption_before_settings(body: str, caption: str) -> str:
+    """The page body with the caption placed before the settings list that a table's notes end with
+    (``settings_notes``), and that list folded (``<details>``); without one, the caption after the body."""
+    settings = re.search(rf"<p>({SETTINGS_HEADING}[^<]*)</p>\s*<ul>(.*?)</ul>", body, re.S)
+    if not settings:
+        return f"{body}\n{caption}"
+    folded = f"<details><summary>{settings.group(1)}</summary><ul>{settings.group(2)}</ul></details>"
+    return f"{body[: settings.start()]}{caption}\n{folded}{body[settings.end() :]}"
+
+
+def navigation(item: dict, depth: int) -> str:
+    """The line at the top of a page: back to the report's front door (``depth`` folders up) and the study."""
+    home = f'<a href="{"../" * depth}index.html">All tables and figures</a>'
+    return f"<nav>{home} &middot; {html.escape(item['study'])}</nav>"
+
+
+def render_page(source: Path, item: dict, depth: int = 0) -> str:
+    """The standalone HTML page of one report item: a line back to the front door, a Markdown table or a
+    PNG figure, and its caption (before the settings, which are folded). ``depth``: how many folders
+    below ``report/`` the page lies."""
     if source.suffix == ".md":
         body = markdown_to_html(source.read_text())
     elif source.suffix == ".csv":
@@ -170,7 +195,35 @@ def render_page(source: Path, item: dict) -> str:
     title = html.escape(f"{item['study']}: {item['title']}")
     return (
         f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{title}</title>'
-        f"<style>{STYLE}</style></head><body>\n{body}\n{caption_html(item)}\n</body></html>\n"
+        f"<style>{STYLE}</style></head><body>\n{navigation(item, depth)}\n"
+        f"{with_caption_before_settings(body, caption_html(item))}\n</body></html>\n"
+    )
+
+
+def front_door(items: Mapping[str, Mapping], folders: Sequence[str]) -> str:
+    """``report/index.html``: every page of the report under its study and part, in ``report/items.yaml``
+    order, each a link with what it shows; and each results folder's list of its files (``index.md``)."""
+    studies: dict[str, dict[str, list[str]]] = {}
+    for page, item in items.items():
+        studies.setdefault(item["study"], {}).setdefault(item["part"], []).append(page)
+    sections = []
+    for study, parts in studies.items():
+        sections.append(f"<h2>{html.escape(study)}</h2>")
+        for part, pages in parts.items():
+            rows = "".join(
+                f'<li><a href="{html.escape(page)}.html">{html.escape(_flat(items[page]["title"]))}</a>'
+                f'<br><span class="shows">{html.escape(_flat(items[page]["shows"]))}</span></li>'
+                for page in pages
+            )
+            sections.append(f"<h3>{html.escape(part)}</h3><ul>{rows}</ul>")
+    listed = ", ".join(f'<a href="../{html.escape(f)}/index.md">{html.escape(f)}/index.md</a>' for f in folders)
+    return (
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>medbias: tables and figures</title>'
+        f"<style>{STYLE} li {{ margin: 0.4em 0; }} .shows {{ color: #555; font-size: 0.9em; }}</style>"
+        "</head><body>\n<h1>medbias: the tables and figures of this run</h1>\n"
+        f"<p>{len(items)} pages, each a table or figure with what it shows, what the paper reported and which "
+        "rule and settings made it. Each results folder also lists its files with their pages: "
+        f"{listed}.</p>\n" + "\n".join(sections) + "\n</body></html>\n"
     )
 
 
@@ -194,7 +247,7 @@ def _flat(text: object) -> str:
 
 def folder_index(folder: str, items: Mapping[str, Mapping], results: str) -> str:
     """``<results>/<folder>/index.md``: the folder's paper tables and figures of this run, one row each
-    with its title, its file and its report page (which carries the caption)."""
+    with its title, its file and its report page (which carries the caption), as links relative to it."""
     import pandas as pd
 
     from medbias.io.tables import markdown_table
@@ -202,8 +255,8 @@ def folder_index(folder: str, items: Mapping[str, Mapping], results: str) -> str
     rows = [
         {
             "table or figure": _flat(item["title"]),
-            "file": f"`{results}/{item['file']}`",
-            "report page": f"`{results}/report/{page}.html`",
+            "file": f"[{results}/{item['file']}](../{item['file']})",
+            "report page": f"[{results}/report/{page}.html](../report/{page}.html)",
         }
         for page, item in items.items()
         if results_folder(item) == folder

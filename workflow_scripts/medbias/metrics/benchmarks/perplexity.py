@@ -3,7 +3,8 @@ model: on the held-out texts of the Dropout corpus (in-domain, and the corpus Dr
 training on) and on WikiText-2's test paragraphs (general English that no medbias model trains on),
 each text cut to ``plm.debias.dropout.max_length`` tokens; perplexity for causal models,
 pseudo-perplexity for masked ones (``metrics.peer_benchmarks.perplexity``), with bootstrap intervals
-over texts."""
+over texts; beside it the perplexity of a uniform guess over the model's vocabulary (its size), which a
+model that learned anything about the texts lies below."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ SEQ2SEQ_PERPLEXITY = "not applicable: perplexity is reported for causal and mask
 SELF_DEBIAS_PSEUDO_PERPLEXITY = (
     "not applicable: a masked model's pseudo-perplexity under Self-Debias would need one pass per token and prefix"
 )
-EMPTY_PERPLEXITY = pd.DataFrame(columns=["text_index", "log_likelihood", "tokens", "text_set"])
+EMPTY_PERPLEXITY = pd.DataFrame(columns=["text_index", "log_likelihood", "tokens", "text_set", "vocabulary"])
 
 
 def perplexity_scores(
@@ -98,7 +99,7 @@ def score(context: ScoringContext) -> tuple[dict[str, pd.DataFrame], dict[str, s
                 context.epsilon,
             ),
         )
-        frames.append(scored.assign(text_set=text_set))
+        frames.append(scored.assign(text_set=text_set, vocabulary=len(context.tokenizer)))
     return {"perplexity": pd.concat(frames, ignore_index=True)}, {"perplexity": "ok"}
 
 
@@ -115,6 +116,10 @@ def rows(
         ll, tokens = part["log_likelihood"].to_numpy(float), part["tokens"].to_numpy(float)
         low, high = perplexity_interval(ll, tokens, settings["bootstrap"], rng)
         out.append(row("perplexity", text_set, "perplexity", perplexity(ll, tokens), low, high, items=len(part)))
+        if "vocabulary" in part:
+            # a uniform guess over the vocabulary has exactly this perplexity: a model above it has learned
+            # less than nothing about these texts
+            out.append(row("perplexity", text_set, "uniform", float(part["vocabulary"].iloc[0]), items=len(part)))
     return out
 
 

@@ -73,6 +73,9 @@ def wide_table(
         for key, column in STEREOSET_COLUMNS.items():
             found = index.get(key)
             row[column] = "n/a" if key[0] in status else _cell(pd.Series(found._asdict()) if found else None)
+            uniform = index.get((key[0], key[1], "uniform")) if key[0] == "perplexity" else None
+            if found and uniform and found.value > uniform.value:
+                row[column] += f" (worse than uniform: {uniform.value:,.0f})"
             if not found and key[0].endswith("_untrained"):
                 row[column] = ""  # debiased rows: the plain row's untrained copy stands for them
         for rule in crows_rules:
@@ -182,7 +185,10 @@ def benchmark_table(
             "SEAT: bias-bench's mean |d| over its gender and race test lists. Perplexity (pseudo-perplexity for "
             "masked models): held-out = the last texts of the Dropout corpus, in-domain for the Dropout and CDA "
             "rows, which continue training on the rest of it; WikiText-2 = the first test paragraphs of "
-            "WikiText-2, general English that no model here trains on (each text cut to the same length). "
+            "WikiText-2, general English that no model here trains on (each text cut to the same length). A "
+            "uniform guess over a model's vocabulary has a perplexity equal to the vocabulary's size; a value "
+            "above it is marked 'worse than uniform' (a model that learned nothing useful about those texts, "
+            "so a lower value after debiasing is no gain of the method). "
             "Rows: the plain model and each debiasing method of bias-bench (Dropout, CDA per bias type, "
             "SentenceDebias, INLP; selfdebias: Self-Debias at scoring time, "
             "decay 50 and scaling floor epsilon as configured). Untrained copy: the plain model's architecture "

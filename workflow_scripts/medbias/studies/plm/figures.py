@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 
 from medbias.core.figures import MEASURES, pyplot, save
@@ -88,6 +90,23 @@ def plot_seat_positions(points: pd.DataFrame, x_label: str, y_label: str, png: s
     save(fig, png, pdf)
 
 
+def benchmark_legend(rules: Sequence[str], markers: Sequence[str]) -> list:
+    """The benchmark figure's key: the colour of a plain and of a debiased model, and (grey) the marker
+    of each CrowS-Pairs scoring rule."""
+    from matplotlib.lines import Line2D
+
+    handles = [
+        Line2D([], [], color=MEASURES[0], marker="o", linestyle="-", markersize=4, label="plain model"),
+        Line2D([], [], color=MEASURES[1], marker="o", linestyle="-", markersize=4, label="debiased"),
+    ]
+    if len(rules) > 1:
+        handles += [
+            Line2D([], [], color="grey", marker=markers[j % len(markers)], linestyle="", label=f"{rule} rule")
+            for j, rule in enumerate(rules)
+        ]
+    return handles
+
+
 def plot_benchmark_intervals(long: pd.DataFrame, labels, png: str, pdf: str) -> None:
     """Each evaluation's CrowS-Pairs metric (one marker per scoring rule, side by side) and StereoSet
     intrasentence SS with its 95% interval, one panel each, against the unbiased 50 (dashed);
@@ -122,12 +141,9 @@ def plot_benchmark_intervals(long: pd.DataFrame, labels, png: str, pdf: str) -> 
                     color=color,
                     capsize=2,
                     markersize=4,
-                    label=f"{rule} rule"
-                    if benchmark == "crows_pairs" and y == next((i for i, k in enumerate(order) if k in rows.index), -1)
-                    else None,
                 )
-        if benchmark == "crows_pairs" and len(rules) > 1:
-            ax.legend(fontsize=7, loc="lower right", title="scoring rule", title_fontsize=7)
+        if benchmark == "crows_pairs":
+            ax.legend(handles=benchmark_legend(rules, markers), fontsize=7, loc="lower right", title_fontsize=7)
         ax.axvline(50, color="grey", linestyle="--", linewidth=1)
         ax.set_title(title)
         ax.set_xlabel("score (50 = no preference)")
