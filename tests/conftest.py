@@ -29,7 +29,7 @@ PROFILES = Path(__file__).resolve().parent / "profiles"
 
 # the scale the planted tier builds the demo world at: the demo's own (config/config.yaml), unless set
 TEST_SCALE = float(os.environ.get("MEDBIAS_TEST_SCALE", "0.4"))
-TIERS = ("unit", "wiring", "faults", "planted", "slurm", "real_models")
+TIERS = ("unit", "wiring", "faults", "planted", "slurm", "real_models", "browser")
 
 
 # a test that reads a world built by one of these fixtures is in that fixture's tier

@@ -290,7 +290,7 @@ def test_one_changed_setting_plans_only_the_jobs_that_read_it(wiring_study):
         result = run_snakemake(["-n", "--configfile", "config.yaml", "my_settings.yaml"], run)
         output = result.stdout + result.stderr
         assert result.returncode == 0, output[-3000:]
-        assert planned_rules(output) - {"all", "report_page", "study_index"} == expected, study
+        assert planned_rules(output) - {"all", "report_page", "report_front_door", "study_index"} == expected, study
         assert "rios.bootstrap" not in output or study != "rios", "a rios rule that does not read it lists it"
     (run / "my_settings.yaml").unlink()
 
