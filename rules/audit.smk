@@ -80,6 +80,8 @@ rule audit_card:
         control_category=LOGPROB["control_category"],
         benchmarks=PLM_BENCHMARKS,
         seed=seed_for("audit_card"),
+    message:
+        "{wildcards.model}: the audit card is {output.md} (its figure: {output.png})"
     script:
         f"{SCRIPTS}/audit_card.py"
 

@@ -43,4 +43,4 @@ write_json(
         "manifest": lines,
     },
 )
-log.info("%s: card with %d sections, %d skipped", p.model, len(sections), len(skipped))
+log.info("%s: card with %d sections, %d skipped: %s", p.model, len(sections), len(skipped), out.md)

@@ -713,6 +713,14 @@ SETTING_FAULTS = {
         lambda c: c["hurtful"].setdefault("intersections", {}).__setitem__("null_draws", 100),
         ("config key 'hurtful.intersections.null_draws'", "100", ">= 1139"),
     ),
+    "more WikiText-2 paragraphs than the file holds": (
+        lambda c: c["plm"].setdefault("benchmarks", {}).__setitem__("wikitext_paragraphs", 5000),
+        ("config key 'plm.benchmarks.wikitext_paragraphs'", "5000", "2,185 paragraphs"),
+    ),
+    "more control pairs than CrowS-Pairs holds": (
+        lambda c: c["plm"].setdefault("benchmarks", {}).__setitem__("control_pairs", 2000),
+        ("config key 'plm.benchmarks.control_pairs'", "2000", "1,508 pairs"),
+    ),
     "no mitigation method": (
         lambda c: c["hurtful"].setdefault("mitigation", {}).__setitem__("methods", []),
         ("config key 'hurtful.mitigation.methods'",),

@@ -440,7 +440,7 @@ def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_mo
             raise MedbiasInputError(f"config key 'resources.{key}': file {path} does not exist")
     from medbias.io.benchmarks import check_benchmark_files
 
-    check_benchmark_files(config["resources"], config["plm"]["benchmarks"]["seat_tests"])
+    check_benchmark_files(config["resources"], config["plm"]["benchmarks"]["seat_tests"], config["plm"]["benchmarks"])
 
     _check_windows(config)
     if "rios" in config:

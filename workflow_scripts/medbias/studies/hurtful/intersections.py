@@ -423,7 +423,8 @@ def intersections_summary(table: pd.DataFrame) -> pd.DataFrame:
             "crossing": crossing,
             "metric": metric,
             "tasks_tested": len(tested),
-            "median_cells_tested": float(tested["cells_tested"].median()) if len(tested) else np.nan,
+            # a count: printed as one (a median of two middle counts ends in .5 at most)
+            "median_cells_tested": f"{tested['cells_tested'].median():g}" if len(tested) else "",
             "significant_bh": len(significant),
         }
         if metric == "epsilon":
@@ -481,13 +482,14 @@ def intersections_page(summary: pd.DataFrame, table: pd.DataFrame, settings: Map
         "Small cells make epsilon large even when nothing depends on the cell: null_median is its median with "
         f"the cell labels permuted over the stays ({settings['null_draws']:,} permutations), and p the share of "
         "those at least as large, BH over the tasks.",
-        *settings_notes,
     )
+    # the reading notes right under the summary, before the long per-task table; the settings at the end
     return PaperPage(
         "Intersectional groups: worst cells and differential fairness",
         (
             Section(summary, "Per crossing and metric"),
-            Section(table, "Per task"),
             *notes,
+            Section(table, "Per task"),
+            *settings_notes,
         ),
     )

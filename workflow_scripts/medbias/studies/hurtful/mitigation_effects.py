@@ -450,7 +450,24 @@ def mitigation_summary(gaps: pd.DataFrame) -> pd.DataFrame:
         )
         .reset_index()
     )
-    return counts.merge(unchanged, on=keys, how="right" if counts.empty else "left")
+    return without_mirrors(counts).merge(unchanged, on=keys, how="right" if counts.empty else "left")
+
+
+SUMMARY_COUNTS = ("gaps", "significant_before", "significant_after", "narrowed_bh", "widened_bh", "closed", "opened")
+
+
+def without_mirrors(counts: pd.DataFrame) -> pd.DataFrame:
+    """The summary without mirror rows: where an attribute's metric has exactly two groups, each group's
+    gap is the other's with the sign flipped and every count is the same, so the row of the attribute's
+    first class (``ATTRIBUTE_CLASSES``: M of gender) is left out and the other (F) kept."""
+    drop = []
+    for _, part in counts.groupby(["model", "method", "attribute", "metric"], sort=False):
+        if len(part) != 2 or not (part[list(SUMMARY_COUNTS)].nunique() == 1).all():
+            continue
+        order = ATTRIBUTE_CLASSES.get(str(part["attribute"].iloc[0]), ())
+        ranks = {i: order.index(g) if g in order else len(order) for i, g in part["group"].items()}
+        drop.append(min(ranks, key=ranks.get))
+    return counts.drop(index=drop).reset_index(drop=True)
 
 
 def cost_summary(performance: pd.DataFrame) -> pd.DataFrame:
@@ -538,6 +555,10 @@ def summary_table(
         f"bootstrap SE). closed = narrowed (BH) and the gap after within +-{equivalence_margin:g} by two one-sided "
         f"tests at {alpha} (hurtful.mitigation.equivalence_margin, fixed before the data); opened = widened (BH) "
         "from a gap within that margin before. A gap whose interval merely includes 0 after is not closed.",
+        "Read: narrowed and closed are what a method is for; widened and opened are harm it did, and "
+        "significant_after above significant_before means more significant gaps than the classifier had. With two "
+        "groups (gender), each group's gap is the other's with the sign flipped and the counts are the same, so "
+        "one row is shown (F, against M).",
         f"Before and after are measured on the same {bootstrap:,} resamples of the test stays (within label), so "
         "the 'before' intervals are those of gaps.parquet. Costs: cost.md; per gap: gap_changes.parquet; per task "
         "and cost: performance_changes.csv.",
