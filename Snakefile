@@ -128,6 +128,9 @@ include: "rules/audit.smk"
 include: "rules/report.smk"
 
 
+track_settings_by_key()
+
+
 report: "report/workflow.rst"
 
 

@@ -6,7 +6,7 @@ import re
 from medbias.core.provenance import code_fingerprint
 from medbias.io.formats import ACUITY_EXPORTS, MIMIC_TABLES, find_table
 from medbias.pipeline import plan
-from medbias.pipeline.hyperparameters import load_schema, settings_notes
+from medbias.pipeline.hyperparameters import load_schema, settings_note
 from medbias.pipeline.report import caption_rst, folder_pages, load_items
 from medbias.core.seeds import rule_seed
 from medbias.synth.sizes import demo_sizes
@@ -471,8 +471,32 @@ GAP_KEYS = tuple(
 
 
 def hyperparameter_notes(*prefixes):
-    """The lines under a table that list the settings under these config keys: value and source."""
-    return settings_notes(SCHEMA, config, prefixes)
+    """The lines under a table that list the settings under these config keys: value and source. A
+    function of the wildcards, so that Snakemake keeps the note whole (it rewrites a plain list) and
+    tracks it by its short repr; ``track_settings_by_key`` adds its keys' records."""
+    note = settings_note(SCHEMA, config, prefixes)
+
+    def lines(wildcards):
+        return note
+
+    lines.settings_records = note.records
+    return lines
+
+
+def _constant(value):
+    return lambda wildcards: value
+
+
+def track_settings_by_key():
+    """Give every rule whose params hold a settings note one param per key the note lists
+    (``key = value``), so that a changed key reruns the rule and the dry run's reason names that key
+    only (``medbias.pipeline.hyperparameters.SettingsNote``). Called after every rule is defined.
+    """
+    for each in workflow.rules:
+        records = [
+            r for item in each.params for r in getattr(item, "settings_records", ())
+        ]
+        each.set_params(*[_constant(record) for record in sorted(set(records))])
 
 
 def all_targets():

@@ -270,8 +270,9 @@ ONE_SETTING = {
 def test_one_changed_setting_plans_only_the_jobs_that_read_it(wiring_study):
     """The README's settings file, on the finished wiring world (its own config in place of
     config/config.yaml, whose world is the demo's): the dry run plans nothing without it; with it, only
-    the jobs that read the changed key and what reads their outputs; their reasons list no setting of
-    another rule. The same for one key of each other study (written the same way)."""
+    the jobs that read the changed key and what reads their outputs; their reasons name the changed key
+    (``key = value``), not the rules' settings notes. The same for one key of each other study (written
+    the same way); the last one's reasons name its value only."""
     run = wiring_study()
     unchanged = run_snakemake(["-n", "--configfile", "config.yaml"], run)
     assert unchanged.returncode == 0 and "Nothing to be done" in unchanged.stdout + unchanged.stderr
@@ -292,6 +293,11 @@ def test_one_changed_setting_plans_only_the_jobs_that_read_it(wiring_study):
         assert result.returncode == 0, output[-3000:]
         assert planned_rules(output) - {"all", "report_page", "report_front_door", "study_index"} == expected, study
         assert "rios.bootstrap" not in output or study != "rios", "a rios rule that does not read it lists it"
+        # the reasons name the changed key, not the rules' whole settings notes
+        assert "Settings that shaped" not in output, study
+    reasons = [line for line in output.splitlines() if "Params have changed" in line]
+    named = {key for line in reasons for key in re.findall(r"'([\w.]+) = ", line)}
+    assert reasons and named == {"hurtful.mitigation.equivalence_margin"}, reasons
     (run / "my_settings.yaml").unlink()
 
 

@@ -9,6 +9,7 @@ from medbias.io.tables import PaperTable
 from medbias.pipeline.config import config_reference, load_config
 from medbias.pipeline.hyperparameters import (
     leaf_schemas,
+    settings_note,
     settings_notes,
     source_kind,
     unsourced_keys,
@@ -79,6 +80,28 @@ def test_settings_notes_give_the_value_used_and_mark_a_changed_default():
     # run settings (resources) are left out: they do not change the numbers
     assert "hurtful.downstream.feature_gpus" not in by_key and "hurtful.downstream.feature_batch_size" not in by_key
     assert set(by_key) <= {k for k in leaf_schemas(SCHEMA) if k.startswith("hurtful.downstream.")}
+
+
+def test_a_settings_note_is_tracked_by_one_record_per_key_and_reaches_its_script_as_its_lines():
+    """What Snakemake records of a rule's note (its repr) is short and the same for any values; each key
+    it lists has its own ``key = value`` record, so a dry run's reason names the changed key only."""
+    import copy
+    import pickle
+
+    note = settings_note(SCHEMA, DEMO, ["rios.ripa_top", "rios.min_set_fraction"])
+    assert list(note) == settings_notes(SCHEMA, DEMO, ["rios.ripa_top", "rios.min_set_fraction"])
+    assert note.records == ("rios.min_set_fraction = 0.5", "rios.ripa_top = 10")
+    changed = copy.deepcopy(DEMO)
+    changed["rios"]["ripa_top"] = 15
+    other = settings_note(SCHEMA, changed, ["rios.ripa_top", "rios.min_set_fraction"])
+    assert repr(note) == repr(other) == "settings note of 2 keys"
+    assert set(other.records) - set(note.records) == {"rios.ripa_top = 15"}
+    assert "15" in other[-1] and "set in this run's config" in other[-1]
+    unpickled = pickle.loads(pickle.dumps(other))
+    assert type(unpickled) is list and unpickled == list(other)
+    # run settings have no record, as they have no line
+    records = settings_note(SCHEMA, DEMO, ["hurtful"]).records
+    assert records and not any(r.startswith("hurtful.downstream.feature_") for r in records)
 
 
 def test_settings_notes_stop_on_a_prefix_that_names_no_key():

@@ -65,6 +65,34 @@ def _value(config: Mapping[str, Any], key: str) -> Any:
     return value
 
 
+class SettingsNote(list):
+    """The lines of a settings note (``settings_notes``) as a rule carries them in its params, with one
+    ``key = value`` record per key it lists (``records``).
+
+    Snakemake records each param of a job by its repr and, when one changed, prints the old and the new
+    repr in the dry run's reason: a whole note is kilobytes, and it names every key of the rule. So the
+    note's repr names only how many keys it lists, and the workflow gives the rule one param per record
+    (``track_settings_by_key`` in ``rules/common.smk``): the reason then names the key that changed, and
+    the job still reruns when any of them does. Pickled (for the rule's script) it is a plain list."""
+
+    def __init__(self, lines: Sequence[str], records: Sequence[str]) -> None:
+        super().__init__(lines)
+        self.records = tuple(records)
+
+    def __repr__(self) -> str:
+        return f"settings note of {len(self.records)} keys"
+
+    def __reduce__(self) -> tuple[type, tuple[list[str]]]:
+        return (list, (list(self),))
+
+
+def settings_note(schema: Mapping[str, Any], config: Mapping[str, Any], prefixes: Sequence[str]) -> SettingsNote:
+    """``settings_notes`` with the ``key = value`` record of each key it lists."""
+    lines = settings_notes(schema, config, prefixes)
+    keys = [line.split("`", 2)[1] for line in lines if line.startswith("- `")]
+    return SettingsNote(lines, [f"{key} = {flow_yaml(_value(config, key))}" for key in keys])
+
+
 def settings_notes(schema: Mapping[str, Any], config: Mapping[str, Any], prefixes: Sequence[str]) -> list[str]:
     """The notes printed under a table: every setting under the config keys ``prefixes`` that can change
     its numbers (run settings such as threads, GPUs and paths are left out), with the value this run used
