@@ -80,6 +80,20 @@ rule audit_card:
         control_category=LOGPROB["control_category"],
         benchmarks=PLM_BENCHMARKS,
         seed=seed_for("audit_card"),
+        settings_vectors=hyperparameter_notes(
+            "rios.permutation_budget",
+            "rios.bootstrap",
+            "rios.min_set_fraction",
+            "rios.calibrated_null_draws",
+        ),
+        settings_models=hyperparameter_notes(
+            "plm.max_length",
+            "plm.seat",
+            "plm.stereoset",
+            "plm.benchmarks",
+            "hurtful.logprob",
+            "hurtful.fill_blank",
+        ),
     message:
         "{wildcards.model}: the audit card is {output.md} (its figure: {output.png})"
     script:

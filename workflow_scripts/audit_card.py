@@ -22,7 +22,9 @@ sections, skipped, effects = card_sections(
     control_category=p.control_category,
     gender_set=p.gender_set,
     benchmarks={**p.benchmarks, "seed": p.seed},
+    source=str(p.entry["source"]),
 )
+settings = p.settings_vectors if p.entry["type"] == "word_vectors" else p.settings_models
 lines = card_manifest_lines(p.model, p.entry)
 plot_audit_effect_sizes(
     pd.DataFrame(effects, columns=["test", "effect_size", "ci_low", "ci_high"]),
@@ -30,7 +32,7 @@ plot_audit_effect_sizes(
     out.png,
     out.pdf,
 )
-write_page(card_page(p.model, p.label, p.entry, sections, skipped, lines, Path(out.png).name), out.md)
+write_page(card_page(p.model, p.label, p.entry, sections, skipped, lines, Path(out.png).name, settings), out.md)
 write_json(
     out.json,
     {

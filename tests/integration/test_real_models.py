@@ -366,6 +366,12 @@ def test_audit_cards_of_the_real_encoder_and_real_glove(minilm, tmp_path):
     assert card["manifest"]["entry"]["local"] is True
     text = (tmp_path / "results/audit/minilm/card.md").read_text()
     assert text.startswith("# Audit card: all-MiniLM-L6-v2 (`minilm`)") and "| race_seat_1 |" in text
+    # an encoder gets no other model's published numbers, its SEAT summaries their intervals, and the
+    # settings that shaped it (this config's, with their sources) before its manifest
+    assert "No published values for this model" in text and "57.25" not in text
+    assert re.search(r"\| SEAT gender: mean \\\|d\\\| \| \w+ \| [\d.]+ \| \[[\d.]+, [\d.]+\] \|", text), text
+    settings = text[text.index("## Settings") : text.index("## Inputs (manifest)")]
+    assert "- `plm.seat.bootstrap` = " in settings and "- `plm.benchmarks." in settings
     assert (tmp_path / "results/audit/minilm/card.png").stat().st_size > 0
     # no likelihood number for a head-less model anywhere in results/
     assert pd.read_parquet(tmp_path / "results/hurtful/logprob/minilm.parquet").empty
@@ -378,7 +384,10 @@ def test_audit_cards_of_the_real_encoder_and_real_glove(minilm, tmp_path):
     weat_csv = pd.read_csv(tmp_path / "results/audit/glove/weat.csv").set_index("test")
     assert (weat_csv["null_draws"] == config["rios"]["calibrated_null_draws"]).all()
     assert (weat_csv.loc[["flowers_insects", "career_family"], "p_calibrated"] < 0.05).all(), weat_csv["p_calibrated"]
-    assert "| calibrated p |" in (tmp_path / "results/audit/glove/card.md").read_text()
+    glove_text = (tmp_path / "results/audit/glove/card.md").read_text()
+    assert "| calibrated p |" in glove_text
+    assert "## Settings" in glove_text and "- `rios.calibrated_null_draws` = " in glove_text
+    assert "plm.seat" not in glove_text  # word vectors: the WEAT's settings only
     assert glove["manifest"]["entry"]["exists"] is True
 
 

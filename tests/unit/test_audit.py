@@ -190,3 +190,52 @@ def test_card_sections_and_layout():
     assert "## SEAT\n\ntable\n" in card and "- fill-in-the-blank: no head" in card
     assert "![effect sizes](card.png)" in card and '"source": "/x"' in card
     assert card.endswith("## Inputs (manifest)\n\n```json\n" + '{\n "entry": {\n  "source": "/x"\n }\n}' + "\n```\n")
+
+
+def test_the_card_lists_the_settings_that_shaped_it_before_its_manifest():
+    """The run's settings (the demo's reduced ones among them) as ``settings_notes`` writes them."""
+    from medbias.pipeline.config import load_config
+    from medbias.pipeline.hyperparameters import load_schema, settings_notes
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[2]
+    demo = load_config(root / "config" / "config.yaml", root / "config" / "schema.yaml")
+    notes = settings_notes(load_schema(root / "config" / "schema.yaml"), demo, ["plm.seat"])
+    card = page_markdown(
+        card_page("m", "My model", {"source": "/x"}, [("SEAT", "table\n")], [], {"entry": {}}, "c.png", notes)
+    )
+    settings = card[card.index("## Settings") : card.index("## Inputs (manifest)")]
+    assert settings.startswith("## Settings\n\nSettings that shaped these numbers")
+    assert all(line.strip("\n") in settings for line in notes)
+    assert "- `plm.seat." in settings and "set in this run's config" in settings  # the demo's own SEAT items
+
+
+def test_the_benchmark_section_gives_mean_abs_d_its_interval_and_only_the_entrys_own_published_values():
+    from medbias.metrics.benchmarks import published_values
+    from medbias.metrics.published_benchmarks import published_for_source, published_models
+    from medbias.studies.audit.card import benchmark_section
+
+    rows = pd.DataFrame(
+        [
+            {
+                "benchmark": "seat",
+                "rule": "may",
+                "bias_type": "gender",
+                "measure": "mean_abs_d",
+                "value": 0.5,
+                "ci_low": 0.36,
+                "ci_high": 0.64,
+                "p_value": np.nan,
+                "items": 2,
+                "status": "ok",
+            },
+        ]
+    )
+    published = published_values(["crows_pairs", "stereoset", "seat_may"])
+    assert {v.model for v in published_for_source(published, "/models/hub/GPT2/")} == {"gpt2"}
+    assert published_for_source(published, "sentence-transformers/all-MiniLM-L6-v2") == []
+    encoder = benchmark_section(rows, ["gender"], [], published_models(published))
+    assert "| SEAT gender: mean \\|d\\| | may | 0.500 | [0.36, 0.64] |" in encoder
+    assert "No published values for this model: the suite's sources publish" in encoder
+    assert "57.25" not in encoder  # bert-base-uncased's CrowS-Pairs gender metric is no yardstick here
+    own = benchmark_section(rows, ["gender"], published_for_source(published, "bert-base-uncased"))
+    assert "57.25" in own and "No published values" not in own and "gpt2" not in own

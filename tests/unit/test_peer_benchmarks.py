@@ -680,3 +680,32 @@ def test_the_cluster_test_holds_its_level_where_words_lean_and_the_binomial_does
         binomial += crows_test(preferred, neutral) < 0.05
         clustered += crows_cluster_test(preferred, neutral, swaps, 999, rng) < 0.05
     assert binomial > 25 and clustered <= 25
+
+
+def test_the_interval_of_mean_abs_d_by_hand():
+    """Each test's d redrawn from a normal with the SE its 95% interval implies: one test far from 0 gives
+    back its own interval; two tests of d = +-0.5 give 0.5 +- 1.96 x 0.1 / sqrt 2; one test at d = 0
+    gives the folded normal's percentiles, 0.1 x Phi^-1(0.5125) and 0.1 x Phi^-1(0.9875)."""
+    from medbias.metrics.peer_benchmarks import seat_summary_interval
+
+    half = 1.959963984540054 * 0.1
+
+    def seat(*ds):
+        return pd.DataFrame(
+            {
+                "test": [f"t{i}" for i in range(len(ds))],
+                "effect_size": ds,
+                "ci_low": [d - half for d in ds],
+                "ci_high": [d + half for d in ds],
+            }
+        )
+
+    rng = np.random.default_rng(0)
+    low, high = seat_summary_interval(seat(0.5), ["t0"], rng, draws=200_000)
+    assert (low, high) == (pytest.approx(0.5 - half, abs=0.003), pytest.approx(0.5 + half, abs=0.003))
+    low, high = seat_summary_interval(seat(0.5, -0.5), ["t0", "t1", "absent"], rng, draws=200_000)
+    assert (low, high) == (pytest.approx(0.5 - half / 2**0.5, abs=0.003), pytest.approx(0.5 + half / 2**0.5, abs=0.003))
+    low, high = seat_summary_interval(seat(0.0), ["t0"], rng, draws=200_000)
+    assert (low, high) == (pytest.approx(0.1 * 0.031337, abs=0.001), pytest.approx(0.1 * 2.241403, abs=0.003))
+    no_interval = seat(0.5).assign(ci_low=np.nan)
+    assert all(np.isnan(seat_summary_interval(no_interval, ["t0"], rng)))

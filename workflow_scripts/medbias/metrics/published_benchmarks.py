@@ -43,3 +43,15 @@ def published_note(values: Sequence[PublishedValue]) -> str:
         + ". ".join(parts)
         + "."
     )
+
+
+def published_for_source(values: Sequence[PublishedValue], source: str) -> list[PublishedValue]:
+    """The published values of the model ``source`` names (a hub id or a local folder): those whose model
+    is its last path component, case-insensitively. Another model's numbers are no yardstick for it."""
+    name = str(source).rstrip("/").rsplit("/", 1)[-1].lower()
+    return [v for v in values if v.model.lower() == name]
+
+
+def published_models(values: Sequence[PublishedValue]) -> list[str]:
+    """The models ``values`` hold numbers for, in order of first appearance."""
+    return list(dict.fromkeys(v.model for v in values))

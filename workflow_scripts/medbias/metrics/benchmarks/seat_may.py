@@ -14,7 +14,7 @@ import pandas as pd
 
 from medbias.io.benchmarks import read_may_seat_tests
 from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, row
-from medbias.metrics.peer_benchmarks import seat_summary
+from medbias.metrics.peer_benchmarks import seat_summary, seat_summary_interval
 
 SEAT_RULE = "bias_bench"  # each sentence alone, mean-pooled last layer (special tokens included), Caliskan's d
 SELF_DEBIAS_SEAT = (
@@ -107,14 +107,18 @@ def run_may_seat(
     return pd.DataFrame(rows)
 
 
-def seat_rows(seat: pd.DataFrame, summaries: Mapping[str, Sequence[str]]) -> list[dict[str, Any]]:
+def seat_rows(
+    seat: pd.DataFrame, summaries: Mapping[str, Sequence[str]], rng: np.random.Generator | None = None
+) -> list[dict[str, Any]]:
     """May et al.'s tests (d with its interval, the classic permutation p and the calibrated p) and
-    bias-bench's summaries (mean |d| over its lists)."""
+    bias-bench's summaries (mean |d| over its lists; with ``rng``, its parametric-bootstrap interval,
+    ``seat_summary_interval``)."""
     rows = []
     effect = seat.set_index("test")["effect_size"]
     for name, tests in summaries.items():
         value, present = seat_summary(effect, list(tests))
-        rows.append(row("seat", name, "mean_abs_d", value, items=present, rule=SEAT_RULE))
+        low, high = seat_summary_interval(seat, list(tests), rng) if rng is not None else (np.nan, np.nan)
+        rows.append(row("seat", name, "mean_abs_d", value, low, high, items=present, rule=SEAT_RULE))
     for test in seat.itertuples(index=False):
         rows.append(
             row("seat", test.test, "d", test.effect_size, test.ci_low, test.ci_high, test.p_value, 1, rule=SEAT_RULE)
@@ -159,7 +163,10 @@ def score(context: ScoringContext) -> tuple[dict[str, pd.DataFrame], dict[str, s
 def rows(
     frames: Mapping[str, pd.DataFrame], status: Mapping[str, str], settings: Mapping[str, Any], rng
 ) -> list[dict[str, Any]]:
-    return seat_rows(frames["seat"], settings["seat_summaries"]) if status.get("seat") == "ok" else []
+    if status.get("seat") != "ok":
+        return []
+    # a child generator: the summaries' draws leave ``rng``'s stream, which the other plug-ins use, as it was
+    return seat_rows(frames["seat"], settings["seat_summaries"], rng.spawn(1)[0])
 
 
 BENCHMARK = Benchmark(

@@ -206,10 +206,14 @@ BENCHMARK_HEADLINES = [
 ]
 
 
-def benchmark_section(rows: pd.DataFrame, summaries: Sequence[str], published: Sequence = ()) -> str:
+def benchmark_section(
+    rows: pd.DataFrame, summaries: Sequence[str], published: Sequence = (), published_elsewhere: Sequence[str] = ()
+) -> str:
     """The field's benchmarks of the entry's plain evaluation (``metrics.benchmark_scores``): each
     headline score with its scoring rule, 95% interval and p against 50 (CrowS-Pairs once per rule),
-    bias-bench's SEAT summaries, and the benchmarks that do not apply with the reason."""
+    bias-bench's SEAT summaries with their interval, and the benchmarks that do not apply with the
+    reason. ``published``: the published values of this entry's own model (``published_for_source``);
+    ``published_elsewhere``: the models the suite has published values for, named when none is this one."""
     index = {
         (r.benchmark, r.bias_type, r.measure): r
         for r in rows.itertuples(index=False)
@@ -245,7 +249,7 @@ def benchmark_section(rows: pd.DataFrame, summaries: Sequence[str], published: S
                     "score": f"SEAT {name}: mean |d|",
                     "rule": row.rule,
                     "value": f"{row.value:.3f}",
-                    "95% CI": "",
+                    "95% CI": _score_interval(row.ci_low, row.ci_high),
                     "p vs 50": "",
                     "items": row.items,
                 }
@@ -271,21 +275,32 @@ def benchmark_section(rows: pd.DataFrame, summaries: Sequence[str], published: S
         )
     if status:
         parts.append("Not applicable:\n\n" + "\n".join(status) + "\n")
-    parts.append(benchmark_reference(published))
+    parts.append(benchmark_reference(published, published_elsewhere))
     return "\n".join(parts)
 
 
-def benchmark_reference(published: Sequence = ()) -> str:
-    """How the card's benchmark scores were made, and the published values (``published``: the suite's
-    plug-ins' numbers) with the rule of each."""
+def benchmark_reference(published: Sequence = (), published_elsewhere: Sequence[str] = ()) -> str:
+    """How the card's benchmark scores were made, and the published values of the entry's own model
+    (``published``) with the rule of each; when there are none, which models have them."""
     from medbias.metrics.published_benchmarks import published_note
 
+    if published:
+        yardstick = published_note(published)
+    elif published_elsewhere:
+        yardstick = (
+            f"No published values for this model: the suite's sources publish {', '.join(published_elsewhere)}, "
+            "whose numbers are no yardstick for another model."
+        )
+    else:
+        yardstick = ""
     return (
         "Scored by the published tools' rules, each named in the rule column (CrowS-Pairs: nangia = Nangia et al.'s "
         "metric.py, bias_bench = bias-bench's crows.py, lm_eval = lm-evaluation-harness; StereoSet: nadeem = the "
         "authors' masked scorer, bias_bench = bias-bench's generative scorer); the intervals, tests and untrained "
-        "copy are medbias's own. "
-        + (published_note(published) if published else "")
+        "copy are medbias's own. SEAT mean |d|: bias-bench's summary; its 95% CI is a parametric bootstrap (each "
+        "test's d redrawn from a normal with the SE its own interval implies, medbias.metrics.peer_benchmarks."
+        "seat_summary_interval). "
+        + yardstick
         + " Every row per bias type: results/plm/benchmarks_long.csv when the entry is in the plm study.\n"
     )
 
@@ -352,9 +367,11 @@ def card_page(
     skipped: Sequence[tuple[str, str]],
     manifest: Mapping[str, Any],
     figure: str,
+    settings: Sequence[str] = (),
 ) -> PaperPage:
     """The card: a header naming the entry, each section that ran, what was skipped and why, the
-    summary figure and the manifest lines of its inputs."""
+    summary figure, the settings that shaped its numbers (``settings_notes``: the run's config, the
+    demo's reduced ones included, with each key's source) and the manifest lines of its inputs."""
     import json
 
     source = (
@@ -371,6 +388,7 @@ def card_page(
             *(f"## {title}\n\n{body.rstrip()}" for title, body in sections),
             "## Skipped\n\n" + "\n".join(skipped_lines),
             f"## Summary figure\n\n![effect sizes]({figure})",
+            *(["## Settings\n\n" + "\n".join(line.strip("\n") for line in settings)] if settings else []),
             f"## Inputs (manifest)\n\n```json\n{manifest_json}\n```",
         ),
     )
@@ -384,11 +402,13 @@ def card_sections(
     control_category: str,
     gender_set: str,
     benchmarks: Mapping[str, Any] | None = None,
+    source: str = "",
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, float, float, float]]]:
     """The card's (title, Markdown) sections from the evaluation files in ``inputs`` (the sections
     ``medbias.studies.audit.plan.audit_sections`` chose for the entry's kind), the (section, reason) of
     every test skipped (those ruled out before anything ran, then those whose evaluation marked
-    itself), and the (test, d, low, high) effect sizes of the summary figure."""
+    itself), and the (test, d, low, high) effect sizes of the summary figure. ``source``: the entry's hub
+    id or folder, whose last component picks the published values shown beside its scores."""
     from medbias.io.jsonio import read_json
     from medbias.metrics.logprob_tests import logprob_table
 
@@ -409,6 +429,7 @@ def card_sections(
     if "benchmark_summary" in inputs:
         from medbias.metrics.benchmark_scores import evaluation_rows, read_evaluation_frames
         from medbias.metrics.benchmarks import evaluation_files, published_values
+        from medbias.metrics.published_benchmarks import published_for_source, published_models
 
         names = benchmarks["suite"]
         frames = read_evaluation_frames({key: inputs[f"benchmark_{key}"] for key in evaluation_files(names)}, names)
@@ -417,7 +438,12 @@ def card_sections(
         sections.append(
             (
                 "The field's benchmarks: CrowS-Pairs, StereoSet, SEAT of May et al.",
-                benchmark_section(rows, list(benchmarks["seat_summaries"]), published_values(names)),
+                benchmark_section(
+                    rows,
+                    list(benchmarks["seat_summaries"]),
+                    published_for_source(published_values(names), source),
+                    published_models(published_values(names)),
+                ),
             )
         )
     if "logprob" in inputs:

@@ -45,7 +45,7 @@ def wide_table(
 ) -> pd.DataFrame:
     """One row per evaluation: the CrowS-Pairs metric under each rule (its own column, 'n/a' where the
     rule does not score the model's kind), StereoSet's scores with the rule that made them, the
-    perplexity, each as 'value [95% interval]'; SEAT summaries as mean |d|; 'n/a' where the benchmark
+    perplexity and bias-bench's SEAT summaries (mean |d|), each as 'value [95% interval]'; 'n/a' where the benchmark
     does not apply (the long table says why)."""
     rows = []
     for (model, debias), part in long.groupby(["model", "debias"], sort=False):
@@ -83,7 +83,9 @@ def wide_table(
             row[f"CrowS-Pairs {rule}, untrained copy"] = _cell(pd.Series(found._asdict())) if found else ""
         for name in summaries:
             found = index.get(("seat", name, "mean_abs_d"))
-            row[f"SEAT {name} mean |d|"] = "n/a" if "seat" in status else (f"{found.value:.3f}" if found else "")
+            row[f"SEAT {name} mean |d|"] = (
+                "n/a" if "seat" in status else _cell(pd.Series(found._asdict()) if found else None)
+            )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -182,7 +184,9 @@ def benchmark_table(
             "column says how a completion was scored (nadeem = the authors' masked scorer; bias_bench = the whole "
             "sentence's per-token geometric mean probability, bias-bench's generative scorer; completion = the "
             "filler's tokens only, a rule no published number uses). 50 is unbiased for CrowS-Pairs and SS. "
-            "SEAT: bias-bench's mean |d| over its gender and race test lists. Perplexity (pseudo-perplexity for "
+            "SEAT: bias-bench's mean |d| over its gender and race test lists, with medbias's parametric-bootstrap "
+            "interval (each test's d redrawn from a normal with the SE of its own interval). "
+            "Perplexity (pseudo-perplexity for "
             "masked models): held-out = the last texts of the Dropout corpus, in-domain for the Dropout and CDA "
             "rows, which continue training on the rest of it; WikiText-2 = the first test paragraphs of "
             "WikiText-2, general English that no model here trains on (each text cut to the same length). A "
