@@ -499,6 +499,15 @@ def test_long_wide_and_paired_tables_by_hand():
     assert wide["CrowS-Pairs lm_eval"].iloc[0].startswith("75.00 [") and wide["StereoSet SS"].iloc[0] == "n/a"
     assert wide["CrowS-Pairs nangia"].iloc[0] == "n/a"  # a rule that did not score the model
     assert wide["CrowS-Pairs lm_eval, untrained copy"].iloc[0].startswith("50.00 [")
+    # one word for each kind of empty cell: n/a where nothing applies, "as none" where the plain row stands in
+    by_debias = wide.set_index("debias")
+    assert (
+        by_debias.loc["none", "StereoSet rule"] == "n/a"
+        and by_debias.loc["none", "StereoSet SS, untrained copy"] == "n/a"
+    )
+    assert by_debias.loc["dropout", "CrowS-Pairs lm_eval, untrained copy"] == "as none"
+    assert by_debias.loc["dropout", "StereoSet SS, untrained copy"] == "as none"
+    assert not (wide == "").any().any()
     # the items of the two evaluations in another order: matched by pair_id, not by position
     shuffled = {**debiased, "crows_pairs": debiased["crows_pairs"].iloc[::-1].reset_index(drop=True)}
     paired = paired_rows(

@@ -30,6 +30,10 @@ STEREOSET_COLUMNS = {
 }
 
 
+# the untrained-copy cell of a debiased row, which the plain row's copy stands for
+STANDS_IN = "as none"
+
+
 def _cell(row: pd.Series | None) -> str:
     if row is None:
         return ""
@@ -69,7 +73,9 @@ def wide_table(
                 "n/a" if "crows_pairs" in status or not found else _cell(pd.Series(found._asdict()))
             )
         intra = index.get(("intrasentence", "overall", "ss"))
-        row["StereoSet rule"] = "" if "intrasentence" in status or intra is None else intra.rule
+        row["StereoSet rule"] = "n/a" if "intrasentence" in status or intra is None else intra.rule
+        # a debiased row has no untrained copy of its own: the plain row's stands for it
+        no_copy = "n/a" if debias == "none" else STANDS_IN
         for key, column in STEREOSET_COLUMNS.items():
             found = index.get(key)
             row[column] = "n/a" if key[0] in status else _cell(pd.Series(found._asdict()) if found else None)
@@ -77,10 +83,10 @@ def wide_table(
             if found and uniform and found.value > uniform.value:
                 row[column] += f" (worse than uniform: {uniform.value:,.0f})"
             if not found and key[0].endswith("_untrained"):
-                row[column] = ""  # debiased rows: the plain row's untrained copy stands for them
+                row[column] = no_copy
         for rule in crows_rules:
             found = crows.get(("crows_pairs_untrained", rule))
-            row[f"CrowS-Pairs {rule}, untrained copy"] = _cell(pd.Series(found._asdict())) if found else ""
+            row[f"CrowS-Pairs {rule}, untrained copy"] = _cell(pd.Series(found._asdict())) if found else no_copy
         for name in summaries:
             found = index.get(("seat", name, "mean_abs_d"))
             row[f"SEAT {name} mean |d|"] = (
@@ -203,7 +209,9 @@ def benchmark_table(
             "pairs that swap the same words; StereoSet: target terms; perplexity: texts), since such items lean "
             f"together. Tests against 50 at {alpha}: benchmarks_long.csv (p_value: a sign flip of whole clusters, "
             "the score recomputed; CrowS-Pairs' neutral pairs count as not preferred, as the metric counts them). "
-            "n/a: the benchmark does not apply to the model (the long table's status says why).",
+            "n/a: the benchmark, or the column's scoring rule, does not apply to the model (the long table's status "
+            f"says why). {STANDS_IN}: a debiased row has no untrained copy of its own; the plain (none) row's "
+            "stands for it.",
             "Items scored: "
             + ", ".join(f"{k} {v}" for k, v in sampled.items())
             + "; set aside: "
