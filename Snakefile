@@ -49,7 +49,11 @@ try:
     # a config file lists only what differs from the schema's defaults: fill them in, expand
     # {demo_dir}, validate; then one registry entry enrols a model in the studies it names
     resolved = enrol_registry_models(
-        resolve_config(config, Path(workflow.basedir) / "config" / "schema.yaml")
+        resolve_config(
+            config,
+            Path(workflow.basedir) / "config" / "schema.yaml",
+            dict(workflow.config_settings.config),
+        )
     )
     config.clear()
     config.update(resolved)

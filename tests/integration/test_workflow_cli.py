@@ -320,3 +320,17 @@ def test_every_rule_of_the_demo_has_a_budget_line(tmp_path):
     assert planned - set(budget) == set(), "rules without a budget line: measure a demo run and write it"
     assert set(budget) - planned == set(), "budget lines of rules the demo no longer plans"
     assert all(seconds >= 0 and jobs >= 1 for jobs, seconds in budget.values())
+
+
+def test_nested_command_line_values_are_typed_and_a_quoted_number_in_a_file_is_refused(tmp_path):
+    """``--config 'rios={ripa_top: 15}'`` (Snakemake hands the nested 15 over as text) plans the demo with
+    15; the same key quoted in a settings file ("15") stops with one line: only the command line's values
+    are read as the schema types them."""
+    configfile = write_config(tmp_path / "config.yaml", demo_config())
+    typed = run_snakemake(["-n", "--configfile", str(configfile), "--config", "rios={ripa_top: 15}"], tmp_path)
+    assert typed.returncode == 0, (typed.stdout + typed.stderr)[-3000:]
+    (tmp_path / "my_settings.yaml").write_text('rios:\n  ripa_top: "15"\n')
+    quoted = run_snakemake(["-n", "--configfile", str(configfile), "my_settings.yaml"], tmp_path)
+    lines = [line for line in (quoted.stdout + quoted.stderr).splitlines() if line.startswith("medbias:")]
+    assert quoted.returncode != 0 and lines == ["medbias: config key 'rios.ripa_top': got '15', expected integer"]
+    assert not (tmp_path / "results").exists()

@@ -249,6 +249,12 @@ def test_values_nested_in_command_line_config_are_typed_as_the_schema_says():
     given["rios"]["ripa_top"] = "fifteen"
     with pytest.raises(MedbiasInputError, match="config key 'rios.ripa_top': got 'fifteen', expected integer"):
         resolve_config(given, SCHEMA)
+    # only the command line's values are read so: a quoted number in a config file is reported, not read
+    given = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    given["rios"] = {"ripa_top": "15"}
+    assert resolve_config(given, SCHEMA, command_line={"rios": {"ripa_top": "15"}})["rios"]["ripa_top"] == 15
+    with pytest.raises(MedbiasInputError, match="config key 'rios.ripa_top': got '15', expected integer"):
+        resolve_config(given, SCHEMA, command_line={"seed": 3})
 
 
 def test_a_settings_file_given_alone_is_told_to_follow_the_config_it_changes():

@@ -93,20 +93,28 @@ def apply_defaults(given: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
 SCALAR_TYPES = {"integer": int, "number": (int, float), "boolean": bool, "null": type(None)}
 
 
-def typed_as_schema(value: Any, schema: dict[str, Any]) -> Any:
+ANYWHERE = object()  # typed_as_schema's ``where`` for "every value"
+
+
+def typed_as_schema(value: Any, schema: dict[str, Any], where: Any = ANYWHERE) -> Any:
     """``value`` with every string that stands where the schema allows no string, only integers,
     numbers, booleans or null, read as YAML's plain scalar of that type: Snakemake passes the values
     nested in ``--config 'rios={ripa_top: 15}'`` as strings. A string that reads as none of the allowed
-    types stays as it is, for the validation to report."""
+    types stays as it is, for the validation to report. ``where``: the command line's ``--config``
+    values (the same nesting); only the values it also holds are read, so a quoted ``"15"`` in a config
+    file stays a string and the validation reports it."""
+    if where is None:
+        return value
     if isinstance(value, dict):
         properties = schema.get("properties", {})
         extra = schema.get("additionalProperties")
         return {
-            k: typed_as_schema(v, properties.get(k, extra if isinstance(extra, dict) else {})) for k, v in value.items()
+            k: typed_as_schema(v, properties.get(k, extra if isinstance(extra, dict) else {}), _inside(where, k))
+            for k, v in value.items()
         }
     if isinstance(value, list):
         items = schema.get("items")
-        return [typed_as_schema(v, items) for v in value] if isinstance(items, dict) else value
+        return [typed_as_schema(v, items, where) for v in value] if isinstance(items, dict) else value
     allowed = schema.get("type")
     allowed = [allowed] if isinstance(allowed, str) else list(allowed or [])
     if not isinstance(value, str) or not allowed or "string" in allowed:
@@ -119,6 +127,13 @@ def typed_as_schema(value: Any, schema: dict[str, Any]) -> Any:
         return value
     matches = any(isinstance(read, SCALAR_TYPES[t]) for t in allowed if t in SCALAR_TYPES)
     return read if matches else value
+
+
+def _inside(where: Any, key: str) -> Any:
+    """The part of ``where`` under ``key`` (None: nothing of the command line's there)."""
+    if where is ANYWHERE:
+        return ANYWHERE
+    return where.get(key) if isinstance(where, dict) else (ANYWHERE if where is not None else None)
 
 
 def expand_demo_dir(config: Any, demo_dir: str | None, key: str = "") -> Any:
@@ -137,9 +152,13 @@ def expand_demo_dir(config: Any, demo_dir: str | None, key: str = "") -> Any:
     return config
 
 
-def resolve_config(given: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
+def resolve_config(
+    given: dict[str, Any], schema_path: str | Path, command_line: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The full configuration from a config file's keys: the schema's defaults filled in (the demo section
     too when ``world`` is demo), ``{demo_dir}`` expanded, then validated (``validate_config``).
+    ``command_line``: the ``--config`` values among ``given``, whose nested strings are read as the
+    schema types them (``typed_as_schema``); without it, every value is.
 
     A config file therefore lists only what differs from the defaults (``config/mimic.yaml``: the user's
     paths and models); ``config/README.md`` lists every key with its default and meaning."""
@@ -153,7 +172,7 @@ def resolve_config(given: dict[str, Any], schema_path: str | Path) -> dict[str, 
         )
     if given["world"] not in worlds:  # before {demo_dir}, which only the demo world defines
         raise MedbiasInputError(f"config key 'world': got {given['world']!r}, expected one of {', '.join(worlds)}")
-    given = typed_as_schema(given, schema)
+    given = typed_as_schema(given, schema, ANYWHERE if command_line is None else command_line)
     if given.get("world") == "demo" and given.get("demo") is None:
         given["demo"] = {}
     resolved = apply_defaults(given, schema)
