@@ -88,9 +88,21 @@ class SettingsNote(list):
 
 def settings_note(schema: Mapping[str, Any], config: Mapping[str, Any], prefixes: Sequence[str]) -> SettingsNote:
     """``settings_notes`` with the ``key = value`` record of each key it lists."""
-    lines = settings_notes(schema, config, prefixes)
-    keys = [line.split("`", 2)[1] for line in lines if line.startswith("- `")]
-    return SettingsNote(lines, [f"{key} = {flow_yaml(_value(config, key))}" for key in keys])
+    keys = noted_keys(schema, prefixes)
+    return SettingsNote(
+        settings_notes(schema, config, prefixes), [f"{key} = {flow_yaml(_value(config, key))}" for key in keys]
+    )
+
+
+def noted_keys(schema: Mapping[str, Any], prefixes: Sequence[str]) -> list[str]:
+    """The keys under ``prefixes`` that a settings note lists: those whose source is a kind other than
+    a run setting (threads, GPUs and paths do not change the numbers), in the schema's order."""
+    leaves = leaf_schemas(schema)
+    keys = [k for k in leaves if any(k == p or k.startswith(f"{p}.") for p in prefixes)]
+    unknown = [p for p in prefixes if not any(k == p or k.startswith(f"{p}.") for k in leaves)]
+    if unknown:
+        raise KeyError(f"settings_notes: no study key under {', '.join(unknown)}")
+    return [k for k in keys if source_kind(str(leaves[k].get("x-source", ""))) not in (None, RUN_SETTING)]
 
 
 def settings_notes(schema: Mapping[str, Any], config: Mapping[str, Any], prefixes: Sequence[str]) -> list[str]:
@@ -100,16 +112,10 @@ def settings_notes(schema: Mapping[str, Any], config: Mapping[str, Any], prefixe
 
     Returns Markdown lines: a heading line (after a blank line), then one list item per key."""
     leaves = leaf_schemas(schema)
-    keys = [k for k in leaves if any(k == p or k.startswith(f"{p}.") for p in prefixes)]
-    unknown = [p for p in prefixes if not any(k == p or k.startswith(f"{p}.") for k in leaves)]
-    if unknown:
-        raise KeyError(f"settings_notes: no study key under {', '.join(unknown)}")
     lines = []
-    for key in keys:
+    for key in noted_keys(schema, prefixes):
         sub = leaves[key]
         source = str(sub.get("x-source", ""))
-        if source_kind(source) in (None, RUN_SETTING):
-            continue
         value = _value(config, key)
         if "default" in sub and value != sub["default"]:
             lines.append(

@@ -432,6 +432,7 @@ def card_sections(
         from medbias.metrics.published_benchmarks import published_for_source, published_models
 
         names = benchmarks["suite"]
+        published = published_values(names)
         frames = read_evaluation_frames({key: inputs[f"benchmark_{key}"] for key in evaluation_files(names)}, names)
         status = read_json(inputs["benchmark_summary"])["status"]
         rows = pd.DataFrame(evaluation_rows(frames, status, benchmarks, np.random.default_rng(benchmarks["seed"])))
@@ -441,8 +442,8 @@ def card_sections(
                 benchmark_section(
                     rows,
                     list(benchmarks["seat_summaries"]),
-                    published_for_source(published_values(names), source),
-                    published_models(published_values(names)),
+                    published_for_source(published, source),
+                    published_models(published),
                 ),
             )
         )
