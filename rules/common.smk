@@ -55,6 +55,7 @@ VIGNETTE_ARCHS = [
     "chat",
 ]  # the demo's vignette models: plain causal, and chat (Llama architecture)
 WORD_VECTOR_CORPORA = ["general", "bio"]
+RECOVERY_STUDIES = config["demo"]["validation"]["studies"]
 
 
 wildcard_constraints:
@@ -206,6 +207,11 @@ REPORT_ITEMS = load_items(
     ),
 )
 REPORT_FOLDERS = folder_pages(REPORT_ITEMS)
+
+
+def for_recovery(study, paths):
+    """The planted recovery's inputs of ``study``: none when the config leaves the study out."""
+    return paths if study in RECOVERY_STUDIES else []
 
 
 def study_index(folder):

@@ -132,6 +132,7 @@ rule mental_tables:
         table5_md=f"{MENTAL}/table5_fairness.md",
         table5_long=f"{MENTAL}/table5_fairness_long.csv",
         table5_learners_md=f"{MENTAL}/table5_fairness_all_learners.md",
+        treatment_leans=f"{MENTAL}/treatment_leans.csv",
         table4_csv=f"{MENTAL}/table4_gender_uar.csv",
         table4_md=f"{MENTAL}/table4_gender_uar.md",
     log:

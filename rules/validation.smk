@@ -132,30 +132,42 @@ rule validation_error_rates:
 rule validation_planted_recovery:
     input:
         truth=f"{DEMO}/truth.json",
-        weat=f"{RIOS}/fig1_weat.csv",
-        weat_trend=f"{RIOS}/fig1_weat_trend.csv",
-        seat=f"{PLM}/seat_long.csv",
-        tasks=f"{MIMIC}/tasks.csv",
-        gaps=expand(
-            f"{DOWNSTREAM_DIR}/{{model}}/gaps.parquet", model=DOWNSTREAM["models"]
+        weat=for_recovery("rios", f"{RIOS}/fig1_weat.csv"),
+        weat_trend=for_recovery("rios", f"{RIOS}/fig1_weat_trend.csv"),
+        seat=for_recovery("plm", f"{PLM}/seat_long.csv"),
+        tasks=for_recovery("hurtful", f"{MIMIC}/tasks.csv"),
+        gaps=for_recovery(
+            "hurtful",
+            expand(
+                f"{DOWNSTREAM_DIR}/{{model}}/gaps.parquet", model=DOWNSTREAM["models"]
+            ),
         ),
-        gap_seeds=f"{DOWNSTREAM_DIR}/gap_seeds.csv",
+        gap_seeds=for_recovery("hurtful", f"{DOWNSTREAM_DIR}/gap_seeds.csv"),
         # the post-processor's planted gap (assessed when the baseline is mitigated with threshold)
-        gap_changes=(
-            f"{MITIGATION_DIR}/gap_changes.parquet" if MITIGATION_ASSESSED else []
+        gap_changes=for_recovery(
+            "hurtful",
+            f"{MITIGATION_DIR}/gap_changes.parquet" if MITIGATION_ASSESSED else [],
         ),
-        performance_changes=(
-            f"{MITIGATION_DIR}/performance_changes.csv" if MITIGATION_ASSESSED else []
+        performance_changes=for_recovery(
+            "hurtful",
+            f"{MITIGATION_DIR}/performance_changes.csv" if MITIGATION_ASSESSED else [],
         ),
-        logprob=f"{HURTFUL}/table3_logprob_long.csv",
-        worst_cells=(
-            f"{INTERSECTIONS_DIR}/worst_cells.csv"
-            if "baseline" in INTERSECTIONS["models"]
-            else []
+        logprob=for_recovery("hurtful", f"{HURTFUL}/table3_logprob_long.csv"),
+        worst_cells=for_recovery(
+            "hurtful",
+            (
+                f"{INTERSECTIONS_DIR}/worst_cells.csv"
+                if "baseline" in INTERSECTIONS["models"]
+                else []
+            ),
         ),
-        fairness=f"{MENTAL}/table5_fairness_long.csv",
-        direct_bias=f"{MENTAL}/fig2_direct_bias.csv",
-        vignettes=[f"{VIGNETTE_DIR}/{m}/contrasts.csv" for m in VIGNETTE_TRAINED_MODELS],
+        fairness=for_recovery("mental", f"{MENTAL}/table5_fairness_long.csv"),
+        treatment_leans=for_recovery("mental", f"{MENTAL}/treatment_leans.csv"),
+        direct_bias=for_recovery("mental", f"{MENTAL}/fig2_direct_bias.csv"),
+        vignettes=for_recovery(
+            "vignettes",
+            [f"{VIGNETTE_DIR}/{m}/contrasts.csv" for m in VIGNETTE_TRAINED_MODELS],
+        ),
     output:
         csv=f"{RESULTS}/validation/planted_recovery.csv",
         md=f"{RESULTS}/validation/planted_recovery.md",
@@ -173,6 +185,7 @@ rule validation_planted_recovery:
         base_model=config["hurtful"]["base_model"],
         embeddings=config["embeddings"],
         vignette_models=list(VIGNETTE_TRAINED_MODELS),
+        studies=RECOVERY_STUDIES,
         # the levels, sidedness and permutation counts behind each criterion and its margin
         criteria={
             "rios_alternative": config["rios"]["alternative"],
@@ -186,7 +199,7 @@ rule validation_planted_recovery:
             "vignette_permutations": VIGNETTES["permutations"],
             "equivalence_margin": MITIGATION["equivalence_margin"],
             "equivalence_power": config["demo"]["validation"]["equivalence_power"],
-            "mismatch_margin": config["demo"]["validation"]["mismatch_margin"],
+            "removal_share": config["demo"]["validation"]["removal_share"],
         },
     script:
         f"{SCRIPTS}/validation_planted_recovery.py"

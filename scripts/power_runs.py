@@ -4,8 +4,9 @@ Runs the demo config's planted recovery (results/validation/planted_recovery.csv
 once per fresh world seed, each in its own folder, then gathers the runs: per planted effect found in k of K
 worlds with its median and smallest margin, per control family flagged in k of K.
 
-    .venv/bin/python scripts/power_runs.py --seeds 2027 2028 2029 2030 2031     # run, then gather
-    .venv/bin/python scripts/power_runs.py --gather power/seed2027 power/seed2028  # gather finished runs only
+    .venv/bin/python scripts/power_runs.py --seeds 2031 2032 2033 2034 2035     # run, then gather
+    .venv/bin/python scripts/power_runs.py --seeds 2031 2032 --studies mental  # one study's plants and controls
+    .venv/bin/python scripts/power_runs.py --gather power/seed2031 power/seed2032  # gather finished runs only
 
 Each run takes about as long as the demo (2 cores: one job per core); runs already finished are not redone
 (Snakemake finds nothing to do). Writes power/power.md, power_plants.csv and power_controls.csv.
@@ -76,6 +77,12 @@ def main() -> None:
     parser.add_argument("--gather", type=Path, nargs="+", help="gather these finished run folders only")
     parser.add_argument("--folder", type=Path, default=REPO / "power", help="where the runs and tables go")
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument(
+        "--studies",
+        nargs="+",
+        choices=["rios", "plm", "hurtful", "mental", "vignettes"],
+        help="assess only these studies' plants and controls (default: every study)",
+    )
     args = parser.parse_args()
     if bool(args.seeds) == bool(args.gather):
         parser.error("give either --seeds (run and gather) or --gather (finished runs only)")
@@ -84,7 +91,8 @@ def main() -> None:
             gather(args.gather, args.folder)
         else:
             demo = with_repo_paths(load_config(REPO / "config" / "config.yaml"), REPO)
-            configs = {seed: fresh_world_config(demo, seed) for seed in args.seeds}  # refuses a calibration seed
+            # refuses a calibration seed
+            configs = {seed: fresh_world_config(demo, seed, args.studies) for seed in args.seeds}
             gather([run_world(seed, config, args.folder, args.cores) for seed, config in configs.items()], args.folder)
     except MedbiasInputError as error:
         raise SystemExit(f"medbias: {error}") from None

@@ -5,7 +5,14 @@ import pandas as pd
 
 from medbias.core.logs import setup_rule_logging
 from medbias.io.tables import write_page, write_paper_table
-from medbias.studies.mental.tables import fairness_table, table4, table5, table5_all_learners, with_gender_null
+from medbias.studies.mental.tables import (
+    fairness_table,
+    table4,
+    table5,
+    table5_all_learners,
+    treatment_leans,
+    with_gender_null,
+)
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])
@@ -23,6 +30,7 @@ null = pd.concat([pd.read_csv(path) for path in snakemake.input.null], ignore_in
 long = with_gender_null(fairness_table(predictions, p.bootstrap, p.seed), null)
 long.insert(1, "label", long["embedding"].map(lambda e: p.labels.get(e, e)))
 long.to_csv(out.table5_long, index=False)
+treatment_leans(predictions, p.bootstrap, p.seed).to_csv(out.treatment_leans, index=False)
 layout = {"embeddings": p.embeddings, "treatments": p.treatments, "tasks": p.tasks, "labels": p.labels}
 write_paper_table(table5(long, layout, p.settings), out.table5_csv, out.table5_md)
 write_page(table5_all_learners(long, p.learners, layout), out.table5_learners_md)

@@ -9,11 +9,8 @@ from medbias.studies.hurtful.gaps import read_model_gaps
 from medbias.validation.decisions import combine
 from medbias.validation.recovery import (
     control_family,
-    gap_recovery,
-    intersection_recovery,
-    logprob_recovery,
+    hurtful_recoveries,
     mental_recovery,
-    mitigation_recovery,
     recovery_page,
     recovery_verdict,
     rios_recovery,
@@ -28,63 +25,47 @@ p = snakemake.params
 c = p.criteria
 out = snakemake.output
 truth = read_json(snakemake.input.truth)
-vignette_tables = {m: pd.read_csv(f) for m, f in zip(p.vignette_models, snakemake.input.vignettes)}
-tasks = pd.read_csv(snakemake.input.tasks)
-gaps = read_model_gaps(p.models, snakemake.input.gaps)
-pretrained, untrained = logprob_model_roles(p.logprob_models, p.variants, p.base_model)
-recovery = combine(
-    [
-        rios_recovery(
-            pd.read_csv(snakemake.input.weat),
-            pd.read_csv(snakemake.input.weat_trend),
-            truth["pubmed"],
-            c["rios_alternative"],
+parts = []
+if "rios" in p.studies:
+    weat, trend = pd.read_csv(snakemake.input.weat), pd.read_csv(snakemake.input.weat_trend)
+    parts.append(rios_recovery(weat, trend, truth["pubmed"], c["rios_alternative"]))
+if "plm" in p.studies:
+    parts.append(seat_recovery(pd.read_csv(snakemake.input.seat), truth["plm"], c["seat_alternative"], c["seat_alpha"]))
+if "hurtful" in p.studies:
+    pretrained, untrained = logprob_model_roles(p.logprob_models, p.variants, p.base_model)
+    parts += hurtful_recoveries(
+        read_model_gaps(p.models, snakemake.input.gaps),
+        pd.read_csv(snakemake.input.tasks),
+        pd.read_csv(snakemake.input.gap_seeds),
+        pd.read_csv(snakemake.input.logprob),
+        truth,
+        c,
+        (pretrained, untrained),
+        mitigation=(
+            (pd.read_parquet(snakemake.input.gap_changes), pd.read_csv(snakemake.input.performance_changes))
+            if snakemake.input.gap_changes
+            else None
         ),
-        seat_recovery(pd.read_csv(snakemake.input.seat), truth["plm"], c["seat_alternative"], c["seat_alpha"]),
-        gap_recovery(
-            gaps,
-            truth["mimic"],
-            dict(zip(tasks["task"], tasks["label"])),
-            pd.read_csv(snakemake.input.gap_seeds),
-            c["downstream_alpha"],
-            dict(zip(tasks["task"], tasks["cohort"])),
-        ),
-        mitigation_recovery(
-            pd.read_parquet(snakemake.input.gap_changes),
-            pd.read_csv(snakemake.input.performance_changes),
-            truth["mimic"],
-            dict(zip(tasks["task"], tasks["label"])),
-            task_cohorts=dict(zip(tasks["task"], tasks["cohort"])),
-            equivalence_margin=c["equivalence_margin"],
-            equivalence_power_needed=c["equivalence_power"],
-        )
-        if snakemake.input.gap_changes
-        else pd.DataFrame(),
-        intersection_recovery(
-            pd.read_csv(snakemake.input.worst_cells),
-            gaps,
-            truth["mimic"],
-            dict(zip(tasks["task"], tasks["label"])),
-            dict(zip(tasks["task"], tasks["cohort"])),
-            c["downstream_alpha"],
-            c["intersection_null_draws"],
-        )
-        if snakemake.input.worst_cells
-        else pd.DataFrame(),
-        logprob_recovery(
-            pd.read_csv(snakemake.input.logprob), truth["logprob"], pretrained, untrained, c["logprob_alpha"]
-        ),
+        worst_cells=pd.read_csv(snakemake.input.worst_cells) if snakemake.input.worst_cells else None,
+    )
+if "mental" in p.studies:
+    parts.append(
         mental_recovery(
             pd.read_csv(snakemake.input.fairness),
             pd.read_csv(snakemake.input.direct_bias),
             truth["mental"],
             corpus_embeddings(p.embeddings, list(truth["mental"]["direct_bias"])),
             direct_bias_null_draws=c["direct_bias_null_draws"],
-            mismatch_margin=c["mismatch_margin"],
-        ),
-        vignette_recovery(vignette_tables, truth["vignettes"], c["vignette_alpha"], c["vignette_permutations"]),
-    ]
-)
+            treatment_leans=pd.read_csv(snakemake.input.treatment_leans),
+            removal_share=c["removal_share"],
+        )
+    )
+if "vignettes" in p.studies:
+    vignette_tables = {m: pd.read_csv(f) for m, f in zip(p.vignette_models, snakemake.input.vignettes)}
+    parts.append(
+        vignette_recovery(vignette_tables, truth["vignettes"], c["vignette_alpha"], c["vignette_permutations"])
+    )
+recovery = combine(parts)
 recovery.to_csv(out.csv, index=False)
 planted, below_power = recovery[recovery["truth"] == "planted"], recovery[recovery["truth"] == BELOW_POWER]
 family = control_family(recovery)

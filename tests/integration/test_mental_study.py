@@ -40,6 +40,7 @@ def test_every_output_exists_with_the_papers_layout(wiring_run):
         "table4_gender_uar.md",
         "table5_fairness.md",
         "table5_fairness_all_learners.md",
+        "treatment_leans.csv",
         "fig1_annotated_counts.png",
         "fig1_annotated_counts.pdf",
         "fig2_direct_bias.png",
@@ -92,6 +93,22 @@ def test_planted_label_bias_shows_as_mismatch_and_augmentation_removes_it(fairne
         assert augmented["mismatch_null_p"] >= 0.05, embedding
     mean = svm.groupby("treatment")["mismatch"].mean()
     assert mean["augmented"] <= 0.05 < 0.15 <= mean["original"]
+
+
+def test_the_paired_leans_are_table_vs_leans_and_augmentation_removes_the_planted_one(fairness, mental, demo_truth):
+    leans = pd.read_csv(mental / "treatment_leans.csv")
+    long = fairness.set_index(["embedding", "treatment", "task", "learner"])["lean"]
+    for r in leans.itertuples(index=False):
+        assert r.lean_original == pytest.approx(long[(r.embedding, "original", r.task, r.learner)])
+        assert r.lean_treated == pytest.approx(long[(r.embedding, r.treatment, r.task, r.learner)])
+        assert r.se_original >= 0 and r.se_treated >= 0
+    planted = demo_truth["mental"]["planted_label_bias"][0]
+    toward = 1 if planted["favoured"] == "M" else -1
+    svm = leans[(leans["learner"] == "svm") & (leans["task"] == planted["task"]) & (leans["treatment"] == "augmented")]
+    assert len(svm) == fairness["embedding"].nunique()
+    for r in svm.itertuples(index=False):
+        # the planted lean, and at most half of it left either way after augmentation (the validation tests it)
+        assert toward * r.lean_original > 0.1 and abs(r.lean_treated) < toward * r.lean_original / 2, r.embedding
 
 
 def test_every_assessed_mismatch_is_ranked_among_its_permuted_retrainings(fairness, mental, demo_truth):

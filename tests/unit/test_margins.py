@@ -19,6 +19,7 @@ from medbias.metrics.margins import (
     interval_se,
     majority_margin,
     p_margin,
+    relative_equivalence_margin,
     z_of_p,
 )
 from medbias.studies.hurtful.gaps import seed_spread
@@ -263,3 +264,26 @@ def test_two_one_sided_tests_and_their_power_by_hand():
     assert equivalence_power(0.02, 0.1) == pytest.approx(0.999207, abs=1e-5)
     assert equivalence_power(0.1, 0.1) == 0.0  # a margin no wider than the test's own noise cannot be shown
     assert equivalence_power(0.0, 0.1) == 1.0 and equivalence_margin_se(0.0, interval_se(0.0, 0.0), 0.1) == np.inf
+
+
+def test_the_ratio_equivalence_margin_by_hand():
+    """Lean 0.3 before, 0.02 after, SEs 0.03 and 0.02, covariance 0.0002, share 0.5: SE1^2 = 0.25 x 0.0009
+    + 0.0004 - 0.0002 = 0.000425, SE2^2 = 0.000825; z1 = 0.13 / 0.0206155, z2 = 0.17 / 0.0287228; the margin
+    is the smaller minus z at 5%."""
+    margin = relative_equivalence_margin(0.3, 0.02, 0.03, 0.02, 0.0002, 0.5)
+    assert margin == pytest.approx(0.17 / np.sqrt(0.000825) - 1.644854, abs=1e-5)
+    # an overshoot past -share x before fails on the lower test; too much left fails on the upper one
+    assert relative_equivalence_margin(0.3, -0.2, 0.03, 0.02, 0.0002, 0.5) < 0
+    assert relative_equivalence_margin(0.3, 0.2, 0.03, 0.02, 0.0002, 0.5) < 0
+    # an effect before that is not positive leaves no room: a miss however small the effect after
+    assert relative_equivalence_margin(-0.05, 0.0, 0.02, 0.0, 0.0, 0.5) < 0
+    # exact values with no noise: inside is +inf, outside -inf; NaN propagates
+    assert relative_equivalence_margin(0.3, 0.0, 0.0, 0.0, 0.0, 0.5) == np.inf
+    assert relative_equivalence_margin(0.3, 0.2, 0.0, 0.0, 0.0, 0.5) == -np.inf
+    assert np.isnan(relative_equivalence_margin(0.3, np.nan, 0.03, 0.02, 0.0, 0.5))
+    # level: with the truth on the margin (after = share x before), the test rejects about 5% of the time
+    rng = np.random.default_rng(11)
+    before = rng.normal(0.3, 0.03, 20000)
+    after = 0.15 + rng.normal(0, 0.02, 20000)
+    passed = np.mean([relative_equivalence_margin(b, a, 0.03, 0.02, 0.0, 0.5) >= 0 for b, a in zip(before, after)])
+    assert 0.04 < passed < 0.06

@@ -11,10 +11,12 @@ from sklearn.metrics import f1_score
 from medbias.core.note_text import clean_for_embedding, her_counterpart, neutralize_gender, swap_gender
 from medbias.io.formats import ANNOTATION_PHENOTYPES
 from medbias.metrics.association import direct_bias
+from medbias.metrics.bootstrap import within_label_resamples
 from medbias.metrics.counterfactual import (
     favoured_group,
     mismatch_direction_p,
     pair_metrics,
+    paired_lean_change,
     rate_ratio,
     summarise_pairs,
 )
@@ -173,8 +175,30 @@ def test_pair_metrics_by_hand():
     assert (m["tpr_f"], m["tpr_m"], m["fpr_f"], m["fpr_m"]) == (0.75, 0.5, 0.25, 0.75)
     assert m["tprr"] == pytest.approx(0.5 / 0.75) and m["fprr"] == pytest.approx(0.25 / 0.75)
     assert m["mismatch"] == 3 / 8 and m["mismatch_female"] == pytest.approx(1 / 3)
+    # pairs 6 and 7 have their M copy alone positive, pair 3 its F copy: lean (2 - 1) / 8 toward M
+    assert m["lean"] == pytest.approx(1 / 8)
     doubled_label = np.concatenate([label, label])
     assert m["macro_f1"] == pytest.approx(f1_score(doubled_label, np.concatenate([female, male]), average="macro"))
+
+
+def test_paired_leans_share_one_resample_of_the_pairs():
+    """Before: 4 of 8 pairs lean M; after: 1 of 8 leans M and 1 leans F. The leans are (4 - 0) / 8 and
+    (1 - 1) / 8; their bootstrap SEs and covariance equal those of the per-pair differences m - f
+    resampled within label by hand with the same generator."""
+    label = np.array([1, 1, 1, 1, 0, 0, 0, 0])
+    before = (np.zeros(8, int), np.array([1, 1, 0, 0, 1, 1, 0, 0]))
+    after = (np.array([0, 0, 0, 1, 0, 0, 0, 0]), np.array([1, 0, 0, 0, 0, 0, 0, 0]))
+    change = paired_lean_change(label, before, after, 4000, np.random.default_rng(3))
+    assert (change.before, change.after, change.pairs) == (0.5, 0.0, 8)
+    index = within_label_resamples(label, 4000, np.random.default_rng(3))
+    per_pair = [m - f for f, m in (before, after)]
+    replicates = np.array([d[index].mean(axis=1) for d in per_pair])
+    covariance = np.cov(replicates)
+    assert change.se_before == pytest.approx(np.sqrt(covariance[0, 0]))
+    assert change.se_after == pytest.approx(np.sqrt(covariance[1, 1]))
+    assert change.covariance == pytest.approx(covariance[0, 1])
+    # the leans' SE by the delta method: within each label of 4 pairs, var of a mean = p(1 - p) / 4 halves
+    assert change.se_before == pytest.approx(np.sqrt(2 * 0.25 / 4) / 2, rel=0.05)
 
 
 def test_ratio_conventions():

@@ -249,6 +249,28 @@ def _fairness(
     return pd.DataFrame(rows)
 
 
+def _leans(after_toward_f, before_toward_f=0.3, se_before=0.03, se_after=0.02, covariance=0.0002):
+    """treatment_leans.csv rows of the two embeddings' SVMs on the planted task: leans are signed toward
+    M in the file, so a lean toward F of 0.3 is -0.3."""
+    return pd.DataFrame(
+        [
+            {
+                "embedding": embedding,
+                "task": "depression",
+                "learner": "svm",
+                "treatment": "augmented",
+                "lean_original": -before_toward_f,
+                "lean_treated": -after_toward_f,
+                "se_original": se_before,
+                "se_treated": se_after,
+                "covariance": covariance,
+                "pairs": 100,
+            }
+            for embedding in ("bio", "general")
+        ]
+    )
+
+
 def test_mental_rows_use_mcnemar_and_the_direct_bias_lean():
     truth = {
         "planted_label_bias": [{"task": "depression", "favoured": "F"}],
@@ -267,7 +289,7 @@ def test_mental_rows_use_mcnemar_and_the_direct_bias_lean():
         }
     )
     names = {"bio": "bio", "general": "general"}
-    good = mental_recovery(_fairness(0.3, 1e-6, "F", 0.02, 0.4), direct, truth, names)
+    good = mental_recovery(_fairness(0.3, 1e-6, "F", 0.02, 0.4), direct, truth, names, treatment_leans=_leans(0.02))
     assert good.groupby("truth")["recovered"].all().to_dict() == {"control": True, "not a null": True, "planted": True}
     assert (
         len(good) == 2 * 2 + 2 + 1 + 1
@@ -277,20 +299,33 @@ def test_mental_rows_use_mcnemar_and_the_direct_bias_lean():
     general = good.set_index("effect").loc["general: depression synonyms lean no more than random words"]
     assert general["recovered"] and general["truth"] == "not a null"
     leaning_control = direct.assign(direct_bias=[0.05, 0.1], signed_p_calibrated=[0.001, 0.01])
-    bad = mental_recovery(_fairness(0.3, 1e-6, "M", 0.2, 0.01), leaning_control, truth, names)
+    bad = mental_recovery(
+        _fairness(0.3, 1e-6, "M", 0.2, 0.01), leaning_control, truth, names, treatment_leans=_leans(0.2)
+    )
     assert not bad[
         "recovered"
     ].any()  # wrong group, augmentation left 0.2, controls directed, DB below general's, control leans
-    # augmentation removes it: an equivalence test, mismatch 0.02 with SE 0.02 below 0.1, by hand
-    removal = good.set_index("effect").loc["bio depression: augmentation removes it"]
-    assert removal["margin_se"] == pytest.approx(0.08 / (0.0784 / 3.919928) - 1.644854, abs=1e-4)
-    assert "power 1.00 at a true mismatch of 0" in removal["margin_basis"]
-    # within the permuted retrainings' null, but not shown below the margin: no longer a pass
-    noisy = mental_recovery(_fairness(0.3, 1e-6, "F", 0.08, 0.4), direct, truth, names).set_index("effect")
-    assert not noisy.at["bio depression: augmentation removes it", "recovered"]
+    # augmentation removes at least half of the lean: two one-sided paired tests, by hand. Toward F the lean
+    # is 0.3 before and 0.02 after; SE1^2 = 0.25 x 0.03^2 + 0.02^2 - 2 x 0.5 x 0.0002 = 0.000425 and
+    # SE2^2 = 0.000825: z1 = (0.15 - 0.02) / 0.0206155 = 6.30594, z2 = (0.02 + 0.15) / 0.0287228 = 5.91864
+    removal = good.set_index("effect").loc["bio depression: augmentation removes at least 50% of its lean"]
+    assert removal["recovered"] and removal["margin_se"] == pytest.approx(5.91864 - 1.644854, abs=1e-4)
+    assert "lean toward F +0.020 (SE 0.020) vs +0.300 (SE 0.030) before" in removal["observed"]
+    effect = "bio depression: augmentation removes at least 50% of its lean"
+    for after in (0.12, -0.14):  # too much left (z1 1.46), or overshot toward M (z2 0.35)
+        kept = mental_recovery(_fairness(0.3, 1e-6, "F", 0.1, 0.4), direct, truth, names, treatment_leans=_leans(after))
+        assert not kept.set_index("effect").at[effect, "recovered"], after
+    # without the paired leans there is nothing to test: a miss, not a pass
+    assert (
+        not mental_recovery(_fairness(0.3, 1e-6, "F", 0.02, 0.4), direct, truth, names)
+        .set_index("effect")
+        .at[effect, "recovered"]
+    )
     like_random = direct.assign(signed_p_calibrated=[0.3, 0.6])  # the bio lean no further than random words'
     assert (
-        not mental_recovery(_fairness(0.3, 1e-6, "F", 0.02, 0.4), like_random, truth, names)
+        not mental_recovery(
+            _fairness(0.3, 1e-6, "F", 0.02, 0.4), like_random, truth, names, treatment_leans=_leans(0.02)
+        )
         .set_index("effect")
         .at["bio: depression synonyms lean male", "recovered"]
     )
@@ -314,13 +349,13 @@ def test_the_mental_control_and_the_augmentation_are_judged_against_the_permuted
     assert found["bio psychiatric: no label bias"] and found["general psychiatric: no label bias"]
     beyond = mental_recovery(_fairness(0.3, 1e-6, "F", 0.02, 0.5, control_null_p=0.01), direct, truth, {})
     assert not beyond.set_index("effect").at["bio psychiatric: no label bias", "recovered"]
-    # augmentation more than halves the mismatch, yet leaves more than the permuted retrainings show
-    kept = mental_recovery(_fairness(0.3, 1e-6, "F", 0.1, 0.5, augmented_null_p=0.025), direct, truth, {})
-    assert not kept.set_index("effect").at["bio depression: augmentation removes it", "recovered"]
-    assert (
-        "null median 0.030 over 39 draws, p 0.025"
-        in kept.set_index("effect").at["bio depression: augmentation removes it", "observed"]
-    )
+    # the removal is judged on the lean alone: an augmented mismatch above the permuted retrainings' (p 0.025)
+    # is shown beside it, and does not decide it
+    kept = mental_recovery(
+        _fairness(0.3, 1e-6, "F", 0.1, 0.5, augmented_null_p=0.025), direct, truth, {}, treatment_leans=_leans(0.02)
+    ).set_index("effect")
+    effect = "bio depression: augmentation removes at least 50% of its lean"
+    assert kept.at[effect, "recovered"] and "null median 0.030 over 39 draws, p 0.025" in kept.at[effect, "observed"]
 
 
 def test_corpus_embeddings_match_the_demo_file_names_and_say_which_is_missing():

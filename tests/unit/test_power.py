@@ -91,8 +91,11 @@ def test_fresh_world_config_refuses_the_calibration_seed_on_paths_made_absolute(
     }
     with pytest.raises(MedbiasInputError, match="seed 1234 is one the demo world was calibrated with"):
         fresh_world_config(config, 1234)
-    fresh = fresh_world_config(with_repo_paths(config, tmp_path), 2027)
-    assert fresh["seed"] == 2027 and config["seed"] == 1234
+    fresh = fresh_world_config(with_repo_paths(config, tmp_path), 2031)
+    assert fresh["seed"] == 2031 and config["seed"] == 1234
+    mental = fresh_world_config(config, 2032, studies=["mental"])
+    assert mental["demo"]["validation"]["studies"] == ["mental"]
+    assert "studies" not in config.get("demo", {}).get("validation", {})
     assert fresh["resources"]["crows_pairs"] == str(tmp_path / "config/resources/crows.csv")
     assert fresh["vignettes"]["sets"] == {
         "demo": str(tmp_path / "config/resources/vignettes.yaml"),

@@ -10,6 +10,9 @@ test set:
   (TPR) or negatives (FPR). The group with the higher rate is named (the paper's F/M subscript).
 - mismatch ratio = pairs whose two copies get different predictions / all pairs; the group named
   is the one whose copy was predicted positive in more of the mismatched pairs.
+- lean = (pairs whose M copy alone is predicted positive - pairs whose F copy alone is) / all pairs:
+  the mismatch signed toward M, so that classifiers sensitive to gender both ways lean near 0 while
+  the mismatch ratio stays above it; a planted label bias toward one gender is a lean of that sign;
 - the mismatch's direction test: McNemar's exact test on the discordant pairs (F copy positive
   only vs M copy positive only; two-sided binomial with p = 1/2). When the model's decisions do
   not depend on the gender the note speaks of, the two kinds of discordant pair are equally
@@ -36,7 +39,7 @@ import numpy as np
 from medbias.metrics.bootstrap import percentile_interval, resample_counts, within_label_resamples
 from medbias.metrics.fairness import safe_ratio
 
-METRICS: tuple[str, ...] = ("tprr", "fprr", "mismatch", "macro_f1", "tpr_f", "tpr_m", "fpr_f", "fpr_m")
+METRICS: tuple[str, ...] = ("tprr", "fprr", "mismatch", "lean", "macro_f1", "tpr_f", "tpr_m", "fpr_f", "fpr_m")
 
 
 def rate_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -87,6 +90,7 @@ def pair_metrics(
         "fprr": rate_ratio(fpr_f, fpr_m),
         "mismatch": safe_ratio(mismatched, w.sum(axis=1)),
         "mismatch_female": safe_ratio(w @ (differ * pf), mismatched),
+        "lean": safe_ratio(w @ (pm - pf), w.sum(axis=1)),
         "macro_f1": (_f1(tp, fp, fn) + _f1(tn, fn, fp)) / 2,
     }
 
@@ -149,6 +153,46 @@ def summarise_pairs(
     }
     return PairSummary(
         point, low, high, favoured, int(len(label)), int(np.sum(label)), mismatch_direction_p(pred_female, pred_male)
+    )
+
+
+@dataclass(frozen=True)
+class LeanChange:
+    """One classifier's lean before and after a treatment on the same test pairs, with bootstrap
+    standard errors and covariance from resampling the pairs once for both."""
+
+    before: float
+    after: float
+    se_before: float
+    se_after: float
+    covariance: float
+    pairs: int
+
+
+def paired_lean_change(
+    label: np.ndarray,
+    before: tuple[np.ndarray, np.ndarray],
+    after: tuple[np.ndarray, np.ndarray],
+    n_replicates: int,
+    rng: np.random.Generator,
+) -> LeanChange:
+    """The lean (module docstring) of two classifiers' predictions (F copy, M copy) on the same pairs,
+    and the bootstrap SEs and covariance of the two leans: each replicate resamples the pairs within
+    each label, as ``summarise_pairs`` does, and weighs both classifiers' pairs alike."""
+    index = within_label_resamples(np.asarray(label), n_replicates, rng)
+    weights = resample_counts(index, len(label))
+    leans = []
+    for pred_female, pred_male in (before, after):
+        point = pair_metrics(label, pred_female, pred_male)["lean"][0]
+        leans.append((float(point), pair_metrics(label, pred_female, pred_male, weights)["lean"]))
+    covariance = np.cov(np.vstack([leans[0][1], leans[1][1]]))
+    return LeanChange(
+        leans[0][0],
+        leans[1][0],
+        float(np.sqrt(covariance[0, 0])),
+        float(np.sqrt(covariance[1, 1])),
+        float(covariance[0, 1]),
+        int(len(label)),
     )
 
 

@@ -107,6 +107,39 @@ def equivalence_margin_se(estimate: float, se: float, delta: float, alpha: float
     return float((delta - abs(estimate)) / se - norm.isf(alpha))
 
 
+def relative_equivalence_margin(
+    before: float,
+    after: float,
+    se_before: float,
+    se_after: float,
+    covariance: float,
+    share: float,
+    alpha: float = 0.05,
+) -> float:
+    """The margin of two one-sided tests at ``alpha`` that an effect measured again after a treatment
+    lies within +-``share`` of the effect before it, both measured on the same units (paired, with the
+    estimates' ``covariance``): H0 after >= share x before is rejected by z1 = (share before - after) /
+    SE1 with SE1^2 = share^2 se_before^2 + se_after^2 - 2 share cov, and H0 after <= -share x before by
+    z2 = (after + share before) / SE2 with SE2^2 = share^2 se_before^2 + se_after^2 + 2 share cov. The
+    margin is min(z1, z2) - z_{1-alpha}: >= 0 exactly when both nulls are rejected. The margin is fixed
+    before the data as a share of the effect (a ratio margin, as bioequivalence's are), so an effect
+    before that is not positive leaves no room and fails. NaN when an input is undefined; a test whose
+    SE is 0 counts as +inf where its difference is positive and -inf otherwise."""
+    from scipy.stats import norm
+
+    values = (before, after, se_before, se_after, covariance, share)
+    if not all(np.isfinite(v) for v in values):
+        return float("nan")
+    zs = []
+    for difference, variance in (
+        (share * before - after, share**2 * se_before**2 + se_after**2 - 2 * share * covariance),
+        (after + share * before, share**2 * se_before**2 + se_after**2 + 2 * share * covariance),
+    ):
+        se = float(np.sqrt(max(variance, 0.0)))
+        zs.append(difference / se if se > 0 else (float("inf") if difference > 0 else float("-inf")))
+    return float(min(zs) - norm.isf(alpha))
+
+
 def equivalence_power(se: float, delta: float, alpha: float = 0.05) -> float:
     """Power of two one-sided tests at ``alpha`` with margin ``delta`` when the true value is 0 and the
     estimate is normal with standard error ``se``: P(|Z se| < delta - z_{1-alpha} se) =

@@ -36,7 +36,7 @@ UNSURE_RATE = 0.02
 # at a rate of 0.2, two of the four models' label-bias tests passed by less than 2 SE on the calibration
 # world (McNemar p 0.004 for the tiny BERT) and missed on one of three fresh worlds
 PLANTED_LABEL_BIAS: dict[str, dict[str, object]] = {
-    "ALCOHOL.ABUSE": {"gender": "M", "rate": 0.3},
+    "ALCOHOL.ABUSE": {"gender": "M", "rate": 0.5},
 }
 COLUMN_FROM_BENCHMARK = {
     "ADVANCED.HEART.DISEASE": "Congestive heart failure; nonhypertensive",

@@ -23,9 +23,9 @@ from medbias.metrics.margins import (
     equivalence_margin_se,
     equivalence_power,
     interval_margin,
-    interval_se,
     p_floor,
     p_margin,
+    relative_equivalence_margin,
     z_of_p,
 )
 from medbias.studies.hurtful.gaps import GAP_KEYS
@@ -641,12 +641,93 @@ def logprob_recovery(
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
 
 
+def hurtful_recoveries(
+    gaps: pd.DataFrame,
+    tasks: pd.DataFrame,
+    gap_seeds: pd.DataFrame,
+    logprob: pd.DataFrame,
+    truth: Mapping[str, Any],
+    criteria: Mapping[str, Any],
+    logprob_roles: tuple[Sequence[str], Sequence[str]],
+    mitigation: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+    worst_cells: pd.DataFrame | None = None,
+) -> list[pd.DataFrame]:
+    """Every recovery table of the hurtful study: the recall gaps (``gap_recovery``), the post-processor's
+    closures when the baseline was mitigated (``mitigation``: its gap changes and performance changes),
+    the intersectional cells when they were assessed, and Table 3 (``logprob_recovery``; ``logprob_roles``:
+    the pretrained and the untrained models). ``criteria``: the planted recovery rule's levels and margins."""
+    labels, cohorts = dict(zip(tasks["task"], tasks["label"])), dict(zip(tasks["task"], tasks["cohort"]))
+    alpha = criteria["downstream_alpha"]
+    parts = [gap_recovery(gaps, truth["mimic"], labels, gap_seeds, alpha, cohorts)]
+    if mitigation is not None:
+        parts.append(
+            mitigation_recovery(
+                *mitigation,
+                truth["mimic"],
+                labels,
+                task_cohorts=cohorts,
+                equivalence_margin=criteria["equivalence_margin"],
+                equivalence_power_needed=criteria["equivalence_power"],
+            )
+        )
+    if worst_cells is not None:
+        draws = criteria["intersection_null_draws"]
+        parts.append(intersection_recovery(worst_cells, gaps, truth["mimic"], labels, cohorts, alpha, draws))
+    pretrained, untrained = logprob_roles
+    parts.append(logprob_recovery(logprob, truth["logprob"], pretrained, untrained, criteria["logprob_alpha"]))
+    return parts
+
+
 def _null_text(row) -> str:
     """The gender-permutation null of one Table V row, as the recovery tables print it."""
     if not row["null_draws"]:
         return "no gender-permutation null drawn"
     median, draws, p = row["mismatch_null_median"], int(row["null_draws"]), row["mismatch_null_p"]
     return f"null median {median:.3f} over {draws} draws, p {p:.3g}"
+
+
+def _removal_row(
+    embedding: str,
+    bias: Mapping[str, Any],
+    augmented: pd.Series,
+    leans: pd.DataFrame,
+    share: float,
+    level: float,
+) -> dict:
+    """The recovery row of "augmentation removes the planted label bias" (``mental_recovery``)."""
+    effect = f"{embedding} {bias['task']}: augmentation removes at least {1 - share:.0%} of its lean"
+    criterion = (
+        f"augmented lean toward {bias['favoured']} within +-{share:g} x the original's, two one-sided "
+        f"paired tests at {level}"
+    )
+    if (embedding, bias["task"]) not in leans.index:
+        observed, margin = "no paired leans of the original and augmented classifiers", float("nan")
+    else:
+        r = leans.loc[(embedding, bias["task"])]
+        toward = 1.0 if bias["favoured"] == "M" else -1.0
+        before, after = toward * r["lean_original"], toward * r["lean_treated"]
+        margin = relative_equivalence_margin(
+            before, after, r["se_original"], r["se_treated"], r["covariance"], share, level
+        )
+        observed = (
+            f"lean toward {bias['favoured']} {after:+.3f} (SE {r['se_treated']:.3f}) vs {before:+.3f} "
+            f"(SE {r['se_original']:.3f}) before; mismatch {augmented['mismatch']:.3f}; {_null_text(augmented)}"
+        )
+    return _row(
+        "mental",
+        effect,
+        "planted",
+        "treatment_leans.csv",
+        criterion,
+        observed,
+        bool(margin >= 0),
+        margin=Margin(
+            margin,
+            False,
+            f"the smaller of the two one-sided z's - z at {level} (paired bootstrap over the test pairs; "
+            f"margin +-{share:g} x the original lean, fixed before the data)",
+        ),
+    )
 
 
 def mental_recovery(
@@ -657,13 +738,16 @@ def mental_recovery(
     learner: str = "svm",
     level: float = 0.05,
     direct_bias_null_draws: float = float("nan"),
-    mismatch_margin: float = 0.1,
+    treatment_leans: pd.DataFrame | None = None,
+    removal_share: float = 0.5,
 ) -> pd.DataFrame:
     """Table V and Figure 2: the planted label bias shows as a mismatch that favours its gender
-    (McNemar p < ``level``) on the original notes of every embedding and is gone after augmentation:
-    the augmented mismatch lies below ``mismatch_margin`` (fixed before the data) by a one-sided test at
-    ``level`` on the SE its bootstrap interval implies (an equivalence test: "within the permuted
-    retrainings' null" would accept a null, which a noisier test passes more easily); the control
+    (McNemar p < ``level``) on the original notes of every embedding, and augmentation removes at least
+    ``1 - removal_share`` of it: the augmented classifier's lean toward the favoured gender lies within
+    +-``removal_share`` of the original classifier's, by two one-sided paired tests at ``level``
+    (``treatment_leans``; a ratio margin fixed before the data: "within the permuted retrainings' null"
+    would accept a null, which a noisier test passes more easily, and an absolute margin on the mismatch
+    sits at the floor that gender-blind classifiers of contextual features reach); the control
     tasks' original mismatch is no larger than the permuted retrainings' (``mismatch_null_p`` >=
     ``level``: McNemar's test would ask only whether
     the one trained classifier favours a gender, which a classifier of contextual features may do
@@ -682,8 +766,13 @@ def mental_recovery(
     Margins: McNemar's two-sided p against ``level``, signed by the favoured gender; the lean's, the
     weaker of its interval below 0 and its calibrated two-sided p (floor 2/(``direct_bias_null_draws``
     + 1)) against ``level`` (that its Direct Bias is the largest has no standard error); the augmentation
-    plant's, (``mismatch_margin`` - mismatch) / SE - z_{1-level}."""
+    plant's, ``relative_equivalence_margin``."""
     part = fairness[fairness["learner"] == learner].set_index(["embedding", "treatment", "task"])
+    leans = (
+        treatment_leans[(treatment_leans["learner"] == learner) & (treatment_leans["treatment"] == "augmented")]
+        if treatment_leans is not None
+        else pd.DataFrame(columns=["embedding", "task"])
+    ).set_index(["embedding", "task"])
     rows = []
     for bias in mental_truth["planted_label_bias"]:
         for embedding in part.index.get_level_values(0).unique():
@@ -710,26 +799,7 @@ def mental_recovery(
                     ),
                 )
             )
-            se = interval_se(augmented["mismatch_low"], augmented["mismatch_high"])
-            removal = equivalence_margin_se(augmented["mismatch"], se, mismatch_margin, level)
-            rows.append(
-                _row(
-                    "mental",
-                    f"{embedding} {bias['task']}: augmentation removes it",
-                    "planted",
-                    "table5_fairness_long.csv",
-                    f"augmented mismatch below {mismatch_margin:g} by a one-sided test at {level} on its bootstrap SE",
-                    f"mismatch {augmented['mismatch']:.3f} [{augmented['mismatch_low']:.3f}, "
-                    f"{augmented['mismatch_high']:.3f}] vs {original['mismatch']:.3f}; {_null_text(augmented)}",
-                    bool(removal >= 0),
-                    margin=Margin(
-                        removal,
-                        False,
-                        f"({mismatch_margin:g} - mismatch) / SE - z at {level} (SE {se:.3f}, from the 95% interval; "
-                        f"power {equivalence_power(se, mismatch_margin, level):.2f} at a true mismatch of 0)",
-                    ),
-                )
-            )
+            rows.append(_removal_row(embedding, bias, augmented, leans, removal_share, level))
     for task in mental_truth["control_tasks"]:
         for embedding in part.index.get_level_values(0).unique():
             original = part.loc[(embedding, "original", task)]
@@ -922,7 +992,9 @@ def recovery_page(
         f"**Controls flagged: {int(family['flagged'].sum())} of {int(family['controls'].sum())}** "
         f"(families with a flag: {int(family['families_flagged'].sum())} of {int(family['families'].sum())}; "
         f"studies not clean at the 5% level: "
-        f"{', '.join(family.loc[~family['clean_at_level'], 'study']) or 'none'})."
+        f"{', '.join(family.loc[~family['clean_at_level'], 'study']) or 'none'}). "
+        f"Studies assessed: {', '.join(dict.fromkeys([*planted['study'], *family['study']]))} "
+        "(`demo.validation.studies`)."
     )
 
     def shown(rows: pd.DataFrame) -> pd.DataFrame:

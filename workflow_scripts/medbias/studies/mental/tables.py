@@ -41,6 +41,47 @@ def fairness_table(predictions: pd.DataFrame, n_replicates: int, seed: int) -> p
     return pd.DataFrame(rows)
 
 
+def treatment_leans(predictions: pd.DataFrame, n_replicates: int, seed: int) -> pd.DataFrame:
+    """How each treatment moves a classifier's lean (``medbias.metrics.counterfactual``: the mismatch
+    signed toward M): per (embedding, task, learner) and treatment other than "original", the lean of
+    the classifier trained on the original notes and of the one trained under the treatment, on the
+    same test pairs, with bootstrap SEs and their covariance (``paired_lean_change``: one resample of
+    the pairs serves both). Each row draws from its own generator, seeded by its position."""
+    from medbias.metrics.counterfactual import paired_lean_change
+
+    keys = ["embedding", "task", "learner"]
+    rows = []
+    number = 0
+    for key, part in predictions.groupby(keys, sort=True):
+        by_treatment = {t: frame.set_index("ROW_ID") for t, frame in part.groupby("treatment")}
+        if "original" not in by_treatment:
+            continue
+        original = by_treatment["original"]
+        for treatment in sorted(t for t in by_treatment if t != "original"):
+            treated = by_treatment[treatment].loc[original.index]
+            change = paired_lean_change(
+                original["label"].to_numpy(),
+                (original["pred_female"].to_numpy(), original["pred_male"].to_numpy()),
+                (treated["pred_female"].to_numpy(), treated["pred_male"].to_numpy()),
+                n_replicates,
+                np.random.default_rng([seed, 1, number]),
+            )
+            number += 1
+            rows.append(
+                {
+                    **dict(zip(keys, key)),
+                    "treatment": treatment,
+                    "lean_original": change.before,
+                    "lean_treated": change.after,
+                    "se_original": change.se_before,
+                    "se_treated": change.se_after,
+                    "covariance": change.covariance,
+                    "pairs": change.pairs,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
 def with_gender_null(long: pd.DataFrame, null: pd.DataFrame) -> pd.DataFrame:
     """Table V's long form with the gender-permutation null beside each mismatch: per (embedding,
     task, learner) that has draws, every treatment's mismatch ranked among them (``mismatch_null_p``,
