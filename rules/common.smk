@@ -323,7 +323,7 @@ BENCHMARK_RUN = {
         "seat_null_words",
         "seat_null_templates",
         "bootstrap",
-        "untrained_reference",
+        "untrained_copies",
         "self_debias",
     )
 }

@@ -33,7 +33,7 @@ scoring = {
     "permutation_budget": p.seat["permutation_budget"],
     "alternative": p.seat["alternative"],
     "bootstrap": settings["bootstrap"],
-    "untrained_reference": settings["untrained_reference"],
+    "untrained_copies": settings["untrained_copies"],
     "self_debias": settings["self_debias"],
 }
 paths = {key: inputs[key] for key in inputs.keys()}

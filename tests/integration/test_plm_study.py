@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import run_config
+from scipy import stats
 
 # what this module's tests read from each test world (built in one background run per world: conftest)
 PLANTED_TARGETS = ("results/plm/seat_long.csv", "results/plm/table5_debias_long.csv")
@@ -165,7 +167,7 @@ def test_benchmark_table_scores_every_evaluation_and_marks_what_does_not_apply(p
     """The benchmark table has one row per evaluation: masked and causal models scored with intervals
     that hold their value, the seq2seq and unloadable models marked n/a with the reason in the long
     form; the paired table compares each debiased row with its plain row and each plain model with
-    its untrained copy; the items scored are the configured samples."""
+    its untrained copies; the items scored are the configured samples."""
     config = run_config(plm_wiring.parents[1])
     evaluations = {
         (r["model"], r["debias"]) for r in pd.read_csv(plm_wiring / "benchmarks_long.csv").to_dict("records")
@@ -199,20 +201,25 @@ def test_benchmark_table_scores_every_evaluation_and_marks_what_does_not_apply(p
         index=["model", "debias", "rule"], columns="measure", values="items"
     )
     assert ((counts["metric"] + counts["skipped"]) == sample).all()
-    # the paired row of GPT-2 against its untrained copy, recomputed from the per-pair files by pair id
+    # the row of GPT-2 against its untrained copies, recomputed from the per-pair files: each copy's metric
+    # (pairs preferred, a tie counted against), and the prediction t test over the copies
+    copies = config["plm"]["benchmarks"]["untrained_copies"]
     folder = plm_wiring / "benchmarks" / "plm_gpt2" / "none"
-    trained = pd.read_parquet(folder / "crows_pairs.parquet").query("rule == 'lm_eval'").set_index("pair_id")
-    fresh = pd.read_parquet(folder / "untrained_crows_pairs.parquet").query("rule == 'lm_eval'").set_index("pair_id")
-    fresh = fresh.loc[trained.index]
-    wins = (trained["score_more"] > trained["score_less"]).astype(float)
-    fresh_wins = (fresh["score_more"] > fresh["score_less"]).astype(float)
+    trained = pd.read_parquet(folder / "crows_pairs.parquet").query("rule == 'lm_eval'")
+    fresh = pd.read_parquet(folder / "untrained_crows_pairs.parquet").query("rule == 'lm_eval'")
+    assert sorted(fresh["copy"].unique()) == list(range(copies))
+    assert (fresh.groupby("copy")["pair_id"].apply(sorted) == [sorted(trained["pair_id"])] * copies).all()
+    metric = 100 * float((trained["score_more"] > trained["score_less"]).mean())
+    scores = fresh.groupby("copy").apply(lambda c: 100 * float((c["score_more"] > c["score_less"]).mean()))
+    spread = scores.std(ddof=1) * np.sqrt(1 + 1 / copies)
     paired = pd.read_csv(plm_wiring / "benchmarks_paired.csv")
     row = paired[
         (paired["first"] == "plm_gpt2 / none")
-        & (paired["second"] == "plm_gpt2 / untrained copy")
+        & (paired["second"] == f"plm_gpt2 / untrained copies ({copies})")
         & (paired["rule"] == "lm_eval")
     ].iloc[0]
-    assert row["difference"] == pytest.approx(100 * float((wins - fresh_wins).mean()))
+    assert row["difference"] == pytest.approx(metric - scores.mean())
+    assert row["p_value"] == pytest.approx(2 * stats.t.sf(abs(metric - scores.mean()) / spread, copies - 1))
     assert row["p_bh"] >= row["p_value"]
     assert (
         "Published values, each comparable only with the medbias score of the same rule"

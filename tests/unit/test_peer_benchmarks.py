@@ -20,6 +20,7 @@ from likelihood_reference import (
     stereoset_masked_one_completion,
     tiny_masked_model,
 )
+from scipy import stats
 
 from medbias.core.benchmark_scoring import (
     crows_pairs_causal_scores,
@@ -468,7 +469,16 @@ def test_long_wide_and_paired_tables_by_hand():
         "untrained_stereoset": EMPTY_STEREOSET,
     }
     plain = {**empty, "crows_pairs": _crows_frame([True, True, True, False])}
-    plain["untrained_crows_pairs"] = _crows_frame([True, False, True, False])
+    # three untrained copies: 2, 1 and 3 of 4 pairs preferred (metrics 50, 25, 75)
+    plain["untrained_crows_pairs"] = pd.concat(
+        [
+            _crows_frame(wins).assign(copy=number)
+            for number, wins in enumerate(
+                ([True, False, True, False], [True, False, False, False], [True, True, True, False])
+            )
+        ],
+        ignore_index=True,
+    )
     debiased = {**empty, "crows_pairs": _crows_frame([True, False, False, False])}
     status = {
         "crows_pairs": "ok",
@@ -492,21 +502,24 @@ def test_long_wide_and_paired_tables_by_hand():
     )
     metric = long[(long["measure"] == "metric") & (long["bias_type"] == "all")].set_index(["benchmark", "debias"])
     assert metric.loc[("crows_pairs", "none"), "value"] == pytest.approx(75.0)
-    assert metric.loc[("crows_pairs_untrained", "none"), "value"] == pytest.approx(50.0)
+    # the copies' mean, and the 2.5th and 97.5th percentiles of (25, 50, 75): 26.25 and 73.75
+    copies = metric.loc[("crows_pairs_untrained", "none")]
+    assert copies["value"] == pytest.approx(50.0) and copies["items"] == 3
+    assert (copies["ci_low"], copies["ci_high"]) == pytest.approx((26.25, 73.75))
     # every pair its own swap: the sign flip over 4 singleton clusters is the exact binomial, 1 of 4: P(X <= 1) x 2
     assert metric.loc[("crows_pairs", "dropout"), "p_value"] == pytest.approx(2 * 0.5**4 * 5)
     wide = wide_table(long, {"m": "Model M"}, [], ["nangia", "lm_eval"])
     assert wide["CrowS-Pairs lm_eval"].iloc[0].startswith("75.00 [") and wide["StereoSet SS"].iloc[0] == "n/a"
     assert wide["CrowS-Pairs nangia"].iloc[0] == "n/a"  # a rule that did not score the model
-    assert wide["CrowS-Pairs lm_eval, untrained copy"].iloc[0].startswith("50.00 [")
+    assert wide["CrowS-Pairs lm_eval, untrained copies"].iloc[0] == "50.00 [26.25, 73.75]"
     # one word for each kind of empty cell: n/a where nothing applies, "as none" where the plain row stands in
     by_debias = wide.set_index("debias")
     assert (
         by_debias.loc["none", "StereoSet rule"] == "n/a"
-        and by_debias.loc["none", "StereoSet SS, untrained copy"] == "n/a"
+        and by_debias.loc["none", "StereoSet SS, untrained copies"] == "n/a"
     )
-    assert by_debias.loc["dropout", "CrowS-Pairs lm_eval, untrained copy"] == "as none"
-    assert by_debias.loc["dropout", "StereoSet SS, untrained copy"] == "as none"
+    assert by_debias.loc["dropout", "CrowS-Pairs lm_eval, untrained copies"] == "as none"
+    assert by_debias.loc["dropout", "StereoSet SS, untrained copies"] == "as none"
     assert not (wide == "").any().any()
     # the items of the two evaluations in another order: matched by pair_id, not by position
     shuffled = {**debiased, "crows_pairs": debiased["crows_pairs"].iloc[::-1].reset_index(drop=True)}
@@ -518,12 +531,13 @@ def test_long_wide_and_paired_tables_by_hand():
     assert rows.loc["m / none", "difference"] == pytest.approx(-50.0) and rows.loc[
         "m / none", "p_value"
     ] == pytest.approx(0.5)
-    # none - its untrained copy: pair 2 only: +25 points, 1 of 1 discordant: p = 1
-    untrained = rows.loc["m / untrained copy"]
-    assert untrained["difference"] == pytest.approx(25.0) and untrained["p_value"] == pytest.approx(1.0)
+    # none (75) against its three copies (mean 50, SD 25): t = 25 / (25 x sqrt(4/3)) = 0.866 on 2 df
+    untrained = rows.loc["m / untrained copies (3)"]
+    assert untrained["difference"] == pytest.approx(25.0) and untrained["items"] == 3
+    assert untrained["p_value"] == pytest.approx(2 * stats.t.sf(np.sqrt(3 / 4), 2))
     assert (rows["rule"] == "lm_eval").all()
-    # BH over the two rows: p (0.5, 1) -> adjusted (1, 1)
-    assert rows["p_bh"].tolist() == pytest.approx([1.0, 1.0]) and not rows["significant"].any()
+    # BH over the two rows: p (0.5, 0.478) -> adjusted (0.5, 0.5)
+    assert rows["p_bh"].tolist() == pytest.approx([0.5, 0.5]) and not rows["significant"].any()
     missing = {**debiased, "crows_pairs": debiased["crows_pairs"].iloc[1:]}
     with pytest.raises(MedbiasInputError, match=r"scored different items \(1 pair_id in one only, e.g. 0\)"):
         paired_rows([("m", "none"), ("m", "dropout")], {("m", "none"): plain, ("m", "dropout"): missing}, 20, 99, rng)
@@ -718,3 +732,68 @@ def test_the_interval_of_mean_abs_d_by_hand():
     assert (low, high) == (pytest.approx(0.1 * 0.031337, abs=0.001), pytest.approx(0.1 * 2.241403, abs=0.003))
     no_interval = seat(0.5).assign(ci_low=np.nan)
     assert all(np.isnan(seat_summary_interval(no_interval, ["t0"], rng)))
+
+
+def test_a_trained_score_against_its_untrained_copies_by_hand():
+    """Copies 48, 50, 52 (mean 50, SD 2), trained 60: t = 10 / (2 sqrt(4/3)) = 4.3301 on 2 df; the t
+    distribution on 2 df has sf(t) = (1 - t / sqrt(t^2 + 2)) / 2 = 0.024705, so p = 0.04941; the 95%
+    prediction interval is 10 +- 4.302653 x 2.3094 = [0.0634, 19.9366]."""
+    from medbias.metrics.peer_benchmarks import against_copies
+
+    result = against_copies(60.0, [48.0, 50.0, 52.0])
+    assert result["difference"] == pytest.approx(10.0) and result["items"] == 3
+    assert result["p_value"] == pytest.approx(0.049411, abs=1e-5)
+    assert (result["ci_low"], result["ci_high"]) == pytest.approx((0.0634, 19.9366), abs=1e-3)
+    assert np.isnan(against_copies(60.0, [50.0])["p_value"])  # one copy has no spread
+    assert np.isnan(against_copies(60.0, [50.0, 50.0])["p_value"])  # nor do copies that all score alike
+    # its level: a 21st draw from the copies' own distribution is flagged at 5% about 5% of the time
+    rng = np.random.default_rng(4)
+    draws = rng.normal(50, 6, size=(4000, 21))
+    flagged = np.mean([against_copies(d[20], d[:20])["p_value"] < 0.05 for d in draws])
+    assert 0.04 < flagged < 0.06
+
+
+def test_each_untrained_copy_gets_its_own_crows_metric_and_stereoset_ss():
+    from medbias.metrics.benchmarks.crows_pairs import copy_metrics
+    from medbias.metrics.benchmarks.stereoset import copy_ss
+
+    frame = pd.concat(
+        [
+            _crows_frame([True, True, False, False]).assign(copy=1),
+            _crows_frame([True, False, False, False]).assign(copy=0),
+        ]
+    )
+    assert copy_metrics(frame)["lm_eval"].tolist() == [25.0, 50.0]  # in copy order
+    assert copy_metrics(_crows_frame([True, True, True, False]))["lm_eval"].tolist() == [75.0]  # no copy column
+    # StereoSet: one target, two examples; copy 0 prefers the stereotype in both (SS 100), copy 1 in one (SS 50)
+    examples = pd.DataFrame(
+        {
+            "copy": [0, 0, 1, 1],
+            "target": ["t"] * 4,
+            "score_stereotype": [-1.0, -1.0, -1.0, -3.0],
+            "score_anti-stereotype": [-2.0, -2.0, -2.0, -2.0],
+            "score_unrelated": [-5.0] * 4,
+        }
+    )
+    assert copy_ss(examples).tolist() == [100.0, 50.0]
+
+
+def test_the_control_reads_each_copy_against_the_others_once_per_test():
+    from medbias.metrics.peer_benchmarks import against_copies
+    from medbias.validation.benchmark_control import AGAINST_COPIES, against_other_copies
+
+    scores = [48.0, 50.0, 52.0, 61.0]
+    rows = [
+        {"test": "CrowS-Pairs metric vs 50 (lm_eval rule)", "source": "random-initialised gpt2 (causal)",
+         "unit": f"seed {k}", "truth": "control", "p_kind": kind, "p": 0.5, "flagged": False, "level": 0.05,
+         "score": score, "items": 300}
+        for k, score in enumerate(scores)
+        for kind in ("sign flip over swapped words", "exact binomial over pairs")
+    ]  # fmt: skip
+    read = against_other_copies(pd.DataFrame(rows), 0.05)
+    assert len(read) == 4 and (read["p_kind"] == AGAINST_COPIES).all()  # one decision per copy, not per p kind
+    assert (read["test"] == "CrowS-Pairs metric vs the other copies (lm_eval rule)").all()
+    assert read["p"].tolist() == pytest.approx(
+        [against_copies(s, [o for o in scores if o != s])["p_value"] for s in scores]
+    )
+    assert against_other_copies(pd.DataFrame(rows[:4]), 0.05).empty  # two copies: nothing to read against

@@ -61,7 +61,8 @@ RULE_SEED_OFFSETS = {
     "plm_evaluate": 820,
     "plm_finetune": 830,
     "plm_benchmark": 840,
-    "plm_benchmark_items": 840,  # the sample of items; plm_benchmark's draws are SEAT's and the untrained copy's
+    # the sample of items; plm_benchmark's draws are SEAT's and the untrained copies' (seed, seed + 1, ...)
+    "plm_benchmark_items": 840,
     "plm_benchmark_tables": 850,
     # vignettes
     "vignette_contrasts": 870,

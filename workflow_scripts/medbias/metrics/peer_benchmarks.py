@@ -29,6 +29,9 @@ sampled with p = (k + 1) / (N + 1)). ``crows_test`` keeps the exact binomial ove
 counting as not preferred) as the comparison that treats pairs as independent. For two evaluations of
 the same items: the paired difference with its interval and p (CrowS-Pairs: exact McNemar test of the
 discordant pairs; StereoSet: permutation that swaps the two evaluations' outcomes within each example).
+For a trained model against untrained copies of its architecture (``against_copies``): where its score
+lies in the distribution of the copies' scores (a prediction interval and t test over the copies), since
+one copy is one draw of the architecture's random lean.
 """
 
 from __future__ import annotations
@@ -165,6 +168,33 @@ def paired_crows(first: np.ndarray, second: np.ndarray, n_bootstrap: int, rng: n
         "ci_high": high,
         "p_value": sign_test(int((first > second).sum()), int(discordant.sum())) if discordant.any() else 1.0,
         "items": len(first),
+    }
+
+
+def against_copies(observed: float, copies: Sequence[float], level: float = 0.95) -> dict[str, float]:
+    """A trained model's score against the scores of K untrained copies of its architecture (fresh
+    weights, same tokenizer, items and rule): difference = observed - mean of the copies, with the
+    ``level`` prediction interval of that difference (mean difference +- t_{K-1} x SD x sqrt(1 + 1/K),
+    where a new untrained copy's score would fall) and the two-sided prediction t test, t = difference /
+    (SD x sqrt(1 + 1/K)) on K - 1 degrees of freedom: does the model differ from untrained models in
+    general, not from one of them? It assumes the copies' scores are roughly normal; NaN with fewer than
+    2 copies or copies that all score alike."""
+    from scipy.stats import t as student_t
+
+    scores = np.asarray(copies, dtype=float)
+    scores = scores[np.isfinite(scores)]
+    k = len(scores)
+    difference = float(observed - scores.mean()) if k else float("nan")
+    spread = float(scores.std(ddof=1)) * np.sqrt(1 + 1 / k) if k >= 2 else float("nan")
+    if not (np.isfinite(observed) and np.isfinite(spread) and spread > 0):
+        return {"difference": difference, "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan, "items": k}
+    half = float(student_t.isf((1 - level) / 2, k - 1)) * spread
+    return {
+        "difference": difference,
+        "ci_low": difference - half,
+        "ci_high": difference + half,
+        "p_value": float(2 * student_t.sf(abs(difference) / spread, k - 1)),
+        "items": k,
     }
 
 

@@ -5,7 +5,9 @@ Such a model holds no social stereotype, so each test against 50 is a control de
 sign flip over the clusters of pairs that swap the same words (what the benchmark tables report)
 beside the exact binomial over pairs as if they were independent, and StereoSet's SS sign flip over
 target terms. The rate at which they flag, per rule, is the test's false-positive rate as a reader of
-a benchmark score meets it (``error_rates``). A rule whose
+a benchmark score meets it (``error_rates``). Each copy is also read against the other copies as the
+benchmark table reads a trained model against its untrained copies (``against_copies``, leaving the
+copy out): its rate is that test's level, exact when the copies' scores are normal. A rule whose
 scores lean without learning (the summed log probability prefers the shorter sentence) shows here as a
 rate far above the level."""
 
@@ -17,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.metrics.peer_benchmarks import (
+    against_copies,
     crows_cluster_test,
     crows_metric,
     crows_outcomes,
@@ -100,4 +103,34 @@ def random_model_benchmark_rows(
             )
             if log:
                 log.info("%s seed %d: %s = %.2f, p = %.4g", architecture, seed, test, score, p)
-    return pd.DataFrame(rows, columns=[*DECISION_COLUMNS, "score", "items"])
+    frame = pd.DataFrame(rows, columns=[*DECISION_COLUMNS, "score", "items"])
+    return pd.concat([frame, against_other_copies(frame, level)], ignore_index=True)
+
+
+AGAINST_COPIES = "prediction t test against the other copies"
+
+
+def against_other_copies(decisions: pd.DataFrame, level: float) -> pd.DataFrame:
+    """Each random copy's score read against the other copies' scores of the same test (one p kind per
+    test, so each score counts once), as the benchmark table reads a trained model against its untrained
+    copies (``against_copies``): one decision per copy and test, under ``AGAINST_COPIES``. None with fewer
+    than 3 copies (two others give the t test one degree of freedom)."""
+    rows = []
+    first_kind = decisions.drop_duplicates("test").set_index("test")["p_kind"]
+    for (test, source), part in decisions.groupby(["test", "source"], sort=False):
+        part = part[part["p_kind"] == first_kind[test]]
+        if len(part) < 3:
+            continue
+        scores = part["score"].to_numpy(float)
+        for k, r in enumerate(part.itertuples(index=False)):
+            p = against_copies(scores[k], np.delete(scores, k))["p_value"]
+            rows.append(
+                {
+                    **r._asdict(),
+                    "test": test.replace(" vs 50", " vs the other copies"),
+                    "p_kind": AGAINST_COPIES,
+                    "p": p,
+                    "flagged": bool(p < level),
+                }
+            )
+    return pd.DataFrame(rows, columns=decisions.columns)

@@ -1,5 +1,5 @@
 """What a benchmark plug-in is: one module of ``medbias.metrics.benchmarks`` that says which files its
-scoring job reads, how it scores a loaded model (and an untrained copy of it), which files it writes,
+scoring job reads, how it scores a loaded model (and untrained copies of it), which files it writes,
 the long-table rows it makes of them, and the published numbers with the rule behind each. The plm
 study's rules, its tables and the audit card loop over the registry
 (``medbias.metrics.benchmarks.REGISTRY``); ``plm.benchmarks.suite`` picks the plug-ins a run scores."""
@@ -69,7 +69,7 @@ class Benchmark:
 
     - ``reports``: the names its rows carry in the long table (``benchmark`` column), each with a status;
     - ``files``: evaluation file key -> file name (``.parquet``, or ``.csv``) in the evaluation's folder;
-      keys starting with ``untrained_`` hold an untrained copy's scores (plain evaluations only);
+      keys starting with ``untrained_`` hold untrained copies' scores, numbered in ``copy`` (plain evaluations only);
     - ``inputs(config, plm_dir)``: input key -> path of what the scoring job reads;
     - ``read_items(paths, settings)``: the items (key -> frame, dict or list) from those paths;
     - ``score(context)``: (frames of its non-untrained files, status per report name);
@@ -118,3 +118,12 @@ def row(benchmark, bias_type, measure, value, low=np.nan, high=np.nan, p=np.nan,
         "items": items,
         "status": status,
     }
+
+
+def copies_row(benchmark: str, bias_type: str, measure: str, scores: np.ndarray, rule: str = "") -> dict[str, Any]:
+    """The long-table row of untrained copies' scores: their mean, and the 2.5th and 97.5th percentiles of
+    the copies (where an untrained model's score falls, not an interval for the mean); items = copies."""
+    low, high = np.percentile(scores, [2.5, 97.5]) if len(scores) >= 2 else (np.nan, np.nan)
+    return row(
+        benchmark, bias_type, measure, float(np.mean(scores)), float(low), float(high), items=len(scores), rule=rule
+    )

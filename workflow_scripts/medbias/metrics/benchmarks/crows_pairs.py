@@ -2,9 +2,10 @@
 every rule of ``plm.benchmarks.crows_rules`` that scores the model's kind (``core.benchmark_scoring``:
 nangia and bias_bench for masked, bias_bench and lm_eval for causal models), one row per pair and
 rule; the metric per rule and bias type with its interval and test against 50
-(``metrics.peer_benchmarks``). A plain evaluation also scores an untrained copy of the model on the
-same pairs. seq2seq models are not applicable: a sentence's likelihood given itself measures copying,
-and no published scorer defines another."""
+(``metrics.peer_benchmarks``). A plain evaluation also scores untrained copies of the model on the
+same pairs: the copies' mean metric per rule, with the range that holds 95% of them. seq2seq models
+are not applicable: a sentence's likelihood given itself measures copying, and no published scorer
+defines another."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, row
+from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, copies_row, row
 from medbias.metrics.peer_benchmarks import (
     cluster_mean_interval,
     crows_cluster_test,
@@ -117,6 +118,21 @@ def crows_rows(
     return rows
 
 
+def copy_metrics(untrained: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Per scoring rule, the CrowS-Pairs metric over all pairs of each untrained copy (``copy``; a frame
+    without it is one copy), in copy order."""
+    numbered = untrained if "copy" in untrained else untrained.assign(copy=0)
+    out: dict[str, np.ndarray] = {}
+    for rule, part in numbered.groupby("rule", sort=False):
+        metrics = []
+        for _, one in part.groupby("copy", sort=True):
+            one = one[crows_scored(one)]
+            preferred, neutral = crows_outcomes(one["score_more"].to_numpy(), one["score_less"].to_numpy())
+            metrics.append(crows_metric(preferred, neutral, one["direction"].to_numpy()).metric)
+        out[str(rule)] = np.array(metrics)
+    return out
+
+
 def inputs(config: Mapping[str, Any], plm_dir: str) -> dict[str, str]:
     return {"crows_pairs": f"{plm_dir}/benchmark_items/crows_pairs.parquet"}
 
@@ -172,7 +188,8 @@ def rows(
     )
     untrained = frames.get("untrained_crows_pairs")
     if untrained is not None and len(untrained):
-        out += crows_rows(untrained, settings["bootstrap"], rng, "crows_pairs_untrained", budget)
+        for rule, scores in copy_metrics(untrained).items():
+            out.append(copies_row("crows_pairs_untrained", "all", "metric", scores, rule))
     return out
 
 

@@ -3,7 +3,7 @@ LM's filler pieces (rule ``nadeem``) or a causal LM's rule ``plm.benchmarks.caus
 (``core.benchmark_scoring.STEREOSET_CAUSAL_RULES``); intersentence examples by a causal LM, or by a
 masked model's trained next-sentence head. The official evaluator's macro SS, LMS and ICAT per domain
 with intervals over target terms and the permutation test of SS against 50
-(``metrics.peer_benchmarks``). A plain evaluation also scores an untrained copy on the intrasentence
+(``metrics.peer_benchmarks``). A plain evaluation also scores untrained copies on the intrasentence
 examples."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.io.benchmarks import STEREOSET_OPTIONS
-from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, row
+from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, copies_row, row
 from medbias.metrics.peer_benchmarks import stereoset_interval, stereoset_outcomes, stereoset_score, stereoset_test
 from medbias.metrics.published_benchmarks import BIAS_BENCH, STEREOSET_OFFICIAL, PublishedValue
 
@@ -99,7 +99,7 @@ def stereoset_rows(
     """StereoSet's official macro SS, LMS and ICAT overall and per domain (bias type), with bootstrap
     intervals over target terms and the permutation test of SS against 50."""
     rows = []
-    rule = str(examples["rule"].iloc[0]) if "rule" in examples and len(examples) else ""
+    rule = rule_of(examples)
     for domain in ["overall", *sorted(examples["bias_type"].unique())]:
         part = examples if domain == "overall" else examples[examples["bias_type"] == domain]
         outcomes, targets = option_outcomes(part).reset_index(drop=True), part["target"].reset_index(drop=True)
@@ -111,6 +111,22 @@ def stereoset_rows(
         rows.append(row(kind, domain, "icat", score.icat, *ci["icat"], items=score.examples, rule=rule))
         rows.append(row(kind, domain, "targets", float(score.targets), items=score.examples, rule=rule))
     return rows
+
+
+def copy_ss(untrained: pd.DataFrame) -> np.ndarray:
+    """The intrasentence SS of each untrained copy (``copy``; a frame without it is one copy), in copy order."""
+    numbered = untrained if "copy" in untrained else untrained.assign(copy=0)
+    return np.array(
+        [
+            stereoset_score(option_outcomes(one).reset_index(drop=True), one["target"].reset_index(drop=True)).ss
+            for _, one in numbered.groupby("copy", sort=True)
+        ]
+    )
+
+
+def rule_of(examples: pd.DataFrame) -> str:
+    """The scoring rule a frame of StereoSet examples was scored by ('' when it does not say)."""
+    return str(examples["rule"].iloc[0]) if "rule" in examples and len(examples) else ""
 
 
 def inputs(config: Mapping[str, Any], plm_dir: str) -> dict[str, str]:
@@ -187,10 +203,7 @@ def rows(
             )
     untrained = frames.get("untrained_stereoset")
     if untrained is not None and len(untrained):
-        out += [
-            {**r, "benchmark": "intrasentence_untrained"}
-            for r in stereoset_rows(untrained, "intrasentence", settings["bootstrap"], settings["permutations"], rng)
-        ]
+        out.append(copies_row("intrasentence_untrained", "overall", "ss", copy_ss(untrained), rule_of(untrained)))
     return out
 
 

@@ -195,11 +195,16 @@ def _score_interval(low: float, high: float) -> str:
 
 BENCHMARK_HEADLINES = [
     ("crows_pairs", "all", "metric", "CrowS-Pairs metric (% sent_more preferred; 50 = none)"),
-    ("crows_pairs_untrained", "all", "metric", "CrowS-Pairs metric of an untrained copy"),
+    ("crows_pairs_untrained", "all", "metric", "CrowS-Pairs metric of untrained copies (mean, 95% of copies)"),
     ("intrasentence", "overall", "ss", "StereoSet intrasentence SS"),
     ("intrasentence", "overall", "lms", "StereoSet intrasentence LMS"),
     ("intrasentence", "overall", "icat", "StereoSet intrasentence ICAT"),
-    ("intrasentence_untrained", "overall", "ss", "StereoSet intrasentence SS of an untrained copy"),
+    (
+        "intrasentence_untrained",
+        "overall",
+        "ss",
+        "StereoSet intrasentence SS of untrained copies (mean, 95% of copies)",
+    ),
     ("intersentence", "overall", "ss", "StereoSet intersentence SS"),
     ("perplexity", "held-out", "perplexity", "(pseudo-)perplexity, held-out text of the Dropout corpus"),
     ("perplexity", "wikitext-2", "perplexity", "(pseudo-)perplexity, WikiText-2 test paragraphs"),
@@ -297,7 +302,7 @@ def benchmark_reference(published: Sequence = (), published_elsewhere: Sequence[
         "Scored by the published tools' rules, each named in the rule column (CrowS-Pairs: nangia = Nangia et al.'s "
         "metric.py, bias_bench = bias-bench's crows.py, lm_eval = lm-evaluation-harness; StereoSet: nadeem = the "
         "authors' masked scorer, bias_bench = bias-bench's generative scorer); the intervals, tests and untrained "
-        "copy are medbias's own. SEAT mean |d|: bias-bench's summary; its 95% CI is a parametric bootstrap (each "
+        "copies are medbias's own. SEAT mean |d|: bias-bench's summary; its 95% CI is a parametric bootstrap (each "
         "test's d redrawn from a normal with the SE its own interval implies, medbias.metrics.peer_benchmarks."
         "seat_summary_interval). "
         + yardstick

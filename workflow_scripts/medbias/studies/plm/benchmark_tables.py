@@ -14,9 +14,16 @@ import pandas as pd
 
 from medbias.core.errors import MedbiasInputError
 from medbias.io.tables import PaperTable
-from medbias.metrics.benchmarks.stereoset import option_outcomes
+from medbias.metrics.benchmarks.crows_pairs import copy_metrics
+from medbias.metrics.benchmarks.stereoset import copy_ss, option_outcomes, rule_of
 from medbias.metrics.fairness import benjamini_hochberg
-from medbias.metrics.peer_benchmarks import crows_outcomes, crows_scored, paired_crows, paired_stereoset
+from medbias.metrics.peer_benchmarks import (
+    against_copies,
+    crows_outcomes,
+    crows_scored,
+    paired_crows,
+    paired_stereoset,
+)
 from medbias.metrics.published_benchmarks import PublishedValue, published_note
 
 STEREOSET_COLUMNS = {
@@ -26,7 +33,7 @@ STEREOSET_COLUMNS = {
     ("intersentence", "overall", "ss"): "StereoSet inter SS",
     ("perplexity", "held-out", "perplexity"): "perplexity, held-out",
     ("perplexity", "wikitext-2", "perplexity"): "perplexity, WikiText-2",
-    ("intrasentence_untrained", "overall", "ss"): "StereoSet SS, untrained copy",
+    ("intrasentence_untrained", "overall", "ss"): "StereoSet SS, untrained copies",
 }
 
 
@@ -74,7 +81,7 @@ def wide_table(
             )
         intra = index.get(("intrasentence", "overall", "ss"))
         row["StereoSet rule"] = "n/a" if "intrasentence" in status or intra is None else intra.rule
-        # a debiased row has no untrained copy of its own: the plain row's stands for it
+        # a debiased row has no untrained copies of its own: the plain row's stand for them
         no_copy = "n/a" if debias == "none" else STANDS_IN
         for key, column in STEREOSET_COLUMNS.items():
             found = index.get(key)
@@ -86,7 +93,7 @@ def wide_table(
                 row[column] = no_copy
         for rule in crows_rules:
             found = crows.get(("crows_pairs_untrained", rule))
-            row[f"CrowS-Pairs {rule}, untrained copy"] = _cell(pd.Series(found._asdict())) if found else no_copy
+            row[f"CrowS-Pairs {rule}, untrained copies"] = _cell(pd.Series(found._asdict())) if found else no_copy
         for name in summaries:
             found = index.get(("seat", name, "mean_abs_d"))
             row[f"SEAT {name} mean |d|"] = (
@@ -113,6 +120,40 @@ def matched_by_id(
     return a.reset_index(), b.loc[a.index].reset_index()
 
 
+def against_copies_rows(evaluation: tuple[str, str], frames: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A plain evaluation against its untrained copies (``untrained_crows_pairs``, ``untrained_stereoset``,
+    numbered in ``copy``): per CrowS-Pairs rule both were scored by, and for StereoSet intrasentence SS, the
+    trained score's difference from the copies' mean with its prediction interval and t test
+    (``metrics.peer_benchmarks.against_copies``); items = copies. None without copies."""
+    first = f"{evaluation[0]} / {evaluation[1]}"
+    rows = []
+    crows, copies = frames.get("crows_pairs"), frames.get("untrained_crows_pairs")
+    if crows is not None and copies is not None and len(copies):
+        trained = copy_metrics(crows)
+        for rule, scores in copy_metrics(copies).items():
+            if rule in trained:
+                second = f"{evaluation[0]} / untrained copies ({len(scores)})"
+                compared = against_copies(float(trained[rule][0]), scores)
+                rows.append(
+                    {"first": first, "second": second, "benchmark": "CrowS-Pairs metric", "rule": rule, **compared}
+                )
+    stereo, copies = frames.get("stereoset"), frames.get("untrained_stereoset")
+    if stereo is not None and copies is not None and len(copies):
+        intra = stereo[stereo["kind"] == "intrasentence"]
+        if len(intra):
+            scores = copy_ss(copies)
+            rows.append(
+                {
+                    "first": first,
+                    "second": f"{evaluation[0]} / untrained copies ({len(scores)})",
+                    "benchmark": "StereoSet intrasentence SS",
+                    "rule": rule_of(intra),
+                    **against_copies(float(copy_ss(intra)[0]), scores),
+                }
+            )
+    return rows
+
+
 def paired_rows(
     evaluations: Sequence[tuple[str, str]],
     frames: Mapping[tuple[str, str], Mapping[str, Any]],
@@ -125,20 +166,15 @@ def paired_rows(
     for each debiased evaluation against the plain one of its model and for every two plain models:
     the CrowS-Pairs metric under each rule both were scored by (McNemar; a pair that either side's rule
     skipped is left out of both) and StereoSet intrasentence SS (within-example permutation), with
-    bootstrap intervals; and every plain model against its untrained copy (``untrained_crows_pairs``,
-    ``untrained_stereoset``), what it learned beyond what its architecture, tokenizer and scoring rule
-    give. Benjamini-Hochberg over all rows (``p_bh``, ``significant`` at ``alpha``)."""
+    bootstrap intervals; and every plain model against its untrained copies (``against_copies_rows``), what
+    it learned beyond what its architecture, tokenizer and scoring rule give. Benjamini-Hochberg over all
+    rows (``p_bh``, ``significant`` at ``alpha``)."""
     comparisons = [((m, d), (m, "none")) for m, d in evaluations if d != "none" and (m, "none") in frames]
     plain = [e for e in evaluations if e[1] == "none"]
     comparisons += list(combinations(plain, 2))
-    comparisons += [(e, (e[0], "untrained copy")) for e in plain if len(frames[e].get("untrained_crows_pairs", []))]
-    rows = []
+    rows = [r for e in plain for r in against_copies_rows(e, frames[e])]
     for first, second in comparisons:
-        a = frames[first]
-        if second[1] == "untrained copy":
-            b = {"crows_pairs": a["untrained_crows_pairs"], "stereoset": a["untrained_stereoset"]}
-        else:
-            b = frames[second]
+        a, b = frames[first], frames[second]
         base = {"first": f"{first[0]} / {first[1]}", "second": f"{second[0]} / {second[1]}"}
         what = f"paired benchmark rows {base['first']} against {base['second']}"
         ca, cb = a["crows_pairs"], b["crows_pairs"]
@@ -201,17 +237,19 @@ def benchmark_table(
             "so a lower value after debiasing is no gain of the method). "
             "Rows: the plain model and each debiasing method of bias-bench (Dropout, CDA per bias type, "
             "SentenceDebias, INLP; selfdebias: Self-Debias at scoring time, "
-            "decay 50 and scaling floor epsilon as configured). Untrained copy: the plain model's architecture "
-            "and tokenizer with fresh weights, scored on the same items by the same rule: a score that learned "
-            "nothing, which is not 50 when the rule itself leans (the summed log probability of lm_eval prefers "
-            "the sentence with fewer tokens); benchmarks_paired.md tests each model against it.",
+            "decay 50 and scaling floor epsilon as configured). Untrained copies: the plain model's architecture "
+            "and tokenizer with fresh weights (plm.benchmarks.untrained_copies of them), scored on the same items "
+            "by the same rule: scores that learned nothing, which are not 50 when the rule itself leans (the summed "
+            "log probability of lm_eval prefers the sentence with fewer tokens) and spread from copy to copy; the "
+            "cell is their mean [2.5th, 97.5th percentile of the copies]; benchmarks_paired.md reads each model "
+            "against them.",
             "[low, high]: 95% bootstrap interval over clusters of items that share their terms (CrowS-Pairs: the "
             "pairs that swap the same words; StereoSet: target terms; perplexity: texts), since such items lean "
             f"together. Tests against 50 at {alpha}: benchmarks_long.csv (p_value: a sign flip of whole clusters, "
             "the score recomputed; CrowS-Pairs' neutral pairs count as not preferred, as the metric counts them). "
             "n/a: the benchmark, or the column's scoring rule, does not apply to the model (the long table's status "
-            f"says why). {STANDS_IN}: a debiased row has no untrained copy of its own; the plain (none) row's "
-            "stands for it.",
+            f"says why). {STANDS_IN}: a debiased row has no untrained copies of its own; the plain (none) row's "
+            "stand for them.",
             "Items scored: "
             + ", ".join(f"{k} {v}" for k, v in sampled.items())
             + "; set aside: "
@@ -235,8 +273,11 @@ def paired_table(paired: pd.DataFrame, alpha: float) -> PaperTable:
             "preferred, as in the metric). StereoSet intrasentence SS: difference of the macro SS; 95% "
             "bootstrap interval over target terms; permutation p that swaps the two evaluations' outcomes within "
             "each example. Rows: each debiased model against its plain row, every two plain models, and each plain "
-            "model against an untrained copy of itself (same architecture and tokenizer, fresh weights): the part "
-            "of its preference that it learned, beyond what the architecture, tokenizer and scoring rule give.",
+            "model against its untrained copies (same architecture and tokenizer, fresh weights): the part of its "
+            "preference that it learned, beyond what the architecture, tokenizer and scoring rule give. Against "
+            "the copies: difference from their mean, with the 95% prediction interval (mean difference +- t x SD "
+            "x sqrt(1 + 1/K) over the K copies, where a new untrained copy would fall) and the prediction t test "
+            "on K - 1 degrees of freedom; items = K copies.",
             f"p_bh: Benjamini-Hochberg over every row of this table; significant: p_bh < {alpha}.",
         ),
         digits=3,

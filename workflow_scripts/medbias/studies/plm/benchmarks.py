@@ -3,11 +3,12 @@ suite (``medbias.metrics.benchmarks``: CrowS-Pairs, StereoSet, May et al.'s SEAT
 scored by the rule behind the published numbers it stands beside. Each plug-in says which model kinds it
 scores; every other cell is marked "not applicable" with the reason.
 
-Plain evaluations also score an untrained copy of the model (the same architecture and tokenizer, fresh
-weights) on the items of every plug-in that asks for one (CrowS-Pairs, StereoSet intrasentence): what
-the architecture, the tokenizer and the scoring rule give without any learning (a causal model's summed
-log probability, for one, prefers the sentence with fewer tokens), against which the trained model is
-compared pair by pair."""
+Plain evaluations also score ``plm.benchmarks.untrained_copies`` untrained copies of the model (the same
+architecture and tokenizer, fresh weights) on the items of every plug-in that asks for them (CrowS-Pairs,
+StereoSet intrasentence): what the architecture, the tokenizer and the scoring rule give without any
+learning (a causal model's summed log probability, for one, prefers the sentence with fewer tokens). The
+copies' scores spread (a copy that happens to prefer one group word prefers it in every item that has
+it), so the trained model is read against their distribution, not against one copy."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from medbias.metrics.benchmarks.base import ScoringContext
 @dataclass
 class BenchmarkEvaluation:
     """Every frame the suite wrote for one evaluation (file key -> frame; ``untrained_*`` for the
-    untrained copy) and its summary (status per long-table benchmark, timings, rates)."""
+    untrained copies, numbered in ``copy``) and its summary (status per long-table benchmark, timings, rates)."""
 
     frames: dict[str, pd.DataFrame]
     summary: dict[str, Any] = field(default_factory=dict)
@@ -89,6 +90,28 @@ def evaluate_benchmarks(
     return result
 
 
+def score_untrained_copies(benchmarks, source, tokenizer, data, settings, device: str, log) -> dict[str, pd.DataFrame]:
+    """The ``benchmarks``' untrained files for ``settings["untrained_copies"]`` copies of the model's
+    architecture (fresh weights under torch seeds seed, seed + 1, ...; its tokenizer), each frame the
+    copies' rows one under another with the copy's number in ``copy``: the distribution a trained score is
+    read against (``metrics.peer_benchmarks.against_copies``), where one copy is one draw of it."""
+    from medbias.core.models import untrained_copy
+
+    copies = int(settings["untrained_copies"])
+    collected: dict[str, list[pd.DataFrame]] = {}
+    for number in range(copies):
+        reference = untrained_copy(source.source, source.kind, settings["seed"] + number).to(device)
+        context = ScoringContext(reference, tokenizer, source.kind, data, settings, log)
+        for benchmark in benchmarks:
+            for key, frame in benchmark.score_untrained(context).items():
+                collected.setdefault(key, []).append(frame.assign(copy=number))
+        if number == 0 or (number + 1) % 5 == 0 or number + 1 == copies:
+            log.info(
+                "untrained copies scored: %d of %d (%s)", number + 1, copies, ", ".join(b.title for b in benchmarks)
+            )
+    return {key: pd.concat(frames, ignore_index=True) for key, frames in collected.items()}
+
+
 def benchmark_plm_model(
     name: str,
     entry: Mapping[str, Any],
@@ -102,8 +125,8 @@ def benchmark_plm_model(
     """``evaluate_benchmarks`` of registry model ``name``, plain or debiased as the plm evaluation
     ``debias`` is (the Dropout or CDA folder as its entry; a SentenceDebias or INLP projection on the
     sentence encoder's last hidden states, which the LM head reads; Self-Debias at scoring time), and
-    for a plain evaluation the untrained copy. An entry that transformers cannot load keeps its rows,
-    every benchmark marked with the reason."""
+    for a plain evaluation its untrained copies (``score_untrained_copies``). An entry that transformers
+    cannot load keeps its rows, every benchmark marked with the reason."""
     from medbias.core.encoders import load_or_mark, sentence_encoder
     from medbias.studies.plm.debias import attach_projection
 
@@ -124,15 +147,9 @@ def benchmark_plm_model(
         if next_sentence[0] is not None and projection is not None:
             attach_projection(sentence_encoder(next_sentence[0], "masked"), projection)
     result = evaluate_benchmarks(model, tokenizer, source.kind, data, settings, log, self_debias, next_sentence)
-    untrained = [b for b in suite(settings["suite"]) if b.score_untrained is not None]
-    if debias == "none" and settings["untrained_reference"] and untrained:
-        from medbias.core.models import untrained_copy
-
-        reference = untrained_copy(source.source, source.kind, settings["seed"]).to(device)
-        context = ScoringContext(reference, tokenizer, source.kind, data, settings, log)
-        for benchmark in untrained:
-            if result.summary["status"].get(benchmark.reports[0]) == "ok":
-                log.info("%s: scoring an untrained copy (seed %d) on %s", name, settings["seed"], benchmark.title)
-                result.frames.update(benchmark.score_untrained(context))
+    untrained = [b for b in suite(settings["suite"]) if result.summary["status"].get(b.reports[0]) == "ok"]
+    untrained = [b for b in untrained if b.score_untrained is not None]
+    if debias == "none" and settings["untrained_copies"] and untrained:
+        result.frames.update(score_untrained_copies(untrained, source, tokenizer, data, settings, device, log))
     result.summary.update(model=name, debias=debias, kind=source.kind, device=device)
     return result
