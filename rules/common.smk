@@ -55,7 +55,8 @@ VIGNETTE_ARCHS = [
     "chat",
 ]  # the demo's vignette models: plain causal, and chat (Llama architecture)
 WORD_VECTOR_CORPORA = ["general", "bio"]
-RECOVERY_STUDIES = config["demo"]["validation"]["studies"]
+# the demo world's planted recovery (a real run has no demo section)
+RECOVERY_STUDIES = config.get("demo", {}).get("validation", {}).get("studies", [])
 
 
 wildcard_constraints:
