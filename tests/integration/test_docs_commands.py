@@ -116,7 +116,8 @@ def test_the_power_command_refuses_the_calibration_seed(tmp_path):
     result = run_as_typed(command + f" --folder {tmp_path}", timeout=120)
     assert result.returncode != 0
     assert result.stderr.strip().splitlines() == [
-        "medbias: power: seed 1234 is one the demo world was calibrated with (1234); choose seeds nobody tuned on"
+        "medbias: power: seed 1234 is one the demo world was tuned on (1234, 2027, 2028, 2029, 2030); "
+        "choose seeds nobody tuned on"
     ]
     assert not any(tmp_path.iterdir())
 

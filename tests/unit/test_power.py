@@ -89,7 +89,7 @@ def test_fresh_world_config_refuses_the_calibration_seed_on_paths_made_absolute(
         "resources": {"crows_pairs": "config/resources/crows.csv"},
         "vignettes": {"sets": {"demo": "config/resources/vignettes.yaml", "own": "/abs/set.yaml"}},
     }
-    with pytest.raises(MedbiasInputError, match="seed 1234 is one the demo world was calibrated with"):
+    with pytest.raises(MedbiasInputError, match="seed 1234 is one the demo world was tuned on"):
         fresh_world_config(config, 1234)
     fresh = fresh_world_config(with_repo_paths(config, tmp_path), 2031)
     assert fresh["seed"] == 2031 and config["seed"] == 1234

@@ -3,7 +3,7 @@ of runs that differ only in the config's ``seed`` (the world's seed, from which 
 derives: ``medbias.core.seeds``), gathered per planted effect (found in k of K worlds, the median
 and smallest margin) and per control family (flagged in k of K, against what chance allows).
 
-A seed the world was calibrated with is not a fresh world: ``fresh_world_config`` refuses it.
+A seed the world was tuned on is not a fresh world: ``fresh_world_config`` refuses it.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def fresh_world_config(config: Mapping[str, Any], seed: int, studies: Sequence[s
     those studies need). Refuses a seed of ``CALIBRATION_SEEDS``."""
     if seed in CALIBRATION_SEEDS:
         raise MedbiasInputError(
-            f"power: seed {seed} is one the demo world was calibrated with "
+            f"power: seed {seed} is one the demo world was tuned on "
             f"({', '.join(map(str, CALIBRATION_SEEDS))}); choose seeds nobody tuned on"
         )
     fresh = {**config, "seed": int(seed)}
@@ -158,7 +158,7 @@ def power_page(plants: pd.DataFrame, controls: pd.DataFrame, seeds: Sequence[int
         )
     tuned = [s for s in seeds if s in CALIBRATION_SEEDS]
     if tuned:
-        summary += f" Seed {', '.join(map(str, tuned))} is one the world was calibrated with: not a fresh world."
+        summary += f" Seed {', '.join(map(str, tuned))} is one the world was tuned on: not a fresh world."
     return page_markdown(
         PaperPage(
             "Power of the demo world's verdict on fresh world seeds",
