@@ -125,32 +125,29 @@ def against_copies_rows(evaluation: tuple[str, str], frames: Mapping[str, Any]) 
     numbered in ``copy``): per CrowS-Pairs rule both were scored by, and for StereoSet intrasentence SS, the
     trained score's difference from the copies' mean with its prediction interval and t test
     (``metrics.peer_benchmarks.against_copies``); items = copies. None without copies."""
-    first = f"{evaluation[0]} / {evaluation[1]}"
+
+    def compared(benchmark: str, rule: str, trained: float, scores) -> dict[str, Any]:
+        return {
+            "first": f"{evaluation[0]} / {evaluation[1]}",
+            "second": f"{evaluation[0]} / untrained copies ({len(scores)})",
+            "benchmark": benchmark,
+            "rule": rule,
+            **against_copies(trained, scores),
+        }
+
     rows = []
     crows, copies = frames.get("crows_pairs"), frames.get("untrained_crows_pairs")
     if crows is not None and copies is not None and len(copies):
         trained = copy_metrics(crows)
         for rule, scores in copy_metrics(copies).items():
             if rule in trained:
-                second = f"{evaluation[0]} / untrained copies ({len(scores)})"
-                compared = against_copies(float(trained[rule][0]), scores)
-                rows.append(
-                    {"first": first, "second": second, "benchmark": "CrowS-Pairs metric", "rule": rule, **compared}
-                )
+                rows.append(compared("CrowS-Pairs metric", rule, float(trained[rule][0]), scores))
     stereo, copies = frames.get("stereoset"), frames.get("untrained_stereoset")
     if stereo is not None and copies is not None and len(copies):
         intra = stereo[stereo["kind"] == "intrasentence"]
         if len(intra):
-            scores = copy_ss(copies)
-            rows.append(
-                {
-                    "first": first,
-                    "second": f"{evaluation[0]} / untrained copies ({len(scores)})",
-                    "benchmark": "StereoSet intrasentence SS",
-                    "rule": rule_of(intra),
-                    **against_copies(float(copy_ss(intra)[0]), scores),
-                }
-            )
+            trained = float(copy_ss(intra)[0])
+            rows.append(compared("StereoSet intrasentence SS", rule_of(intra), trained, copy_ss(copies)))
     return rows
 
 

@@ -147,8 +147,10 @@ def benchmark_plm_model(
         if next_sentence[0] is not None and projection is not None:
             attach_projection(sentence_encoder(next_sentence[0], "masked"), projection)
     result = evaluate_benchmarks(model, tokenizer, source.kind, data, settings, log, self_debias, next_sentence)
-    untrained = [b for b in suite(settings["suite"]) if result.summary["status"].get(b.reports[0]) == "ok"]
-    untrained = [b for b in untrained if b.score_untrained is not None]
+    status = result.summary["status"]
+    untrained = [
+        b for b in suite(settings["suite"]) if b.score_untrained is not None and status.get(b.reports[0]) == "ok"
+    ]
     if debias == "none" and settings["untrained_copies"] and untrained:
         result.frames.update(score_untrained_copies(untrained, source, tokenizer, data, settings, device, log))
     result.summary.update(model=name, debias=debias, kind=source.kind, device=device)
