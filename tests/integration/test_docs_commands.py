@@ -48,6 +48,7 @@ RUN_BY = [
         "test_docs_commands.py",
         "test_the_post_processor_coverage_benchmark_on_a_few_tasks",
     ),
+    (r"bench_benchmark_control\.py", "test_docs_commands.py", "test_the_benchmark_control_benchmark_on_three_copies"),
     (
         r"^python -c .*save_word2vec_format",
         "test_real_models.py",
@@ -230,6 +231,60 @@ def test_the_post_processor_coverage_benchmark_on_a_few_tasks():
     assert "test stays only, the procedure's expected gap: coverage" in result.stdout
     assert "two-stage (20 refits), the procedure's expected gap: coverage" in result.stdout
     assert "6 tasks in" in result.stdout
+
+
+def _tiny_demo_models(run: Path) -> None:
+    """A run folder with what the control benchmark reads: a tiny BERT's and a tiny GPT-2's configs and
+    tokenizers (trained on a few CrowS-Pairs sentences) and one StereoSet intrasentence example."""
+    from transformers import BertConfig, GPT2Config
+
+    from medbias.io.benchmarks import read_crows_pairs
+    from medbias.synth.tiny_models import train_byte_bpe, train_wordpiece
+
+    pairs = read_crows_pairs(REPO / "config/resources/crows-pairs/crows_pairs_anonymized.csv").head(200)
+    corpus = [*pairs["sent_more"], *pairs["sent_less"]]
+    models = run / "results/demo_world/models"
+    wordpiece = train_wordpiece(corpus, 300)
+    small = dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32)
+    BertConfig(vocab_size=len(wordpiece), max_position_embeddings=128, **small).save_pretrained(
+        models / "tiny-plm-bert"
+    )
+    wordpiece.save_pretrained(models / "tiny-plm-bert")
+    bpe = train_byte_bpe(corpus, 400, add_bos_eos=False)
+    bpe.bos_token = bpe.eos_token = "<s>"
+    bpe.pad_token = "<pad>"
+    bos = bpe.convert_tokens_to_ids("<s>")
+    gpt2 = GPT2Config(
+        vocab_size=len(bpe), n_positions=128, n_embd=16, n_layer=1, n_head=2, bos_token_id=bos, eos_token_id=bos
+    )
+    gpt2.save_pretrained(models / "tiny-plm-gpt2")
+    bpe.save_pretrained(models / "tiny-plm-gpt2")
+    context = "The men from Afghanistan ride on BLANK."
+    options = {"stereotype": "camels", "anti-stereotype": "bicycles", "unrelated": "oranges"}
+    items = run / "results/plm/benchmark_items"
+    items.mkdir(parents=True)
+    example = {"example_id": 1, "target": "Afghanistan", "bias_type": "race", "context": context}
+    example |= {o: context.replace("BLANK", w) for o, w in options.items()}
+    example |= {f"filler_{o}": w for o, w in options.items()}
+    pd.DataFrame([example]).to_parquet(items / "intrasentence.parquet")
+
+
+@pytest.mark.unit
+def test_the_benchmark_control_benchmark_on_three_copies(tmp_path):
+    """The documented control benchmark on tiny models of both kinds, 3 copies of each on 20 pairs in two
+    processes: every copy's decisions and the rates, the t test against the other copies among them."""
+    _tiny_demo_models(tmp_path / "run")
+    command = command_of(r"bench_benchmark_control\.py").replace("RUN", str(tmp_path / "run"))
+    small = re.sub(r"--copies \d+", "--copies 3", re.sub(r"--workers \d+", "--workers 2", command))
+    result = run_as_typed(_absolute(small) + " --pairs 20", cwd=tmp_path, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "bert: 3 copies in" in result.stdout and "gpt2: 3 copies in" in result.stdout
+    decisions = pd.read_csv(tmp_path / "control/benchmark_control.csv")
+    assert set(decisions["unit"]) == {"seed 2094", "seed 2095", "seed 2096"}
+    rates = pd.read_csv(tmp_path / "control/error_rates.csv")
+    against = rates[rates["p_kind"] == "prediction t test against the other copies"]
+    assert len(against) == 6 and (against["decisions"] == 3).all()  # 3 tests per architecture, 3 copies each
+    assert (rates["decisions"] == 3).all() and rates["ci_high"].le(1).all()
 
 
 def _absolute(command: str) -> str:

@@ -14,10 +14,12 @@ rate far above the level."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
+from medbias.core.processes import spawned_map
 from medbias.metrics.peer_benchmarks import (
     against_copies,
     crows_cluster_test,
@@ -43,68 +45,127 @@ def random_model_benchmark_rows(
     intrasentence: pd.DataFrame,
     *,
     n_permutations: int,
-    rng: np.random.Generator,
+    seed: int,
     level: float,
     batch_size: int,
     crows_rules: Sequence[str] = ("nangia", "bias_bench", "lm_eval"),
     causal_score: str = "bias_bench",
+    workers: int = 1,
     log=None,
 ) -> pd.DataFrame:
-    """One row per random model, test and scoring rule: the score, its p against 50 and whether it is
-    flagged at ``level``, in the decision table's columns plus ``score`` and ``items``."""
+    """One row per random model (torch seed in ``seeds``), test and scoring rule: the score, its p
+    against 50 and whether it is flagged at ``level``, in the decision table's columns plus ``score``
+    and ``items``; then each copy read against the other copies (``against_other_copies``).
+
+    Each copy's permutation tests draw from their own generator (``seed`` and the copy's seed), so the
+    rows do not depend on ``workers``: with more than one, the copies are scored in that many
+    processes of one thread each."""
+    score = partial(
+        _copy_rows,
+        folder,
+        kind,
+        architecture,
+        pairs=pairs,
+        intrasentence=intrasentence,
+        n_permutations=n_permutations,
+        seed=seed,
+        level=level,
+        batch_size=batch_size,
+        crows_rules=tuple(crows_rules),
+        causal_score=causal_score,
+    )
+    rows: list[dict] = []
+    if workers > 1 and len(seeds) > 1:
+        with spawned_map(score, seeds, min(workers, len(seeds)), initializer=_one_thread) as scored:
+            for copy_seed, copy_rows in zip(seeds, scored):
+                rows += copy_rows
+                _log_copy(log, architecture, copy_seed, copy_rows)
+    else:
+        for copy_seed in seeds:
+            copy_rows = score(copy_seed)
+            rows += copy_rows
+            _log_copy(log, architecture, copy_seed, copy_rows)
+    frame = pd.DataFrame(rows, columns=[*DECISION_COLUMNS, "score", "items"])
+    return pd.concat([frame, against_other_copies(frame, level)], ignore_index=True)
+
+
+def _one_thread() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _log_copy(log, architecture: str, copy_seed: int, rows: list[dict]) -> None:
+    for row in rows if log else ():
+        log.info("%s seed %d: %s = %.2f, p = %.4g", architecture, copy_seed, row["test"], row["score"], row["p"])
+
+
+def _copy_rows(
+    folder: str,
+    kind: str,
+    architecture: str,
+    copy_seed: int,
+    *,
+    pairs: pd.DataFrame,
+    intrasentence: pd.DataFrame,
+    n_permutations: int,
+    seed: int,
+    level: float,
+    batch_size: int,
+    crows_rules: tuple[str, ...],
+    causal_score: str,
+) -> list[dict]:
+    """The decision rows of one random copy (torch seed ``copy_seed``): CrowS-Pairs under each rule by
+    the sign flip over swapped words and the exact binomial over pairs, StereoSet's SS by the sign flip
+    over target terms."""
     from medbias.core.models import load_tokenizer, untrained_copy
     from medbias.metrics.benchmarks.crows_pairs import score_crows_pairs
     from medbias.metrics.benchmarks.stereoset import score_stereoset
 
+    rng = np.random.default_rng([seed, copy_seed])
     tokenizer = load_tokenizer(folder)
-    rows = []
-    for seed in seeds:
-        model = untrained_copy(folder, kind, seed)
-        crows = score_crows_pairs(model, tokenizer, kind, pairs, batch_size, rules=crows_rules)
-        tests = []
-        for rule, part in crows.groupby("rule", sort=False):
-            part = part[crows_scored(part)]
-            preferred, neutral = crows_outcomes(part["score_more"].to_numpy(), part["score_less"].to_numpy())
-            metric = crows_metric(preferred, neutral, part["direction"].to_numpy()).metric
-            swaps = part["swap"].to_numpy()
-            for p_kind, p in (
-                ("sign flip over swapped words", crows_cluster_test(preferred, neutral, swaps, n_permutations, rng)),
-                ("exact binomial over pairs", crows_test(preferred, neutral)),
-            ):
-                tests.append((f"CrowS-Pairs metric vs 50 ({rule} rule)", p_kind, p, metric, len(part)))
-        stereo = score_stereoset(model, tokenizer, kind, intrasentence, "intrasentence", causal_score, batch_size)
-        outcomes = stereoset_outcomes(
-            stereo["score_stereotype"], stereo["score_anti-stereotype"], stereo["score_unrelated"]
+    model = untrained_copy(folder, kind, copy_seed)
+    crows = score_crows_pairs(model, tokenizer, kind, pairs, batch_size, rules=crows_rules)
+    tests = []
+    for rule, part in crows.groupby("rule", sort=False):
+        part = part[crows_scored(part)]
+        preferred, neutral = crows_outcomes(part["score_more"].to_numpy(), part["score_less"].to_numpy())
+        metric = crows_metric(preferred, neutral, part["direction"].to_numpy()).metric
+        swaps = part["swap"].to_numpy()
+        for p_kind, p in (
+            ("sign flip over swapped words", crows_cluster_test(preferred, neutral, swaps, n_permutations, rng)),
+            ("exact binomial over pairs", crows_test(preferred, neutral)),
+        ):
+            tests.append((f"CrowS-Pairs metric vs 50 ({rule} rule)", p_kind, p, metric, len(part)))
+    stereo = score_stereoset(model, tokenizer, kind, intrasentence, "intrasentence", causal_score, batch_size)
+    outcomes = stereoset_outcomes(
+        stereo["score_stereotype"], stereo["score_anti-stereotype"], stereo["score_unrelated"]
+    )
+    tests.append(
+        (
+            f"StereoSet SS vs 50 ({stereo['rule'].iloc[0]} rule)",
+            "sign flip over target terms",
+            stereoset_test(outcomes, stereo["target"], n_permutations, rng),
+            stereoset_score(outcomes, stereo["target"]).ss,
+            len(stereo),
         )
-        ss = stereoset_score(outcomes, stereo["target"]).ss
-        tests.append(
-            (
-                f"StereoSet SS vs 50 ({stereo['rule'].iloc[0]} rule)",
-                "sign flip over target terms",
-                stereoset_test(outcomes, stereo["target"], n_permutations, rng),
-                ss,
-                len(stereo),
-            )
-        )
-        for test, p_kind, p, score, items in tests:
-            rows.append(
-                {
-                    "test": test,
-                    "source": CONTROL_SOURCE.format(architecture=architecture, kind=kind),
-                    "unit": f"seed {seed}",
-                    "truth": "control",
-                    "p_kind": p_kind,
-                    "p": p,
-                    "flagged": bool(p < level),
-                    "level": level,
-                    "score": score,
-                    "items": items,
-                }
-            )
-            if log:
-                log.info("%s seed %d: %s = %.2f, p = %.4g", architecture, seed, test, score, p)
-    frame = pd.DataFrame(rows, columns=[*DECISION_COLUMNS, "score", "items"])
-    return pd.concat([frame, against_other_copies(frame, level)], ignore_index=True)
+    )
+    source = CONTROL_SOURCE.format(architecture=architecture, kind=kind)
+    return [
+        {
+            "test": test,
+            "source": source,
+            "unit": f"seed {copy_seed}",
+            "truth": "control",
+            "p_kind": p_kind,
+            "p": p,
+            "flagged": bool(p < level),
+            "level": level,
+            "score": score,
+            "items": items,
+        }
+        for test, p_kind, p, score, items in tests
+    ]
 
 
 AGAINST_COPIES = "prediction t test against the other copies"

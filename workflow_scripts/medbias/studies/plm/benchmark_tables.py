@@ -244,6 +244,10 @@ def benchmark_table(
             "pairs that swap the same words; StereoSet: target terms; perplexity: texts), since such items lean "
             f"together. Tests against 50 at {alpha}: benchmarks_long.csv (p_value: a sign flip of whole clusters, "
             "the score recomputed; CrowS-Pairs' neutral pairs count as not preferred, as the metric counts them). "
+            "Under bias_bench's and lm_eval's CrowS-Pairs rules that test flags untrained copies far more often "
+            "than its level (their scores spread beyond what the clusters carry; the calibration control in "
+            "error_rates.md measures it), so there a score is read against the untrained copies, whose t test holds "
+            "its level, not against 50. "
             "n/a: the benchmark, or the column's scoring rule, does not apply to the model (the long table's status "
             f"says why). {STANDS_IN}: a debiased row has no untrained copies of its own; the plain (none) row's "
             "stand for them.",
