@@ -85,6 +85,79 @@ def test_the_layer_check_sees_an_import_upwards(tmp_path):
     }
 
 
+def module_imports(package: Path) -> dict[str, set[str]]:
+    """Module -> the medbias modules it imports, at any depth (an import inside a function counts): a
+    ``from a.b import c`` imports ``a.b``, and ``a.b.c`` too where that is a module. A package is its
+    ``__init__``; importing a submodule is not counted as importing its package."""
+    import ast
+
+    def name_of(path: Path) -> str:
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    modules = {name_of(path): path for path in package.rglob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+        graph[name] = {target for target in imported if target in modules and target != name}
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm): each is a set of
+    modules every one of which imports, through the others, every other."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while not component or component[-1] != module:
+                component.append(stack.pop())
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return circles
+
+
+def test_no_module_imports_itself_through_others():
+    graph = module_imports(PACKAGE)
+    assert sum(map(len, graph.values())) > 200, "the import graph looks empty: the check would pass vacuously"
+    assert import_circles(graph) == []
+
+
+def test_the_circle_check_sees_an_import_inside_a_function(tmp_path):
+    package = tmp_path / "medbias"
+    (package / "studies" / "mitigation").mkdir(parents=True)
+    (package / "studies" / "classify.py").write_text(
+        "def train():\n    from medbias.studies.mitigation.weights import w\n"
+    )
+    (package / "studies" / "mitigation" / "__init__.py").write_text("from medbias.studies.mitigation import weights\n")
+    (package / "studies" / "mitigation" / "weights.py").write_text("from medbias.studies.classify import train\n")
+    (package / "studies" / "plan.py").write_text("from medbias.studies.mitigation import weights\n")
+    graph = module_imports(package)
+    assert graph["medbias.studies.mitigation"] == {"medbias.studies.mitigation.weights"}
+    assert import_circles(graph) == [["medbias.studies.classify", "medbias.studies.mitigation.weights"]]
+
+
 def test_no_module_is_left_at_the_package_top():
     assert sorted(p.name for p in PACKAGE.glob("*.py")) == ["__init__.py"]
     assert sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__") == sorted(ALLOWED)

@@ -21,14 +21,13 @@ from medbias.studies.hurtful.plan import (
     DEBIASED_TABLE_NAMES,
     DEBIASED_TABLES,
     adversarial_encoders,
-    debiased_attributes,
     debiased_tables,
     figure_a1_model,
     mitigation_jobs,
     mitigation_method,
     report_left_out,
-    variant_attribute,
 )
+from medbias.studies.hurtful.variants import debiased_attributes, variant_attribute
 from medbias.studies.plm.plan import (
     debias_values,
     is_loadable,

@@ -12,7 +12,7 @@ predictions is the one with the best F1 on the validation set.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
@@ -528,16 +528,15 @@ def classify_tasks(
     seed: int,
     training: dict,
     stack_tasks: bool = True,
-    reweigh: str | None = None,
+    weigh_rows: Callable[[pd.DataFrame], np.ndarray] | None = None,
 ) -> list[dict]:
     """The tasks ``jobs`` ((k, task) pairs of ``train_task_classifiers``; ``task``: its ``task`` and
     ``cohort``, and optionally a ``grid`` and ``c_grid`` of its own), task k under ``seed + k``. With
     ``stack_tasks``, tasks with the same windows, splits and acuity scores (``design_key``: a cohort's
     phenotypes) and the same grid share one design matrix and train together (``select_classifiers``);
-    without, each task trains alone. With ``reweigh`` (a protected attribute) each training window
-    weighs its stay's Kamiran-Calders weight for that attribute and the task's label
-    (``medbias.studies.hurtful.mitigation.reweighing.stay_weights``). The results come in the order of
-    ``jobs``."""
+    without, each task trains alone. With ``weigh_rows`` each training window weighs in the loss what
+    that function gives it from the task's training rows (reweighing passes its Kamiran-Calders stay
+    weights). The results come in the order of ``jobs``."""
     together: dict[tuple, list] = {}
     for k, task in jobs:
         rows = ordered_task_rows(task, samples, windows, feature_index)
@@ -553,12 +552,8 @@ def classify_tasks(
         x = design_matrix(rows, features, split == "train")
         labels = np.stack([member_rows["label"].to_numpy() for _, _, member_rows in members], axis=1)
         weights = None
-        if reweigh is not None:
-            from medbias.studies.hurtful.mitigation.reweighing import stay_weights
-
-            weights = np.stack(
-                [stay_weights(member_rows.iloc[train], reweigh) for _, _, member_rows in members], axis=1
-            )
+        if weigh_rows is not None:
+            weights = np.stack([weigh_rows(member_rows.iloc[train]) for _, _, member_rows in members], axis=1)
         selected = select_classifiers(
             x[train],
             labels[train],
@@ -617,21 +612,23 @@ def train_task_classifiers(
     threads: int = 1,
     task_grids: dict[str, dict] | None = None,
     stack_tasks: bool = True,
-    reweigh: str | None = None,
+    weigh_rows: Callable[[pd.DataFrame], np.ndarray] | None = None,
 ) -> TaskClassifiers:
     """One classifier per downstream task on one model's frozen window features (section 4.1): the
     grid of ``network_grid`` with early stopping, eq. 1's merge of window probabilities per sample
     with c tuned on validation, the configuration with the best validation AUPRC kept with its own
     parameters, the threshold at the best validation F1; then the test samples' predictions with
     their protected attributes. Task k trains under ``seed + k``. ``task_grids`` (``chosen_grids``)
-    gives every task a grid of its own instead: a task it lacks is an error. ``reweigh`` (a protected
-    attribute) trains with Kamiran-Calders weights (``classify_tasks``).
+    gives every task a grid of its own instead: a task it lacks is an error. ``weigh_rows`` weighs each
+    training window in the loss (``classify_tasks``; a module-level function or a ``functools.partial``
+    of one, since worker processes receive it pickled).
 
     With ``stack_tasks``, the tasks of a cohort that share their design matrix (its phenotypes) train
     together, one stacked network per grid point (``classify_tasks``): on a GPU, where one task's small
     networks leave it idle between kernel launches; on a CPU, which is busy either way, stacking was
-    slower (0.88x; tests/benchmarks/bench_classify_stacked.py). ``workers`` > 1 trains that many groups (a cohort and a
-    grid) at once in worker processes (``threads`` CPUs shared among them; on a GPU they share it).
+    slower (tests/benchmarks/bench_classify_stacked.py measures both). ``workers`` > 1 trains that many
+    groups (a cohort and a grid) at once in worker processes (``threads`` CPUs shared among them; on a
+    GPU they share it).
     ``features`` must then be a memory map (``np.load(path, mmap_mode="r")``), which each worker opens
     itself. Each task has its own seed, whichever process runs it, so the results are those of one
     process with as many threads as each worker has (another thread count sums in another order:
@@ -655,7 +652,7 @@ def train_task_classifiers(
         "seed": seed,
         "training": training,
         "stack_tasks": stack_tasks,
-        "reweigh": reweigh,
+        "weigh_rows": weigh_rows,
     }
     groups: dict[tuple, list] = {}  # a cohort and a grid: a worker's unit of work
     for k, task in jobs:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from medbias.io.tables import PaperTable
 from medbias.studies.hurtful.gaps import significance_counts_over_seeds
-from medbias.studies.hurtful.plan import adversarial_variant
+from medbias.studies.hurtful.variants import adversarial_variant
 
 COUNT_COLUMNS = ["recall gap", "parity gap", "specificity gap"]
 

@@ -7,31 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from medbias.studies.hurtful.variants import adversarial_variant, variant_attribute
+
 # Zhang et al. 2020: the downstream table of each adversarially debiased model (Table 5 for gender,
 # Tables D5-D7 in the appendix for the other attributes)
 DEBIASED_TABLES = {"gender": "table5", "language": "tableD5", "ethnicity": "tableD6", "insurance": "tableD7"}
 # the file stem of each: "<table>_debiased_<attribute>", as rule hurtful_downstream_tables declares it
 DEBIASED_TABLE_NAMES = {attribute: f"{table}_debiased_{attribute}" for attribute, table in DEBIASED_TABLES.items()}
-
-
-# the name of the encoder pretrained with an adversary for an attribute is this prefix and the attribute
-# (hurtful.variants: adv_gender, ...); the one place that knows it
-ADVERSARIAL_PREFIX = "adv_"
-
-
-def adversarial_variant(attribute: str) -> str:
-    """The name of the encoder pretrained against ``attribute`` (gender -> adv_gender)."""
-    return f"{ADVERSARIAL_PREFIX}{attribute}"
-
-
-def variant_attribute(variant: str) -> str | None:
-    """The protected attribute of an adversarial variant (adv_gender -> gender); None for the baseline."""
-    return variant[len(ADVERSARIAL_PREFIX) :] if variant.startswith(ADVERSARIAL_PREFIX) else None
-
-
-def debiased_attributes(variants: Sequence[str]) -> list[str]:
-    """The attributes of the pretrained adversarial variants, in the config's order (Table D4's rows)."""
-    return [a for a in map(variant_attribute, variants) if a]
 
 
 def debiased_tables(downstream_models: Sequence[str]) -> dict[str, str]:

@@ -11,14 +11,14 @@ from typing import Any
 
 import pandas as pd
 
-from medbias.studies.hurtful.mitigation import (
+from medbias.studies.hurtful.mitigation.base import (
     PREDICTION_COLUMNS,
     Mitigation,
     MitigationInputs,
     predictions_frame,
     whole_task_fits,
 )
-from medbias.studies.hurtful.plan import adversarial_variant
+from medbias.studies.hurtful.variants import adversarial_variant
 
 
 def adversarial_predictions(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from medbias.studies.hurtful.mitigation import Mitigation, MitigationInputs, predictions_frame, whole_task_fits
+from medbias.studies.hurtful.mitigation.base import Mitigation, MitigationInputs, predictions_frame, whole_task_fits
 
 
 def unmitigated(

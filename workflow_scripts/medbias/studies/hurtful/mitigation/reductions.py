@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.studies.hurtful.mitigation import (
+from medbias.studies.hurtful.classify import design_key, design_matrix, ordered_task_rows
+from medbias.studies.hurtful.mitigation.base import (
     FIT_COLUMNS,
     Mitigation,
     MitigationInputs,
@@ -72,8 +73,6 @@ def reduction_predictions(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per task: ``fit_exponentiated_gradient`` on the training stays' ``stay_features``, then the
     test stays' scores and seeded predictions. Tasks that share their design matrix share its build."""
-    from medbias.studies.hurtful.classify import design_key, design_matrix, ordered_task_rows
-
     retrain = inputs.retrain
     if retrain is None:
         raise ValueError("reductions retrains the classifiers: it needs the model's features (RetrainingInputs)")

@@ -14,12 +14,14 @@ and the attribute is not needed at prediction time.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from medbias.studies.hurtful.mitigation import Mitigation, MitigationInputs, predictions_frame, whole_task_fits
+from medbias.studies.hurtful.classify import chosen_grids, train_task_classifiers
+from medbias.studies.hurtful.mitigation.base import Mitigation, MitigationInputs, predictions_frame, whole_task_fits
 
 
 def kamiran_calders_weights(group: np.ndarray, label: np.ndarray) -> np.ndarray:
@@ -45,8 +47,6 @@ def reweighed_predictions(
     inputs: MitigationInputs, attribute: str, settings: Mapping[str, Any], log
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every task's chosen classifier trained again with ``stay_weights`` for ``attribute``."""
-    from medbias.studies.hurtful.classify import chosen_grids, train_task_classifiers
-
     retrain = inputs.retrain
     if retrain is None:
         raise ValueError("reweighing retrains the classifiers: it needs the model's features (RetrainingInputs)")
@@ -65,7 +65,7 @@ def reweighed_predictions(
         threads=retrain.threads,
         task_grids=chosen_grids(retrain.selection),
         stack_tasks=retrain.training.get("device", "cpu") == "cuda",
-        reweigh=attribute,
+        weigh_rows=partial(stay_weights, attribute=attribute),
     )
     test = result.predictions
     frame = predictions_frame(attribute, test["task"], test["ICUSTAY_ID"], test["probability"], test["prediction"])

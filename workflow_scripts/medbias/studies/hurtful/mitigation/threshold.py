@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.metrics.bootstrap import within_strata_resamples
-from medbias.studies.hurtful.mitigation import (
+from medbias.studies.hurtful.mitigation.base import (
     FIT_COLUMNS,
     REFIT_COLUMN,
     Mitigation,
