@@ -165,8 +165,8 @@ rule hurtful_mitigate:
     threads: 2
     resources:
         mem_mb=16000,
-        # reweighing retrains the classifiers: on the classifiers' GPUs (the other methods need none)
-        gpu=lambda wc: DOWNSTREAM["classify_gpus"] if wc.method == "reweighing" else 0,
+        # a method that trains the classifiers' networks again does it on their GPUs (its declaration)
+        gpu=lambda wc: plan.mitigation_gpus(wc.method, DOWNSTREAM["classify_gpus"]),
     params:
         code=library_code("hurtful_mitigate.py"),
         model=lambda wc: wc.model,

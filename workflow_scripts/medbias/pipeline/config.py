@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -162,7 +163,7 @@ def resolve_config(
 
     A config file therefore lists only what differs from the defaults (``config/mimic.yaml``: the user's
     paths and models); ``config/README.md`` lists every key with its default and meaning."""
-    schema = yaml.safe_load(Path(schema_path).read_text())
+    schema = read_schema(schema_path)
     given = dict(given)
     worlds = schema["properties"]["world"]["enum"]
     if "world" not in given:
@@ -180,6 +181,33 @@ def resolve_config(
     resolved = expand_demo_dir(resolved, demo.get("dir") if isinstance(demo, dict) else None)
     check_against_schema(resolved, schema)  # the schema parsed once: the Snakefile resolves in every job
     return resolved
+
+
+def registry_names() -> dict[str, list[str]]:
+    """The names each plug-in registry holds, for the schema keys that name one (``x-registry``): a
+    method or benchmark added to its registry is a valid config value with no schema edit."""
+    from medbias.metrics.benchmarks import REGISTRY as BENCHMARKS
+    from medbias.studies.hurtful.mitigation import MITIGATIONS
+
+    return {"benchmarks": list(BENCHMARKS), "mitigation": list(MITIGATIONS)}
+
+
+def with_registry_enums(schema: Any, names: Mapping[str, list[str]] | None = None) -> Any:
+    """``schema`` with an ``enum`` of the registry's names wherever a subschema says ``x-registry``."""
+    names = registry_names() if names is None else names
+    if isinstance(schema, list):
+        return [with_registry_enums(item, names) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    filled = {key: with_registry_enums(value, names) for key, value in schema.items()}
+    if "x-registry" in filled:
+        filled["enum"] = list(names[filled["x-registry"]])
+    return filled
+
+
+def read_schema(path: str | Path) -> dict[str, Any]:
+    """The config schema at ``path``, its registry keys filled (``with_registry_enums``)."""
+    return with_registry_enums(yaml.safe_load(Path(path).read_text(encoding="utf-8")))
 
 
 def load_config(path: str | Path, schema_path: str | Path | None = None) -> dict[str, Any]:
@@ -214,7 +242,7 @@ def validate_config(config: dict[str, Any], schema_path: str | Path) -> None:
     Raises MedbiasInputError with one line: ``config key 'demo.scale': got -1, expected a value > 0``.
     The error reported is the one at the deepest key, so the message points at the real culprit.
     """
-    check_against_schema(config, yaml.safe_load(Path(schema_path).read_text()))
+    check_against_schema(config, read_schema(schema_path))
 
 
 def check_against_schema(config: dict[str, Any], schema: dict[str, Any]) -> None:

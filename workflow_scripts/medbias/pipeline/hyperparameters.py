@@ -16,10 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from medbias.io.tables import PaperTable
-from medbias.pipeline.config import flow_yaml, is_section
+from medbias.pipeline.config import flow_yaml, is_section, read_schema
 
 SOURCE_KINDS = ("paper", "reference code", "cited default", "our choice", "run setting")
 STUDY_SECTIONS = ("mimic", "rios", "hurtful", "mental", "plm")
@@ -27,8 +25,8 @@ RUN_SETTING = "run setting"
 
 
 def load_schema(path: str | Path) -> dict[str, Any]:
-    """The schema as a dict."""
-    return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    """The schema as a dict, its registry keys filled (``medbias.pipeline.config.read_schema``)."""
+    return read_schema(path)
 
 
 def leaf_schemas(schema: Mapping[str, Any], sections: Sequence[str] = STUDY_SECTIONS) -> dict[str, dict[str, Any]]:

@@ -58,7 +58,7 @@ from medbias.metrics.margins import equivalence_margin_se
 from medbias.metrics.performance import ranking_metrics
 from medbias.studies.hurtful.demographics import ATTRIBUTE_CLASSES
 from medbias.studies.hurtful.gaps import _task_rng
-from medbias.studies.hurtful.mitigation import REFIT_COLUMN
+from medbias.studies.hurtful.mitigation import REFIT_COLUMN, mitigation
 
 DECISION_METRICS: tuple[str, ...] = ("accuracy", "balanced_accuracy", "tpr", "fpr", "ppv")
 RANKING_METRICS: tuple[str, ...] = ("auroc", "auprc")
@@ -340,8 +340,6 @@ def mitigation_effects(
     ``hurtful_gaps``, and a task's place seeds its cost resamples as in ``task_performance``. BH over
     tasks within (method, attribute, group, metric) for gap changes and within (method, attribute,
     metric) for cost changes."""
-    from medbias.studies.hurtful.mitigation import mitigation
-
     level = 1 - alpha
     gap_rows, performance_rows = [], []
     for method, predictions in after.items():

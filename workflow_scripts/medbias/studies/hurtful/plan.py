@@ -54,6 +54,12 @@ def mitigation_method(name: str):
     return mitigation(name)
 
 
+def mitigation_gpus(method: str, classify_gpus: int) -> int:
+    """The GPUs a mitigation job asks for: the classifiers' (``classify_gpus``) for a method that trains
+    their networks again (``Mitigation.uses_classifier_gpus``), else none."""
+    return classify_gpus if mitigation_method(method).uses_classifier_gpus else 0
+
+
 def adversarial_encoders(downstream_models: Sequence[str], mitigation: Mapping[str, Any]) -> dict[str, str]:
     """Attribute -> the downstream model on that attribute's adversarial encoder, for the mitigated
     attributes that have one, when ``adversarial`` is a configured method and the baseline (the

@@ -1,6 +1,7 @@
 """Fairness mitigation of the hurtful study's downstream classifiers: one module per method, one
 registry (``MITIGATIONS``). Adding a method is one module that defines a ``Mitigation`` and one entry
-here (and its settings in the config schema under ``hurtful.mitigation``).
+here: the config's ``hurtful.mitigation.methods`` takes its names from the registry, and the job's GPU
+request from its declaration (settings of its own go in the schema under ``hurtful.mitigation``).
 
 What a method reads and returns, and the helpers that build its predictions, are in ``base``.
 

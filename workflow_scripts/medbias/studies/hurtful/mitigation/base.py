@@ -71,7 +71,9 @@ class Mitigation:
     mitigation stage (``runs_as_job``; ``none`` and ``adversarial`` read predictions that exist), whether
     that job needs the model's features (``retrains``), the function, and whether it changes the
     score (``changes_score``): a post-processor keeps the classifier's score and changes only the
-    decision, so its ranking cost is measured on the decisions, against the classifier's own."""
+    decision, so its ranking cost is measured on the decisions, against the classifier's own. A method
+    whose job trains the classifiers' networks again says ``uses_classifier_gpus``: its job asks for the
+    GPUs the classifiers train on (``hurtful.downstream.classify_gpus``)."""
 
     name: str
     changes: str
@@ -80,6 +82,7 @@ class Mitigation:
     retrains: bool
     mitigate: Mitigate
     changes_score: bool = True
+    uses_classifier_gpus: bool = False
 
 
 def task_random_state(seed: int, task_number: int, attribute: str) -> int:

@@ -88,4 +88,5 @@ METHOD = Mitigation(
     runs_as_job=True,
     retrains=True,
     mitigate=reweighed_predictions,
+    uses_classifier_gpus=True,
 )
