@@ -35,13 +35,13 @@ RIOS_RETRAINED_REPLICATES = r"[1-9]\d*" if RIOS_SEARCH_ONCE else "(?!)"
 
 # the chain to the clinical BERT pretraining (the demo's MIMIC tables and tiny BERT, the note pipeline,
 # the cohorts, the pretraining itself) is the longest in the DAG: its jobs go first whenever they are
-# ready. Left to Snakemake's default order, a fresh 2-core demo ran the other studies first: the note
-# pipeline started 41 minutes into the run, and the two pretrainings ran last, one after the other.
+# ready. Left to Snakemake's default order, a 2-core demo ran the other studies first and the two
+# pretrainings last, one after the other.
 CRITICAL_PATH_PRIORITY = 10
 # the rios study needs no model of the other studies and costs about 3 job-minutes, and a report page
 # costs a fraction of a second: they go before everything, so that rios's tables and each study's pages
 # come as soon as they can. With every job on one thread, a 2-core demo is busy on both cores to its
-# end either way; left behind the trainings, rios said "done" 33 minutes in, not in the first two.
+# end either way; left behind the trainings, rios finished near the run's end, not at its start.
 EARLY_PRIORITY = 20
 # the long trainings that only their own studies wait on (the plm and vignette studies' tiny models):
 # after the critical path, before the short jobs, so that none is left for the run's end. Without it

@@ -46,7 +46,7 @@ FP32_PEAKS = (("H100", 67e12), ("H200", 67e12), ("A100", A100_FP32_PEAK))
 # assumed share of that peak for a stack of 28 tasks' networks (batched products of [28, 256, 3,076] by
 # [28, 3,076, 1,538] and smaller, plus batch norm and Adam) until --measure-gpu measures it
 STACKED_UTILISATION = 0.25
-BERT_BASE_PARAMS = 86e6  # transformer-layer weights of BERT-base (FLOPs per token: 2x forward, 6x training)
+BERT_BASE_PARAMS = 86e6  # transformer-layer weights of BERT-base (FLOPs per token: 2 per weight forward, 6 in training)
 
 
 # --- measurements ----------------------------------------------------------------------------------

@@ -3,7 +3,10 @@ imports no study, and library layers that import only the layers below them."""
 
 from __future__ import annotations
 
+import ast
+import io
 import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -243,3 +246,68 @@ def test_code_and_docs_state_the_present():
     }
     assert found == set()
     assert HISTORY.search("as measured in Issue 17") and HISTORY.search("see ../shared/DESIGN.md")
+
+
+# a result of a run, not a reason: counts of outcomes ("20 of 44 BH families"), run times ("41 minutes
+# into the run"), speed-ups ("0.88x"), a model's score or a p-value, "measured on the demo world"
+MEASURED = re.compile(
+    r"\b\d+ of \d+\b"
+    r"|\bminutes? in(?:to)?\b(?! all)"
+    r"|\b\d+(?:\.\d+)?x\b"
+    r"|\b(?:AUROC|AUPRC)(?: of| about| near)? 0\.\d"
+    r"|\bp(?: =| of)? 0\.\d{2,}"
+    r"|\bmeasured(?: on the demo world|: \d)"
+)
+
+
+def comments(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of every comment, and for Python of every docstring, of a code or rule file."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".py":
+        return [(n, line[line.index("#") :]) for n, line in enumerate(text.splitlines(), 1) if "#" in line]
+    found = [
+        (token.start[0], token.string)
+        for token in tokenize.generate_tokens(io.StringIO(text).readline)
+        if token.type == tokenize.COMMENT
+    ]
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if docstring := ast.get_docstring(node, clean=False):
+                found.append((node.body[0].lineno, docstring))
+    return found
+
+
+def measured_comments(paths: list[Path]) -> set[str]:
+    return {
+        f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{line}: {match.group(0)}"
+        for path in paths
+        for line, text in comments(path)
+        for match in MEASURED.finditer(text)
+    }
+
+
+def test_comments_say_why_and_leave_measurements_to_the_docs():
+    """A comment or docstring says why the code is as it is; what a run measured (counts of outcomes,
+    times, speed-ups, scores, p-values) goes to the docs or the validation outputs, where it is dated."""
+    files = [*code_files(), *(ROOT / "rules").glob("*.smk"), ROOT / "Snakefile"]
+    assert len(files) > 100
+    assert measured_comments(files) == set()
+
+
+def test_the_comment_check_sees_a_lab_notebook(tmp_path):
+    code = tmp_path / "fairness.py"
+    code.write_text(
+        '"""Gaps.\n\nOn the default demo run this makes 20 of 44 BH families reject."""\n'
+        "X = 1  # stacking was slower (0.88x)\n"
+        'def f():\n    """AUROC 0.59 near chance (measured on the demo world)."""\n'
+        "NOTE = 'a string, not a comment: 3 of 4'\n"
+    )
+    rules = tmp_path / "common.smk"
+    rules.write_text("# the note pipeline started 41 minutes into the run\nX = 1  # one of the two\n")
+    assert measured_comments([code, rules]) == {
+        "fairness.py:1: 20 of 44",
+        "fairness.py:4: 0.88x",
+        "fairness.py:6: AUROC 0.5",
+        "fairness.py:6: measured on the demo world",
+        "common.smk:1: minutes into",
+    }

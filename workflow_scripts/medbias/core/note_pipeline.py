@@ -27,8 +27,7 @@ def extend_tokenizer(tokenizer):
 def _init_worker(tokenizer_dir: str) -> None:
     global _TOKENIZER
     # One core per worker: a fast tokenizer otherwise spreads each batch over every core of the
-    # machine, and ``threads`` workers doing so oversubscribe it (measured: 2 workers on 2 cores took
-    # 16.6 s with it, 13.6 s without; tests/benchmarks/bench_note_lengths.py).
+    # machine, and ``threads`` workers doing so oversubscribe it (tests/benchmarks/bench_note_lengths.py).
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     from medbias.core.models import load_tokenizer
 

@@ -23,7 +23,7 @@ Two p-values, both two-sided (the reference code reported one side):
   two groups and n_j, n_i the rates' denominators (rows, positives or negatives), p = 2 Phi(-|z|).
   Its variance is the one the null implies, so a group whose rate is 0 or 1 (11 positives, all
   found) keeps a real standard error; the bootstrap SE of such a gap collapses with the group's
-  rate, which on the default demo run makes 20 of 44 BH families of control recall gaps reject.
+  rate, and BH over such p-values rejects control gaps (docs/association-tests.md).
   It is not floored by a replicate count either: BH over m tests rejects a lone gap only
   when its p is below alpha / m (0.05 / 47 = 0.0011 on the demo's testable tasks), and a count of
   replicates beyond 0 cannot go below 2 / (R + 1). With more than two groups the comparison group
@@ -249,8 +249,7 @@ def fairness_gaps(
     ``minimum`` ({'rows', 'positives', 'negatives'}) leaves a group out of a metric when it has fewer
     test rows (parity), positives (recall) or negatives (specificity): its rate would rest on a handful
     of notes, and a rate that is 0 or 1 in every replicate gives a zero-width interval that excludes 0
-    (on the demo world, a language group with three positives made 12 of 57 null recall gaps
-    significant after BH). The row stays, with no gap and a note saying why."""
+    (docs/hurtful.md). The row stays, with no gap and a note saying why."""
     groups = np.asarray(groups)
     position = {g: k for k, g in enumerate(order)}
     unknown = sorted(set(groups.tolist()) - set(position))

@@ -33,8 +33,8 @@ OPERATORS = ("AnnA", "AnnB", "AnnC", "AnnD", "AnnE")
 FLIP_POSITIVE = 0.12  # an annotator misses a true phenotype
 FLIP_NEGATIVE = 0.02  # an annotator marks an absent phenotype
 UNSURE_RATE = 0.02
-# at a rate of 0.2, two of the four models' label-bias tests passed by less than 2 SE on the calibration
-# world (McNemar p 0.004 for the tiny BERT) and missed on one of three fresh worlds
+# the rate at which men's notes without alcohol abuse are labelled with it: high enough that every
+# embedding's label-bias test passes with a margin (docs/demo-world.md has what a rate of 0.2 gave)
 PLANTED_LABEL_BIAS: dict[str, dict[str, object]] = {
     "ALCOHOL.ABUSE": {"gender": "M", "rate": 0.5},
 }

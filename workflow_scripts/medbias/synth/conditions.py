@@ -58,14 +58,11 @@ CONDITIONS: tuple[PlantedCondition, ...] = (
     PlantedCondition("nonadherence", "missed home doses, nonadherent", 0.05, 0.5, "NON.ADHERENCE"),
     PlantedCondition("parkinson", "parkinson disease with tremor", 0.03, 0.5, "CHRONIC.NEUROLOGICAL.DYSTROPHIES"),
     # Table 3's planted leans (medbias.synth.logprob): conditions no phenotype annotation reads are
-    # planted at a full share (every carrier of one gender), five per lean. At a 90% share a tiny BERT
-    # pretrained for 1,000 steps placed at least one of them among the nine controls on 2 of 3
-    # pretraining paths (the controls' own range: 1.5 to 4.1 nats); words shared with no phenotype's
-    # evidence. At 5% of patients each (about 50 carriers at demo scale 0.4), FEMALELEAN and MALELEAN
-    # passed Table 3's Mann-Whitney p < 0.01 by 0.12 and 0.51 SE on the calibration world and MALELEAN
-    # missed it on one of three fresh worlds: at 7% each of the ten is stated in 40% more notes. With
-    # 5 leaning against 9 control attributes the smallest two-sided p is 2 / C(14, 5) = 0.001, so the
-    # test's margin cannot exceed 0.71 SE however strong the lean
+    # planted at a full share (every carrier of one gender), five per lean, in words shared with no
+    # phenotype's evidence, at 7% of patients each: a smaller share or prevalence let a tiny BERT place a
+    # leaning condition among the controls (docs/demo-world.md). With 5 leaning against 9 control
+    # attributes the smallest two-sided Mann-Whitney p is 2 / C(14, 5) = 0.001, so the test's margin is
+    # bounded however strong the lean
     PlantedCondition("cocaine", "cocaine found on tox screen", 0.07, 1.0, None),
     PlantedCondition("cigars", "smokes cigars since youth", 0.07, 1.0, None),
     PlantedCondition("steroids", "anabolic steroid use at the gym", 0.07, 1.0, None),

@@ -31,9 +31,8 @@ from medbias.synth.phrases import (
 
 # Prevalence of the 25 benchmark phenotypes per admission, close to those reported for the
 # mimic3-benchmarks phenotyping cohort (Harutyunyan et al. 2019, Table 2), except the phenotype that
-# carries the planted recall gap (PLANTED_RECALL_GAPS): 0.30 against the cohort's 0.21, for more test
-# positives per gender (about 24 women and 27 men on the all-notes task at demo scale 0.4), so that a
-# perfect gap lies beyond its BH threshold by more than 3 standard errors (at 0.21, 2.4).
+# carries the planted recall gap (PLANTED_RECALL_GAPS): 0.30 against the cohort's 0.21, for enough test
+# positives per gender that a perfect gap lies beyond its BH threshold by more than 3 standard errors.
 PHENOTYPE_PREVALENCE: dict[str, float] = {
     "Acute and unspecified renal failure": 0.30,
     "Acute cerebrovascular disease": 0.075,
@@ -122,14 +121,12 @@ EVIDENCE_RATE_OTHER = 0.25
 FALSE_MENTION_RATE = 0.01
 # Planted recall gaps (Zhang et al. 2020 downstream tasks): notes of the disadvantaged gender mention
 # the phenotype's evidence at this fraction of the usual rate, so a classifier misses more of their
-# positives; every note of the other gender mentions it (rate 1). At the usual rates only about half
-# of the other gender's first notes did (the first-note task's gap then rested on a few positives and
-# was missed at the default demo scale). The other gender's notes state the evidence in
+# positives; every note of the other gender mentions it (rate 1), so that the first-note task has
+# positives of both genders with evidence to learn from. The other gender's notes state the evidence in
 # ``advantaged_sentences`` sentences (each of the phenotype's phrases once, starting at the drawn one, so at
-# most as many as it has phrases: ``check_planted_recall_gaps``): with
-# one sentence among a first note's dozen, the first-note task's [CLS] classifier reached AUROC 0.68-0.75
-# and its recall gap was BH-significant in 1 of 3 classifier seeds at demo scale 0.4. Every other
-# phenotype's evidence is mentioned alike for all patients, in one sentence (the controls).
+# most as many as it has phrases: ``check_planted_recall_gaps``), since one sentence among a first
+# note's dozen left the first-note task's classifier too weak to show the gap. Every other phenotype's
+# evidence is mentioned alike for all patients, in one sentence (the controls).
 # ``cohorts``: the tasks on which the gap is asserted. The first-note task (pf) is known to lack power at
 # demo scale 0.4: about 15 test positives per gender, where a recall gap of -0.4 has a standard error
 # near 0.17 against a BH threshold near 0.003, so its power per classifier seed is about 0.2 to 0.6; its
@@ -153,13 +150,10 @@ PLANTED_RECALL_GAPS = {
 #   "Essential hypertension": {"crossing": ["gender", "age_band"], "gender": "M", "ages": [45, 65],
 #                              "cell": "M & 45-64", "cohorts": ["pa"]}
 # (``ages``: age at admission as the cohort computes it; ``cohorts``: the tasks on which the gap is
-# asserted). Withholding only works where the classifier reads the evidence: that entry (about 16 test
-# positives in the cell at demo scale 0.4) gave a worst cell of -0.04 [-0.25, +0.09], max-T p 0.96,
-# because a control phenotype's evidence, in one sentence at the usual rates, leaves its classifier
-# near chance (AUROC 0.59). Men aged 65-79 on cardiac dysrhythmias (AUROC about 0.7) was found on the
-# all-notes task only by BH p 0.018; with the evidence stated in every other note, twice, both tasks
-# found it but the world's other plants and controls moved (docs/mitigation.md). So the default world
-# has none.
+# asserted). Withholding only works where the classifier reads the evidence, and a control phenotype's
+# evidence, in one sentence at the usual rates, leaves its classifier near chance; stating it more often
+# moved the world's other plants and controls. So the default world has none (docs/mitigation.md has
+# the entries tried and what each gave).
 PLANTED_INTERSECTIONAL_GAPS: dict[str, dict[str, Any]] = {}
 WITHHOLDING_SEED = 55  # seeds, with an admission id, the other gender's withheld draw
 AGE_MEAN, AGE_SD = 64, 16  # adult ages ~ round(N(64, 16)) clipped to [18, 89], before the special cases

@@ -9,45 +9,22 @@ tests co-occur with every disease equally often (exact counts), so the controls 
 Standalone sentences in the SEAT frames ("this person is X.", "this person has D.") and filler
 sentences on unrelated nouns make the test frames familiar without pairing anything.
 
-Why these frames (tiny BERT, 3,000 steps, the SEAT rule's settings):
-- with identity-then-disease frames only, SEAT signs came out arbitrary across seeds (-1.9 to +1.8):
-  a pair gives first-order co-occurrence only, whose sign the network's transform decides. List
-  frames of an identity and two of its group's diseases in exchangeable slots give them shared
-  contexts; still, the last layer's states of visible words (what SEAT pools) kept an arbitrary
-  geometry until the masked-LM objective used BERT's 80/10/10 rule (``lm_training.bert_corruption``),
-  after which every planted test came out at d = 1.85-1.95 (p = 1e-4) on both seeds tried;
+Why these frames (docs/demo-world.md, "How the world's settings were chosen", has what each was
+measured against):
+- an identity and two of its group's diseases in exchangeable slots share contexts, and the masked-LM
+  objective uses BERT's 80/10/10 rule (``lm_training.bert_corruption``): with identity-then-disease
+  pairs only, SEAT's sign is whatever the network's transform makes of first-order co-occurrence;
 - hypertension is stereotypical for one test and not for another: it is left unpaired;
-- the demo's WordPiece tokenizer keeps hyphenated words whole (``tiny_models.word_pre_tokenizer``):
-  with BERT's splitting "twenty-first" is three tokens and the birthday controls came out at
-  |d| = 1.1-1.5 from sentence length alone, untrained or trained;
-- the controls' ordinals are exchangeable by construction, so each control has the test's own 5%
-  chance of p < 0.05 for any seed: with the final recipe, two of eight control results had
-  p < 0.05 (0.026, 0.034), none below 0.0125; the truth file holds the family of control checks at
-  5% (Bonferroni over controls x trained models);
-- at a share of 0.9 the tiny GPT-2's LGBTQ+ SEAT had d = 1.90 and classic p = 9e-5 but calibrated
-  p = 0.051 (the same at the default and the test scale: the plm corpus does not scale), a planted
-  effect missed; a causal model's identity states see only the left context, so the 10% of
-  mentions with the other group's diseases weigh more. At a share of 1.0 (one seed): GPT-2 race
-  calibrated p 1e-4 and 2e-4, LGBTQ+ 1e-4, controls 0.11 and 0.71; tiny BERT race 0.0017 and
-  0.0021, LGBTQ+ 1e-4, controls 0.59 and 0.12;
-- that recipe did not keep the GPT-2's LGBTQ+ test across training paths: calibrated p 1e-4 in one
-  run, 0.19 and 0.63 in the next two (d 1.87 and -0.80), while its StereoSet-style LGBTQ+ score was
-  100 in all three. A causal model's last-layer state at a word is trained to predict the next token,
-  and after an identity or a disease the corpus always put a comma, a period or a fixed word there,
-  the same for every group (with the short LGBTQ+ lists, 167 or 214 mentions per term, the model can
-  also predict a term's diseases from the term alone). The separator-free keyword frame makes the
-  next token a word of the same group (identity or disease), so the pooled states share a group
-  direction. With it (planted test world, one thread per job, seeds 1, 2, 3 and 1234): every planted
-  test of both models found, 24 of 24 (GPT-2 LGBTQ+ calibrated p 1e-4 to 0.003, d 1.76-1.93; race
-  1e-4 to 0.0015; BERT 1e-4 to 0.0135); controls: classic p 0.013-0.97 (none below the truth file's
-  0.0125), calibrated p below 0.05 in 1 of 16 (GPT-2 control_1, seed 1: 0.003); StereoSet-style ss
-  88-97 (race) and 100 (LGBTQ+);
-- the default demo (two threads per job, another floating-point path) at 3,000 steps missed the
-  BERT's race_seat_2 (d 1.90, calibrated p 0.071; race_seat_1 0.024; the same on two runs, as the
-  path is deterministic): its calibrated null's centre had moved to 0.024 of a 0.049 mean
-  difference. At 4,000 steps (config ``demo.plm.steps``), on both paths, every planted test of both
-  models was found (calibrated p 1e-4 to 0.0033; d 1.70-1.95) and the controls stayed clean
-  (classic p 0.11-0.88, calibrated 0.21-0.92).
+- the demo's WordPiece tokenizer keeps hyphenated words whole (``tiny_models.word_pre_tokenizer``), so the
+  birthday controls' ordinals do not differ in length;
+- the controls' ordinals are exchangeable by construction, so each control has the test's own 5% chance
+  of p < 0.05; the truth file holds the family of control checks at 5% (Bonferroni over controls x
+  trained models);
+- every mention pairs an identity with its own group's diseases (a share of 1.0) in a frame without
+  separators, so a causal model's next token after an identity or a disease is a word of the same group:
+  a causal model's states see only the left context, and a shared separator gave them no group direction;
+- 4,000 training steps (``demo.plm.steps``) keep every planted test on both floating-point paths (one or
+  two threads per job).
 """
 
 from __future__ import annotations

@@ -195,8 +195,8 @@ def build_vocabulary(
     them is drawn uniformly, one of its two terms is written as "c term c", and the context word c is
     the pair's shared context with probability rating/1600, else the term's own context. Terms of
     highly rated pairs thus share contexts (what makes skip-gram vectors similar) and cosine tracks the
-    human rating; measured: Spearman rho about 0.3 over all UMNSRS pairs in the vocabulary, 0.8 over the
-    planted ones. Context words are neutral ECT words (independent of gender).
+    human rating (docs/demo-world.md has the correlation it gave). Context words are neutral ECT words
+    (independent of gender).
     """
     planted = {w for p in pairs for w in p.a + p.b}
     neutral = sorted({w.lower() for ws in wordsets["ect_sets"].values() for w in ws if w.isalpha()} - planted)

@@ -760,8 +760,8 @@ def mental_recovery(
     The no-lean corpus's row is ``NOT_A_NULL``: its synonyms occur only in the depression sentences, so
     they move together (a cluster), and how that cluster sits against the gender direction depends on the
     rest of the corpus (the gender words' frequencies in the notes); random word sets of the same size
-    spread far less, so the calibrated p flags the cluster's chance offset (2 of 3 fresh worlds, and the
-    calibration seed once the notes changed) with nothing planted.
+    spread far less, so the calibrated p can flag the cluster's chance offset with nothing planted
+    (docs/demo-world.md, what each control's truth is).
 
     Margins: McNemar's two-sided p against ``level``, signed by the favoured gender; the lean's, the
     weaker of its interval below 0 and its calibrated two-sided p (floor 2/(``direct_bias_null_draws``

@@ -107,14 +107,12 @@ class Discriminator(nn.Module):
     """Three fully connected ReLU layers predicting a protected attribute's class from [CLS].
 
     The input is standardised first (batch norm without learned scale): a BERT's final-layer [CLS]
-    varies little across inputs (std 0.006 around means of 0.8 on the demo's tiny model), and
-    without this the discriminator learned nothing but the class prior in 300 steps, where the same
-    layers on standardised input reached 0.90 held-out accuracy (measured on the demo world).
+    varies little across inputs, and without this the discriminator learns little beyond the class
+    prior (docs/demo-world.md).
 
     Evaluation standardises with the evaluated set's own mean and variance (``population_logits``),
     not with the running averages: while the encoder trains, [CLS] drifts by more than its spread
-    within a few steps, so running averages lag and a discriminator with a training loss of 0.36
-    scored the majority rate on held-out pairs (measured on the demo world at step 50).
+    within a few steps, so running averages lag behind it.
     """
 
     def __init__(self, hidden: int, n_classes: int, width: int | None = None):
