@@ -35,6 +35,8 @@ sys.path.insert(0, str(REPO / "workflow_scripts"))
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "tests/benchmarks"))
 
+from medbias.pipeline.workflow_rules import declared_rules, rule_of_row  # noqa: E402
+
 A100_BF16_PEAK = 312e12  # NVIDIA A100 datasheet, dense bf16 tensor FLOP/s
 A100_FP32_PEAK = 19.5e12  # NVIDIA A100 datasheet, float32 (no tensor cores) FLOP/s
 H100_BF16_PEAK = 989e12  # NVIDIA H100/H200 SXM datasheet, dense bf16 tensor FLOP/s
@@ -1011,12 +1013,12 @@ def schedule(rows: list[Row], cores: int, gpus: int, include_pretraining: bool) 
     """Wall hours of a greedy list schedule on one node: a job starts when every job of the rules it
     waits for has finished and its threads (at most ``cores``) and GPU are free; GPU jobs first, then
     the longest.
-    Rules left out (pretraining) count as done; a ready job of a priority rule (``PRIORITY_RULES``)
+    Rules left out (pretraining) count as done; a ready job of a priority rule (``is_priority_rule``)
     that does not fit keeps lower-priority jobs from starting. Returns the makespan and each rule's
     finishing hour."""
     rows = [r for r in rows if include_pretraining or not r.pretraining]
     present = {r.rule for r in rows}
-    priority = {r.rule: r.rule in PRIORITY_RULES for r in rows}
+    priority = {r.rule: is_priority_rule(r.rule) for r in rows}
     pending = [(r.rule, min(r.threads, cores), r.gpus, r.job_hours) for r in rows for _ in range(r.jobs)]
     remaining = {r.rule: r.jobs for r in rows}
     after = {r.rule: [a for a in r.after if a in present] for r in rows}
@@ -1050,19 +1052,20 @@ def schedule(rows: list[Row], cores: int, gpus: int, include_pretraining: bool) 
     return now, finished
 
 
-# rules that carry `priority: CRITICAL_PATH_PRIORITY` in rules/ (the chain to the clinical BERT)
-PRIORITY_RULES = {"mimic_ingest", "mimic_notes", "hurtful_pretrain"}
-STUDIES = {
-    "mimic_": "Zhang et al. (MIMIC-III)",
-    "hurtful_": "Zhang et al. (MIMIC-III)",
-    "rios_": "Rios et al. (PubMed)",
-    "mental_": "Sogancioglu et al.",
-    "plm_": "Xie et al. (PLMs)",
-}
+RULES = declared_rules(REPO / "rules")
 
 
-def study_of(rule: str) -> str:
-    return next(study for prefix, study in STUDIES.items() if rule.startswith(prefix))
+def is_priority_rule(label: str) -> bool:
+    """A row of a rule with ``priority: CRITICAL_PATH_PRIORITY`` in rules/ (the chain to the clinical BERT)."""
+    return rule_of_row(label, RULES).priority == "CRITICAL_PATH_PRIORITY"
+
+
+def study_of(label: str) -> str:
+    """The study of a row's rule, by the rule file that declares it."""
+    rule = rule_of_row(label, RULES)
+    if rule.study is None:
+        raise ValueError(f"rule {rule.name} (rules/{rule.file}.smk) belongs to no study")
+    return rule.study
 
 
 def markdown(rows: list[Row], cores: int, gpus: int, sources: str) -> str:
