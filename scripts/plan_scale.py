@@ -1,7 +1,8 @@
 """The scale planner: a measured plan for the full real run (all of MIMIC-III, the PubMed baseline, the 15 PLMs).
 
-    .venv/bin/python scripts/plan_scale.py [--gpu-costs FILE.json] [--markdown OUT.md]
-    .venv/bin/python scripts/plan_scale.py --measure-gpu OUT.json     # on a machine with CUDA
+    .venv/bin/python scripts/plan_scale.py --tokenizer BERT_FOLDER [--gpu-costs FILE.json] [--markdown OUT.md]
+    .venv/bin/python scripts/plan_scale.py --cpu-costs FILE.json [--gpu-costs FILE.json] [--markdown OUT.md]
+    .venv/bin/python scripts/plan_scale.py --measure-gpu OUT.json --tokenizer BERT_FOLDER  # with CUDA
 
 Measures the cost of one unit of every heavy rule on this machine, at the real model sizes (BERT-base
 for frozen features, PLL, SEAT and the probe; the real classifier grid on 3,076 features; the real
@@ -32,9 +33,8 @@ import numpy as np
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow_scripts"))
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO / "tests/benchmarks"))
 
+from medbias.pipeline.cost_probes import classifier_grid  # noqa: E402
 from medbias.pipeline.workflow_rules import declared_rules, rule_of_row  # noqa: E402
 
 A100_BF16_PEAK = 312e12  # NVIDIA A100 datasheet, dense bf16 tensor FLOP/s
@@ -84,15 +84,15 @@ def pll_texts(rng: np.random.Generator, n: int) -> list[str]:
     return [" ".join(rng.choice(PLL_WORDS, 12)) for _ in range(n)]
 
 
-def measure_notes(n_notes: int) -> dict[str, float]:
+def measure_notes(n_notes: int, tokenizer_source: Path) -> dict[str, float]:
     """Seconds per MB of note text: the NOTEEVENTS ingest (CSV.gz to Parquet) and the note processing
-    of one worker (split, tokenize, pack, count windows) on real-length notes; word pieces per character."""
-    from bench_note_lengths import DEFAULT_LENGTHS, noteevents_frame, real_tokenizer, stage_seconds
-
+    of one worker (split, tokenize, pack, count windows) on real-length notes, with the WordPiece
+    tokenizer at ``tokenizer_source``; word pieces per character."""
     from medbias.io.mimic import ingest_notes
+    from medbias.pipeline.cost_probes import NOTE_LENGTHS, note_stage_seconds, note_tokenizer, noteevents_frame
     from medbias.synth.note_lengths import note_length_table, sample_notes
 
-    table = note_length_table(DEFAULT_LENGTHS)
+    table = note_length_table(NOTE_LENGTHS)
     notes = sample_notes(table, n_notes, seed=5)
     mb = notes["TEXT"].str.len().sum() / 1e6
     with tempfile.TemporaryDirectory() as tmp:
@@ -102,8 +102,8 @@ def measure_notes(n_notes: int) -> dict[str, float]:
             folder / "NOTEEVENTS.csv.gz", index=False, compression={"method": "gzip", "mtime": 0}
         )
         ingest = _timed(ingest_notes, folder, Path(tmp) / "notes.parquet", table["category"], 50_000)
-        tokenizer = real_tokenizer(Path(tmp) / "tok")
-    cost = stage_seconds(notes["TEXT"].tolist(), tokenizer)
+        tokenizer = note_tokenizer(tokenizer_source, Path(tmp) / "tok")
+    cost = note_stage_seconds(notes["TEXT"].tolist(), tokenizer)
     pieces = sum(
         len(ids) for text in notes["TEXT"].head(500) for ids in tokenizer([text], add_special_tokens=False)["input_ids"]
     )
@@ -167,12 +167,12 @@ def measure_word2vec(config: dict, n_tokens: int, corpus_tokens: float) -> dict[
     }
 
 
-def measure_bert_cpu(threads: int) -> dict[str, float]:
+def measure_bert_cpu(threads: int, tokenizer_source: Path) -> dict[str, float]:
     """Core-seconds (wall x threads) of BERT-base on the CPU: one 512-piece window's last-four-layer
     [CLS] features; one probe sequence of 40 pieces; one SEAT sentence encoding; one StereoSet-style
-    sentence's pseudo-log-likelihood (one masked copy per token)."""
+    sentence's pseudo-log-likelihood (one masked copy per token), with the WordPiece tokenizer at
+    ``tokenizer_source``."""
     import torch
-    from real_models import minilm_folder
 
     from medbias.core.batching import cls_vectors_of_ids
     from medbias.core.models import load_tokenizer
@@ -190,7 +190,7 @@ def measure_bert_cpu(threads: int) -> dict[str, float]:
     window_s = _timed(cls_vectors_of_ids, encoder, windows, 0, (-4, -3, -2, -1), 8) / len(windows)
     probe_s = _timed(cls_vectors_of_ids, encoder, short, 0, (-1,), 64) / len(short)
     seat_s = _timed(cls_vectors_of_ids, encoder, sentence, 0, (-1,), 64) / len(sentence)
-    tokenizer = load_tokenizer(minilm_folder())
+    tokenizer = load_tokenizer(tokenizer_source)
     texts = pll_texts(rng, 64)
     mlm = bert_base("mlm")
     pll_s = _timed(pseudo_log_likelihood, mlm, tokenizer, texts, 64) / len(texts)
@@ -203,18 +203,6 @@ def measure_bert_cpu(threads: int) -> dict[str, float]:
             ("pll_sentence_core_s", pll_s),
         )
     }
-
-
-def grid_for_plan():
-    """The default classifier grid (read from the schema with plain YAML: the GPU machine has no
-    jsonschema)."""
-    import yaml
-
-    from medbias.studies.hurtful.classify import network_grid
-
-    schema = yaml.safe_load((REPO / "config/schema.yaml").read_text())
-    grid = schema["properties"]["hurtful"]["properties"]["downstream"]["properties"]["grid"]["properties"]
-    return network_grid(grid["layers"]["default"], grid["width_ratio"]["default"], grid["dropout"]["default"])
 
 
 def _grid_worker(rows: int) -> float:
@@ -246,10 +234,10 @@ def measure_mlp_grid(rows: int, device: str) -> float:
     x = rng.normal(size=(rows, 3076)).astype(np.float32)
     y = (x[:, 0] + rng.normal(size=rows) > 1).astype(np.float32)
     val = rows // 4
-    train_network(x[:512], y[:512], x[:128], y[:128], grid_for_plan()[-1], 0, max_epochs=1, device=device)  # warm-up
+    train_network(x[:512], y[:512], x[:128], y[:128], classifier_grid()[-1], 0, max_epochs=1, device=device)  # warm-up
     seconds = sum(
         _timed(train_network, x, y, x[:val], y[:val], config, 0, max_epochs=1, device=device)
-        for config in grid_for_plan()
+        for config in classifier_grid()
     )
     return seconds / (rows / 1000)
 
@@ -366,13 +354,12 @@ def measure_mitigation(test_rows: int, validation_rows: int, train_stays: int) -
     }
 
 
-def measure_gpu(out: Path) -> None:
+def measure_gpu(out: Path, tokenizer_source: Path) -> None:
     """The GPU costs, on the first CUDA device: BERT-base window features and PLL sentences in float32
     and bf16; SciBERT-size pretraining steps in bf16 autocast at 128 and 512 pieces (tokens/s and model
     FLOP utilisation against the card's bf16 peak, for an A100, H100 or H200); the classifier grid with
     1, 2, 4 and 8 processes sharing the GPU; CPU-vs-GPU agreement of one grid selection."""
     import torch
-    from real_models import minilm_folder
 
     from medbias.core.batching import cls_vectors_of_ids
     from medbias.core.models import load_tokenizer
@@ -390,7 +377,7 @@ def measure_gpu(out: Path) -> None:
         return seconds
 
     windows, probes, texts = random_sequences(rng, 2048, 510), random_sequences(rng, 4096, 40), pll_texts(rng, 2048)
-    tokenizer = load_tokenizer(minilm_folder())
+    tokenizer = load_tokenizer(tokenizer_source)
     for dtype, label in ((torch.float32, "fp32"), (torch.bfloat16, "bf16")):
         encoder = bert_base().to("cuda", dtype)
         cls_vectors_of_ids(encoder, windows[:128], 0, (-4, -3, -2, -1), 64)
@@ -406,7 +393,7 @@ def measure_gpu(out: Path) -> None:
         del encoder, mlm
         torch.cuda.empty_cache()
 
-    from bench_pretrain import pretraining_rate
+    from medbias.pipeline.cost_probes import pretraining_rate
 
     for length, batch in ((128, 128), (512, 32)):
         sequences_per_s, params = pretraining_rate({"vocab_size": 31090}, batch, 20, "cuda", length=length, warmup=3)
@@ -420,7 +407,7 @@ def measure_gpu(out: Path) -> None:
     result["mlp_grid_gpu_s_per_1k_rows"] = measure_mlp_grid(60_000, "cuda")
     # the key grid_cost_with_workers reads
     result["mlp_grid_gpu_s_per_1k_rows_by_processes"] = {str(n): concurrent_grid(n, 20_000) for n in (1, 2, 4, 8)}
-    from bench_classify_stacked import stacked_grid_cost as measure_stacked
+    from medbias.pipeline.cost_probes import stacked_grid_cost as measure_stacked
 
     result["mlp_grid_stacked_gpu_s_per_1k_task_rows"] = measure_stacked(28, 20_000, "cuda")
     result["agreement"] = grid_agreement()
@@ -488,7 +475,7 @@ def grid_flops_per_row_epoch() -> float:
     """FLOPs of one training row through every network of the grid (forward and backward, 6 per weight)
     plus its share of the validation pass (a quarter as many rows, forward only)."""
     weights = 0
-    for config in grid_for_plan():
+    for config in classifier_grid():
         widths = [3076, *config.widths(3076), 1]
         weights += sum(a * b for a, b in zip(widths, widths[1:]))
     return weights * (6 + 2 * 0.25)
@@ -647,7 +634,7 @@ def build_plan(
             ["hurtful_pretrain", "mimic_notes"],
         )
     )
-    grid_size = len(grid_for_plan())
+    grid_size = len(classifier_grid())
     row_epochs = train_rows * m["epochs_per_fit"]
     # the cohorts of several tasks (the phenotypes) train as stacks on the GPU; a cohort of one task alone
     stacked_rows = (
@@ -1119,6 +1106,17 @@ def cpu_model() -> str:
     return platform.machine()
 
 
+def tokenizer_source(args: argparse.Namespace) -> Path:
+    """The BERT WordPiece tokenizer the measurements tokenize with (``--tokenizer``), checked first."""
+    folder = args.tokenizer
+    if folder is None or not (folder / "tokenizer_config.json").is_file():
+        sys.exit(
+            f"medbias: --tokenizer {folder or ''}: measuring here needs a BERT WordPiece tokenizer's folder "
+            "(bert-base-uncased or your clinical BERT; its tokenizer_config.json), or --cpu-costs FILE.json"
+        )
+    return folder
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--gpu-costs", type=Path, help="JSON written by --measure-gpu on a GPU machine")
@@ -1131,6 +1129,9 @@ def main() -> None:
         help="the real-world config to plan (default: config/mimic.yaml with the schema's defaults)",
     )
     parser.add_argument("--threads", type=int, default=2, help="torch threads of the CPU measurements")
+    parser.add_argument(
+        "--tokenizer", type=Path, help="a BERT WordPiece tokenizer's folder for the measurements (not with --cpu-costs)"
+    )
     parser.add_argument("--cpu-costs", type=Path, help="reuse the CPU costs a previous run saved (--save-cpu-costs)")
     parser.add_argument("--save-cpu-costs", type=Path, help="write the measured CPU costs here (JSON)")
     parser.add_argument("--notes", type=int, default=3000, help="real-length notes of the note measurement")
@@ -1144,7 +1145,7 @@ def main() -> None:
                 "medbias: --measure-gpu needs a CUDA GPU, and torch sees none here; run it on a GPU node "
                 "and give the plan its JSON with --gpu-costs"
             )
-        measure_gpu(args.measure_gpu)
+        measure_gpu(args.measure_gpu, tokenizer_source(args))
         return
     import yaml
 
@@ -1164,10 +1165,10 @@ def main() -> None:
         []
         if args.cpu_costs
         else (
-            ("note ingest and processing", lambda: measure_notes(args.notes)),
+            ("note ingest and processing", lambda: measure_notes(args.notes, tokenizer_source(args))),
             ("PubMed map and reduce", measure_pubmed),
             ("skip-gram search settings", lambda: measure_word2vec(config, args.w2v_tokens, decade_tokens)),
-            ("BERT-base forward passes", lambda: measure_bert_cpu(args.threads)),
+            ("BERT-base forward passes", lambda: measure_bert_cpu(args.threads, tokenizer_source(args))),
             (
                 "classifier grid (CPU)",
                 lambda: {"mlp_grid_core_s_per_1k_rows": measure_mlp_grid(4000, "cpu") * args.threads},

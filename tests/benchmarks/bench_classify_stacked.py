@@ -14,57 +14,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
-
-import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "workflow_scripts"))
-sys.path.insert(0, str(REPO / "scripts"))
 
-WIDTH = 3076
-
-
-def _synchronise(device: str) -> None:
-    if device == "cuda":
-        import torch
-
-        torch.cuda.synchronize()
-
-
-def grid_seconds(tasks: int, rows: int, device: str, stacked: bool, grid=None) -> float:
-    """Seconds to train every network of ``grid`` (default: the schema's) for one epoch on ``tasks``
-    tasks sharing ``rows`` training rows (and a quarter as many validation rows), stacked or one task
-    at a time."""
-    from plan_scale import grid_for_plan
-
-    from medbias.studies.hurtful.classify import train_networks
-
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(rows + rows // 4, WIDTH)).astype(np.float32)
-    y = (x[:, :tasks] + rng.normal(size=(len(x), tasks)) > 1).astype(np.float32)
-    train, val = slice(0, rows), slice(rows, None)
-    grid = grid_for_plan() if grid is None else grid
-    run = dict(max_epochs=1, patience=5, batch_size=256, device=device)
-    train_networks(x[:512], y[:512, :2], x[:128], y[:128, :2], grid[-1], [0, 1], **run)  # warm-up
-    _synchronise(device)
-    start = time.perf_counter()
-    for config in grid:
-        if stacked:
-            train_networks(x[train], y[train], x[val], y[val], config, list(range(tasks)), **run)
-        else:
-            for task in range(tasks):
-                train_networks(
-                    x[train], y[train, task : task + 1], x[val], y[val, task : task + 1], config, [task], **run
-                )
-    _synchronise(device)
-    return time.perf_counter() - start
-
-
-def stacked_grid_cost(tasks: int, rows: int, device: str) -> float:
-    """Seconds per 1,000 task-row-epochs of the grid with ``tasks`` tasks stacked."""
-    return grid_seconds(tasks, rows, device, stacked=True) / (tasks * rows / 1000)
+from medbias.pipeline.cost_probes import grid_seconds, stacked_grid_cost  # noqa: E402, F401
 
 
 def main() -> None:

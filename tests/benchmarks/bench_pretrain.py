@@ -11,59 +11,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "workflow_scripts"))
 
-from medbias.studies.hurtful.pretrain import AdversarialPretrainer  # noqa: E402
-
-
-def pretraining_rate(
-    config_kwargs: dict, batch: int, steps: int, device: str, length: int = 128, warmup: int = 1
-) -> tuple[float, int]:
-    """Sequences per second of pretraining steps (MLM + NSP + the adversary, AdamW; bf16 autocast on a
-    GPU) at ``length`` pieces, after ``warmup`` untimed steps; and the model's parameter count."""
-    from transformers import BertConfig, BertForPreTraining
-
-    torch.manual_seed(0)
-    config = BertConfig(**config_kwargs)
-    model = AdversarialPretrainer(BertForPreTraining(config), n_classes=2).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    ids = torch.randint(5, config.vocab_size, (batch, length), device=device)
-    inputs = dict(
-        input_ids=ids,
-        attention_mask=torch.ones_like(ids),
-        token_type_ids=torch.zeros_like(ids),
-        mlm_labels=torch.where(torch.rand(batch, length, device=device) < 0.15, ids, -100),
-        nsp_labels=torch.zeros(batch, dtype=torch.long, device=device),
-        attribute=torch.zeros(batch, dtype=torch.long, device=device),
-    )
-    autocast = (
-        torch.autocast(device_type="cuda", dtype=torch.bfloat16)
-        if device == "cuda"
-        else torch.autocast("cpu", enabled=False)
-    )
-
-    def step():
-        with autocast:
-            loss, _ = model(**inputs)
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-
-    for _ in range(warmup):
-        step()
-    if device == "cuda":
-        torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    if device == "cuda":
-        torch.cuda.synchronize()
-    return steps * batch / (time.perf_counter() - t0), sum(p.numel() for p in model.parameters())
+from medbias.pipeline.cost_probes import pretraining_rate  # noqa: E402
 
 
 def measure(name: str, config_kwargs: dict, batch: int, steps: int, device: str) -> float:

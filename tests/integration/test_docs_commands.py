@@ -170,7 +170,11 @@ def test_the_plan_from_recorded_costs(tmp_path):
 def test_the_plan_that_measures_here(tmp_path):
     """As printed, with smaller measurements (300 notes, 30,000 skip-gram tokens: the printed defaults
     take about 4 minutes); the CPU rows say they were measured here."""
-    command = command_of(r"plan_scale\.py --markdown (?!.*--cpu-costs)")
+    from real_models import minilm_folder  # bert-base-uncased's WordPiece, from a PyPI wheel
+
+    command = command_of(r"plan_scale\.py --markdown (?!.*--cpu-costs)").replace(
+        "/models/bert-base-uncased", str(minilm_folder())
+    )
     result = run_as_typed(_absolute(command) + " --notes 300 --w2v-tokens 30000", cwd=tmp_path, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     plan = (tmp_path / "plan.md").read_text()
@@ -192,6 +196,16 @@ def test_measuring_gpu_costs_needs_a_gpu(tmp_path):
         "its JSON with --gpu-costs"
     ]
     assert not (tmp_path / "gpu_costs.json").exists()
+    # measuring here without a tokenizer: one line naming the option, before any measurement
+    measure = command_of(r"plan_scale\.py --markdown (?!.*--cpu-costs)").replace(
+        " --tokenizer /models/bert-base-uncased", ""
+    )
+    result = run_as_typed(_absolute(measure), cwd=tmp_path, timeout=120)
+    assert result.returncode == 1 and not (tmp_path / "plan.md").exists()
+    assert result.stderr.strip().splitlines() == [
+        "medbias: --tokenizer : measuring here needs a BERT WordPiece tokenizer's folder (bert-base-uncased or your "
+        "clinical BERT; its tokenizer_config.json), or --cpu-costs FILE.json"
+    ]
 
 
 @pytest.mark.real_models

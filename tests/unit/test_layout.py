@@ -311,3 +311,24 @@ def test_the_comment_check_sees_a_lab_notebook(tmp_path):
         "fairness.py:6: measured on the demo world",
         "common.smk:1: minutes into",
     }
+
+
+def test_the_workflow_and_its_scripts_import_nothing_from_the_tests():
+    """The library, the rule scripts and the user's scripts run without the tests folder: what they
+    share with the benchmarks lives in the library (``medbias.pipeline.cost_probes``)."""
+    tests_modules = {p.stem for p in (ROOT / "tests").rglob("*.py")}
+    found = set()
+    for path in code_files():
+        text = path.read_text(encoding="utf-8")
+        if re.search(r"""sys\.path\.insert\(.*["']tests""", text):
+            found.add(f"{path.relative_to(ROOT)}: puts tests/ on the path")
+        for node in ast.walk(ast.parse(text)):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module]
+                if isinstance(node, ast.ImportFrom) and node.module
+                else []
+            )
+            found |= {f"{path.relative_to(ROOT)}: imports {n}" for n in names if n.split(".")[0] in tests_modules}
+    assert found == set()
