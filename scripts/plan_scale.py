@@ -557,29 +557,58 @@ def grid_cost_with_workers(gpu: dict, workers: int) -> tuple[float, str]:
 def build_plan(
     config: dict, counts: dict, cpu: dict[str, float], gpu: dict[str, float], gpu_where: str, cpu_where: str
 ) -> list[Row]:
-    import pandas as pd
+    """Every row of the plan, stage by stage: the notes and the clinical BERT, the downstream classifiers,
+    the PubMed study, the mental study and the PLM study."""
+    threads = job_threads(config)
+    stages = (notes_and_pretraining_rows, classifier_rows, rios_rows, mental_rows, plm_rows)
+    return [row for stage in stages for row in stage(config, counts, cpu, gpu, (cpu_where, gpu_where), threads)]
 
-    from medbias.pipeline.plan import plm_evaluations, plm_finetunes
 
+def job_threads(config: dict) -> dict[str, int]:
+    """Threads per rule: the cluster profile's set-threads, and the config keys that set a rule's own."""
     profile = __import__("yaml").safe_load((REPO / "cluster/slurm/config.yaml").read_text())
-    threads = {
+    return {
         **profile.get("set-threads", {}),
         "mimic_notes": config["mimic"]["threads"],
         "rios_word2vec": config["rios"]["word2vec"]["threads"],
         "rios_document_null": config["rios"]["word2vec"]["threads"],
         "hurtful_pretrain": config["hurtful"]["pretrain"]["threads"],
     }
+
+
+def mimic_sizes(config: dict, counts: dict) -> dict[str, float]:
+    """The real run's sizes the MIMIC-III rows share: note text (MB), windows, training rows, tasks."""
+    import pandas as pd
+
+    m = counts["mimic"]
     lengths = pd.read_csv(
         REPO / "config/resources/mimic-facts/note_lengths.tsv", sep="\t", comment="#", keep_default_na=False
     )
-    text_mb = float((lengths["notes"] * lengths["mean_chars"]).sum()) / 1e6
-    m, pm, pl = counts["mimic"], counts["pubmed"], counts["plm"]
-    down = config["hurtful"]["downstream"]
-    models, replicates = len(down["models"]), down["replicates"]
+    return {
+        "text_mb": float((lengths["notes"] * lengths["mean_chars"]).sum()) / 1e6,
+        "windows": sum(m["stays"][c] * m["windows_per_stay"][c] for c in m["stays"]),
+        "train_rows": sum(
+            m["tasks"][c] * m["stays"][c] * m["windows_per_stay"][c] * m["train_share"] for c in m["tasks"]
+        ),
+        "tasks": sum(m["tasks"].values()),
+    }
+
+
+def notes_and_pretraining_rows(
+    config: dict,
+    counts: dict,
+    cpu: dict[str, float],
+    gpu: dict[str, float],
+    where: tuple[str, str],
+    threads: dict[str, int],
+) -> list[Row]:
+    """NOTEEVENTS ingest and processing, the clinical BERT pretraining, the frozen features."""
+    cpu_where, gpu_where = where
+    m = counts["mimic"]
+    sizes = mimic_sizes(config, counts)
+    text_mb, windows = sizes["text_mb"], sizes["windows"]
+    models = len(config["hurtful"]["downstream"]["models"])
     variants = len(config["hurtful"]["variants"])
-    windows = sum(m["stays"][c] * m["windows_per_stay"][c] for c in m["stays"])
-    train_rows = sum(m["tasks"][c] * m["stays"][c] * m["windows_per_stay"][c] * m["train_share"] for c in m["tasks"])
-    tasks = sum(m["tasks"].values())
     rows: list[Row] = []
 
     rows.append(
@@ -634,6 +663,27 @@ def build_plan(
             ["hurtful_pretrain", "mimic_notes"],
         )
     )
+    return rows
+
+
+def classifier_rows(
+    config: dict,
+    counts: dict,
+    cpu: dict[str, float],
+    gpu: dict[str, float],
+    where: tuple[str, str],
+    threads: dict[str, int],
+) -> list[Row]:
+    """The downstream classifier grid (stacked phenotypes), its replicates, the gaps, the mitigation
+    stage and the probe."""
+    cpu_where, gpu_where = where
+    m = counts["mimic"]
+    sizes = mimic_sizes(config, counts)
+    train_rows, tasks = sizes["train_rows"], sizes["tasks"]
+    down = config["hurtful"]["downstream"]
+    models, replicates = len(down["models"]), down["replicates"]
+    variants = len(config["hurtful"]["variants"])
+    rows: list[Row] = []
     grid_size = len(classifier_grid())
     row_epochs = train_rows * m["epochs_per_fit"]
     # the cohorts of several tasks (the phenotypes) train as stacks on the GPU; a cohort of one task alone
@@ -719,6 +769,21 @@ def build_plan(
         )
     )
 
+    return rows
+
+
+def rios_rows(
+    config: dict,
+    counts: dict,
+    cpu: dict[str, float],
+    gpu: dict[str, float],
+    where: tuple[str, str],
+    threads: dict[str, int],
+) -> list[Row]:
+    """PubMed parsing and ingest, and the skip-gram trainings (``word2vec_rows``)."""
+    cpu_where, gpu_where = where
+    pm = counts["pubmed"]
+    rows: list[Row] = []
     rows.append(
         cpu_row(
             "rios_parse",
@@ -744,6 +809,20 @@ def build_plan(
     )
     rows += word2vec_rows(config["rios"], pm, cpu, cpu_where, threads)
 
+    return rows
+
+
+def mental_rows(
+    config: dict,
+    counts: dict,
+    cpu: dict[str, float],
+    gpu: dict[str, float],
+    where: tuple[str, str],
+    threads: dict[str, int],
+) -> list[Row]:
+    """The mental study's contextual features, one job per contextual embedding."""
+    cpu_where, gpu_where = where
+    rows: list[Row] = []
     mn = counts["mental"]
     contextual = sum(1 for name in config["mental"].get("embeddings") or [] if name in config["models"]) or 2
     mental_windows = contextual * mn["notes"] * mn["windows_per_note"] * mn["treatments"]
@@ -759,6 +838,24 @@ def build_plan(
         )
     )
 
+    return rows
+
+
+def plm_rows(
+    config: dict,
+    counts: dict,
+    cpu: dict[str, float],
+    gpu: dict[str, float],
+    where: tuple[str, str],
+    threads: dict[str, int],
+) -> list[Row]:
+    """The PLM evaluations, the Dropout and CDA pretrainings and the fine-tunings, each model's cost the
+    BERT-base cost scaled by its parameters."""
+    from medbias.pipeline.plan import plm_evaluations, plm_finetunes
+
+    cpu_where, gpu_where = where
+    pl = counts["plm"]
+    rows: list[Row] = []
     evaluations = plm_evaluations(config["plm"], config["models"])
     size = {name: pl["params_m"][name] / pl["reference_params_m"] for name in pl["params_m"]}
     sentence_s = 0.0
