@@ -10,7 +10,7 @@ rule audit_fill_blank:
     log:
         f"{LOGS}/audit/fill_blank_{{model}}.log",
     benchmark:
-        f"{BENCHMARKS}/audit/fill_blank_{{model}}.tsv"
+        f"{TIMINGS}/audit/fill_blank_{{model}}.tsv"
     conda:
         "../envs/gpu.yaml"
     threads: 2
@@ -34,7 +34,7 @@ rule audit_weat:
     log:
         f"{LOGS}/audit/weat_{{model}}.log",
     benchmark:
-        f"{BENCHMARKS}/audit/weat_{{model}}.tsv"
+        f"{TIMINGS}/audit/weat_{{model}}.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -66,7 +66,7 @@ rule audit_card:
     log:
         f"{LOGS}/audit/card_{{model}}.log",
     benchmark:
-        f"{BENCHMARKS}/audit/card_{{model}}.tsv"
+        f"{TIMINGS}/audit/card_{{model}}.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

@@ -13,7 +13,7 @@ from medbias.synth.sizes import demo_sizes
 
 RESULTS = config["results"]
 LOGS = "logs"
-BENCHMARKS = "benchmarks"
+TIMINGS = "timings"
 INPUTS = config["inputs"]
 SCRIPTS = str(Path(workflow.basedir) / "workflow_scripts")
 

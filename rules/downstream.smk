@@ -57,7 +57,7 @@ rule hurtful_classify:
     log:
         f"{LOGS}/hurtful/classify_{{model}}.log",
     benchmark:
-        f"{BENCHMARKS}/hurtful/classify_{{model}}.tsv"
+        f"{TIMINGS}/hurtful/classify_{{model}}.tsv"
     conda:
         "../envs/cpu.yaml"
     threads: 2
@@ -99,7 +99,7 @@ use rule hurtful_classify as hurtful_classify_replicate with:
     log:
         f"{LOGS}/hurtful/classify_{{model}}_replicate{{replicate}}.log",
     benchmark:
-        f"{BENCHMARKS}/hurtful/classify_{{model}}_replicate{{replicate}}.tsv"
+        f"{TIMINGS}/hurtful/classify_{{model}}_replicate{{replicate}}.tsv"
     params:
         replicate=lambda wc: int(wc.replicate),
 
@@ -115,7 +115,7 @@ rule hurtful_gaps:
     log:
         f"{LOGS}/hurtful/gaps_{{model}}.log",
     benchmark:
-        f"{BENCHMARKS}/hurtful/gaps_{{model}}.tsv"
+        f"{TIMINGS}/hurtful/gaps_{{model}}.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -143,7 +143,7 @@ use rule hurtful_gaps as hurtful_gaps_replicate with:
     log:
         f"{LOGS}/hurtful/gaps_{{model}}_replicate{{replicate}}.log",
     benchmark:
-        f"{BENCHMARKS}/hurtful/gaps_{{model}}_replicate{{replicate}}.tsv"
+        f"{TIMINGS}/hurtful/gaps_{{model}}_replicate{{replicate}}.tsv"
 
 
 # the mitigation stage (docs/mitigation.md): one job per mitigated model and method that computes
@@ -157,7 +157,7 @@ rule hurtful_mitigate:
     log:
         f"{LOGS}/hurtful/mitigate_{{model}}_{{method}}.log",
     benchmark:
-        f"{BENCHMARKS}/hurtful/mitigate_{{model}}_{{method}}.tsv"
+        f"{TIMINGS}/hurtful/mitigate_{{model}}_{{method}}.tsv"
     wildcard_constraints:
         method="|".join(MITIGATION_JOB_METHODS) or "none^",
     conda:
@@ -197,7 +197,7 @@ rule hurtful_mitigation:
     log:
         f"{LOGS}/hurtful/mitigation.log",
     benchmark:
-        f"{BENCHMARKS}/hurtful/mitigation.tsv"
+        f"{TIMINGS}/hurtful/mitigation.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -239,7 +239,7 @@ rule hurtful_intersections:
     log:
         f"{LOGS}/hurtful/intersections.log",
     benchmark:
-        f"{BENCHMARKS}/hurtful/intersections.tsv"
+        f"{TIMINGS}/hurtful/intersections.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -298,7 +298,7 @@ rule hurtful_downstream_tables:
     log:
         f"{LOGS}/hurtful/downstream_tables.log",
     benchmark:
-        f"{BENCHMARKS}/hurtful/downstream_tables.tsv"
+        f"{TIMINGS}/hurtful/downstream_tables.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

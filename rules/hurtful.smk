@@ -13,7 +13,7 @@ rule hurtful_logprob:
     log:
         f"{LOGS}/hurtful/logprob_{{model}}.log",
     benchmark:
-        f"{BENCHMARKS}/hurtful/logprob_{{model}}.tsv"
+        f"{TIMINGS}/hurtful/logprob_{{model}}.tsv"
     conda:
         "../envs/cpu.yaml"
     threads: 2
@@ -43,7 +43,7 @@ rule hurtful_table3:
     log:
         f"{LOGS}/hurtful/table3.log",
     benchmark:
-        f"{BENCHMARKS}/hurtful/table3.tsv"
+        f"{TIMINGS}/hurtful/table3.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -69,7 +69,7 @@ rule hurtful_fill_blank:
     log:
         f"{LOGS}/hurtful/fill_blank.log",
     benchmark:
-        f"{BENCHMARKS}/hurtful/fill_blank.tsv"
+        f"{TIMINGS}/hurtful/fill_blank.tsv"
     conda:
         "../envs/cpu.yaml"
     threads: 2
@@ -98,7 +98,7 @@ rule hurtful_probe:
     log:
         f"{LOGS}/hurtful/probe.log",
     benchmark:
-        f"{BENCHMARKS}/hurtful/probe.tsv"
+        f"{TIMINGS}/hurtful/probe.tsv"
     conda:
         "../envs/cpu.yaml"
     threads: 2

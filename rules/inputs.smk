@@ -11,7 +11,7 @@ rule input_manifest:
     log:
         f"{LOGS}/inputs/manifest.log",
     benchmark:
-        f"{BENCHMARKS}/inputs/manifest.tsv"
+        f"{TIMINGS}/inputs/manifest.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

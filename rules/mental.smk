@@ -19,7 +19,7 @@ rule mental_data:
     log:
         f"{LOGS}/mental/data.log",
     benchmark:
-        f"{BENCHMARKS}/mental/data.tsv"
+        f"{TIMINGS}/mental/data.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -42,7 +42,7 @@ rule mental_reference_tables:
     log:
         f"{LOGS}/mental/reference_tables.log",
     benchmark:
-        f"{BENCHMARKS}/mental/reference_tables.tsv"
+        f"{TIMINGS}/mental/reference_tables.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -93,7 +93,7 @@ rule mental_classify:
     log:
         f"{LOGS}/mental/classify_{{embedding}}.log",
     benchmark:
-        f"{BENCHMARKS}/mental/classify_{{embedding}}.tsv"
+        f"{TIMINGS}/mental/classify_{{embedding}}.tsv"
     conda:
         "../envs/cpu.yaml"
     threads: 1
@@ -138,7 +138,7 @@ rule mental_tables:
     log:
         f"{LOGS}/mental/tables.log",
     benchmark:
-        f"{BENCHMARKS}/mental/tables.tsv"
+        f"{TIMINGS}/mental/tables.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -182,7 +182,7 @@ rule mental_direct_bias:
     log:
         f"{LOGS}/mental/direct_bias.log",
     benchmark:
-        f"{BENCHMARKS}/mental/direct_bias.tsv"
+        f"{TIMINGS}/mental/direct_bias.tsv"
     conda:
         "../envs/gpu.yaml"
     params:
@@ -214,7 +214,7 @@ rule mental_lime:
     log:
         f"{LOGS}/mental/lime.log",
     benchmark:
-        f"{BENCHMARKS}/mental/lime.tsv"
+        f"{TIMINGS}/mental/lime.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

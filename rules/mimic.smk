@@ -18,7 +18,7 @@ rule mimic_ingest:
     log:
         f"{LOGS}/mimic/ingest.log",
     benchmark:
-        f"{BENCHMARKS}/mimic/ingest.tsv"
+        f"{TIMINGS}/mimic/ingest.tsv"
     priority: CRITICAL_PATH_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -40,7 +40,7 @@ rule mimic_tokenizer:
     log:
         f"{LOGS}/mimic/tokenizer.log",
     benchmark:
-        f"{BENCHMARKS}/mimic/tokenizer.tsv"
+        f"{TIMINGS}/mimic/tokenizer.tsv"
     priority: CRITICAL_PATH_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -63,7 +63,7 @@ rule mimic_notes:
     log:
         f"{LOGS}/mimic/notes.log",
     benchmark:
-        f"{BENCHMARKS}/mimic/notes.tsv"
+        f"{TIMINGS}/mimic/notes.tsv"
     priority: CRITICAL_PATH_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -104,7 +104,7 @@ rule mimic_cohorts:
     log:
         f"{LOGS}/mimic/cohorts.log",
     benchmark:
-        f"{BENCHMARKS}/mimic/cohorts.tsv"
+        f"{TIMINGS}/mimic/cohorts.tsv"
     priority: CRITICAL_PATH_PRIORITY
     conda:
         "../envs/cpu.yaml"

@@ -12,7 +12,7 @@ rule plm_examples:
     log:
         f"{LOGS}/plm/examples.log",
     benchmark:
-        f"{BENCHMARKS}/plm/examples.tsv"
+        f"{TIMINGS}/plm/examples.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -92,7 +92,7 @@ rule plm_projection:
     log:
         f"{LOGS}/plm/projection_{{model}}_{{method}}.log",
     benchmark:
-        f"{BENCHMARKS}/plm/projection_{{model}}_{{method}}.tsv"
+        f"{TIMINGS}/plm/projection_{{model}}_{{method}}.tsv"
     conda:
         "../envs/gpu.yaml"
     threads: 2
@@ -128,7 +128,7 @@ rule plm_evaluate:
     log:
         f"{LOGS}/plm/evaluate_{{model}}_{{debias}}.log",
     benchmark:
-        f"{BENCHMARKS}/plm/evaluate_{{model}}_{{debias}}.tsv"
+        f"{TIMINGS}/plm/evaluate_{{model}}_{{debias}}.tsv"
     conda:
         "../envs/gpu.yaml"
     threads: 2
@@ -162,7 +162,7 @@ rule plm_benchmark_items:
     log:
         f"{LOGS}/plm/benchmark_items.log",
     benchmark:
-        f"{BENCHMARKS}/plm/benchmark_items.tsv"
+        f"{TIMINGS}/plm/benchmark_items.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -189,7 +189,7 @@ rule plm_benchmark:
     log:
         f"{LOGS}/plm/benchmark_{{model}}_{{debias}}.log",
     benchmark:
-        f"{BENCHMARKS}/plm/benchmark_{{model}}_{{debias}}.tsv"
+        f"{TIMINGS}/plm/benchmark_{{model}}_{{debias}}.tsv"
     conda:
         "../envs/gpu.yaml"
     threads: 2
@@ -236,7 +236,7 @@ rule plm_benchmark_tables:
     log:
         f"{LOGS}/plm/benchmark_tables.log",
     benchmark:
-        f"{BENCHMARKS}/plm/benchmark_tables.tsv"
+        f"{TIMINGS}/plm/benchmark_tables.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -272,7 +272,7 @@ rule plm_tables:
     log:
         f"{LOGS}/plm/tables.log",
     benchmark:
-        f"{BENCHMARKS}/plm/tables.tsv"
+        f"{TIMINGS}/plm/tables.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -303,7 +303,7 @@ rule plm_finetune:
     log:
         f"{LOGS}/plm/finetune_{{model}}_{{debias}}.log",
     benchmark:
-        f"{BENCHMARKS}/plm/finetune_{{model}}_{{debias}}.tsv"
+        f"{TIMINGS}/plm/finetune_{{model}}_{{debias}}.tsv"
     conda:
         "../envs/gpu.yaml"
     threads: 2
@@ -334,7 +334,7 @@ rule plm_table6:
     log:
         f"{LOGS}/plm/table6.log",
     benchmark:
-        f"{BENCHMARKS}/plm/table6.tsv"
+        f"{TIMINGS}/plm/table6.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

@@ -21,7 +21,7 @@ rule report_page:
     log:
         f"{LOGS}/report/{{page}}.log",
     benchmark:
-        f"{BENCHMARKS}/report/{{page}}.tsv"
+        f"{TIMINGS}/report/{{page}}.tsv"
     wildcard_constraints:
         page="|".join(re.escape(page) for page in REPORT_ITEMS),
     priority: EARLY_PRIORITY
@@ -48,7 +48,7 @@ rule study_index:
     log:
         f"{LOGS}/report/{{folder}}_index.log",
     benchmark:
-        f"{BENCHMARKS}/report/{{folder}}_index.tsv"
+        f"{TIMINGS}/report/{{folder}}_index.tsv"
     wildcard_constraints:
         folder="|".join(re.escape(folder) for folder in REPORT_FOLDERS),
     priority: EARLY_PRIORITY
@@ -73,7 +73,7 @@ rule report_front_door:
     log:
         f"{LOGS}/report/index.log",
     benchmark:
-        f"{BENCHMARKS}/report/index.tsv"
+        f"{TIMINGS}/report/index.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

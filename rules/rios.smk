@@ -10,7 +10,7 @@ rule rios_parse:
     log:
         f"{LOGS}/rios/parse_{{pubmed_file}}.log",
     benchmark:
-        f"{BENCHMARKS}/rios/parse_{{pubmed_file}}.tsv"
+        f"{TIMINGS}/rios/parse_{{pubmed_file}}.tsv"
     priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -33,7 +33,7 @@ rule rios_ingest:
     log:
         f"{LOGS}/rios/ingest.log",
     benchmark:
-        f"{BENCHMARKS}/rios/ingest.tsv"
+        f"{TIMINGS}/rios/ingest.tsv"
     priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -117,7 +117,7 @@ rule rios_document_null:
     log:
         f"{LOGS}/rios/document_null_{{decade}}.log",
     benchmark:
-        f"{BENCHMARKS}/rios/document_null_{{decade}}.tsv"
+        f"{TIMINGS}/rios/document_null_{{decade}}.tsv"
     priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -146,7 +146,7 @@ rule rios_table3:
     log:
         f"{LOGS}/rios/table3.log",
     benchmark:
-        f"{BENCHMARKS}/rios/table3.tsv"
+        f"{TIMINGS}/rios/table3.tsv"
     priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -183,7 +183,7 @@ rule rios_weat:
     log:
         f"{LOGS}/rios/weat.log",
     benchmark:
-        f"{BENCHMARKS}/rios/weat.tsv"
+        f"{TIMINGS}/rios/weat.tsv"
     priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -230,7 +230,7 @@ rule rios_ect:
     log:
         f"{LOGS}/rios/ect.log",
     benchmark:
-        f"{BENCHMARKS}/rios/ect.tsv"
+        f"{TIMINGS}/rios/ect.tsv"
     priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -264,7 +264,7 @@ rule rios_ripa:
     log:
         f"{LOGS}/rios/ripa.log",
     benchmark:
-        f"{BENCHMARKS}/rios/ripa.tsv"
+        f"{TIMINGS}/rios/ripa.tsv"
     priority: EARLY_PRIORITY
     conda:
         "../envs/cpu.yaml"

@@ -16,7 +16,7 @@ rule synth_mimic:
     log:
         f"{LOGS}/synth/mimic.log",
     benchmark:
-        f"{BENCHMARKS}/synth/mimic.tsv"
+        f"{TIMINGS}/synth/mimic.tsv"
     priority: CRITICAL_PATH_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -41,7 +41,7 @@ rule synth_pubmed:
     log:
         f"{LOGS}/synth/pubmed.log",
     benchmark:
-        f"{BENCHMARKS}/synth/pubmed.tsv"
+        f"{TIMINGS}/synth/pubmed.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -61,7 +61,7 @@ rule synth_logprob_resources:
     log:
         f"{LOGS}/synth/logprob_resources.log",
     benchmark:
-        f"{BENCHMARKS}/synth/logprob_resources.tsv"
+        f"{TIMINGS}/synth/logprob_resources.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -76,7 +76,7 @@ rule synth_mental_truth:
     log:
         f"{LOGS}/synth/mental_truth.log",
     benchmark:
-        f"{BENCHMARKS}/synth/mental_truth.tsv"
+        f"{TIMINGS}/synth/mental_truth.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -94,7 +94,7 @@ rule synth_plm_corpus:
     log:
         f"{LOGS}/synth/plm_corpus.log",
     benchmark:
-        f"{BENCHMARKS}/synth/plm_corpus.tsv"
+        f"{TIMINGS}/synth/plm_corpus.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -137,7 +137,7 @@ rule synth_plm_downstream:
     log:
         f"{LOGS}/synth/plm_downstream.log",
     benchmark:
-        f"{BENCHMARKS}/synth/plm_downstream.tsv"
+        f"{TIMINGS}/synth/plm_downstream.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -154,7 +154,7 @@ rule synth_vignettes:
     log:
         f"{LOGS}/synth/vignettes.log",
     benchmark:
-        f"{BENCHMARKS}/synth/vignettes.tsv"
+        f"{TIMINGS}/synth/vignettes.tsv"
     priority: LONG_TRAINING_PRIORITY
     conda:
         "../envs/cpu.yaml"
@@ -215,7 +215,7 @@ rule synth_truth:
     log:
         f"{LOGS}/synth/truth.log",
     benchmark:
-        f"{BENCHMARKS}/synth/truth.tsv"
+        f"{TIMINGS}/synth/truth.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -287,7 +287,7 @@ rule demo_world_summary:
     log:
         f"{LOGS}/synth/summary.log",
     benchmark:
-        f"{BENCHMARKS}/synth/summary.tsv"
+        f"{TIMINGS}/synth/summary.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

@@ -14,7 +14,7 @@ rule validation_benchmark_control:
     log:
         f"{LOGS}/validation/benchmark_control.log",
     benchmark:
-        f"{BENCHMARKS}/validation/benchmark_control.tsv"
+        f"{TIMINGS}/validation/benchmark_control.tsv"
     conda:
         "../envs/cpu.yaml"
     threads: 2
@@ -46,7 +46,7 @@ rule validation_post_processor_coverage:
     log:
         f"{LOGS}/validation/post_processor_coverage.log",
     benchmark:
-        f"{BENCHMARKS}/validation/post_processor_coverage.tsv"
+        f"{TIMINGS}/validation/post_processor_coverage.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -103,7 +103,7 @@ rule validation_error_rates:
     log:
         f"{LOGS}/validation/error_rates.log",
     benchmark:
-        f"{BENCHMARKS}/validation/error_rates.tsv"
+        f"{TIMINGS}/validation/error_rates.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
@@ -174,7 +174,7 @@ rule validation_planted_recovery:
     log:
         f"{LOGS}/validation/planted_recovery.log",
     benchmark:
-        f"{BENCHMARKS}/validation/planted_recovery.tsv"
+        f"{TIMINGS}/validation/planted_recovery.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

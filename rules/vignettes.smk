@@ -13,7 +13,7 @@ rule vignette_scores:
     log:
         f"{LOGS}/vignettes/scores_{{model}}.log",
     benchmark:
-        f"{BENCHMARKS}/vignettes/scores_{{model}}.tsv"
+        f"{TIMINGS}/vignettes/scores_{{model}}.tsv"
     wildcard_constraints:
         model="|".join(VIGNETTE_CAPABLE_MODELS) or "(?!)",
     conda:
@@ -50,7 +50,7 @@ rule vignette_contrasts:
     log:
         f"{LOGS}/vignettes/contrasts_{{model}}.log",
     benchmark:
-        f"{BENCHMARKS}/vignettes/contrasts_{{model}}.tsv"
+        f"{TIMINGS}/vignettes/contrasts_{{model}}.tsv"
     wildcard_constraints:
         model="|".join(VIGNETTE_CAPABLE_MODELS) or "(?!)",
     conda:
@@ -88,7 +88,7 @@ rule vignette_summary:
     log:
         f"{LOGS}/vignettes/summary.log",
     benchmark:
-        f"{BENCHMARKS}/vignettes/summary.tsv"
+        f"{TIMINGS}/vignettes/summary.tsv"
     conda:
         "../envs/cpu.yaml"
     params:

@@ -1,7 +1,7 @@
 """The profile of a finished run: wall time, job-seconds per rule, critical path and core use.
 
     .venv/bin/python scripts/profile_run.py [RUN_FOLDER] [--log LOG] [--top N]
-    .venv/bin/python scripts/profile_run.py --budget tests/benchmarks/demo_budget.tsv   # beside the demo's budget
+    .venv/bin/python scripts/profile_run.py --budget tests/performance/demo_budget.tsv   # beside the demo's budget
     .venv/bin/python scripts/profile_run.py --write-budget FILE --note "machine, idle, commit"
 
 RUN_FOLDER is where Snakemake ran (default: the current folder); the newest log under

@@ -187,7 +187,7 @@ def test_measuring_gpu_costs_needs_a_gpu(tmp_path):
 
     if torch.cuda.is_available():
         pytest.skip(
-            "a GPU is here: the command measures (minutes), as tests/benchmarks/results/gpu_costs_h200.json records"
+            "a GPU is here: the command measures (minutes), as tests/performance/results/gpu_costs_h200.json records"
         )
     result = run_as_typed(_absolute(command_of(r"--measure-gpu")), cwd=tmp_path, timeout=120)
     assert result.returncode == 1
@@ -303,7 +303,7 @@ def test_the_benchmark_control_benchmark_on_three_copies(tmp_path):
 
 def _absolute(command: str) -> str:
     """``command`` with the repository's own paths made absolute, to run it from another folder."""
-    return re.sub(r"(?<![\w/])(tests/benchmarks/|config/|scripts/)", lambda m: f"{REPO}/{m.group(1)}", command)
+    return re.sub(r"(?<![\w/])(tests/performance/|config/|scripts/)", lambda m: f"{REPO}/{m.group(1)}", command)
 
 
 def planned_rules(output: str) -> set[str]:
@@ -382,7 +382,7 @@ def test_the_profile_of_a_finished_run(wiring_study, tmp_path):
     logs = sorted((run / ".snakemake" / "log").glob("*.snakemake.log"), key=lambda p: p.read_text().count("Finished"))
     (tmp_path / ".snakemake" / "log").mkdir(parents=True)
     shutil.copy(logs[-1], tmp_path / ".snakemake" / "log")
-    shutil.copytree(run / "benchmarks", tmp_path / "benchmarks")
+    shutil.copytree(run / "timings", tmp_path / "timings")
     result = run_as_typed(_absolute(command_of(r"profile_run\.py")), cwd=tmp_path, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout

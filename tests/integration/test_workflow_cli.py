@@ -300,11 +300,11 @@ def test_a_repository_and_config_in_folders_with_spaces_run_as_typed(tmp_path):
     assert (clone / "results" / "rios" / "parsed" / "pubmed26n0001.parquet").is_file()
 
 
-DEMO_BUDGET = REPO / "tests" / "benchmarks" / "demo_budget.tsv"
+DEMO_BUDGET = REPO / "tests" / "performance" / "demo_budget.tsv"
 
 
 def test_every_rule_of_the_demo_has_a_budget_line(tmp_path):
-    """The demo's job-seconds per rule (``tests/benchmarks/demo_budget.tsv``, written from a measured
+    """The demo's job-seconds per rule (``tests/performance/demo_budget.tsv``, written from a measured
     run by ``scripts/profile_run.py --write-budget``) name exactly the rules the default demo plans: a
     change that adds a rule to the demo adds its measured line (the wall time itself is the profile's
     to measure, not a timed test's)."""

@@ -97,10 +97,10 @@ def test_a_file_inside_an_output_folder_links_the_jobs():
 
 def test_benchmark_files_give_seconds_and_cpu(tmp_path):
     (tmp_path / ".snakemake" / "log").mkdir(parents=True)
-    text = LOG.replace("    jobid: 2\n", "    jobid: 2\n    benchmark: benchmarks/train.tsv\n")
+    text = LOG.replace("    jobid: 2\n", "    jobid: 2\n    benchmark: timings/train.tsv\n")
     (tmp_path / ".snakemake" / "log" / "2026-11-27T100000.000000.snakemake.log").write_text(text)
-    (tmp_path / "benchmarks").mkdir()
-    (tmp_path / "benchmarks" / "train.tsv").write_text(
+    (tmp_path / "timings").mkdir()
+    (tmp_path / "timings" / "train.tsv").write_text(
         "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
         "29.5\t0:00:29\t100\t200\t90\t95\t0\t1\t180\t55.0\n"
     )

@@ -27,7 +27,7 @@ def extend_tokenizer(tokenizer):
 def _init_worker(tokenizer_dir: str) -> None:
     global _TOKENIZER
     # One core per worker: a fast tokenizer otherwise spreads each batch over every core of the
-    # machine, and ``threads`` workers doing so oversubscribe it (tests/benchmarks/bench_note_lengths.py).
+    # machine, and ``threads`` workers doing so oversubscribe it (tests/performance/bench_note_lengths.py).
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     from medbias.core.models import load_tokenizer
 

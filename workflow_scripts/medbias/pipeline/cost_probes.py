@@ -1,5 +1,5 @@
 """The units of the heavy rules' work, timed: what the scale planner (``scripts/plan_scale.py``) and the
-performance benchmarks (``tests/benchmarks/``) measure a machine with. Each builds the real inputs of
+performance benchmarks (``tests/performance/``) measure a machine with. Each builds the real inputs of
 one unit (NOTEEVENTS rows, a pretraining step, one epoch of the classifier grid) from synthetic data of
 the real shape and returns its time; none reads anything a study wrote."""
 

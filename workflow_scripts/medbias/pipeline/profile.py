@@ -2,7 +2,7 @@
 
 A run is read from what Snakemake and the rules leave in its folder: the Snakemake log
 (``.snakemake/log/*.snakemake.log``: each job's rule, threads, inputs, outputs and the second it
-started and finished) and each rule's ``benchmark:`` file (``benchmarks/**.tsv``: the job's wall
+started and finished) and each rule's ``benchmark:`` file (``timings/**.tsv``: the job's wall
 seconds and CPU seconds, measured by Snakemake around the job). From them:
 
 - **wall time**: from Snakemake's start (the log's ``Date:``) to the last job's end;

@@ -194,7 +194,7 @@ def train_networks(
     ``device="cuda"`` trains on the GPU: the same initial weights and batch orders (both drawn on the
     CPU), float32 throughout; sums then run in another order, so results agree with the CPU's to
     rounding, not bit for bit, and a near-tie between grid points can be decided the other way
-    (measured: tests/benchmarks/check_classify_gpu.py, plan_scale.py --measure-gpu)."""
+    (measured: tests/performance/check_classify_gpu.py, plan_scale.py --measure-gpu)."""
     import torch
 
     from medbias.studies.hurtful.stacked import StackedNetworks, validation_losses
@@ -626,7 +626,7 @@ def train_task_classifiers(
     With ``stack_tasks``, the tasks of a cohort that share their design matrix (its phenotypes) train
     together, one stacked network per grid point (``classify_tasks``): on a GPU, where one task's small
     networks leave it idle between kernel launches; on a CPU, which is busy either way, stacking was
-    slower (tests/benchmarks/bench_classify_stacked.py measures both). ``workers`` > 1 trains that many
+    slower (tests/performance/bench_classify_stacked.py measures both). ``workers`` > 1 trains that many
     groups (a cohort and a grid) at once in worker processes (``threads`` CPUs shared among them; on a
     GPU they share it).
     ``features`` must then be a memory map (``np.load(path, mmap_mode="r")``), which each worker opens

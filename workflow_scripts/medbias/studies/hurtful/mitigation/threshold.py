@@ -16,7 +16,7 @@ two-stage bootstrap with which ``mitigation_effects`` puts the fitting's own var
 intervals of the gaps and costs after (replicate b of the test stays is scored by refit b mod R). With
 R = 0 the thresholds are treated as known. The stage's intervals that treat them as known covered the
 procedure's expected recall gap in 81% of simulated tasks of the demo's size, the two-stage ones in
-97% (``tests/benchmarks/bench_post_processor_coverage.py``).
+97% (``tests/performance/bench_post_processor_coverage.py``).
 
 A group needs ``min_positives`` positives and ``min_negatives`` negatives among the validation stays
 to get thresholds of its own; the validation rows of smaller groups are left out of the fit and their

@@ -1,7 +1,7 @@
 """Benchmark: pseudo-log-likelihood scoring (Xie et al. 2024, StereoSet-style tests), batched vs one
 masked copy at a time.
 
-    .venv/bin/python tests/benchmarks/bench_pll.py [--sentences 48] [--batch-size 64]
+    .venv/bin/python tests/performance/bench_pll.py [--sentences 48] [--batch-size 64]
 
 A randomly initialised BERT-base-sized masked LM (12 layers, hidden 768, vocabulary 30,522) on the
 CPU scores short template sentences both ways; goal: batched at least 5x faster. The two paths'

@@ -2,7 +2,7 @@
 (``train_task_classifiers(workers=2)`` with ``device="cuda"``), against one process on the GPU and one
 on the CPU; prints the largest differences. Needs CUDA.
 
-    python tests/benchmarks/check_classify_gpu.py
+    python tests/performance/check_classify_gpu.py
 """
 
 from __future__ import annotations

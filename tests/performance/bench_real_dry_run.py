@@ -1,6 +1,6 @@
 """Benchmark: how long `snakemake -n` takes to plan the full real-world DAG (goal: at most 15 s).
 
-    .venv/bin/python tests/benchmarks/bench_real_dry_run.py [pubmed_files]
+    .venv/bin/python tests/performance/bench_real_dry_run.py [pubmed_files]
 
 Builds the fake input tree of the dry-run tests (config/mimic.yaml over MIMIC-III tables that hold only
 their header rows) with as many PubMed files as the real baseline and updates (default 1,300: one

@@ -1,6 +1,6 @@
 """Benchmark: WEAT permutation test, 25+25 targets x 25+25 attributes at d=300.
 
-    .venv/bin/python tests/benchmarks/bench_weat_permutation.py [--permutations 100000]
+    .venv/bin/python tests/performance/bench_weat_permutation.py [--permutations 100000]
 
 Compares the engine (s(w,A,B) once, permutations only re-index it; goal < 1 s for 100,000) with a
 reference that recomputes the cosines for every permutation, as WEFE does (timed on 1,000 and

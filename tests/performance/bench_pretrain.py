@@ -1,6 +1,6 @@
 """Benchmark: pretraining throughput (MLM + NSP + adversary) in sequences per second.
 
-    .venv/bin/python tests/benchmarks/bench_pretrain.py [--steps 6]
+    .venv/bin/python tests/performance/bench_pretrain.py [--steps 6]
 
 SciBERT size (12 layers, hidden 768, vocabulary 31,090), sequences of 128 word pieces, on the CPU
 (float32) and, where CUDA is present, on the GPU in bf16 autocast; plus the tiny demo size. Compared

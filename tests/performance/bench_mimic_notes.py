@@ -1,6 +1,6 @@
 """Benchmark: NOTEEVENTS ingest and note processing throughput and peak memory.
 
-    .venv/bin/python tests/benchmarks/bench_mimic_notes.py [--patients 16000] [--threads 2]
+    .venv/bin/python tests/performance/bench_mimic_notes.py [--patients 16000] [--threads 2]
 
 Generates a synthetic NOTEEVENTS (16,000 patients give about 200,000 notes) plus one a quarter of
 the size, then, each in a fresh process (so that peak RSS is its own): the chunked ingest to Parquet,

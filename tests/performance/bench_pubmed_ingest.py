@@ -1,6 +1,6 @@
 """Benchmark: the PubMed ingest as map and reduce (one parse job per file, one reduce), and skip-gram speed.
 
-    .venv/bin/python tests/benchmarks/bench_pubmed_ingest.py [articles_per_decade] [files]
+    .venv/bin/python tests/performance/bench_pubmed_ingest.py [articles_per_decade] [files]
 
 Measures, on synthetic baseline files (medbias.synth.pubmed, the demo world's generator):
 - the map step over every file with 1 worker and with 2 workers (two processes, as Snakemake runs two

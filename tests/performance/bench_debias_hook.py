@@ -1,7 +1,7 @@
 """Benchmark: overhead of a debiasing projection (SentenceDebias/INLP) applied inside the model as
 one matrix product on the hidden states (``medbias.studies.plm.debias.attach_projection``).
 
-    .venv/bin/python tests/benchmarks/bench_debias_hook.py [--batch 32] [--length 16] [--repeats 20]
+    .venv/bin/python tests/performance/bench_debias_hook.py [--batch 32] [--length 16] [--repeats 20]
 
 A randomly initialised BERT-base-sized encoder on the CPU: median forward time with and without
 the hook, and the check that the hooked output equals the plain output times P.

@@ -1,6 +1,6 @@
 """Benchmark: the benchmark tests' calibration control at a size that measures an error rate.
 
-    .venv/bin/python tests/benchmarks/bench_benchmark_control.py --world RUN [--copies 100] [--workers 2]
+    .venv/bin/python tests/performance/bench_benchmark_control.py --world RUN [--copies 100] [--workers 2]
         [--pairs 300] [--out DIR]
 
 Scores ``--copies`` randomly initialised copies of each demo architecture (the tiny BERT's and tiny

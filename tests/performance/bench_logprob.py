@@ -1,6 +1,6 @@
 """Benchmark: log-probability scoring, batched vs one sentence at a time.
 
-    .venv/bin/python tests/benchmarks/bench_logprob.py [--sentences 512]
+    .venv/bin/python tests/performance/bench_logprob.py [--sentences 512]
 
 On the tiny demo BERT (if the demo world is built) and on a randomly initialised BERT-base-sized model
 (12 layers, hidden 768, vocabulary 30,522) on the CPU; goal: at least 5x on BERT-base size. The

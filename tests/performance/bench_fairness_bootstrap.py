@@ -1,7 +1,7 @@
 """Benchmark: the fairness-gap bootstrap, 1,000 replicates of one task with 15,000 test notes and a
 six-group attribute (the size of the real MIMIC-III cohorts).
 
-    .venv/bin/python tests/benchmarks/bench_fairness_bootstrap.py [--notes 15000] [--replicates 1000]
+    .venv/bin/python tests/performance/bench_fairness_bootstrap.py [--notes 15000] [--replicates 1000]
 
 Compares the engine (one index matrix, every replicate's confusion counts per group by one bincount)
 with a per-replicate loop in the style of the reference code (pandas resampling within each label,

@@ -2,7 +2,7 @@
 achieves, when the interval resamples the test stays only (the fitted thresholds treated as known) and
 when it is the two-stage interval of ``hurtful.mitigation.threshold.refits``.
 
-    .venv/bin/python tests/benchmarks/bench_post_processor_coverage.py [--tasks 200] [--replicates 200]
+    .venv/bin/python tests/performance/bench_post_processor_coverage.py [--tasks 200] [--replicates 200]
         [--two-stage] [--refits 200]
 
 The simulated tasks, the intervals and the estimand are those of

@@ -1,7 +1,7 @@
 """Benchmark: a cohort's phenotype tasks trained together (one stacked network per grid point) against
 one task at a time, at the real input width (four [CLS] layers of 768 and the acuity scores: 3,076).
 
-    .venv/bin/python tests/benchmarks/bench_classify_stacked.py [--tasks 28] [--rows 4000] [--device cuda]
+    .venv/bin/python tests/performance/bench_classify_stacked.py [--tasks 28] [--rows 4000] [--device cuda]
 
 Both ways train the same networks (``medbias.studies.hurtful.classify.train_networks``) for one epoch
 with its validation pass: ``--tasks`` tasks sharing one design matrix of ``--rows`` training rows, every

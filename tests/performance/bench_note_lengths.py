@@ -1,9 +1,9 @@
 """Benchmark: note processing at real MIMIC-III note length, per stage and per worker, and how its cost
 grows with note length.
 
-    .venv/bin/python tests/benchmarks/bench_note_lengths.py [--notes 20000] [--workers 2]
+    .venv/bin/python tests/performance/bench_note_lengths.py [--notes 20000] [--workers 2]
         [--lengths config/resources/mimic-facts/note_lengths.tsv]
-    .venv/bin/python tests/benchmarks/bench_note_lengths.py --measure-lengths /path/to/mimic-iii > lengths.tsv
+    .venv/bin/python tests/performance/bench_note_lengths.py --measure-lengths /path/to/mimic-iii > lengths.tsv
 
 The notes follow the per-category table (category mix, mean length, lognormal spread, text shape;
 ``medbias.synth.note_lengths``); the tokenizer is bert-base-uncased's WordPiece (30,522 pieces, from the
@@ -43,7 +43,7 @@ DEFAULT_LENGTHS = REPO / "config/resources/mimic-facts/note_lengths.tsv"
 SWEEP_CHARS = (250, 1000, 4000, 16000, 64000)
 SWEEP_MB = 1.0  # characters of text per point of the length sweep
 
-sys.path.insert(0, str(REPO / "tests/benchmarks"))
+sys.path.insert(0, str(REPO / "tests/performance"))
 from bench_mimic_notes import INGEST, PROCESS, child  # noqa: E402  (the fresh-process ingest and note pipeline)
 
 from medbias.pipeline.cost_probes import note_stage_seconds as stage_seconds  # noqa: E402

@@ -1,6 +1,6 @@
 """Benchmark: option scoring of the clinical vignettes, in prompts and tokens per second.
 
-    .venv/bin/python tests/benchmarks/bench_vignettes.py [--device cpu] [--size tiny] [--prompts 2000]
+    .venv/bin/python tests/performance/bench_vignettes.py [--device cpu] [--size tiny] [--prompts 2000]
 
 It times the shipped sets' questions (``config/resources/vignettes``: pain, then chest pain; the first
 ``--prompts`` of them) as ``vignette_scores`` asks them, through ``core.option_scoring``. The model

