@@ -3,7 +3,7 @@
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import write_json
 from medbias.io.resources import read_seat_tests
-from medbias.studies.plm.stereoset import stereoset_examples
+from medbias.studies.plm.stereoset_style import stereoset_examples
 
 snakemake = globals()["snakemake"]
 log = setup_rule_logging(snakemake.log[0])

@@ -113,7 +113,7 @@ def test_unknown_kind_is_one_clear_error(bert):
 
 
 def test_stereotype_scores_by_hand():
-    from medbias.metrics.stereoset import stereotype_scores
+    from medbias.metrics.stereoset_style import stereotype_scores
 
     stereo = np.array([-1.0, -2.0, -3.0, -4.0, -5.0])
     anti = np.array([-2.0, -1.0, -4.0, -4.0, -6.0])  # stereotypical wins 3, loses 1, ties 1

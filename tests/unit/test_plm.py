@@ -98,7 +98,7 @@ TABLE3 = {
 
 
 def test_stereoset_examples_count_every_combination_once():
-    from medbias.studies.plm.stereoset import stereoset_examples
+    from medbias.studies.plm.stereoset_style import stereoset_examples
 
     sentences, pairs = stereoset_examples(
         small_tests(), {"race": ["race"], "lgbtq": ["queer"]}, TABLE3, ["computer", "tree"]
@@ -128,7 +128,7 @@ def test_stereoset_examples_count_every_combination_once():
 
 
 def test_stereoset_templates_need_both_slots():
-    from medbias.studies.plm.stereoset import stereoset_examples
+    from medbias.studies.plm.stereoset_style import stereoset_examples
 
     with pytest.raises(
         MedbiasInputError, match=r"'plm.stereoset.templates.bad': .* needs exactly one \[IDENTITY\] slot"
@@ -137,7 +137,7 @@ def test_stereoset_templates_need_both_slots():
 
 
 def test_counterfactual_pairs_and_inlp_labels():
-    from medbias.studies.plm.stereoset import counterfactual_identity_pairs, stereoset_examples, stereotype_labels
+    from medbias.studies.plm.stereoset_style import counterfactual_identity_pairs, stereoset_examples, stereotype_labels
 
     sentences, pairs = stereoset_examples(small_tests(), {"race": ["race"], "lgbtq": ["queer"]}, TABLE3, ["computer"])
     first, second = counterfactual_identity_pairs(sentences, "race")
@@ -160,7 +160,7 @@ def test_stereoset_summary_by_hand():
     import numpy as np
     import pandas as pd
 
-    from medbias.studies.plm.stereoset import stereoset_summary
+    from medbias.studies.plm.stereoset_style import stereoset_summary
 
     pairs = pd.DataFrame(
         {

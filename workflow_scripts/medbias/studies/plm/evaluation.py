@@ -58,7 +58,7 @@ def evaluate_plm_model(
     from medbias.core.sentence_likelihood import sentence_log_likelihood
     from medbias.studies.plm.debias import attach_projection
     from medbias.studies.plm.seat import run_seat
-    from medbias.studies.plm.stereoset import stereoset_summary
+    from medbias.studies.plm.stereoset_style import stereoset_summary
 
     summary: dict[str, Any] = {
         "model": name,

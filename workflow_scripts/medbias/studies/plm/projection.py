@@ -17,7 +17,7 @@ import pandas as pd
 
 from medbias.core.encoders import pooled_sentence_vectors, projection_checks
 from medbias.studies.plm.debias import INLP, SentenceDebias, projection_from_basis
-from medbias.studies.plm.stereoset import counterfactual_identity_pairs, stereotype_labels
+from medbias.studies.plm.stereoset_style import counterfactual_identity_pairs, stereotype_labels
 
 
 def stereoset_vectors(

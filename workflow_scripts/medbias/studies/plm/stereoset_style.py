@@ -1,6 +1,6 @@
 """StereoSet-style examples of Xie et al. 2024 (section 3, Tables 3 and 4): the identity and bias
 slots of the templates, the sentence pairs they give, and the summary of their likelihood scores
-(``medbias.metrics.stereoset`` computes the scores)."""
+(``medbias.metrics.stereoset_style`` computes the scores)."""
 
 from __future__ import annotations
 
@@ -148,7 +148,7 @@ def stereoset_summary(pairs, scores: np.ndarray, ties_as_half: bool = False):
     indexed by ``sentence_id``."""
     import pandas as pd
 
-    from medbias.metrics.stereoset import stereotype_scores
+    from medbias.metrics.stereoset_style import stereotype_scores
 
     frame = pairs.assign(
         s=scores[pairs["stereotypical"].to_numpy()],
