@@ -833,3 +833,41 @@ def test_the_control_scores_its_copies_alike_in_one_process_or_several(gpt2, tmp
     pd.testing.assert_frame_equal(alone, together)
     assert alone["unit"].drop_duplicates().tolist() == ["seed 1", "seed 2", "seed 3"]
     assert (alone["p_kind"] == "prediction t test against the other copies").sum() == 3 * 3  # 3 tests x 3 copies
+
+
+def test_a_benchmark_added_to_the_registry_alone_shows_in_the_config_the_table_and_the_card(monkeypatch):
+    """One plug-in module's Benchmark with its headline and one registry entry: the config's suite accepts
+    its name, the wide table gets its column and the audit card its line, with nothing else edited."""
+    from conftest import REPO
+
+    from medbias.core.errors import MedbiasInputError
+    from medbias.metrics.benchmarks import REGISTRY
+    from medbias.metrics.benchmarks.base import Benchmark, Headline, row
+    from medbias.pipeline.config import load_config, resolve_config
+    from medbias.studies.audit.card import benchmark_section
+    from medbias.studies.plm.benchmark_tables import wide_table
+
+    toy = Benchmark(
+        name="toy",
+        title="a toy benchmark",
+        reports=("toy",),
+        files={},
+        inputs=lambda config, plm_dir: {},
+        read_items=lambda paths, settings: {},
+        score=lambda context: ({}, {"toy": "ok"}),
+        rows=lambda frames, status, settings, rng: [row("toy", "all", "score", 61.0, 55.0, 67.0, 0.01, items=10)],
+        empty={},
+        headlines=(Headline("toy", "all", "score", "Toy score (50 = none)", "Toy score"),),
+    )
+    monkeypatch.setitem(REGISTRY, "toy", toy)
+    given = load_config(REPO / "config" / "config.yaml")
+    given["plm"]["benchmarks"]["suite"] = ["crows_pairs", "toy"]
+    assert resolve_config(given, REPO / "config" / "schema.yaml")["plm"]["benchmarks"]["suite"][-1] == "toy"
+    given["plm"]["benchmarks"]["suite"] = ["toys"]
+    with pytest.raises(MedbiasInputError, match=r"plm\.benchmarks\.suite\.0': got 'toys', expected one of .*toy"):
+        resolve_config(given, REPO / "config" / "schema.yaml")
+    rows = pd.DataFrame([toy.rows({}, {}, {}, None)[0]])
+    wide = wide_table(rows.assign(model="m", debias="none"), {}, [], ["nangia"])
+    assert wide["Toy score"].iloc[0] == "61.00 [55.00, 67.00]"
+    card = benchmark_section(rows, [], [])
+    assert "| Toy score (50 = none) |  | 61.00 | [55.00, 67.00] | 0.01 |" in card

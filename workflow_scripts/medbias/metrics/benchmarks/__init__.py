@@ -1,13 +1,13 @@
-"""The benchmark plug-ins (``base.Benchmark``) by name. Adding a benchmark is one module here, one line in
-``REGISTRY`` and its name in ``plm.benchmarks.suite``: the scoring job, the per-evaluation files, the
-plm study's tables and the audit card loop over the suite."""
+"""The benchmark plug-ins (``base.Benchmark``) by name. Adding a benchmark is one module here and one line
+in ``REGISTRY``: ``plm.benchmarks.suite`` accepts its name, and the scoring job, the per-evaluation files,
+the wide benchmark table's headline columns and the audit card's lines loop over the registry."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from medbias.metrics.benchmarks import crows_pairs, perplexity, seat_may, stereoset
-from medbias.metrics.benchmarks.base import Benchmark
+from medbias.metrics.benchmarks.base import Benchmark, Headline
 
 REGISTRY: dict[str, Benchmark] = {
     b.name: b for b in (crows_pairs.BENCHMARK, stereoset.BENCHMARK, seat_may.BENCHMARK, perplexity.BENCHMARK)
@@ -27,3 +27,9 @@ def evaluation_files(names: Sequence[str]) -> dict[str, str]:
 def published_values(names: Sequence[str]) -> list:
     """The published numbers of the suite's plug-ins, each with its rule and source."""
     return [value for b in suite(names) for value in b.published]
+
+
+def headlines() -> list[Headline]:
+    """Every plug-in's headline numbers, in the registry's order: the audit card's lines and the wide
+    benchmark table's headline columns."""
+    return [headline for b in REGISTRY.values() for headline in b.headlines]

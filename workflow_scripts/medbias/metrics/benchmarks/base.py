@@ -64,6 +64,20 @@ Status = dict[str, str]
 
 
 @dataclass(frozen=True)
+class Headline:
+    """One headline number of a benchmark: its long-table row (``report`` in the ``benchmark`` column,
+    ``bias_type``, ``measure``), its line on the audit card (``card``) and its column in the wide
+    benchmark table (``column``; None where the table builds that benchmark's columns itself, as for
+    CrowS-Pairs' one column per scoring rule)."""
+
+    report: str
+    bias_type: str
+    measure: str
+    card: str
+    column: str | None = None
+
+
+@dataclass(frozen=True)
 class Benchmark:
     """A benchmark plug-in.
 
@@ -76,7 +90,8 @@ class Benchmark:
     - ``score_untrained(context)``: frames of its untrained files, or None when it has none;
     - ``rows(frames, status, settings, rng)``: its long-table rows (``metrics.benchmark_scores``);
     - ``empty``: file key -> the empty frame written when nothing was scored;
-    - ``published``: the published numbers, each with the rule that made it."""
+    - ``published``: the published numbers, each with the rule that made it;
+    - ``headlines``: its headline numbers (``Headline``), which the wide table and the audit card show."""
 
     name: str
     title: str
@@ -89,6 +104,7 @@ class Benchmark:
     empty: Mapping[str, pd.DataFrame]
     score_untrained: Callable[[ScoringContext], Frames] | None = None
     published: tuple[PublishedValue, ...] = ()
+    headlines: tuple[Headline, ...] = ()
 
 
 def read_frame(path: str) -> pd.DataFrame:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, copies_row, row
+from medbias.metrics.benchmarks.base import Benchmark, Headline, ScoringContext, copies_row, row
 from medbias.metrics.peer_benchmarks import (
     cluster_mean_interval,
     crows_cluster_test,
@@ -212,5 +212,11 @@ BENCHMARK = Benchmark(
         PublishedValue("crows_pairs", "bias_bench", "gpt2", "gender", "metric", 56.87, BIAS_BENCH),
         PublishedValue("crows_pairs", "bias_bench", "gpt2", "race-color", "metric", 59.69, BIAS_BENCH),
         PublishedValue("crows_pairs", "bias_bench", "gpt2", "religion", "metric", 62.86, BIAS_BENCH),
+    ),
+    headlines=(
+        Headline("crows_pairs", "all", "metric", "CrowS-Pairs metric (% sent_more preferred; 50 = none)"),
+        Headline(
+            "crows_pairs_untrained", "all", "metric", "CrowS-Pairs metric of untrained copies (mean, 95% of copies)"
+        ),
     ),
 )

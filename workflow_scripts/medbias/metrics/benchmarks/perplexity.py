@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, row
+from medbias.metrics.benchmarks.base import Benchmark, Headline, ScoringContext, row
 from medbias.metrics.peer_benchmarks import perplexity, perplexity_interval
 
 SEQ2SEQ_PERPLEXITY = "not applicable: perplexity is reported for causal and masked language models"
@@ -133,4 +133,20 @@ BENCHMARK = Benchmark(
     score=score,
     rows=rows,
     empty={"perplexity": EMPTY_PERPLEXITY},
+    headlines=(
+        Headline(
+            "perplexity",
+            "held-out",
+            "perplexity",
+            "(pseudo-)perplexity, held-out text of the Dropout corpus",
+            "perplexity, held-out",
+        ),
+        Headline(
+            "perplexity",
+            "wikitext-2",
+            "perplexity",
+            "(pseudo-)perplexity, WikiText-2 test paragraphs",
+            "perplexity, WikiText-2",
+        ),
+    ),
 )

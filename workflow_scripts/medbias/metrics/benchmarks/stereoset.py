@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.io.benchmarks import STEREOSET_OPTIONS
-from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, copies_row, row
+from medbias.metrics.benchmarks.base import Benchmark, Headline, ScoringContext, copies_row, row
 from medbias.metrics.peer_benchmarks import stereoset_interval, stereoset_outcomes, stereoset_score, stereoset_test
 from medbias.metrics.published_benchmarks import BIAS_BENCH, STEREOSET_OFFICIAL, PublishedValue
 
@@ -228,5 +228,18 @@ BENCHMARK = Benchmark(
         PublishedValue("intrasentence", "nadeem", "bert-base-uncased", "gender", "ss", 60.28, BIAS_BENCH),
         PublishedValue("intrasentence", "nadeem", "bert-base-uncased", "race", "ss", 57.03, BIAS_BENCH),
         PublishedValue("intrasentence", "nadeem", "bert-base-uncased", "religion", "ss", 59.70, BIAS_BENCH),
+    ),
+    headlines=(
+        Headline("intrasentence", "overall", "ss", "StereoSet intrasentence SS", "StereoSet SS"),
+        Headline("intrasentence", "overall", "lms", "StereoSet intrasentence LMS", "StereoSet LMS"),
+        Headline("intrasentence", "overall", "icat", "StereoSet intrasentence ICAT", "StereoSet ICAT"),
+        Headline(
+            "intrasentence_untrained",
+            "overall",
+            "ss",
+            "StereoSet intrasentence SS of untrained copies (mean, 95% of copies)",
+            "StereoSet SS, untrained copies",
+        ),
+        Headline("intersentence", "overall", "ss", "StereoSet intersentence SS", "StereoSet inter SS"),
     ),
 )

@@ -19,6 +19,7 @@ import pandas as pd
 from medbias.core.errors import MedbiasInputError
 from medbias.io.tables import PaperPage, markdown_table
 from medbias.io.word_vectors import vector_spellings
+from medbias.metrics.benchmarks import headlines
 
 # Caliskan et al. (2017), Table 1: the WEATs whose word sets WEAT.json holds (X, Y, A, B)
 CALISKAN_TESTS = {
@@ -193,24 +194,6 @@ def _score_interval(low: float, high: float) -> str:
     return "" if np.isnan(low) else f"[{low:.2f}, {high:.2f}]"
 
 
-BENCHMARK_HEADLINES = [
-    ("crows_pairs", "all", "metric", "CrowS-Pairs metric (% sent_more preferred; 50 = none)"),
-    ("crows_pairs_untrained", "all", "metric", "CrowS-Pairs metric of untrained copies (mean, 95% of copies)"),
-    ("intrasentence", "overall", "ss", "StereoSet intrasentence SS"),
-    ("intrasentence", "overall", "lms", "StereoSet intrasentence LMS"),
-    ("intrasentence", "overall", "icat", "StereoSet intrasentence ICAT"),
-    (
-        "intrasentence_untrained",
-        "overall",
-        "ss",
-        "StereoSet intrasentence SS of untrained copies (mean, 95% of copies)",
-    ),
-    ("intersentence", "overall", "ss", "StereoSet intersentence SS"),
-    ("perplexity", "held-out", "perplexity", "(pseudo-)perplexity, held-out text of the Dropout corpus"),
-    ("perplexity", "wikitext-2", "perplexity", "(pseudo-)perplexity, WikiText-2 test paragraphs"),
-]
-
-
 def benchmark_section(
     rows: pd.DataFrame, summaries: Sequence[str], published: Sequence = (), published_elsewhere: Sequence[str] = ()
 ) -> str:
@@ -225,7 +208,7 @@ def benchmark_section(
         if not r.benchmark.startswith("crows")
     }
     shown = []
-    for benchmark, bias_type, measure, title in BENCHMARK_HEADLINES:
+    for benchmark, bias_type, measure, title in ((h.report, h.bias_type, h.measure, h.card) for h in headlines()):
         if benchmark.startswith("crows"):
             found = [
                 r

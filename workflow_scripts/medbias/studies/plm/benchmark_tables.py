@@ -14,6 +14,7 @@ import pandas as pd
 
 from medbias.core.errors import MedbiasInputError
 from medbias.io.tables import PaperTable
+from medbias.metrics.benchmarks import headlines
 from medbias.metrics.benchmarks.crows_pairs import copy_metrics
 from medbias.metrics.benchmarks.stereoset import copy_ss, option_outcomes, rule_of
 from medbias.metrics.fairness import benjamini_hochberg
@@ -26,15 +27,11 @@ from medbias.metrics.peer_benchmarks import (
 )
 from medbias.metrics.published_benchmarks import PublishedValue, published_note
 
-STEREOSET_COLUMNS = {
-    ("intrasentence", "overall", "ss"): "StereoSet SS",
-    ("intrasentence", "overall", "lms"): "StereoSet LMS",
-    ("intrasentence", "overall", "icat"): "StereoSet ICAT",
-    ("intersentence", "overall", "ss"): "StereoSet inter SS",
-    ("perplexity", "held-out", "perplexity"): "perplexity, held-out",
-    ("perplexity", "wikitext-2", "perplexity"): "perplexity, WikiText-2",
-    ("intrasentence_untrained", "overall", "ss"): "StereoSet SS, untrained copies",
-}
+
+def headline_columns() -> dict[tuple[str, str, str], str]:
+    """(report, bias type, measure) -> the wide table's column, of every plug-in headline that has one
+    (CrowS-Pairs' columns, one per scoring rule, and SEAT's, one per summary, are built apart)."""
+    return {(h.report, h.bias_type, h.measure): h.column for h in headlines() if h.column}
 
 
 # the untrained-copy cell of a debiased row, which the plain row's copy stands for
@@ -83,7 +80,7 @@ def wide_table(
         row["StereoSet rule"] = "n/a" if "intrasentence" in status or intra is None else intra.rule
         # a debiased row has no untrained copies of its own: the plain row's stand for them
         no_copy = "n/a" if debias == "none" else STANDS_IN
-        for key, column in STEREOSET_COLUMNS.items():
+        for key, column in headline_columns().items():
             found = index.get(key)
             row[column] = "n/a" if key[0] in status else _cell(pd.Series(found._asdict()) if found else None)
             uniform = index.get((key[0], key[1], "uniform")) if key[0] == "perplexity" else None
