@@ -1,11 +1,11 @@
 """Rule script (plm): the benchmark items every evaluation and the calibration control score: the
-CrowS-Pairs pairs and StereoSet examples, read and checked (``medbias.io.benchmarks``), sampled when
+CrowS-Pairs pairs and StereoSet examples, read and checked (``medbias.metrics.benchmarks.items``), sampled when
 ``plm.benchmarks.sample`` asks (``medbias.studies.plm.benchmarks.sample_rows``), with the examples
 set aside and why."""
 
 from medbias.core.logs import setup_rule_logging
-from medbias.io.benchmarks import read_crows_pairs, read_stereoset
 from medbias.io.jsonio import write_json
+from medbias.metrics.benchmarks.items import read_crows_pairs, read_stereoset
 from medbias.studies.plm.benchmarks import sample_rows
 
 snakemake = globals()["snakemake"]

@@ -7,8 +7,8 @@ import pandas as pd
 from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import read_json
 from medbias.io.tables import write_paper_table
-from medbias.metrics.benchmark_scores import evaluation_rows, read_evaluation_frames
 from medbias.metrics.benchmarks import evaluation_files, published_values
+from medbias.metrics.benchmarks.scores import evaluation_rows, read_evaluation_frames
 from medbias.pipeline.hyperparameters import with_settings
 from medbias.studies.plm.benchmark_tables import benchmark_table, paired_rows, paired_table, wide_table
 from medbias.studies.plm.figures import plot_benchmark_intervals

@@ -7,7 +7,7 @@ import pandas as pd
 import torch
 
 from medbias.core.logs import setup_rule_logging
-from medbias.io.benchmarks import read_crows_pairs
+from medbias.metrics.benchmarks.items import read_crows_pairs
 from medbias.studies.plm.benchmarks import sample_rows
 from medbias.validation.benchmark_control import random_model_benchmark_rows
 

@@ -252,7 +252,7 @@ def _tiny_demo_models(run: Path) -> None:
     tokenizers (trained on a few CrowS-Pairs sentences) and one StereoSet intrasentence example."""
     from transformers import BertConfig, GPT2Config
 
-    from medbias.io.benchmarks import read_crows_pairs
+    from medbias.metrics.benchmarks.items import read_crows_pairs
     from medbias.synth.tiny_models import train_byte_bpe, train_wordpiece
 
     pairs = read_crows_pairs(REPO / "config/resources/crows-pairs/crows_pairs_anonymized.csv").head(200)

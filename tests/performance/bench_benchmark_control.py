@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO / "workflow_scripts"))
 
 import pandas as pd  # noqa: E402
 
-from medbias.io.benchmarks import read_crows_pairs  # noqa: E402
+from medbias.metrics.benchmarks.items import read_crows_pairs  # noqa: E402
 from medbias.studies.plm.benchmarks import sample_rows  # noqa: E402
 from medbias.validation.benchmark_control import random_model_benchmark_rows  # noqa: E402
 from medbias.validation.error_rates import error_rates  # noqa: E402

@@ -30,12 +30,12 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from likelihood_reference import crows_pairs_one_pair, stereoset_masked_one_completion  # noqa: E402
 
-from medbias.core.benchmark_scoring import (  # noqa: E402
+from medbias.metrics.benchmarks.items import read_crows_pairs, read_stereoset  # noqa: E402
+from medbias.metrics.benchmarks.scoring import (  # noqa: E402
     crows_pairs_causal_scores,
     crows_pairs_masked_scores,
     stereoset_masked_scores,
 )
-from medbias.io.benchmarks import read_crows_pairs, read_stereoset  # noqa: E402
 
 RESOURCES = REPO / "config" / "resources"
 

@@ -211,7 +211,7 @@ def test_the_card_lists_the_settings_that_shaped_it_before_its_manifest():
 
 def test_the_benchmark_section_gives_mean_abs_d_its_interval_and_only_the_entrys_own_published_values():
     from medbias.metrics.benchmarks import published_values
-    from medbias.metrics.published_benchmarks import published_for_source, published_models
+    from medbias.metrics.benchmarks.published import published_for_source, published_models
     from medbias.studies.audit.card import benchmark_section
 
     rows = pd.DataFrame(

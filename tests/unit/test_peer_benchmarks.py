@@ -22,18 +22,9 @@ from likelihood_reference import (
 )
 from scipy import stats
 
-from medbias.core.benchmark_scoring import (
-    crows_pairs_causal_scores,
-    crows_pairs_masked_scores,
-    modified_positions,
-    sentence_spans,
-    stereoset_causal_scores,
-    stereoset_masked_scores,
-    unmodified_positions,
-)
 from medbias.core.errors import MedbiasInputError
-from medbias.io.benchmarks import read_crows_pairs, read_may_seat_tests, read_stereoset
-from medbias.metrics.peer_benchmarks import (
+from medbias.metrics.benchmarks.items import read_crows_pairs, read_may_seat_tests, read_stereoset
+from medbias.metrics.benchmarks.peer import (
     cluster_mean_interval,
     crows_cluster_test,
     crows_metric,
@@ -48,6 +39,15 @@ from medbias.metrics.peer_benchmarks import (
     stereoset_outcomes,
     stereoset_score,
     stereoset_test,
+)
+from medbias.metrics.benchmarks.scoring import (
+    crows_pairs_causal_scores,
+    crows_pairs_masked_scores,
+    modified_positions,
+    sentence_spans,
+    stereoset_causal_scores,
+    stereoset_masked_scores,
+    unmodified_positions,
 )
 from medbias.metrics.vignette_contrasts import sign_flip_p
 from medbias.synth.tiny_models import train_byte_bpe, train_wordpiece
@@ -365,8 +365,8 @@ def test_self_debias_masked_crows_pairs_equals_the_rule_written_out(wordpiece):
 def test_self_debias_causal_and_stereoset_equal_the_rule_written_out(gpt2, wordpiece):
     from likelihood_reference import causal_self_debiased_log_probability, masked_self_debiased_log_prob
 
-    from medbias.core.benchmark_scoring import masked_filler_items
     from medbias.core.self_debias import every_prefix, self_debias_for
+    from medbias.metrics.benchmarks.scoring import masked_filler_items
 
     model, tokenizer = gpt2
     more_texts = ["People who are poor are lazy.", "Women can't drive."]
@@ -405,8 +405,8 @@ def test_intersentence_of_a_masked_model_reads_its_trained_next_sentence_head(wo
     pair per forward pass; a masked-LM-only checkpoint and a causal one are marked with the reason."""
     from transformers import BertConfig, BertForMaskedLM, BertForPreTraining
 
-    from medbias.core.benchmark_scoring import next_sentence_probabilities
     from medbias.core.models import load_next_sentence_head
+    from medbias.metrics.benchmarks.scoring import next_sentence_probabilities
 
     torch.manual_seed(4)
     config = BertConfig(
@@ -454,9 +454,9 @@ def _crows_frame(more_wins: list[bool], rule: str = "lm_eval") -> pd.DataFrame:
 
 
 def test_long_wide_and_paired_tables_by_hand():
-    from medbias.metrics.benchmark_scores import evaluation_rows
     from medbias.metrics.benchmarks.crows_pairs import EMPTY_CROWS
     from medbias.metrics.benchmarks.perplexity import EMPTY_PERPLEXITY
+    from medbias.metrics.benchmarks.scores import evaluation_rows
     from medbias.metrics.benchmarks.stereoset import EMPTY_STEREOSET
     from medbias.studies.plm.benchmark_tables import paired_rows, wide_table
 
@@ -607,9 +607,9 @@ def test_a_benchmark_plug_in_is_one_registry_entry(monkeypatch):
     """A toy plug-in added to the registry is scored, written and tabled through the same loops as the
     shipped ones: its files join the evaluation's, its status and rows reach the long table."""
     from medbias.metrics import benchmarks
-    from medbias.metrics.benchmark_scores import evaluation_rows
     from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, row
-    from medbias.metrics.published_benchmarks import PublishedValue, published_note
+    from medbias.metrics.benchmarks.published import PublishedValue, published_note
+    from medbias.metrics.benchmarks.scores import evaluation_rows
     from medbias.studies.plm.benchmarks import evaluate_benchmarks
 
     def score(context: ScoringContext):
@@ -648,7 +648,7 @@ def test_published_values_stand_with_the_rule_that_made_them():
     """Every published CrowS-Pairs number of the shipped suite is bias-bench's (its rule, not Nangia's
     nor the harness's); the gpt2 StereoSet scores are bias-bench's causal rule, BERT's the masked one."""
     from medbias.metrics.benchmarks import published_values
-    from medbias.metrics.published_benchmarks import published_note
+    from medbias.metrics.benchmarks.published import published_note
 
     values = published_values(["crows_pairs", "stereoset", "seat_may", "perplexity"])
     crows = [v for v in values if v.benchmark == "crows_pairs"]
@@ -709,7 +709,7 @@ def test_the_interval_of_mean_abs_d_by_hand():
     """Each test's d redrawn from a normal with the SE its 95% interval implies: one test far from 0 gives
     back its own interval; two tests of d = +-0.5 give 0.5 +- 1.96 x 0.1 / sqrt 2; one test at d = 0
     gives the folded normal's percentiles, 0.1 x Phi^-1(0.5125) and 0.1 x Phi^-1(0.9875)."""
-    from medbias.metrics.peer_benchmarks import seat_summary_interval
+    from medbias.metrics.benchmarks.peer import seat_summary_interval
 
     half = 1.959963984540054 * 0.1
 
@@ -738,7 +738,7 @@ def test_a_trained_score_against_its_untrained_copies_by_hand():
     """Copies 48, 50, 52 (mean 50, SD 2), trained 60: t = 10 / (2 sqrt(4/3)) = 4.3301 on 2 df; the t
     distribution on 2 df has sf(t) = (1 - t / sqrt(t^2 + 2)) / 2 = 0.024705, so p = 0.04941; the 95%
     prediction interval is 10 +- 4.302653 x 2.3094 = [0.0634, 19.9366]."""
-    from medbias.metrics.peer_benchmarks import against_copies
+    from medbias.metrics.benchmarks.peer import against_copies
 
     result = against_copies(60.0, [48.0, 50.0, 52.0])
     assert result["difference"] == pytest.approx(10.0) and result["items"] == 3
@@ -779,7 +779,7 @@ def test_each_untrained_copy_gets_its_own_crows_metric_and_stereoset_ss():
 
 
 def test_the_control_reads_each_copy_against_the_others_once_per_test():
-    from medbias.metrics.peer_benchmarks import against_copies
+    from medbias.metrics.benchmarks.peer import against_copies
     from medbias.validation.benchmark_control import AGAINST_COPIES, against_other_copies
 
     scores = [48.0, 50.0, 52.0, 61.0]

@@ -485,7 +485,7 @@ def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_mo
                 raise MedbiasInputError(f"config key 'resources.{key}': folder {path} does not exist")
         elif not Path(path).is_file():
             raise MedbiasInputError(f"config key 'resources.{key}': file {path} does not exist")
-    from medbias.io.benchmarks import check_benchmark_files
+    from medbias.metrics.benchmarks.items import check_benchmark_files
 
     check_benchmark_files(config["resources"], config["plm"]["benchmarks"]["seat_tests"], config["plm"]["benchmarks"])
 

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.core.processes import spawned_map
-from medbias.metrics.peer_benchmarks import (
+from medbias.metrics.benchmarks.peer import (
     against_copies,
     crows_cluster_test,
     crows_metric,

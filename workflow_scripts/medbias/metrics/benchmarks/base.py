@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.metrics.published_benchmarks import PublishedValue
+from medbias.metrics.benchmarks.published import PublishedValue
 
 
 @dataclass
@@ -88,7 +88,7 @@ class Benchmark:
     - ``read_items(paths, settings)``: the items (key -> frame, dict or list) from those paths;
     - ``score(context)``: (frames of its non-untrained files, status per report name);
     - ``score_untrained(context)``: frames of its untrained files, or None when it has none;
-    - ``rows(frames, status, settings, rng)``: its long-table rows (``metrics.benchmark_scores``);
+    - ``rows(frames, status, settings, rng)``: its long-table rows (``metrics.benchmarks.scores``);
     - ``empty``: file key -> the empty frame written when nothing was scored;
     - ``published``: the published numbers, each with the rule that made it;
     - ``headlines``: its headline numbers (``Headline``), which the wide table and the audit card show."""
@@ -121,7 +121,7 @@ def write_frame(frame: pd.DataFrame, path: str) -> None:
 
 
 def row(benchmark, bias_type, measure, value, low=np.nan, high=np.nan, p=np.nan, items=0, status="ok", rule=""):
-    """One long-table row (``metrics.benchmark_scores``)."""
+    """One long-table row (``metrics.benchmarks.scores``)."""
     return {
         "benchmark": benchmark,
         "rule": rule,

@@ -1,8 +1,8 @@
 """CrowS-Pairs (Nangia et al. 2020) as a benchmark plug-in: every pair of the sampled items scored by
-every rule of ``plm.benchmarks.crows_rules`` that scores the model's kind (``core.benchmark_scoring``:
+every rule of ``plm.benchmarks.crows_rules`` that scores the model's kind (``metrics.benchmarks.scoring``:
 nangia and bias_bench for masked, bias_bench and lm_eval for causal models), one row per pair and
 rule; the metric per rule and bias type with its interval and test against 50
-(``metrics.peer_benchmarks``). A plain evaluation also scores untrained copies of the model on the
+(``metrics.benchmarks.peer``). A plain evaluation also scores untrained copies of the model on the
 same pairs: the copies' mean metric per rule, with the range that holds 95% of them. seq2seq models
 are not applicable: a sentence's likelihood given itself measures copying, and no published scorer
 defines another."""
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.metrics.benchmarks.base import Benchmark, Headline, ScoringContext, copies_row, row
-from medbias.metrics.peer_benchmarks import (
+from medbias.metrics.benchmarks.peer import (
     cluster_mean_interval,
     crows_cluster_test,
     crows_metric,
@@ -24,7 +24,7 @@ from medbias.metrics.peer_benchmarks import (
     crows_scored,
     crows_swap,
 )
-from medbias.metrics.published_benchmarks import BIAS_BENCH, PublishedValue
+from medbias.metrics.benchmarks.published import BIAS_BENCH, PublishedValue
 
 SEQ2SEQ_CROWS = (
     "not applicable: a seq2seq model's likelihood of a sentence given itself measures copying; no published "
@@ -47,11 +47,11 @@ def score_crows_pairs(
     epsilon: float = 0.01,
 ) -> pd.DataFrame:
     """Per-pair sentence scores of CrowS-Pairs under a masked or causal LM, one row per pair and rule of
-    ``rules`` that scores the model's kind (``core.benchmark_scoring.CROWS_RULES``; a bias_bench pair
+    ``rules`` that scores the model's kind (``metrics.benchmarks.scoring.CROWS_RULES``; a bias_bench pair
     whose modified span is empty has NaN scores); with ``prefixes`` (bias type -> debiasing prefix),
     under Self-Debias with each pair's bias-type prefix."""
-    from medbias.core.benchmark_scoring import crows_pairs_causal_scores, crows_pairs_masked_scores, crows_rules_for
     from medbias.core.self_debias import self_debias_for
+    from medbias.metrics.benchmarks.scoring import crows_pairs_causal_scores, crows_pairs_masked_scores, crows_rules_for
 
     chosen = crows_rules_for(kind, rules)
     if not chosen:

@@ -2,7 +2,7 @@
 model: on the held-out texts of the Dropout corpus (in-domain, and the corpus Dropout and CDA continue
 training on) and on WikiText-2's test paragraphs (general English that no medbias model trains on),
 each text cut to ``plm.debias.dropout.max_length`` tokens; perplexity for causal models,
-pseudo-perplexity for masked ones (``metrics.peer_benchmarks.perplexity``), with bootstrap intervals
+pseudo-perplexity for masked ones (``metrics.benchmarks.peer.perplexity``), with bootstrap intervals
 over texts; beside it the perplexity of a uniform guess over the model's vocabulary (its size), which a
 model that learned anything about the texts lies below."""
 
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.metrics.benchmarks.base import Benchmark, Headline, ScoringContext, row
-from medbias.metrics.peer_benchmarks import perplexity, perplexity_interval
+from medbias.metrics.benchmarks.peer import perplexity, perplexity_interval
 
 SEQ2SEQ_PERPLEXITY = "not applicable: perplexity is reported for causal and masked language models"
 SELF_DEBIAS_PSEUDO_PERPLEXITY = (
@@ -64,8 +64,8 @@ def inputs(config: Mapping[str, Any], plm_dir: str) -> dict[str, str]:
 
 
 def read_items(paths: Mapping[str, str], settings: Mapping[str, Any]) -> dict[str, Any]:
-    from medbias.io.benchmarks import read_wikitext_paragraphs
     from medbias.io.gzipped import read_corpus_split
+    from medbias.metrics.benchmarks.items import read_wikitext_paragraphs
 
     return {
         "perplexity_texts": read_corpus_split(paths["corpus"], settings["held_out_texts"], max_texts=0)[1],

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.io.benchmarks import read_may_seat_tests
 from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, row
-from medbias.metrics.peer_benchmarks import seat_summary, seat_summary_interval
+from medbias.metrics.benchmarks.items import read_may_seat_tests
+from medbias.metrics.benchmarks.peer import seat_summary, seat_summary_interval
 
 SEAT_RULE = "bias_bench"  # each sentence alone, mean-pooled last layer (special tokens included), Caliskan's d
 SELF_DEBIAS_SEAT = (

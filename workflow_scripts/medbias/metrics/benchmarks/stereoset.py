@@ -1,9 +1,9 @@
 """StereoSet (Nadeem et al. 2021) as a benchmark plug-in: intrasentence examples scored by a masked
 LM's filler pieces (rule ``nadeem``) or a causal LM's rule ``plm.benchmarks.causal_score``
-(``core.benchmark_scoring.STEREOSET_CAUSAL_RULES``); intersentence examples by a causal LM, or by a
+(``metrics.benchmarks.scoring.STEREOSET_CAUSAL_RULES``); intersentence examples by a causal LM, or by a
 masked model's trained next-sentence head. The official evaluator's macro SS, LMS and ICAT per domain
 with intervals over target terms and the permutation test of SS against 50
-(``metrics.peer_benchmarks``). A plain evaluation also scores untrained copies on the intrasentence
+(``metrics.benchmarks.peer``). A plain evaluation also scores untrained copies on the intrasentence
 examples."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.io.benchmarks import STEREOSET_OPTIONS
 from medbias.metrics.benchmarks.base import Benchmark, Headline, ScoringContext, copies_row, row
-from medbias.metrics.peer_benchmarks import stereoset_interval, stereoset_outcomes, stereoset_score, stereoset_test
-from medbias.metrics.published_benchmarks import BIAS_BENCH, STEREOSET_OFFICIAL, PublishedValue
+from medbias.metrics.benchmarks.items import STEREOSET_OPTIONS
+from medbias.metrics.benchmarks.peer import stereoset_interval, stereoset_outcomes, stereoset_score, stereoset_test
+from medbias.metrics.benchmarks.published import BIAS_BENCH, STEREOSET_OFFICIAL, PublishedValue
 
 SEQ2SEQ_STEREOSET = "not applicable: the published StereoSet scorers cover masked and causal language models"
 MASKED_INTERSENTENCE = "not applicable: intersentence needs a causal model or a masked model's next-sentence head"
@@ -52,7 +52,7 @@ def score_stereoset(
     from medbias.core.self_debias import self_debias_for
 
     debias = self_debias_for(prefixes, examples["bias_type"].tolist(), tokenizer, decay, epsilon) if prefixes else None
-    from medbias.core.benchmark_scoring import (
+    from medbias.metrics.benchmarks.scoring import (
         STEREOSET_MASKED_RULE,
         joined_texts,
         next_sentence_probabilities,

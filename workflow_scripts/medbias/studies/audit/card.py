@@ -197,7 +197,7 @@ def _score_interval(low: float, high: float) -> str:
 def benchmark_section(
     rows: pd.DataFrame, summaries: Sequence[str], published: Sequence = (), published_elsewhere: Sequence[str] = ()
 ) -> str:
-    """The field's benchmarks of the entry's plain evaluation (``metrics.benchmark_scores``): each
+    """The field's benchmarks of the entry's plain evaluation (``metrics.benchmarks.scores``): each
     headline score with its scoring rule, 95% interval and p against 50 (CrowS-Pairs once per rule),
     bias-bench's SEAT summaries with their interval, and the benchmarks that do not apply with the
     reason. ``published``: the published values of this entry's own model (``published_for_source``);
@@ -270,7 +270,7 @@ def benchmark_section(
 def benchmark_reference(published: Sequence = (), published_elsewhere: Sequence[str] = ()) -> str:
     """How the card's benchmark scores were made, and the published values of the entry's own model
     (``published``) with the rule of each; when there are none, which models have them."""
-    from medbias.metrics.published_benchmarks import published_note
+    from medbias.metrics.benchmarks.published import published_note
 
     if published:
         yardstick = published_note(published)
@@ -286,7 +286,7 @@ def benchmark_reference(published: Sequence = (), published_elsewhere: Sequence[
         "metric.py, bias_bench = bias-bench's crows.py, lm_eval = lm-evaluation-harness; StereoSet: nadeem = the "
         "authors' masked scorer, bias_bench = bias-bench's generative scorer); the intervals, tests and untrained "
         "copies are medbias's own. SEAT mean |d|: bias-bench's summary; its 95% CI is a parametric bootstrap (each "
-        "test's d redrawn from a normal with the SE its own interval implies, medbias.metrics.peer_benchmarks."
+        "test's d redrawn from a normal with the SE its own interval implies, medbias.metrics.benchmarks.peer."
         "seat_summary_interval). "
         + yardstick
         + " Every row per bias type: results/plm/benchmarks_long.csv when the entry is in the plm study.\n"
@@ -415,9 +415,9 @@ def card_sections(
     if (stereo["status"] != "ok").all():
         skipped.append(("StereoSet-style scores", stereo["status"].iloc[0]))
     if "benchmark_summary" in inputs:
-        from medbias.metrics.benchmark_scores import evaluation_rows, read_evaluation_frames
         from medbias.metrics.benchmarks import evaluation_files, published_values
-        from medbias.metrics.published_benchmarks import published_for_source, published_models
+        from medbias.metrics.benchmarks.published import published_for_source, published_models
+        from medbias.metrics.benchmarks.scores import evaluation_rows, read_evaluation_frames
 
         names = benchmarks["suite"]
         published = published_values(names)

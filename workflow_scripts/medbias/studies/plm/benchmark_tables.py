@@ -16,16 +16,16 @@ from medbias.core.errors import MedbiasInputError
 from medbias.io.tables import PaperTable
 from medbias.metrics.benchmarks import headlines
 from medbias.metrics.benchmarks.crows_pairs import copy_metrics
-from medbias.metrics.benchmarks.stereoset import copy_ss, option_outcomes, rule_of
-from medbias.metrics.fairness import benjamini_hochberg
-from medbias.metrics.peer_benchmarks import (
+from medbias.metrics.benchmarks.peer import (
     against_copies,
     crows_outcomes,
     crows_scored,
     paired_crows,
     paired_stereoset,
 )
-from medbias.metrics.published_benchmarks import PublishedValue, published_note
+from medbias.metrics.benchmarks.published import PublishedValue, published_note
+from medbias.metrics.benchmarks.stereoset import copy_ss, option_outcomes, rule_of
+from medbias.metrics.fairness import benjamini_hochberg
 
 
 def headline_columns() -> dict[tuple[str, str, str], str]:
@@ -121,7 +121,7 @@ def against_copies_rows(evaluation: tuple[str, str], frames: Mapping[str, Any]) 
     """A plain evaluation against its untrained copies (``untrained_crows_pairs``, ``untrained_stereoset``,
     numbered in ``copy``): per CrowS-Pairs rule both were scored by, and for StereoSet intrasentence SS, the
     trained score's difference from the copies' mean with its prediction interval and t test
-    (``metrics.peer_benchmarks.against_copies``); items = copies. None without copies."""
+    (``metrics.benchmarks.peer.against_copies``); items = copies. None without copies."""
 
     def compared(benchmark: str, rule: str, trained: float, scores) -> dict[str, Any]:
         return {

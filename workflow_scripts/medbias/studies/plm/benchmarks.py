@@ -94,7 +94,7 @@ def score_untrained_copies(benchmarks, source, tokenizer, data, settings, device
     """The ``benchmarks``' untrained files for ``settings["untrained_copies"]`` copies of the model's
     architecture (fresh weights under torch seeds seed, seed + 1, ...; its tokenizer), each frame the
     copies' rows one under another with the copy's number in ``copy``: the distribution a trained score is
-    read against (``metrics.peer_benchmarks.against_copies``), where one copy is one draw of it."""
+    read against (``metrics.benchmarks.peer.against_copies``), where one copy is one draw of it."""
     from medbias.core.models import untrained_copy
 
     copies = int(settings["untrained_copies"])

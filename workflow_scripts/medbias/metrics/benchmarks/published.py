@@ -1,5 +1,5 @@
 """A published benchmark number that medbias prints beside its own, with the scoring rule and the tool
-that made it (``core.benchmark_scoring.CROWS_RULES``, ``STEREOSET_CAUSAL_RULES``): a medbias score is
+that made it (``metrics.benchmarks.scoring.CROWS_RULES``, ``STEREOSET_CAUSAL_RULES``): a medbias score is
 comparable with one of them only when it was made by the same rule. Each benchmark plug-in
 (``metrics.benchmarks``) holds its own numbers."""
 

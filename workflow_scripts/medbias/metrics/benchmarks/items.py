@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from medbias.core.benchmark_scoring import STEREOSET_BLANK
 from medbias.core.errors import MedbiasInputError, reading
+from medbias.metrics.benchmarks.scoring import STEREOSET_BLANK
 
 CROWS_COLUMNS = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")
 CROWS_DIRECTIONS = ("stereo", "antistereo")

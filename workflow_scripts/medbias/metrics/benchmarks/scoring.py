@@ -22,7 +22,7 @@ SequenceMatcher (the alignment is not symmetric in its two arguments). Rules:
 - ``lm_eval`` (EleutherAI lm-evaluation-harness, crows_pairs task), causal LMs: the summed
   log-likelihood of every token given BOS and the tokens before it, not rounded.
 
-Equal scores are neutral: they count as not preferring sent_more (``metrics.peer_benchmarks``).
+Equal scores are neutral: they count as not preferring sent_more (``metrics.benchmarks.peer``).
 
 StereoSet intrasentence (Nadeem et al. 2021, the authors' dataloader and discriminative evaluator),
 masked LMs (rule ``nadeem``; bias-bench's masked scorer is the same): the filler word is encoded
@@ -365,7 +365,7 @@ def sentence_spans(contexts: Sequence[str], sentences: Sequence[str]) -> tuple[l
     """Intrasentence, as a causal scorer reads an option: the dataset's own sentence (bias-bench's
     ``_likelihood_score_generative`` scores ``sentence.sentence``, which the dev file writes with its
     own case, e.g. "afghanistan" where the context has "Afghanistan"), with the character span of
-    the words that fill the context's BLANK in it (``io.benchmarks.filler``'s alignment)."""
+    the words that fill the context's BLANK in it (``metrics.benchmarks.items.filler``'s alignment)."""
     spans = []
     for context, sentence in zip(contexts, sentences):
         before, _, after = context.partition(STEREOSET_BLANK)
