@@ -1,23 +1,13 @@
-"""The scale plan's arithmetic (scripts/plan_scale.py): the node schedule and the cost
-conversions, on hand-computed cases."""
+"""The scale plan's arithmetic (medbias.pipeline.scale): the node schedule and the cost conversions,
+on hand-computed cases."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-
-from plan_scale import (  # noqa: E402
-    Row,
-    grid_cost_with_workers,
-    grid_flops_per_row_epoch,
-    schedule,
-    stacked_grid_cost,
-    word2vec_rows,
-)
+from medbias.pipeline.scale.costs import grid_cost_with_workers, grid_flops_per_row_epoch, stacked_grid_cost
+from medbias.pipeline.scale.rows import Row, word2vec_rows
+from medbias.pipeline.scale.schedule import schedule
 
 
 def _row(rule, jobs, hours, threads, gpus=0, after=(), pretraining=False):
