@@ -332,3 +332,40 @@ def test_the_workflow_and_its_scripts_import_nothing_from_the_tests():
             )
             found |= {f"{path.relative_to(ROOT)}: imports {n}" for n in names if n.split(".")[0] in tests_modules}
     assert found == set()
+
+
+MAX_FUNCTION_LINES = 80
+
+
+def long_functions(paths: list[Path]) -> set[str]:
+    """Functions whose body (the docstring left out) spans more than ``MAX_FUNCTION_LINES`` lines and
+    that have no ``# long: <why>`` comment on the line above their ``def`` (or its decorators)."""
+    found = set()
+    for path in paths:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+            if not body or node.end_lineno - body[0].lineno + 1 <= MAX_FUNCTION_LINES:
+                continue
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            if not lines[first - 2].strip().startswith("# long: "):
+                found.add(f"{path.name}:{node.name}")
+    return found
+
+
+def test_a_long_function_says_why_it_is_long():
+    """No function of the library runs over about 80 lines without the reason written beside it."""
+    assert long_functions(sorted((ROOT / "workflow_scripts" / "medbias").rglob("*.py"))) == set()
+
+
+def test_the_length_check_reads_the_body_and_the_reason(tmp_path):
+    body = "".join(f"    x{k} = {k}\n" for k in range(81))
+    code = tmp_path / "module.py"
+    code.write_text(
+        f'def short():\n    """Doc."""\n{body[: -len("    x80 = 80") - 1]}\n\n'
+        f"def long():\n{body}\n\n"
+        f"# long: one draw after another in the world's order\n@property\ndef explained():\n{body}"
+    )
+    assert long_functions([code]) == {"module.py:long"}

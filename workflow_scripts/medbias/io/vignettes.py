@@ -125,6 +125,7 @@ def cell_key(values: Mapping[str, str], by: Sequence[str]) -> str:
     return "/".join(values[a] for a in by)
 
 
+# long: one check per key of the vignette format, each with its one-line error, in the file's order
 def read_vignette_set(name: str, path: str | Path) -> VignetteSet:
     """The vignette set in ``path``, checked whole: every key the format needs, every slot of every
     text filled by every demographic version and by the neutral one, names for every cell, options

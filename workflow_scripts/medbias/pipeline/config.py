@@ -593,6 +593,7 @@ def _check_options_tokenize(name: str, folder: Path, sets, chat: bool) -> None:
                     )
 
 
+# long: one check per plm setting that refers to another, each with its own one-line error
 def _check_plm(config: dict[str, Any], skip) -> None:
     """Models must be registry entries; templates need their slots; the figure's axes, the
     StereoSet families and the Dropout models must refer to what the study has."""

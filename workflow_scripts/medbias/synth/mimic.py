@@ -396,6 +396,7 @@ def _age_at(when: datetime, dob: datetime) -> int:
     return when.year - dob.year - int((when.month, when.day) < (dob.month, dob.day))
 
 
+# long: one generator draws every table in a fixed order, and a split that moved a draw would change the demo world
 def generate_cohort(n_patients: int, hcup: dict[str, Any], seed: int) -> Cohort:
     """Generate PATIENTS, ADMISSIONS, ICUSTAYS, DIAGNOSES_ICD and NOTEEVENTS for ``n_patients``.
 

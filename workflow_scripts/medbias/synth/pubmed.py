@@ -225,6 +225,7 @@ def _split_article(tokens: list[str], rng: np.random.Generator) -> tuple[list[st
     return title, sections
 
 
+# long: one generator draws every decade's articles in a fixed order; moving a draw changes the world
 def generate_articles(
     articles_per_decade: int, seed: int, wordsets: dict[str, Any], umnsrs: list[tuple[str, str, float]]
 ) -> tuple[list[Article], list[Article], dict[str, Any]]:

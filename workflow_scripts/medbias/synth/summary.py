@@ -26,6 +26,7 @@ def phenotype_table(truth: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("phenotype").reset_index(drop=True)
 
 
+# long: one row per kind of planted effect and control, written out in the table's order
 def planted_table(truth: dict[str, Any]) -> pd.DataFrame:
     """One row per planted effect or control of the demo world, with its expected direction."""
     rows = []

@@ -730,6 +730,7 @@ def _removal_row(
     )
 
 
+# long: one row per planted mental effect and control, each read against its own table
 def mental_recovery(
     fairness: pd.DataFrame,
     direct_bias: pd.DataFrame,

@@ -40,9 +40,9 @@ def tokenizer_source(args: argparse.Namespace) -> Path:
     return folder
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # one core per measured unit, as in the rules' workers
+def command_line() -> argparse.ArgumentParser:
+    """The planner's arguments."""
+    parser = argparse.ArgumentParser(description="The scale planner: a measured plan for the full real run.")
     parser.add_argument("--gpu-costs", type=Path, help="JSON written by --measure-gpu on a GPU machine")
     parser.add_argument("--measure-gpu", type=Path, metavar="OUT.json", help="measure the GPU costs here and stop")
     parser.add_argument("--markdown", type=Path, help="also write the table here")
@@ -60,7 +60,12 @@ def main() -> None:
     parser.add_argument("--save-cpu-costs", type=Path, help="write the measured CPU costs here (JSON)")
     parser.add_argument("--notes", type=int, default=3000, help="real-length notes of the note measurement")
     parser.add_argument("--w2v-tokens", type=int, default=300_000, help="tokens of each skip-gram measurement")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # one core per measured unit, as in the rules' workers
+    args = command_line().parse_args()
     if args.measure_gpu:
         from medbias.core.models import job_device
 

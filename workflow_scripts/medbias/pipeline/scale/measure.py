@@ -222,6 +222,7 @@ def measure_bootstrap(test_rows: int) -> float:
     )
 
 
+# long: each unit of the mitigation stage and the intersections is timed on the same simulated stays
 def measure_mitigation(test_rows: int, validation_rows: int, train_stays: int) -> dict[str, float]:
     """Seconds of the mitigation stage's and the intersectional analysis's units at the real sizes: the
     post-processor fitted on one task's validation stays and applied to its test stays (one attribute

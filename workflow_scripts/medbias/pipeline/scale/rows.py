@@ -160,6 +160,7 @@ def notes_and_pretraining_rows(
     return rows
 
 
+# long: the classifier rows share the sizes and per-unit costs computed once at its top
 def classifier_rows(
     config: dict,
     counts: dict,

@@ -31,6 +31,7 @@ from medbias.studies.hurtful.pretrain import (
 )
 
 
+# long: what each data-parallel process runs, start to end, in one accelerate state; the main one writes
 def run_pretraining(
     inputs: dict[str, str], outputs: dict[str, str], params: dict[str, Any], threads: int, log_path: str
 ) -> None:

@@ -252,6 +252,7 @@ def _encode_split(tokenizer, task: Task, split: Split, max_length: int, leading_
     return ids, None
 
 
+# long: one seeded fine-tuning loop and its scoring; the model, optimiser and batch order run through it
 def finetune_and_score(
     encoder,
     tokenizer,
