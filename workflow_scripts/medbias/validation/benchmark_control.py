@@ -14,6 +14,7 @@ rate far above the level."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from functools import partial
 
 import numpy as np
@@ -60,11 +61,14 @@ def random_model_benchmark_rows(
     Each copy's permutation tests draw from their own generator (``seed`` and the copy's seed), so the
     rows do not depend on ``workers``: with more than one, the copies are scored in that many
     processes of one thread each."""
+    from medbias.core.models import load_tokenizer
+
     score = partial(
         _copy_rows,
         folder,
         kind,
         architecture,
+        tokenizer=load_tokenizer(folder),
         pairs=pairs,
         intrasentence=intrasentence,
         n_permutations=n_permutations,
@@ -74,15 +78,15 @@ def random_model_benchmark_rows(
         crows_rules=tuple(crows_rules),
         causal_score=causal_score,
     )
+    in_processes = workers > 1 and len(seeds) > 1
+    scoring = (
+        spawned_map(score, seeds, min(workers, len(seeds)), initializer=_one_thread)
+        if in_processes
+        else nullcontext(map(score, seeds))
+    )
     rows: list[dict] = []
-    if workers > 1 and len(seeds) > 1:
-        with spawned_map(score, seeds, min(workers, len(seeds)), initializer=_one_thread) as scored:
-            for copy_seed, copy_rows in zip(seeds, scored):
-                rows += copy_rows
-                _log_copy(log, architecture, copy_seed, copy_rows)
-    else:
-        for copy_seed in seeds:
-            copy_rows = score(copy_seed)
+    with scoring as scored:
+        for copy_seed, copy_rows in zip(seeds, scored):
             rows += copy_rows
             _log_copy(log, architecture, copy_seed, copy_rows)
     frame = pd.DataFrame(rows, columns=[*DECISION_COLUMNS, "score", "items"])
@@ -106,6 +110,7 @@ def _copy_rows(
     architecture: str,
     copy_seed: int,
     *,
+    tokenizer,
     pairs: pd.DataFrame,
     intrasentence: pd.DataFrame,
     n_permutations: int,
@@ -118,12 +123,11 @@ def _copy_rows(
     """The decision rows of one random copy (torch seed ``copy_seed``): CrowS-Pairs under each rule by
     the sign flip over swapped words and the exact binomial over pairs, StereoSet's SS by the sign flip
     over target terms."""
-    from medbias.core.models import load_tokenizer, untrained_copy
+    from medbias.core.models import untrained_copy
     from medbias.metrics.benchmarks.crows_pairs import score_crows_pairs
     from medbias.metrics.benchmarks.stereoset import score_stereoset
 
     rng = np.random.default_rng([seed, copy_seed])
-    tokenizer = load_tokenizer(folder)
     model = untrained_copy(folder, kind, copy_seed)
     crows = score_crows_pairs(model, tokenizer, kind, pairs, batch_size, rules=crows_rules)
     tests = []

@@ -70,24 +70,6 @@ def job_threads(config: dict) -> dict[str, int]:
     }
 
 
-def mimic_sizes(config: dict, counts: dict) -> dict[str, float]:
-    """The real run's sizes the MIMIC-III rows share: note text (MB), windows, training rows, tasks."""
-    import pandas as pd
-
-    m = counts["mimic"]
-    lengths = pd.read_csv(
-        REPO / "config/resources/mimic-facts/note_lengths.tsv", sep="\t", comment="#", keep_default_na=False
-    )
-    return {
-        "text_mb": float((lengths["notes"] * lengths["mean_chars"]).sum()) / 1e6,
-        "windows": sum(m["stays"][c] * m["windows_per_stay"][c] for c in m["stays"]),
-        "train_rows": sum(
-            m["tasks"][c] * m["stays"][c] * m["windows_per_stay"][c] * m["train_share"] for c in m["tasks"]
-        ),
-        "tasks": sum(m["tasks"].values()),
-    }
-
-
 def notes_and_pretraining_rows(
     config: dict,
     counts: dict,
@@ -97,10 +79,15 @@ def notes_and_pretraining_rows(
     threads: dict[str, int],
 ) -> list[Row]:
     """NOTEEVENTS ingest and processing, the clinical BERT pretraining, the frozen features."""
+    import pandas as pd
+
     cpu_where, gpu_where = where
     m = counts["mimic"]
-    sizes = mimic_sizes(config, counts)
-    text_mb, windows = sizes["text_mb"], sizes["windows"]
+    lengths = pd.read_csv(
+        REPO / "config/resources/mimic-facts/note_lengths.tsv", sep="\t", comment="#", keep_default_na=False
+    )
+    text_mb = float((lengths["notes"] * lengths["mean_chars"]).sum()) / 1e6
+    windows = sum(m["stays"][c] * m["windows_per_stay"][c] for c in m["stays"])
     models = len(config["hurtful"]["downstream"]["models"])
     variants = len(config["hurtful"]["variants"])
     rows: list[Row] = []
@@ -173,8 +160,8 @@ def classifier_rows(
     stage and the probe."""
     cpu_where, gpu_where = where
     m = counts["mimic"]
-    sizes = mimic_sizes(config, counts)
-    train_rows, tasks = sizes["train_rows"], sizes["tasks"]
+    train_rows = sum(m["tasks"][c] * m["stays"][c] * m["windows_per_stay"][c] * m["train_share"] for c in m["tasks"])
+    tasks = sum(m["tasks"].values())
     down = config["hurtful"]["downstream"]
     models, replicates = len(down["models"]), down["replicates"]
     variants = len(config["hurtful"]["variants"])

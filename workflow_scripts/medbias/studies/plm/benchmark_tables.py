@@ -56,6 +56,7 @@ def wide_table(
     perplexity and bias-bench's SEAT summaries (mean |d|), each as 'value [95% interval]'; 'n/a' where the benchmark
     does not apply (the long table says why)."""
     rows = []
+    columns = headline_columns()
     for (model, debias), part in long.groupby(["model", "debias"], sort=False):
         index = {
             (r.benchmark, r.bias_type, r.measure): r
@@ -80,7 +81,7 @@ def wide_table(
         row["StereoSet rule"] = "n/a" if "intrasentence" in status or intra is None else intra.rule
         # a debiased row has no untrained copies of its own: the plain row's stand for them
         no_copy = "n/a" if debias == "none" else STANDS_IN
-        for key, column in headline_columns().items():
+        for key, column in columns.items():
             found = index.get(key)
             row[column] = "n/a" if key[0] in status else _cell(pd.Series(found._asdict()) if found else None)
             uniform = index.get((key[0], key[1], "uniform")) if key[0] == "perplexity" else None
