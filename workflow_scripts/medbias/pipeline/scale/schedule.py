@@ -3,9 +3,11 @@ the plan as a markdown table."""
 
 from __future__ import annotations
 
+from functools import cache
+
 from medbias.pipeline.cost_probes import REPO
 from medbias.pipeline.scale.rows import Row
-from medbias.pipeline.workflow_rules import declared_rules, rule_of_row
+from medbias.pipeline.workflow_rules import DeclaredRule, declared_rules, rule_of_row
 
 
 def schedule(rows: list[Row], cores: int, gpus: int, include_pretraining: bool) -> tuple[float, dict[str, float]]:
@@ -51,17 +53,20 @@ def schedule(rows: list[Row], cores: int, gpus: int, include_pretraining: bool) 
     return now, finished
 
 
-RULES = declared_rules(REPO / "rules")
+@cache
+def workflow_rules() -> dict[str, DeclaredRule]:
+    """The rules the workflow's rule files declare, read once when the plan first asks."""
+    return declared_rules(REPO / "rules")
 
 
 def is_priority_rule(label: str) -> bool:
     """A row of a rule with ``priority: CRITICAL_PATH_PRIORITY`` in rules/ (the chain to the clinical BERT)."""
-    return rule_of_row(label, RULES).priority == "CRITICAL_PATH_PRIORITY"
+    return rule_of_row(label, workflow_rules()).priority == "CRITICAL_PATH_PRIORITY"
 
 
 def study_of(label: str) -> str:
     """The study of a row's rule, by the rule file that declares it."""
-    rule = rule_of_row(label, RULES)
+    rule = rule_of_row(label, workflow_rules())
     if rule.study is None:
         raise ValueError(f"rule {rule.name} (rules/{rule.file}.smk) belongs to no study")
     return rule.study
