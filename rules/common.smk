@@ -312,22 +312,7 @@ PLM_BENCHMARKS = PLM_CONFIG["benchmarks"]
 SEAT_RUN = {
     k: v for k, v in PLM_CONFIG["seat"].items() if k not in ("averages", "figure")
 }
-BENCHMARK_RUN = {
-    k: PLM_BENCHMARKS[k]
-    for k in (
-        "suite",
-        "wikitext_paragraphs",
-        "seat_tests",
-        "causal_score",
-        "crows_rules",
-        "seat_null_draws",
-        "seat_null_words",
-        "seat_null_templates",
-        "bootstrap",
-        "untrained_copies",
-        "self_debias",
-    )
-}
+BENCHMARK_RUN = plan.benchmark_run_settings(PLM_BENCHMARKS)
 # the benchmark plug-ins' per-evaluation files (key -> file name) and what their scoring job reads
 BENCHMARK_FILES = plan.benchmark_files(PLM_BENCHMARKS["suite"])
 BENCHMARK_INPUTS = plan.benchmark_inputs(PLM_BENCHMARKS["suite"], config, PLM)

@@ -23,15 +23,12 @@ rule validation_benchmark_control:
         architectures=PLM_ARCHS,
         kinds=[PLM_ARCH_KINDS[arch] for arch in PLM_ARCHS],
         settings={
-            k: PLM_BENCHMARKS[k]
-            for k in (
-                "control_pairs",
-                "control_seeds",
-                "permutations",
-                "alpha",
-                "crows_rules",
-                "causal_score",
-            )
+            **{
+                k: PLM_BENCHMARKS[k]
+                for k in ("control_pairs", "control_seeds", "permutations", "alpha")
+            },
+            "crows_rules": PLM_BENCHMARKS["crows_pairs"]["rules"],
+            "causal_score": PLM_BENCHMARKS["stereoset"]["causal_score"],
         },
         batch_size=PLM_CONFIG["batch_size"],
         seed=seed_for("validation_benchmark_control"),

@@ -7,7 +7,7 @@ import torch
 from medbias.core.logs import setup_rule_logging
 from medbias.core.models import job_device
 from medbias.io.jsonio import read_json, write_json
-from medbias.metrics.benchmarks import suite
+from medbias.metrics.benchmarks import settings_of, suite
 from medbias.metrics.benchmarks.base import write_frame
 from medbias.studies.plm.benchmarks import benchmark_plm_model
 
@@ -17,28 +17,20 @@ p, out, inputs = snakemake.params, snakemake.output, snakemake.input
 settings = p.settings
 torch.set_num_threads(snakemake.threads)
 scoring = {
-    "suite": settings["suite"],
+    **settings,
     "batch_size": p.batch_size,
     "max_length": p.max_length,
     "perplexity_length": p.perplexity_length,
     "held_out_texts": p.held_out_texts,
-    "wikitext_paragraphs": settings["wikitext_paragraphs"],
-    "seat_tests": settings["seat_tests"],
-    "causal_score": settings["causal_score"],
-    "crows_rules": settings["crows_rules"],
     "seed": p.seed,
-    "null_draws": settings["seat_null_draws"],
-    "null_pool_words": settings["seat_null_words"],
-    "null_templates": settings["seat_null_templates"],
     "permutation_budget": p.seat["permutation_budget"],
     "alternative": p.seat["alternative"],
-    "bootstrap": settings["bootstrap"],
-    "untrained_copies": settings["untrained_copies"],
-    "self_debias": settings["self_debias"],
 }
 paths = {key: inputs[key] for key in inputs.keys()}
 data = {
-    key: value for benchmark in suite(settings["suite"]) for key, value in benchmark.read_items(paths, scoring).items()
+    key: value
+    for benchmark in suite(settings["suite"])
+    for key, value in benchmark.read_items(paths, settings_of(benchmark, scoring)).items()
 }
 projection = np.load(inputs.projection)["projection"] if p.debias in ("sentencedebias", "inlp") else None
 result = benchmark_plm_model(p.model, p.entry, p.debias, projection, data, scoring, job_device(), log)

@@ -28,7 +28,7 @@ for i, (model, debias) in enumerate(p.evaluations):
     log.info("%s / %s: %d benchmark rows", model, debias, len(rows))
 long = pd.DataFrame(long_rows)
 long.to_csv(out.long, index=False)
-wide = wide_table(long, p.labels, list(settings["seat_summaries"]), settings["crows_rules"])
+wide = wide_table(long, p.labels, settings)
 scored = [s for s in summaries.values() if "sampled" in s]
 sampled = scored[0]["sampled"] if scored else {}
 excluded = {k: len(v) for k, v in scored[0]["excluded"].items()} if scored else {}

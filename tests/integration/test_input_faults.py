@@ -714,8 +714,8 @@ SETTING_FAULTS = {
         ("config key 'hurtful.intersections.null_draws'", "100", ">= 1139"),
     ),
     "more WikiText-2 paragraphs than the file holds": (
-        lambda c: c["plm"].setdefault("benchmarks", {}).__setitem__("wikitext_paragraphs", 5000),
-        ("config key 'plm.benchmarks.wikitext_paragraphs'", "5000", "2,185 paragraphs"),
+        lambda c: c["plm"].setdefault("benchmarks", {}).__setitem__("perplexity", {"wikitext_paragraphs": 5000}),
+        ("config key 'plm.benchmarks.perplexity.wikitext_paragraphs'", "5000", "2,185 paragraphs"),
     ),
     "more control pairs than CrowS-Pairs holds": (
         lambda c: c["plm"].setdefault("benchmarks", {}).__setitem__("control_pairs", 2000),

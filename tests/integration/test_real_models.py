@@ -342,7 +342,7 @@ def test_audit_cards_of_the_real_encoder_and_real_glove(minilm, tmp_path):
     # CrowS-Pairs, StereoSet and perplexity are marked not applicable with the reason
     benchmark = tmp_path / "results/plm/benchmarks/minilm/none"
     may = pd.read_csv(benchmark / "seat_may.csv").set_index("test")
-    assert list(may.index) == config["plm"]["benchmarks"]["seat_tests"] and (may["status"] == "ok").all()
+    assert list(may.index) == config["plm"]["benchmarks"]["seat_may"]["tests"] and (may["status"] == "ok").all()
     from medbias.core.models import load_model_and_tokenizer, resolve_model_source
     from medbias.metrics.benchmarks.items import read_may_seat_tests
 

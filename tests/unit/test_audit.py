@@ -233,9 +233,11 @@ def test_the_benchmark_section_gives_mean_abs_d_its_interval_and_only_the_entrys
     published = published_values(["crows_pairs", "stereoset", "seat_may"])
     assert {v.model for v in published_for_source(published, "/models/hub/GPT2/")} == {"gpt2"}
     assert published_for_source(published, "sentence-transformers/all-MiniLM-L6-v2") == []
-    encoder = benchmark_section(rows, ["gender"], [], published_models(published))
+    encoder = benchmark_section(rows, {"seat_may": {"summaries": {"gender": []}}}, [], published_models(published))
     assert "| SEAT gender: mean \\|d\\| | may | 0.500 | [0.36, 0.64] |" in encoder
     assert "No published values for this model: the suite's sources publish" in encoder
     assert "57.25" not in encoder  # bert-base-uncased's CrowS-Pairs gender metric is no yardstick here
-    own = benchmark_section(rows, ["gender"], published_for_source(published, "bert-base-uncased"))
+    own = benchmark_section(
+        rows, {"seat_may": {"summaries": {"gender": []}}}, published_for_source(published, "bert-base-uncased")
+    )
     assert "57.25" in own and "No published values" not in own and "gpt2" not in own

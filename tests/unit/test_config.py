@@ -12,7 +12,7 @@ from test_config_helpers import fake_real_config
 
 from medbias.core.errors import MedbiasInputError
 from medbias.io.formats import MIMIC_TABLES
-from medbias.pipeline.config import check_inputs, is_section, load_config, validate_config
+from medbias.pipeline.config import check_inputs, is_section, load_config, read_schema, validate_config
 
 SCHEMA = REPO / "config" / "schema.yaml"
 
@@ -46,7 +46,7 @@ def _schema_keys(schema: dict, prefix: str = ""):
 
 
 def test_every_key_has_a_description_and_a_default_unless_the_user_must_give_it():
-    schema = yaml.safe_load(SCHEMA.read_text())
+    schema = read_schema(SCHEMA)
     keys = list(_schema_keys(schema))
     assert len(keys) > 250
     for name, sub, required, section in keys:
@@ -71,7 +71,7 @@ def _leaves_equal_to_defaults(given: dict, schema: dict, prefix: str = "") -> li
 
 @pytest.mark.parametrize("name", ["config.yaml", "mimic.yaml"])
 def test_shipped_configs_list_only_what_differs_from_the_defaults(name):
-    schema = yaml.safe_load(SCHEMA.read_text())
+    schema = read_schema(SCHEMA)
     given = yaml.safe_load((REPO / "config" / name).read_text())
     assert _leaves_equal_to_defaults(given, schema) == []
     # and a key set to its default is found (the check can fail)
@@ -82,7 +82,7 @@ def test_the_config_reference_is_generated_from_the_schema():
     from medbias.pipeline.config import config_reference
 
     text = (REPO / "config" / "README.md").read_text()
-    assert text == config_reference(yaml.safe_load(SCHEMA.read_text())), "run: python scripts/config_reference.py"
+    assert text == config_reference(read_schema(SCHEMA)), "run: python scripts/config_reference.py"
     assert "| `mimic.threads` | `16` | note processing workers |" in text
     assert "| `inputs.mimic_dir` | **required** |" in text
 

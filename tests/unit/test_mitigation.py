@@ -662,32 +662,37 @@ def test_age_bands_that_cannot_be_meant_are_one_config_error(edges, message):
 
 
 def _toy_predictions(inputs, attribute, settings, log):
-    """A toy method: the classifier's score thresholded at 0.3 for every group."""
+    """A toy method: the classifier's score thresholded at its setting ``cutoff`` for every group."""
     from medbias.studies.hurtful.mitigation.base import predictions_frame, whole_task_fits
 
     test = inputs.test
     frame = predictions_frame(
-        attribute, test["task"], test["ICUSTAY_ID"], test["probability"], test["probability"] > 0.3
+        attribute, test["task"], test["ICUSTAY_ID"], test["probability"], test["probability"] > settings["cutoff"]
     )
     return frame, whole_task_fits(attribute, inputs.tasks["task"], lambda _: "one threshold for all")
 
 
 def test_a_method_added_to_the_registry_alone_is_configured_planned_run_and_compared(monkeypatch):
-    """One module's Mitigation and one registry entry: the config accepts its name, the plan gives it a
-    job and the GPUs it declares, and the stage runs and compares it like the others."""
+    """One module's Mitigation and one registry entry: the config accepts its name and its settings section
+    (with the defaults and bounds it declares), the plan gives it a job and the GPUs it declares, and the
+    stage runs and compares it like the others."""
     from conftest import REPO
 
     from medbias.core.errors import MedbiasInputError
     from medbias.pipeline import plan
     from medbias.pipeline.config import load_config, resolve_config
-    from medbias.studies.hurtful.mitigation import Mitigation, model_methods
+    from medbias.studies.hurtful.mitigation import Mitigation, model_methods, run_mitigation
 
+    cutoff = {"description": "the one threshold", "x-source": "our choice", "type": "number", "minimum": 0,
+              "maximum": 1, "default": 0.3}  # fmt: skip
     toy = Mitigation("toy", "the threshold", "nothing", runs_as_job=True, retrains=False, mitigate=_toy_predictions,
-                     changes_score=False, uses_classifier_gpus=True)  # fmt: skip
+                     changes_score=False, uses_classifier_gpus=True,
+                     settings={"description": "a toy method", "properties": {"cutoff": cutoff}})  # fmt: skip
     monkeypatch.setitem(MITIGATIONS, "toy", toy)
     given = load_config(REPO / "config" / "config.yaml")
     given["hurtful"]["mitigation"]["methods"] = ["threshold", "toy"]
     config = resolve_config(given, REPO / "config" / "schema.yaml")
+    assert config["hurtful"]["mitigation"]["toy"] == {"cutoff": 0.3}  # its declared default
     assert plan.mitigation_jobs(config["hurtful"]["mitigation"]) == [("baseline", "threshold"), ("baseline", "toy")]
     assert plan.mitigation_gpus("toy", 2) == 2 and plan.mitigation_gpus("threshold", 2) == 0
     given["hurtful"]["mitigation"]["methods"] = ["platt"]
@@ -695,8 +700,17 @@ def test_a_method_added_to_the_registry_alone_is_configured_planned_run_and_comp
         MedbiasInputError, match=r"hurtful\.mitigation\.methods\.0': got 'platt', expected one of .*toy"
     ):
         resolve_config(given, REPO / "config" / "schema.yaml")
+    given["hurtful"]["mitigation"]["methods"] = ["toy"]
+    given["hurtful"]["mitigation"]["toy"] = {"cutoff": 1.5}
+    with pytest.raises(MedbiasInputError, match=r"hurtful\.mitigation\.toy\.cutoff': got 1\.5"):
+        resolve_config(given, REPO / "config" / "schema.yaml")
     validation, test = _scored_world()
-    predictions, fits, after = model_methods("baseline", ["toy"], {}, _inputs(validation, test), ["gender"], LOG)
+    job, _ = run_mitigation("toy", _inputs(validation, test), ["gender"], {"cutoff": 0.6}, LOG)  # the job's section
+    assert (job["prediction"] == (test["probability"] > 0.6).astype(int).to_numpy()).all()
+    computed = {
+        "toy": run_mitigation("toy", _inputs(validation, test), ["gender"], config["hurtful"]["mitigation"]["toy"], LOG)
+    }
+    predictions, fits, after = model_methods("baseline", ["toy"], computed, _inputs(validation, test), ["gender"], LOG)
     assert set(predictions["method"]) == {"none", "toy"} and list(after) == ["toy"]
     assert (after["toy"]["prediction"] == (test["probability"] > 0.3).astype(int).to_numpy()).all()
     minimum = {"rows": 10, "positives": 5, "negatives": 5}

@@ -497,7 +497,7 @@ def test_long_wide_and_paired_tables_by_hand():
     }
     settings = {
         "suite": ["crows_pairs", "stereoset", "seat_may", "perplexity"],
-        "seat_summaries": {},
+        "seat_may": {"summaries": {}},
         "bootstrap": 200,
         "permutations": 99,
     }
@@ -516,7 +516,7 @@ def test_long_wide_and_paired_tables_by_hand():
     assert (copies["ci_low"], copies["ci_high"]) == pytest.approx((26.25, 73.75))
     # every pair its own swap: the sign flip over 4 singleton clusters is the exact binomial, 1 of 4: P(X <= 1) x 2
     assert metric.loc[("crows_pairs", "dropout"), "p_value"] == pytest.approx(2 * 0.5**4 * 5)
-    wide = wide_table(long, {"m": "Model M"}, [], ["nangia", "lm_eval"])
+    wide = wide_table(long, {"m": "Model M"}, {"crows_pairs": {"rules": ["nangia", "lm_eval"]}})
     assert wide["CrowS-Pairs lm_eval"].iloc[0].startswith("75.00 [") and wide["StereoSet SS"].iloc[0] == "n/a"
     assert wide["CrowS-Pairs nangia"].iloc[0] == "n/a"  # a rule that did not score the model
     assert wide["CrowS-Pairs lm_eval, untrained copies"].iloc[0] == "50.00 [26.25, 73.75]"
@@ -574,7 +574,7 @@ def test_a_perplexity_above_the_vocabulary_size_is_marked_worse_than_uniform():
     values = long.set_index(["debias", "measure"])["value"]
     assert values[("none", "perplexity")] == pytest.approx(np.exp(7.5))
     assert values[("none", "uniform")] == 832
-    wide = wide_table(long, {}, [], []).set_index("debias")["perplexity, held-out"]
+    wide = wide_table(long, {}, {}).set_index("debias")["perplexity, held-out"]
     assert wide["none"].startswith("1808.04 [") and wide["none"].endswith(" (worse than uniform: 832)")
     assert wide["dropout"].startswith("244.69 [") and "uniform" not in wide["dropout"]
 
@@ -830,18 +830,26 @@ def test_the_control_scores_its_copies_alike_in_one_process_or_several(gpt2, tmp
     assert (alone["p_kind"] == "prediction t test against the other copies").sum() == 3 * 3  # 3 tests x 3 copies
 
 
-def test_a_benchmark_added_to_the_registry_alone_shows_in_the_config_the_table_and_the_card(monkeypatch):
-    """One plug-in module's Benchmark with its headline and one registry entry: the config's suite accepts
-    its name, the wide table gets its column and the audit card its line, with nothing else edited."""
+def test_a_benchmark_added_to_the_registry_alone_shows_in_the_config_the_table_and_the_card(monkeypatch, tmp_path):
+    """One plug-in module's Benchmark (its settings, input check and headlines) and one registry entry: the
+    config's suite accepts its name and its section takes the declared defaults and bounds, the config
+    check runs its input check, its functions read their own section, and the wide table gets its column
+    and the audit card its line, with nothing else edited."""
     from conftest import REPO
 
     from medbias.core.errors import MedbiasInputError
-    from medbias.metrics.benchmarks import REGISTRY
+    from medbias.metrics.benchmarks import REGISTRY, check_benchmark_inputs, headlines
     from medbias.metrics.benchmarks.base import Benchmark, Headline, row
+    from medbias.metrics.benchmarks.scores import evaluation_rows
     from medbias.pipeline.config import load_config, resolve_config
     from medbias.studies.audit.card import benchmark_section
     from medbias.studies.plm.benchmark_tables import wide_table
 
+    def check(resources, settings):
+        if settings["items"] > 3:
+            raise MedbiasInputError(f"config key 'plm.benchmarks.toy.items': got {settings['items']}, the file has 3")
+
+    items = {"description": "items scored", "x-source": "our choice", "type": "integer", "minimum": 1, "default": 2}
     toy = Benchmark(
         name="toy",
         title="a toy benchmark",
@@ -850,19 +858,48 @@ def test_a_benchmark_added_to_the_registry_alone_shows_in_the_config_the_table_a
         inputs=lambda config, plm_dir: {},
         read_items=lambda paths, settings: {},
         score=lambda context: ({}, {"toy": "ok"}),
-        rows=lambda frames, status, settings, rng: [row("toy", "all", "score", 61.0, 55.0, 67.0, 0.01, items=10)],
+        rows=lambda frames, status, settings, rng: [
+            row("toy", "all", "score", 61.0, 55.0, 67.0, 0.01, items=settings["items"])
+        ],
         empty={},
-        headlines=(Headline("toy", "all", "score", "Toy score (50 = none)", "Toy score"),),
+        headlines=lambda settings: (Headline("toy", "all", "score", "Toy score (50 = none)", "Toy score"),),
+        settings={"description": "a toy benchmark", "properties": {"items": items}},
+        check_inputs=check,
     )
     monkeypatch.setitem(REGISTRY, "toy", toy)
     given = load_config(REPO / "config" / "config.yaml")
     given["plm"]["benchmarks"]["suite"] = ["crows_pairs", "toy"]
-    assert resolve_config(given, REPO / "config" / "schema.yaml")["plm"]["benchmarks"]["suite"][-1] == "toy"
+    config = resolve_config(given, REPO / "config" / "schema.yaml")
+    assert config["plm"]["benchmarks"]["suite"][-1] == "toy" and config["plm"]["benchmarks"]["toy"] == {"items": 2}
+    check_benchmark_inputs(config["resources"], config["plm"]["benchmarks"])
+    with pytest.raises(MedbiasInputError, match=r"plm\.benchmarks\.toy\.items': got 4"):
+        check_benchmark_inputs(config["resources"], {**config["plm"]["benchmarks"], "toy": {"items": 4}})
+    given["plm"]["benchmarks"]["toy"] = {"items": 0}
+    with pytest.raises(MedbiasInputError, match=r"plm\.benchmarks\.toy\.items': got 0"):
+        resolve_config(given, REPO / "config" / "schema.yaml")
     given["plm"]["benchmarks"]["suite"] = ["toys"]
     with pytest.raises(MedbiasInputError, match=r"plm\.benchmarks\.suite\.0': got 'toys', expected one of .*toy"):
         resolve_config(given, REPO / "config" / "schema.yaml")
-    rows = pd.DataFrame([toy.rows({}, {}, {}, None)[0]])
-    wide = wide_table(rows.assign(model="m", debias="none"), {}, [], ["nangia"])
+    settings = config["plm"]["benchmarks"]
+    rows = pd.DataFrame(evaluation_rows({}, {"toy": "ok"}, {**settings, "suite": ["toy"]}, np.random.default_rng(0)))
+    assert rows.loc[rows["benchmark"] == "toy", "items"].tolist() == [2]  # read from its own section
+    assert headlines(settings)[-1].column == "Toy score"
+    wide = wide_table(rows.assign(model="m", debias="none"), {}, settings)
     assert wide["Toy score"].iloc[0] == "61.00 [55.00, 67.00]"
-    card = benchmark_section(rows, [], [])
-    assert "| Toy score (50 = none) |  | 61.00 | [55.00, 67.00] | 0.01 |" in card
+    card = benchmark_section(rows, settings, [])
+    assert "| Toy score (50 = none) |  | 61.00 | [55.00, 67.00] | 0.01 | 2 |" in card
+
+
+def test_a_benchmark_setting_set_where_it_used_to_live_names_its_section():
+    """``plm.benchmarks.seat_tests`` and the other keys that moved into a plug-in's section stop the
+    config with one line naming the key's new place."""
+    from conftest import REPO
+
+    from medbias.core.errors import MedbiasInputError
+    from medbias.pipeline.config import MOVED_KEYS, load_yaml, resolve_config
+
+    for old, new in MOVED_KEYS.items():
+        given = load_yaml(REPO / "config" / "config.yaml")
+        given["plm"]["benchmarks"][old.split(".")[-1]] = []
+        with pytest.raises(MedbiasInputError, match=rf"'{old}' is now '{new}'"):
+            resolve_config(given, REPO / "config" / "schema.yaml")

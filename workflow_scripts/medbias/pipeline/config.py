@@ -153,6 +153,31 @@ def expand_demo_dir(config: Any, demo_dir: str | None, key: str = "") -> Any:
     return config
 
 
+# keys that moved into a plug-in's own section: a config that still sets one is told where it went
+MOVED_KEYS = {
+    "plm.benchmarks.crows_rules": "plm.benchmarks.crows_pairs.rules",
+    "plm.benchmarks.causal_score": "plm.benchmarks.stereoset.causal_score",
+    "plm.benchmarks.seat_tests": "plm.benchmarks.seat_may.tests",
+    "plm.benchmarks.seat_summaries": "plm.benchmarks.seat_may.summaries",
+    "plm.benchmarks.seat_null_draws": "plm.benchmarks.seat_may.null_draws",
+    "plm.benchmarks.seat_null_words": "plm.benchmarks.seat_may.null_words",
+    "plm.benchmarks.seat_null_templates": "plm.benchmarks.seat_may.null_templates",
+    "plm.benchmarks.wikitext_paragraphs": "plm.benchmarks.perplexity.wikitext_paragraphs",
+}
+
+
+def check_moved_keys(given: Mapping[str, Any]) -> None:
+    """A key of ``MOVED_KEYS`` in the config is an error naming where it lives now."""
+    for old, new in MOVED_KEYS.items():
+        section: Any = given
+        for part in old.split(".")[:-1]:
+            section = section.get(part) if isinstance(section, Mapping) else None
+        if isinstance(section, Mapping) and old.split(".")[-1] in section:
+            raise MedbiasInputError(
+                f"config key '{old}' is now '{new}': each benchmark plug-in's settings are a section of their own"
+            )
+
+
 def resolve_config(
     given: dict[str, Any], schema_path: str | Path, command_line: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -165,6 +190,7 @@ def resolve_config(
     paths and models); ``config/README.md`` lists every key with its default and meaning."""
     schema = read_schema(schema_path)
     given = dict(given)
+    check_moved_keys(given)
     worlds = schema["properties"]["world"]["enum"]
     if "world" not in given:
         raise MedbiasInputError(
@@ -183,25 +209,50 @@ def resolve_config(
     return resolved
 
 
-def registry_names() -> dict[str, list[str]]:
-    """The names each plug-in registry holds, for the schema keys that name one (``x-registry``): a
-    method or benchmark added to its registry is a valid config value with no schema edit."""
+def registry_settings() -> dict[str, dict[str, Mapping[str, Any]]]:
+    """Registry -> plug-in name -> the settings it declares (its config section as a JSON schema object
+    without its type; empty when it has none): the names fill the schema keys that name a plug-in
+    (``x-registry``), so a method or benchmark added to its registry is a valid config value with no
+    schema edit, and the settings the sections that hold them (``x-registry-sections``)."""
     from medbias.metrics.benchmarks import REGISTRY as BENCHMARKS
     from medbias.studies.hurtful.mitigation import MITIGATIONS
 
-    return {"benchmarks": list(BENCHMARKS), "mitigation": list(MITIGATIONS)}
+    return {
+        "benchmarks": {name: b.settings for name, b in BENCHMARKS.items()},
+        "mitigation": {name: m.settings for name, m in MITIGATIONS.items()},
+    }
 
 
-def with_registry_enums(schema: Any, names: Mapping[str, list[str]] | None = None) -> Any:
-    """``schema`` with an ``enum`` of the registry's names wherever a subschema says ``x-registry``."""
-    names = registry_names() if names is None else names
+def with_registry_sections(schema: dict[str, Any], declared: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """A section schema that says ``x-registry-sections`` with one required subsection per plug-in that
+    declares settings (``declared``: name -> its declaration), so that each plug-in's defaults fill in. A
+    plug-in whose name or setting repeats a key the section already has is an error: its settings are
+    laid over the section's shared ones when it runs."""
+    properties, required = dict(schema["properties"]), list(schema.get("required", []))
+    for name, settings in declared.items():
+        if not settings:
+            continue
+        clashes = sorted({name} & set(properties) | set(settings.get("properties", {})) & set(properties))
+        if clashes:
+            raise ValueError(f"plug-in {name!r}: its settings repeat the section's own keys {clashes}")
+        properties[name] = {"type": "object", "additionalProperties": False, **settings}
+        required.append(name)
+    return {**schema, "properties": properties, "required": required}
+
+
+def with_registry_enums(schema: Any, sections: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None) -> Any:
+    """``schema`` with an ``enum`` of the registry's names wherever a subschema says ``x-registry``, and
+    each plug-in's declared section wherever one says ``x-registry-sections`` (``with_registry_sections``)."""
+    sections = registry_settings() if sections is None else sections
     if isinstance(schema, list):
-        return [with_registry_enums(item, names) for item in schema]
+        return [with_registry_enums(item, sections) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    filled = {key: with_registry_enums(value, names) for key, value in schema.items()}
+    filled = {key: with_registry_enums(value, sections) for key, value in schema.items()}
     if "x-registry" in filled:
-        filled["enum"] = list(names[filled["x-registry"]])
+        filled["enum"] = list(sections[filled["x-registry"]])
+    if "x-registry-sections" in filled:
+        filled = with_registry_sections(filled, sections[filled["x-registry-sections"]])
     return filled
 
 
@@ -485,9 +536,9 @@ def check_inputs(config: dict[str, Any]) -> None:  # config as enrol_registry_mo
                 raise MedbiasInputError(f"config key 'resources.{key}': folder {path} does not exist")
         elif not Path(path).is_file():
             raise MedbiasInputError(f"config key 'resources.{key}': file {path} does not exist")
-    from medbias.metrics.benchmarks.items import check_benchmark_files
+    from medbias.metrics.benchmarks import check_benchmark_inputs
 
-    check_benchmark_files(config["resources"], config["plm"]["benchmarks"]["seat_tests"], config["plm"]["benchmarks"])
+    check_benchmark_inputs(config["resources"], config["plm"]["benchmarks"])
 
     _check_windows(config)
     if "rios" in config:

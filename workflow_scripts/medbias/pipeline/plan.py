@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from medbias.metrics.benchmarks import REGISTRY as BENCHMARKS
 from medbias.metrics.benchmarks import evaluation_files as benchmark_files
 from medbias.metrics.benchmarks import suite as benchmark_suite
 
@@ -53,6 +54,7 @@ __all__ = [
     "model_input_files",
     "benchmark_files",
     "benchmark_inputs",
+    "benchmark_run_settings",
     "debias_values",
     "method_of",
     "mitigation_jobs",
@@ -92,6 +94,14 @@ def model_input_files(config: Mapping[str, Any], name: str, variants_dir: str) -
     if name in config["hurtful"]["variants"] or built_by_demo(entry["source"], config):
         return [entry["source"]]
     return model_folder_files(entry["source"])
+
+
+def benchmark_run_settings(benchmarks: Mapping[str, Any]) -> dict[str, Any]:
+    """What a benchmark scoring job reads of ``plm.benchmarks``: the suite, bootstrap, untrained copies,
+    Self-Debias and every plug-in's own section (the tables' alpha and permutations, the item samples and
+    the untrained control's seeds and pairs are their own rules')."""
+    shared = ("suite", "bootstrap", "untrained_copies", "self_debias")
+    return {k: benchmarks[k] for k in (*shared, *(name for name in BENCHMARKS if name in benchmarks))}
 
 
 def benchmark_inputs(names, config, plm_dir: str) -> dict[str, str]:

@@ -66,15 +66,26 @@ Status = dict[str, str]
 @dataclass(frozen=True)
 class Headline:
     """One headline number of a benchmark: its long-table row (``report`` in the ``benchmark`` column,
-    ``bias_type``, ``measure``), its line on the audit card (``card``) and its column in the wide
-    benchmark table (``column``; None where the table builds that benchmark's columns itself, as for
-    CrowS-Pairs' one column per scoring rule)."""
+    ``bias_type``, ``measure``, and ``rule`` where the plug-in scores by several rules; None matches any),
+    its line on the audit card (``card``, shown to ``digits`` decimals; None: not on the card) and its
+    column in the wide benchmark table (``column``; None: not in the table). A cell ``shows`` the row's
+    ``value`` with its interval, or the ``rule`` that made it; a row the evaluation lacks shows ``missing``."""
 
     report: str
     bias_type: str
     measure: str
-    card: str
+    card: str | None
     column: str | None = None
+    rule: str | None = None
+    digits: int = 2
+    shows: str = "value"
+    missing: str = ""
+
+    def matches(self, benchmark: str, bias_type: str, measure: str, rule: str) -> bool:
+        """Whether a long-table row (its benchmark, bias type, measure and rule) is this headline's."""
+        return (benchmark, bias_type, measure) == (self.report, self.bias_type, self.measure) and (
+            self.rule is None or rule == self.rule
+        )
 
 
 @dataclass(frozen=True)
@@ -91,7 +102,18 @@ class Benchmark:
     - ``rows(frames, status, settings, rng)``: its long-table rows (``metrics.benchmarks.scores``);
     - ``empty``: file key -> the empty frame written when nothing was scored;
     - ``published``: the published numbers, each with the rule that made it;
-    - ``headlines``: its headline numbers (``Headline``), which the wide table and the audit card show."""
+    - ``headlines(settings)``: its headline numbers (``Headline``), which the wide table and the audit
+      card show, in that order;
+    - ``settings``: its own config section, ``plm.benchmarks.<name>``, as a JSON schema object without
+      its type (``description`` and ``properties``, each key with its default, description and
+      ``x-source``); the config schema takes the section from here;
+    - ``check_inputs(resources, settings)``: reads the files it scores from (``resources``: the config's
+      ``resources`` section) before any job starts, and stops with one line naming a bad file or a
+      setting the files cannot meet; None when it reads nothing the config names.
+
+    Every function that takes ``settings`` gets the run's shared benchmark settings (``plm.benchmarks``
+    without the plug-ins' sections, and the scoring job's batch size, lengths and seed) with the
+    plug-in's own section laid over them (``medbias.metrics.benchmarks.settings_of``)."""
 
     name: str
     title: str
@@ -104,7 +126,9 @@ class Benchmark:
     empty: Mapping[str, pd.DataFrame]
     score_untrained: Callable[[ScoringContext], Frames] | None = None
     published: tuple[PublishedValue, ...] = ()
-    headlines: tuple[Headline, ...] = ()
+    headlines: Callable[[Mapping[str, Any]], tuple[Headline, ...]] = lambda settings: ()
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    check_inputs: Callable[[Mapping[str, str], Mapping[str, Any]], None] | None = None
 
 
 def read_frame(path: str) -> pd.DataFrame:

@@ -1,5 +1,5 @@
 """CrowS-Pairs (Nangia et al. 2020) as a benchmark plug-in: every pair of the sampled items scored by
-every rule of ``plm.benchmarks.crows_rules`` that scores the model's kind (``metrics.benchmarks.scoring``:
+every rule of ``plm.benchmarks.crows_pairs.rules`` that scores the model's kind (``metrics.benchmarks.scoring``:
 nangia and bias_bench for masked, bias_bench and lm_eval for causal models), one row per pair and
 rule; the metric per rule and bias type with its interval and test against 50
 (``metrics.benchmarks.peer``). A plain evaluation also scores untrained copies of the model on the
@@ -25,6 +25,7 @@ from medbias.metrics.benchmarks.peer import (
     crows_swap,
 )
 from medbias.metrics.benchmarks.published import BIAS_BENCH, PublishedValue
+from medbias.metrics.benchmarks.scoring import CROWS_RULES
 
 SEQ2SEQ_CROWS = (
     "not applicable: a seq2seq model's likelihood of a sentence given itself measures copying; no published "
@@ -157,7 +158,7 @@ def score(context: ScoringContext) -> tuple[dict[str, pd.DataFrame], dict[str, s
             settings["batch_size"],
             context.prefixes,
             context.decay,
-            settings["crows_rules"],
+            settings["rules"],
             context.epsilon,
         ),
     )
@@ -172,9 +173,51 @@ def score_untrained(context: ScoringContext) -> dict[str, pd.DataFrame]:
         context.kind,
         context.items["crows_pairs"],
         settings["batch_size"],
-        rules=settings["crows_rules"],
+        rules=settings["rules"],
     )
     return {"untrained_crows_pairs": frame}
+
+
+def check_inputs(resources: Mapping[str, str], settings: Mapping[str, Any]) -> None:
+    from medbias.metrics.benchmarks.items import check_count, read_crows_pairs
+
+    pairs = read_crows_pairs(resources["crows_pairs"])
+    check_count(
+        "plm.benchmarks.control_pairs", settings["control_pairs"], len(pairs), "pairs", resources["crows_pairs"]
+    )
+
+
+def headlines(settings: Mapping[str, Any]) -> tuple[Headline, ...]:
+    """One wide-table column per scoring rule, trained and untrained; one card line per rule scored."""
+    title = "CrowS-Pairs metric (% sent_more preferred; 50 = none)"
+    copies = "CrowS-Pairs metric of untrained copies (mean, 95% of copies)"
+    rules = settings["rules"]
+    scored = [Headline("crows_pairs", "all", "metric", title, f"CrowS-Pairs {r}", r, missing="n/a") for r in rules]
+    untrained = [
+        Headline("crows_pairs_untrained", "all", "metric", copies, f"CrowS-Pairs {r}, untrained copies", r)
+        for r in rules
+    ]
+    return (*scored, *untrained)
+
+
+SETTINGS = {
+    "description": "CrowS-Pairs (Nangia et al. 2020), medbias.metrics.benchmarks.crows_pairs",
+    "properties": {
+        "rules": {
+            "description": "CrowS-Pairs scoring rules, each run on the model kinds it scores (a published number is "
+            "comparable only with its own rule): nangia = Nangia et al.'s metric.py (masked: sum of log P over the "
+            "unmodified tokens); bias_bench = bias-bench (masked: mean log P over the modified tokens; causal: "
+            "per-token geometric mean probability); lm_eval = lm-evaluation-harness (causal: summed log-likelihood)",
+            "x-source": "reference code: nyu-mll/crows-pairs metric.py; McGill-NLP/bias-bench crows.py at aba44032 "
+            "(the rule of Meade et al. 2022's Tables 2-4); EleutherAI lm-evaluation-harness crows_pairs task",
+            "type": "array",
+            "minItems": 1,
+            "uniqueItems": True,
+            "items": {"type": "string", "enum": list(CROWS_RULES)},
+            "default": list(CROWS_RULES),
+        }
+    },
+}
 
 
 def rows(
@@ -213,10 +256,7 @@ BENCHMARK = Benchmark(
         PublishedValue("crows_pairs", "bias_bench", "gpt2", "race-color", "metric", 59.69, BIAS_BENCH),
         PublishedValue("crows_pairs", "bias_bench", "gpt2", "religion", "metric", 62.86, BIAS_BENCH),
     ),
-    headlines=(
-        Headline("crows_pairs", "all", "metric", "CrowS-Pairs metric (% sent_more preferred; 50 = none)"),
-        Headline(
-            "crows_pairs_untrained", "all", "metric", "CrowS-Pairs metric of untrained copies (mean, 95% of copies)"
-        ),
-    ),
+    headlines=headlines,
+    settings=SETTINGS,
+    check_inputs=check_inputs,
 )

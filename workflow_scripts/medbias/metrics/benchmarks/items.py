@@ -168,22 +168,10 @@ def read_wikitext_paragraphs(path: str | Path, paragraphs: int | None = None) ->
     return kept if paragraphs is None else kept[:paragraphs]
 
 
-def check_benchmark_files(resources: dict, seat_tests: list[str], settings: dict | None = None) -> None:
-    """Read every benchmark file the config names, whole, so that a bad row stops the run with one
-    line before any job starts (the files are small: about 3 MB in all); with ``settings``
-    (``plm.benchmarks``), a count of paragraphs or pairs asked of a file that holds fewer is an error too."""
-    pairs = read_crows_pairs(resources["crows_pairs"])
-    paragraphs = read_wikitext_paragraphs(resources["wikitext2"])
-    for key, count, what, path in (
-        ("wikitext_paragraphs", len(paragraphs), "paragraphs", resources["wikitext2"]),
-        ("control_pairs", len(pairs), "pairs", resources["crows_pairs"]),
-    ):
-        asked = (settings or {}).get(key)
-        if asked is not None and asked > count:
-            raise MedbiasInputError(
-                f"config key 'plm.benchmarks.{key}': got {asked}, but {path} holds {count:,} {what} "
-                "(null uses them all)"
-            )
-    for kind in ("intrasentence", "intersentence"):
-        read_stereoset(resources["stereoset"], kind)
-    read_may_seat_tests(resources["seat_may2019"], seat_tests)
+def check_count(key: str, asked: int | None, count: int, what: str, path: str | Path) -> None:
+    """A config count (``key``, its dotted path) asked of a file that holds ``count`` items is an error
+    naming both when it asks for more (None asks for all)."""
+    if asked is not None and asked > count:
+        raise MedbiasInputError(
+            f"config key '{key}': got {asked}, but {path} holds {count:,} {what} (null uses them all)"
+        )

@@ -103,6 +103,52 @@ def score(context: ScoringContext) -> tuple[dict[str, pd.DataFrame], dict[str, s
     return {"perplexity": pd.concat(frames, ignore_index=True)}, {"perplexity": "ok"}
 
 
+def check_inputs(resources: Mapping[str, str], settings: Mapping[str, Any]) -> None:
+    from medbias.metrics.benchmarks.items import check_count, read_wikitext_paragraphs
+
+    paragraphs = read_wikitext_paragraphs(resources["wikitext2"])
+    asked = settings["wikitext_paragraphs"]
+    check_count(
+        "plm.benchmarks.perplexity.wikitext_paragraphs", asked, len(paragraphs), "paragraphs", resources["wikitext2"]
+    )
+
+
+def headlines(settings: Mapping[str, Any]) -> tuple[Headline, ...]:
+    return (
+        Headline(
+            "perplexity",
+            "held-out",
+            "perplexity",
+            "(pseudo-)perplexity, held-out text of the Dropout corpus",
+            "perplexity, held-out",
+        ),
+        Headline(
+            "perplexity",
+            "wikitext-2",
+            "perplexity",
+            "(pseudo-)perplexity, WikiText-2 test paragraphs",
+            "perplexity, WikiText-2",
+        ),
+    )
+
+
+SETTINGS = {
+    "description": "(pseudo-)perplexity of every evaluation, medbias.metrics.benchmarks.perplexity",
+    "properties": {
+        "wikitext_paragraphs": {
+            "description": "WikiText-2 test paragraphs whose (pseudo-)perplexity every evaluation reports beside the "
+            "in-domain held-out text (null = all 2,185; each cut to plm.debias.dropout.max_length tokens)",
+            "x-source": "cited default: Meade et al. 2022 check that debiasing kept the language model by perplexity "
+            "on WikiText-2; general text that no medbias model trains on, unlike the Dropout corpus that Dropout and "
+            "CDA continue on",
+            "type": ["integer", "null"],
+            "minimum": 1,
+            "default": None,
+        }
+    },
+}
+
+
 def rows(
     frames: Mapping[str, pd.DataFrame], status: Mapping[str, str], settings: Mapping[str, Any], rng
 ) -> list[dict[str, Any]]:
@@ -133,20 +179,7 @@ BENCHMARK = Benchmark(
     score=score,
     rows=rows,
     empty={"perplexity": EMPTY_PERPLEXITY},
-    headlines=(
-        Headline(
-            "perplexity",
-            "held-out",
-            "perplexity",
-            "(pseudo-)perplexity, held-out text of the Dropout corpus",
-            "perplexity, held-out",
-        ),
-        Headline(
-            "perplexity",
-            "wikitext-2",
-            "perplexity",
-            "(pseudo-)perplexity, WikiText-2 test paragraphs",
-            "perplexity, WikiText-2",
-        ),
-    ),
+    headlines=headlines,
+    settings=SETTINGS,
+    check_inputs=check_inputs,
 )

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.metrics.benchmarks import evaluation_files, suite
+from medbias.metrics.benchmarks import evaluation_files, settings_of, suite
 from medbias.metrics.benchmarks.base import read_frame, row
 
 
@@ -22,14 +22,14 @@ def evaluation_rows(
 ) -> list[dict[str, Any]]:
     """Every long row of one evaluation (``frames``: file key -> frame, as the suite's plug-ins wrote
     them), plug-in by plug-in in ``settings["suite"]`` order; a benchmark that did not run gives one
-    row with its status. ``settings``: the suite, bootstrap, permutations and seat_summaries."""
+    row with its status. ``settings``: ``plm.benchmarks`` (each plug-in reads its own ``settings_of``)."""
     rows: list[dict[str, Any]] = []
     for benchmark in suite(settings["suite"]):
         for name in benchmark.reports:
             state = status.get(name, "ok")
             if state != "ok":
                 rows.append(row(name, "all", "status", np.nan, status=state))
-        rows += benchmark.rows(frames, status, settings, rng)
+        rows += benchmark.rows(frames, status, settings_of(benchmark, settings), rng)
     return rows
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medbias.metrics.benchmarks.base import Benchmark, ScoringContext, row
+from medbias.metrics.benchmarks.base import Benchmark, Headline, ScoringContext, row
 from medbias.metrics.benchmarks.items import read_may_seat_tests
 from medbias.metrics.benchmarks.peer import seat_summary, seat_summary_interval
 
@@ -26,7 +26,7 @@ def seat_null_sentences(
     tokenizer, tests: Mapping[str, Mapping[str, Any]], templates: Sequence[str], n_words: int, seed: int
 ) -> list[str]:
     """The calibrated null's random attribute sentences: ``n_words`` random whole words of the
-    vocabulary (``seat.null_pool_words``, none from the tests' sentences) in each bleached template."""
+    vocabulary (``plm.benchmarks.seat_may.null_words``, none from the tests' sentences) in each bleached template."""
     from medbias.core.templates import WORD_SLOT, fill_template
     from medbias.core.vocabulary import null_pool_words
 
@@ -54,7 +54,7 @@ def run_may_seat(
     null_texts = []
     if settings["null_draws"]:
         null_texts = seat_null_sentences(
-            tokenizer, tests, settings["null_templates"], settings["null_pool_words"], settings["seed"]
+            tokenizer, tests, settings["null_templates"], settings["null_words"], settings["seed"]
         )
     pool = vectors_of(null_texts).astype(np.float64) if null_texts else np.zeros((0, 0))
     rows = []
@@ -134,7 +134,7 @@ def inputs(config: Mapping[str, Any], plm_dir: str) -> dict[str, str]:
 
 
 def read_items(paths: Mapping[str, str], settings: Mapping[str, Any]) -> dict[str, Any]:
-    return {"seat": read_may_seat_tests(paths["seat_folder"], settings["seat_tests"])}
+    return {"seat": read_may_seat_tests(paths["seat_folder"], settings["tests"])}
 
 
 def score(context: ScoringContext) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
@@ -160,13 +160,109 @@ def score(context: ScoringContext) -> tuple[dict[str, pd.DataFrame], dict[str, s
     return {"seat": frame}, {"seat": "ok"}
 
 
+def check_inputs(resources: Mapping[str, str], settings: Mapping[str, Any]) -> None:
+    read_may_seat_tests(resources["seat_may2019"], settings["tests"])
+
+
+def headlines(settings: Mapping[str, Any]) -> tuple[Headline, ...]:
+    """bias-bench's summaries: one wide-table column and one card line each."""
+    return tuple(
+        Headline("seat", name, "mean_abs_d", f"SEAT {name}: mean |d|", f"SEAT {name} mean |d|", digits=3)
+        for name in settings["summaries"]
+    )
+
+
+SETTINGS = {
+    "description": "May et al.'s SEAT tests (2019), medbias.metrics.benchmarks.seat_may",
+    "properties": {
+        "tests": {
+            "description": "the May et al. tests run",
+            "x-source": "paper: May et al. 2019 (the sentence tests); bias-bench runs the same files",
+            "type": "array",
+            "minItems": 1,
+            "uniqueItems": True,
+            "items": {"type": "string"},
+            "default": [
+                "sent-weat1",
+                "sent-weat2",
+                "sent-weat3",
+                "sent-weat3b",
+                "sent-weat4",
+                "sent-weat5",
+                "sent-weat5b",
+                "sent-weat6",
+                "sent-weat6b",
+                "sent-weat7",
+                "sent-weat7b",
+                "sent-weat8",
+                "sent-weat8b",
+                "sent-weat9",
+                "sent-weat10",
+                "sent-angry_black_woman_stereotype",
+                "sent-angry_black_woman_stereotype_b",
+                "sent-heilman_double_bind_competent_one_word",
+                "sent-heilman_double_bind_likable_one_word",
+            ],
+        },
+        "summaries": {
+            "description": "summary -> the tests whose mean |d| it reports (tests not run are left out and counted)",
+            "x-source": "reference code: bias-bench (Meade et al. 2022) gender and race SEAT lists",
+            "type": "object",
+            "additionalProperties": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+            "default": {
+                "gender": ["sent-weat6", "sent-weat6b", "sent-weat7", "sent-weat7b", "sent-weat8", "sent-weat8b"],
+                "race": [
+                    "sent-angry_black_woman_stereotype",
+                    "sent-angry_black_woman_stereotype_b",
+                    "sent-weat3",
+                    "sent-weat3b",
+                    "sent-weat4",
+                    "sent-weat5",
+                    "sent-weat5b",
+                ],
+            },
+        },
+        "null_templates": {
+            "description": "bleached frames of the calibrated null's random attribute sentences (one [W] each)",
+            "x-source": "paper: May et al. 2019 §3 (semantically bleached templates)",
+            "type": "array",
+            "minItems": 1,
+            "items": {"type": "string"},
+            "default": [
+                "This is [W].",
+                "That is [W].",
+                "There is [W].",
+                "Here is [W].",
+                "[W] is here.",
+                "[W] is there.",
+                "It is [W].",
+            ],
+        },
+        "null_draws": {
+            "description": "random attribute-set draws of SEAT's calibrated p (0 = off)",
+            "x-source": "our choice: the published tools report no calibrated p",
+            "type": "integer",
+            "minimum": 0,
+            "default": 999,
+        },
+        "null_words": {
+            "description": "random whole words of the vocabulary the calibrated null draws from",
+            "x-source": "our choice: the published tools report no calibrated p",
+            "type": "integer",
+            "minimum": 10,
+            "default": 200,
+        },
+    },
+}
+
+
 def rows(
     frames: Mapping[str, pd.DataFrame], status: Mapping[str, str], settings: Mapping[str, Any], rng
 ) -> list[dict[str, Any]]:
     if status.get("seat") != "ok":
         return []
     # a child generator: the summaries' draws leave ``rng``'s stream, which the other plug-ins use, as it was
-    return seat_rows(frames["seat"], settings["seat_summaries"], rng.spawn(1)[0])
+    return seat_rows(frames["seat"], settings["summaries"], rng.spawn(1)[0])
 
 
 BENCHMARK = Benchmark(
@@ -179,4 +275,7 @@ BENCHMARK = Benchmark(
     score=score,
     rows=rows,
     empty={"seat": pd.DataFrame(columns=["status", "test"])},
+    headlines=headlines,
+    settings=SETTINGS,
+    check_inputs=check_inputs,
 )

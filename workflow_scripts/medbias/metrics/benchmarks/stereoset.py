@@ -1,5 +1,5 @@
 """StereoSet (Nadeem et al. 2021) as a benchmark plug-in: intrasentence examples scored by a masked
-LM's filler pieces (rule ``nadeem``) or a causal LM's rule ``plm.benchmarks.causal_score``
+LM's filler pieces (rule ``nadeem``) or a causal LM's rule ``plm.benchmarks.stereoset.causal_score``
 (``metrics.benchmarks.scoring.STEREOSET_CAUSAL_RULES``); intersentence examples by a causal LM, or by a
 masked model's trained next-sentence head. The official evaluator's macro SS, LMS and ICAT per domain
 with intervals over target terms and the permutation test of SS against 50
@@ -191,6 +191,48 @@ def score_untrained(context: ScoringContext) -> dict[str, pd.DataFrame]:
     return {"untrained_stereoset": frame}
 
 
+def check_inputs(resources: Mapping[str, str], settings: Mapping[str, Any]) -> None:
+    from medbias.metrics.benchmarks.items import read_stereoset
+
+    for kind in ("intrasentence", "intersentence"):
+        read_stereoset(resources["stereoset"], kind)
+
+
+def headlines(settings: Mapping[str, Any]) -> tuple[Headline, ...]:
+    return (
+        Headline("intrasentence", "overall", "ss", None, "StereoSet rule", shows="rule", missing="n/a"),
+        Headline("intrasentence", "overall", "ss", "StereoSet intrasentence SS", "StereoSet SS"),
+        Headline("intrasentence", "overall", "lms", "StereoSet intrasentence LMS", "StereoSet LMS"),
+        Headline("intrasentence", "overall", "icat", "StereoSet intrasentence ICAT", "StereoSet ICAT"),
+        Headline(
+            "intrasentence_untrained",
+            "overall",
+            "ss",
+            "StereoSet intrasentence SS of untrained copies (mean, 95% of copies)",
+            "StereoSet SS, untrained copies",
+        ),
+        Headline("intersentence", "overall", "ss", "StereoSet intersentence SS", "StereoSet inter SS"),
+    )
+
+
+SETTINGS = {
+    "description": "StereoSet (Nadeem et al. 2021), medbias.metrics.benchmarks.stereoset",
+    "properties": {
+        "causal_score": {
+            "description": "StereoSet score of a causal model: bias_bench = the whole filled sentence's per-token "
+            "geometric mean probability, the first token given <|endoftext|> alone (the rule behind the published "
+            "gpt2 scores); completion = mean probability of the filler's tokens given the text before (no published "
+            "number uses it)",
+            "x-source": "reference code: bias-bench stereoset.py _likelihood_score_generative at aba44032 (Nadeem et "
+            "al.'s generative rule)",
+            "type": "string",
+            "enum": ["bias_bench", "completion"],
+            "default": "bias_bench",
+        }
+    },
+}
+
+
 def rows(
     frames: Mapping[str, pd.DataFrame], status: Mapping[str, str], settings: Mapping[str, Any], rng
 ) -> list[dict[str, Any]]:
@@ -229,17 +271,7 @@ BENCHMARK = Benchmark(
         PublishedValue("intrasentence", "nadeem", "bert-base-uncased", "race", "ss", 57.03, BIAS_BENCH),
         PublishedValue("intrasentence", "nadeem", "bert-base-uncased", "religion", "ss", 59.70, BIAS_BENCH),
     ),
-    headlines=(
-        Headline("intrasentence", "overall", "ss", "StereoSet intrasentence SS", "StereoSet SS"),
-        Headline("intrasentence", "overall", "lms", "StereoSet intrasentence LMS", "StereoSet LMS"),
-        Headline("intrasentence", "overall", "icat", "StereoSet intrasentence ICAT", "StereoSet ICAT"),
-        Headline(
-            "intrasentence_untrained",
-            "overall",
-            "ss",
-            "StereoSet intrasentence SS of untrained copies (mean, 95% of copies)",
-            "StereoSet SS, untrained copies",
-        ),
-        Headline("intersentence", "overall", "ss", "StereoSet intersentence SS", "StereoSet inter SS"),
-    ),
+    headlines=headlines,
+    settings=SETTINGS,
+    check_inputs=check_inputs,
 )

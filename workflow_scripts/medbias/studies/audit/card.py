@@ -195,53 +195,33 @@ def _score_interval(low: float, high: float) -> str:
 
 
 def benchmark_section(
-    rows: pd.DataFrame, summaries: Sequence[str], published: Sequence = (), published_elsewhere: Sequence[str] = ()
+    rows: pd.DataFrame,
+    settings: Mapping[str, Any],
+    published: Sequence = (),
+    published_elsewhere: Sequence[str] = (),
 ) -> str:
-    """The field's benchmarks of the entry's plain evaluation (``metrics.benchmarks.scores``): each
-    headline score with its scoring rule, 95% interval and p against 50 (CrowS-Pairs once per rule),
-    bias-bench's SEAT summaries with their interval, and the benchmarks that do not apply with the
+    """The field's benchmarks of the entry's plain evaluation (``metrics.benchmarks.scores``): each plug-in
+    headline that has a card line (``medbias.metrics.benchmarks.headlines`` under ``settings``,
+    ``plm.benchmarks``: CrowS-Pairs once per rule, StereoSet, bias-bench's SEAT summaries, perplexity)
+    with its scoring rule, 95% interval and p against 50, and the benchmarks that do not apply with the
     reason. ``published``: the published values of this entry's own model (``published_for_source``);
     ``published_elsewhere``: the models the suite has published values for, named when none is this one."""
-    index = {
-        (r.benchmark, r.bias_type, r.measure): r
-        for r in rows.itertuples(index=False)
-        if not r.benchmark.startswith("crows")
-    }
+    found = list(rows.itertuples(index=False))
     shown = []
-    for benchmark, bias_type, measure, title in ((h.report, h.bias_type, h.measure, h.card) for h in headlines()):
-        if benchmark.startswith("crows"):
-            found = [
-                r
-                for r in rows.itertuples(index=False)
-                if (r.benchmark, r.bias_type, r.measure) == (benchmark, bias_type, measure)
-            ]
-        else:
-            found = [index[(benchmark, bias_type, measure)]] if (benchmark, bias_type, measure) in index else []
-        for row in found:
-            p = "" if np.isnan(row.p_value) else f"{row.p_value:.2g}"
-            shown.append(
-                {
-                    "score": title,
-                    "rule": row.rule,
-                    "value": f"{row.value:.2f}",
-                    "95% CI": _score_interval(row.ci_low, row.ci_high),
-                    "p vs 50": p,
-                    "items": row.items,
-                }
-            )
-    for name in summaries:
-        row = index.get(("seat", name, "mean_abs_d"))
-        if row is not None:
-            shown.append(
-                {
-                    "score": f"SEAT {name}: mean |d|",
-                    "rule": row.rule,
-                    "value": f"{row.value:.3f}",
-                    "95% CI": _score_interval(row.ci_low, row.ci_high),
-                    "p vs 50": "",
-                    "items": row.items,
-                }
-            )
+    for headline in (h for h in headlines(settings) if h.card):
+        row = next((r for r in found if headline.matches(r.benchmark, r.bias_type, r.measure, r.rule)), None)
+        if row is None:
+            continue
+        shown.append(
+            {
+                "score": headline.card,
+                "rule": row.rule,
+                "value": f"{row.value:.{headline.digits}f}",
+                "95% CI": _score_interval(row.ci_low, row.ci_high),
+                "p vs 50": "" if np.isnan(row.p_value) else f"{row.p_value:.2g}",
+                "items": row.items,
+            }
+        )
     status = [f"- {r.benchmark}: {r.status}" for r in rows.itertuples(index=False) if r.measure == "status"]
     per_type = rows[(rows["benchmark"] == "crows_pairs") & (rows["measure"] == "metric") & (rows["bias_type"] != "all")]
     parts = [markdown_table(pd.DataFrame(shown))] if shown else []
@@ -429,7 +409,7 @@ def card_sections(
                 "The field's benchmarks: CrowS-Pairs, StereoSet, SEAT of May et al.",
                 benchmark_section(
                     rows,
-                    list(benchmarks["seat_summaries"]),
+                    benchmarks,
                     published_for_source(published, source),
                     published_models(published),
                 ),

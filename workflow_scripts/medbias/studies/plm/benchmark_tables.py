@@ -15,6 +15,7 @@ import pandas as pd
 from medbias.core.errors import MedbiasInputError
 from medbias.io.tables import PaperTable
 from medbias.metrics.benchmarks import headlines
+from medbias.metrics.benchmarks.base import Headline
 from medbias.metrics.benchmarks.crows_pairs import copy_metrics
 from medbias.metrics.benchmarks.peer import (
     against_copies,
@@ -26,13 +27,6 @@ from medbias.metrics.benchmarks.peer import (
 from medbias.metrics.benchmarks.published import PublishedValue, published_note
 from medbias.metrics.benchmarks.stereoset import copy_ss, option_outcomes, rule_of
 from medbias.metrics.fairness import benjamini_hochberg
-
-
-def headline_columns() -> dict[tuple[str, str, str], str]:
-    """(report, bias type, measure) -> the wide table's column, of every plug-in headline that has one
-    (CrowS-Pairs' columns, one per scoring rule, and SEAT's, one per summary, are built apart)."""
-    return {(h.report, h.bias_type, h.measure): h.column for h in headlines() if h.column}
-
 
 # the untrained-copy cell of a debiased row, which the plain row's copy stands for
 STANDS_IN = "as none"
@@ -48,55 +42,42 @@ def _cell(row: pd.Series | None) -> str:
     return f"{row['value']:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
 
 
-def wide_table(
-    long: pd.DataFrame, labels: Mapping[str, str], summaries: Sequence[str], crows_rules: Sequence[str]
-) -> pd.DataFrame:
-    """One row per evaluation: the CrowS-Pairs metric under each rule (its own column, 'n/a' where the
-    rule does not score the model's kind), StereoSet's scores with the rule that made them, the
-    perplexity and bias-bench's SEAT summaries (mean |d|), each as 'value [95% interval]'; 'n/a' where the benchmark
-    does not apply (the long table says why)."""
+def headline_cell(headline: Headline, rows: Sequence[Any], status: Mapping[str, str], debias: str) -> str:
+    """One evaluation's cell of a headline column: 'n/a' where the benchmark did not run (the long table
+    says why), the row's value with its interval (and the uniform guess's perplexity where the model does
+    worse than it) or its rule, the headline's ``missing`` where the row is absent, and for untrained
+    copies of a debiased row, ``STANDS_IN`` (its plain row's copies stand for them)."""
+    if headline.report in status:
+        return "n/a"
+    found = next((r for r in rows if headline.matches(r.benchmark, r.bias_type, r.measure, r.rule)), None)
+    if found is None:
+        if headline.report.endswith("_untrained"):
+            return "n/a" if debias == "none" else STANDS_IN
+        return headline.missing
+    if headline.shows == "rule":
+        return found.rule
+    cell = _cell(pd.Series(found._asdict()))
+    uniform = next(
+        (r for r in rows if (r.benchmark, r.bias_type, r.measure) == (found.benchmark, found.bias_type, "uniform")),
+        None,
+    )
+    if uniform is not None and found.value > uniform.value:
+        cell += f" (worse than uniform: {uniform.value:,.0f})"
+    return cell
+
+
+def wide_table(long: pd.DataFrame, labels: Mapping[str, str], settings: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per evaluation and one column per plug-in headline (``medbias.metrics.benchmarks.headlines``
+    under ``settings``, ``plm.benchmarks``): the CrowS-Pairs metric under each rule ('n/a' where the rule
+    does not score the model's kind), StereoSet's scores with the rule that made them, bias-bench's SEAT
+    summaries (mean |d|) and the perplexity, each as 'value [95% interval]' (``headline_cell``)."""
     rows = []
-    columns = headline_columns()
+    columns = [h for h in headlines(settings) if h.column]
     for (model, debias), part in long.groupby(["model", "debias"], sort=False):
-        index = {
-            (r.benchmark, r.bias_type, r.measure): r
-            for r in part.itertuples(index=False)
-            if r.benchmark != "crows_pairs" and r.benchmark != "crows_pairs_untrained"
-        }
-        crows = {
-            (r.benchmark, r.rule): r
-            for r in part.itertuples(index=False)
-            if r.benchmark in ("crows_pairs", "crows_pairs_untrained")
-            and r.bias_type == "all"
-            and r.measure == "metric"
-        }
-        status = {r.benchmark: r.status for r in part.itertuples(index=False) if r.measure == "status"}
+        found = list(part.itertuples(index=False))
+        status = {r.benchmark: r.status for r in found if r.measure == "status"}
         row = {"model": labels.get(model, model), "debias": debias}
-        for rule in crows_rules:
-            found = crows.get(("crows_pairs", rule))
-            row[f"CrowS-Pairs {rule}"] = (
-                "n/a" if "crows_pairs" in status or not found else _cell(pd.Series(found._asdict()))
-            )
-        intra = index.get(("intrasentence", "overall", "ss"))
-        row["StereoSet rule"] = "n/a" if "intrasentence" in status or intra is None else intra.rule
-        # a debiased row has no untrained copies of its own: the plain row's stand for them
-        no_copy = "n/a" if debias == "none" else STANDS_IN
-        for key, column in columns.items():
-            found = index.get(key)
-            row[column] = "n/a" if key[0] in status else _cell(pd.Series(found._asdict()) if found else None)
-            uniform = index.get((key[0], key[1], "uniform")) if key[0] == "perplexity" else None
-            if found and uniform and found.value > uniform.value:
-                row[column] += f" (worse than uniform: {uniform.value:,.0f})"
-            if not found and key[0].endswith("_untrained"):
-                row[column] = no_copy
-        for rule in crows_rules:
-            found = crows.get(("crows_pairs_untrained", rule))
-            row[f"CrowS-Pairs {rule}, untrained copies"] = _cell(pd.Series(found._asdict())) if found else no_copy
-        for name in summaries:
-            found = index.get(("seat", name, "mean_abs_d"))
-            row[f"SEAT {name} mean |d|"] = (
-                "n/a" if "seat" in status else _cell(pd.Series(found._asdict()) if found else None)
-            )
+        row.update({h.column: headline_cell(h, found, status, debias) for h in columns})
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -13,13 +13,13 @@ it), so the trained model is read against their distribution, not against one co
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from medbias.metrics.benchmarks import suite
+from medbias.metrics.benchmarks import settings_of, suite
 from medbias.metrics.benchmarks.base import ScoringContext
 
 
@@ -47,11 +47,12 @@ def empty_frames(names: Sequence[str]) -> dict[str, pd.DataFrame]:
 
 
 def score_suite(context: ScoringContext) -> BenchmarkEvaluation:
-    """Every plug-in of the context's suite (``settings["suite"]``) on its model: their frames (the
-    empty ones where a plug-in wrote nothing) and the status of each reported benchmark."""
+    """Every plug-in of the context's suite (``settings["suite"]``) on its model, each with its own
+    settings (``settings_of``): their frames (the empty ones where a plug-in wrote nothing) and the status
+    of each reported benchmark."""
     frames = empty_frames(context.settings["suite"])
     for benchmark in suite(context.settings["suite"]):
-        scored, status = benchmark.score(context)
+        scored, status = benchmark.score(replace(context, settings=settings_of(benchmark, context.settings)))
         frames.update(scored)
         context.summary["status"].update(status)
     return BenchmarkEvaluation(frames, context.summary)
@@ -103,7 +104,8 @@ def score_untrained_copies(benchmarks, source, tokenizer, data, settings, device
         reference = untrained_copy(source.source, source.kind, settings["seed"] + number).to(device)
         context = ScoringContext(reference, tokenizer, source.kind, data, settings, log)
         for benchmark in benchmarks:
-            for key, frame in benchmark.score_untrained(context).items():
+            own = replace(context, settings=settings_of(benchmark, settings))
+            for key, frame in benchmark.score_untrained(own).items():
                 collected.setdefault(key, []).append(frame.assign(copy=number))
         if number == 0 or (number + 1) % 5 == 0 or number + 1 == copies:
             log.info(

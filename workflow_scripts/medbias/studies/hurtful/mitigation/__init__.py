@@ -1,7 +1,8 @@
 """Fairness mitigation of the hurtful study's downstream classifiers: one module per method, one
 registry (``MITIGATIONS``). Adding a method is one module that defines a ``Mitigation`` and one entry
-here: the config's ``hurtful.mitigation.methods`` takes its names from the registry, and the job's GPU
-request from its declaration (settings of its own go in the schema under ``hurtful.mitigation``).
+here: the config's ``hurtful.mitigation.methods`` takes its names from the registry, its section
+``hurtful.mitigation.<name>`` from the settings the method declares, and the job's GPU request from its
+declaration.
 
 What a method reads and returns, and the helpers that build its predictions, are in ``base``.
 

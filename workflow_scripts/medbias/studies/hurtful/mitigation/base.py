@@ -73,7 +73,10 @@ class Mitigation:
     score (``changes_score``): a post-processor keeps the classifier's score and changes only the
     decision, so its ranking cost is measured on the decisions, against the classifier's own. A method
     whose job trains the classifiers' networks again says ``uses_classifier_gpus``: its job asks for the
-    GPUs the classifiers train on (``hurtful.downstream.classify_gpus``)."""
+    GPUs the classifiers train on (``hurtful.downstream.classify_gpus``). A method with settings of its own
+    declares them (``settings``: its config section ``hurtful.mitigation.<name>`` as a JSON schema object
+    without its type, ``description`` and ``properties``, each key with its default, description and
+    ``x-source``); the config schema takes the section from here, and the method's job reads it."""
 
     name: str
     changes: str
@@ -83,6 +86,7 @@ class Mitigation:
     mitigate: Mitigate
     changes_score: bool = True
     uses_classifier_gpus: bool = False
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
 
 def task_random_state(seed: int, task_number: int, attribute: str) -> int:

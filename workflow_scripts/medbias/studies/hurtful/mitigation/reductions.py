@@ -118,6 +118,48 @@ def reduction_predictions(
     return pd.concat(frames, ignore_index=True), pd.DataFrame(fits, columns=list(FIT_COLUMNS))
 
 
+SETTINGS = {
+    "description": "fairlearn ExponentiatedGradient over a logistic regression on the stay-averaged features",
+    "properties": {
+        "constraints": {
+            "description": "the parity imposed on the training stays",
+            "x-source": "our choice: as threshold.constraints",
+            "type": "string",
+            "enum": ["true_positive_rate_parity", "equalized_odds", "demographic_parity", "false_positive_rate_parity"],
+            "default": "true_positive_rate_parity",
+        },
+        "eps": {
+            "description": "the largest constraint violation allowed",
+            "x-source": "cited default: fairlearn 0.15",
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "default": 0.01,
+        },
+        "max_iter": {
+            "description": "iterations of the reduction (each fits one logistic regression)",
+            "x-source": "cited default: fairlearn 0.15",
+            "type": "integer",
+            "minimum": 1,
+            "default": 50,
+        },
+        "C": {
+            "description": "the logistic regression's inverse L2 strength",
+            "x-source": "cited default: scikit-learn LogisticRegression",
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "default": 1.0,
+        },
+        "solver_iterations": {
+            "description": "lbfgs iterations of each logistic regression",
+            "x-source": "run setting: convergence only",
+            "type": "integer",
+            "minimum": 1,
+            "default": 1000,
+        },
+    },
+}
+
+
 METHOD = Mitigation(
     name="reductions",
     changes="the learner: a constrained mixture of logistic regressions on the same features (fairlearn "
@@ -127,4 +169,5 @@ METHOD = Mitigation(
     runs_as_job=True,
     retrains=True,
     mitigate=reduction_predictions,
+    settings=SETTINGS,
 )
