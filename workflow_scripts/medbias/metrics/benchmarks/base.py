@@ -87,6 +87,10 @@ class Headline:
             self.rule is None or rule == self.rule
         )
 
+    def row_in(self, rows: Any) -> Any:
+        """The first of the long-table ``rows`` (named tuples) that is this headline's, or None."""
+        return next((r for r in rows if self.matches(r.benchmark, r.bias_type, r.measure, r.rule)), None)
+
 
 @dataclass(frozen=True)
 class Benchmark:

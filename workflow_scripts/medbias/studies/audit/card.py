@@ -209,7 +209,7 @@ def benchmark_section(
     found = list(rows.itertuples(index=False))
     shown = []
     for headline in (h for h in headlines(settings) if h.card):
-        row = next((r for r in found if headline.matches(r.benchmark, r.bias_type, r.measure, r.rule)), None)
+        row = headline.row_in(found)
         if row is None:
             continue
         shown.append(

@@ -49,7 +49,7 @@ def headline_cell(headline: Headline, rows: Sequence[Any], status: Mapping[str, 
     copies of a debiased row, ``STANDS_IN`` (its plain row's copies stand for them)."""
     if headline.report in status:
         return "n/a"
-    found = next((r for r in rows if headline.matches(r.benchmark, r.bias_type, r.measure, r.rule)), None)
+    found = headline.row_in(rows)
     if found is None:
         if headline.report.endswith("_untrained"):
             return "n/a" if debias == "none" else STANDS_IN
