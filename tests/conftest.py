@@ -51,8 +51,9 @@ def pytest_collection_modifyitems(config, items):
                 f"{item.nodeid}: no test tier {TIERS}; build a world with a tier's fixture or mark the module"
             )
     # the tests that need no world run first, while the worlds build in the background (WorldBuild);
-    # then the wiring world's, then the planted world's (stable: each keeps its collection order)
-    items.sort(key=lambda item: [f in getattr(item, "fixturenames", ()) for f in ("planted_study", "wiring_study")])
+    # then the planted world's, which builds first, then the wiring world's (stable: each keeps its
+    # collection order)
+    items.sort(key=lambda item: [f in getattr(item, "fixturenames", ()) for f in ("wiring_study", "planted_study")])
 
 
 _TIER_SECONDS: dict[str, float] = {}
@@ -302,8 +303,12 @@ def pytest_collection_finish(session):
     if session.config.option.collectonly:
         return
     factory = session.config._tmp_path_factory  # the session's tmp_path_factory (not yet a fixture here)
-    # both below the tests in front (which run at the normal priority); the wiring world's tests come first
-    for fixture, niceness, make_config in (("wiring_study", 5, wiring_config), ("planted_study", 10, demo_config)):
+    # both below the tests in front (which run at the normal priority), and the planted world above the
+    # wiring world: its chain of trainings (the clinical BERT's pretraining, then the features, classifiers
+    # and gaps) is the suite's longest, while the wiring world is many short jobs that fill the cores at
+    # the end. With the wiring world first, a cold planted world got little CPU until the other work was
+    # done and then ran its chain nearly alone, leaving a core idle.
+    for fixture, niceness, make_config in (("planted_study", 5, demo_config), ("wiring_study", 10, wiring_config)):
         targets = _world_targets(session.items, fixture)
         if not targets or os.environ.get(WORLDS[fixture][1]):
             continue

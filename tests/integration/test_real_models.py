@@ -280,9 +280,20 @@ def test_mental_features_read_real_glove_after_the_readme_conversion(tmp_path):
         assert np.allclose(features[i], vectors[[row[w] for w in found]].mean(axis=0), atol=1e-5)
 
 
-def test_one_registry_line_audits_the_real_encoder_and_marks_likelihoods(minilm, tmp_path):
-    """The demo world's plm rules on the real encoder, enrolled by one registry line: SEAT runs,
-    the StereoSet-style rows say why there is no score, and no likelihood is written."""
+@pytest.fixture(scope="module")
+def real_encoder_run(minilm, tmp_path_factory) -> tuple[Path, dict]:
+    """The demo world at scale 0.05 with the real encoder (enrolled in the plm study) and real GloVe
+    vectors added by one registry line each, and one snakemake run of what the tests below read: the
+    plm scores of the encoder with and without SentenceDebias, and both entries' audit cards."""
+    folder = tmp_path_factory.mktemp("real_encoder")
+    glove_text = write_glove_text(folder / "glove.6B.50d.txt", limit=100_000)
+    command = (
+        _readme_conversion()
+        .replace("glove.6B.50d.txt", str(glove_text))
+        .replace("glove.6B.50d.w2v.bin", str(folder / "glove.w2v.bin"))
+    )
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    assert subprocess.run(["bash", "-c", command], env=env).returncode == 0
     config = demo_config(scale=0.05)
     config["models"]["minilm"] = {
         "source": str(minilm),
@@ -290,10 +301,23 @@ def test_one_registry_line_audits_the_real_encoder_and_marks_likelihoods(minilm,
         "studies": ["plm"],
         "label": "all-MiniLM-L6-v2",
     }
-    configfile = write_config(tmp_path / "config.yaml", config)
+    config["embeddings"]["glove"] = {
+        "source": str(folder / "glove.w2v.bin"),
+        "format": "word2vec_binary",
+        "label": "GloVe 6B 50d",
+    }
+    configfile = write_config(folder / "config.yaml", config)
     targets = [f"results/plm/scores/minilm/{d}/summary.json" for d in ("none", "sentencedebias")]
-    result = run_snakemake(["--cores", "2", *targets, "--configfile", str(configfile)], tmp_path, timeout=1500)
+    targets += ["results/audit/minilm/card.md", "results/audit/glove/card.md"]
+    result = run_snakemake(["--cores", "2", *targets, "--configfile", str(configfile)], folder, timeout=1500)
     assert result.returncode == 0, result.stderr[-4000:]
+    return folder, config
+
+
+def test_one_registry_line_audits_the_real_encoder_and_marks_likelihoods(real_encoder_run):
+    """The demo world's plm rules on the real encoder, enrolled by one registry line: SEAT runs,
+    the StereoSet-style rows say why there is no score, and no likelihood is written."""
+    tmp_path, _ = real_encoder_run
     for debias in ("none", "sentencedebias"):
         scores = tmp_path / "results" / "plm" / "scores" / "minilm" / debias
         seat = pd.read_csv(scores / "seat.csv")
@@ -308,30 +332,11 @@ def test_one_registry_line_audits_the_real_encoder_and_marks_likelihoods(minilm,
         assert summary["status"] == "ok" and summary["stereoset_status"].startswith("not applicable")
 
 
-def test_audit_cards_of_the_real_encoder_and_real_glove(minilm, tmp_path):
+def test_audit_cards_of_the_real_encoder_and_real_glove(minilm, real_encoder_run):
     """`snakemake results/audit/<entry>/card.md` for a real encoder and real GloVe vectors added to
     the demo config by one line each: SEAT on the card, every likelihood-based section skipped with
     the reason (no trained head), Caliskan's WEATs recovered on GloVe, and the entries' inputs listed."""
-    glove_text = write_glove_text(tmp_path / "glove.6B.50d.txt", limit=100_000)
-    command = (
-        _readme_conversion()
-        .replace("glove.6B.50d.txt", str(glove_text))
-        .replace("glove.6B.50d.w2v.bin", str(tmp_path / "glove.w2v.bin"))
-    )
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    assert subprocess.run(["bash", "-c", command], env=env).returncode == 0
-    config = demo_config(scale=0.05)
-    config["models"]["minilm"] = {"source": str(minilm), "kind": "masked", "label": "all-MiniLM-L6-v2"}
-    config["embeddings"]["glove"] = {
-        "source": str(tmp_path / "glove.w2v.bin"),
-        "format": "word2vec_binary",
-        "label": "GloVe 6B 50d",
-    }
-    configfile = write_config(tmp_path / "config.yaml", config)
-    targets = ["results/audit/minilm/card.md", "results/audit/glove/card.md"]
-    result = run_snakemake(["--cores", "2", *targets, "--configfile", str(configfile)], tmp_path, timeout=1500)
-    assert result.returncode == 0, result.stderr[-4000:]
-
+    tmp_path, config = real_encoder_run
     card = json.loads((tmp_path / "results/audit/minilm/card.json").read_text())
     assert card["sections"] == [
         "SEAT (Xie et al. 2024, appendix A)",
