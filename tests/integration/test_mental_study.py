@@ -130,11 +130,14 @@ def test_every_assessed_mismatch_is_ranked_among_its_permuted_retrainings(fairne
 
 
 def test_control_task_is_fair_without_training_on_swapped_notes(fairness, demo_truth):
+    """The criterion the validation table prints for the control: the mismatch lies within its
+    gender-permutation null (p >= 0.05), not a fixed bar on the mismatch itself."""
     for task in demo_truth["mental"]["control_tasks"]:
         original = fairness[
             (fairness["learner"] == "svm") & (fairness["task"] == task) & (fairness["treatment"] == "original")
         ]
-        assert (original["mismatch"] <= 0.1).all(), original[["embedding", "mismatch"]]
+        assert len(original) and original["mismatch_null_p"].notna().all()
+        assert (original["mismatch_null_p"] >= 0.05).all(), original[["embedding", "mismatch", "mismatch_null_p"]]
 
 
 def test_gender_is_readable_from_original_notes_and_less_after_neutralizing(mental):
