@@ -12,10 +12,12 @@ The suite is split into tiers, named by markers (docs/testing.md):
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable
@@ -51,9 +53,48 @@ def pytest_collection_modifyitems(config, items):
                 f"{item.nodeid}: no test tier {TIERS}; build a world with a tier's fixture or mark the module"
             )
     # the tests that need no world run first, while the worlds build in the background (WorldBuild);
-    # then the planted world's, which builds first, then the wiring world's (stable: each keeps its
-    # collection order)
-    items.sort(key=lambda item: [f in getattr(item, "fixturenames", ()) for f in ("wiring_study", "planted_study")])
+    # then the planted world's, then the wiring world's (stable: each keeps its collection order), unless
+    # the wiring world is done first (pytest_runtest_protocol below)
+    items.sort(key=lambda item: _world_of(item) or "")
+
+
+def _world_of(item) -> str | None:
+    """The world fixture a test reads (planted_study before wiring_study), or None."""
+    names = getattr(item, "fixturenames", ())
+    return next((fixture for fixture in ("planted_study", "wiring_study") if fixture in names), None)
+
+
+def _world_done(fixture: str) -> bool:
+    """True when this session builds no ``fixture`` world in the background, or its build has ended."""
+    world = _WORLD_BUILDS.get(fixture)
+    return world is None or world._process is None or world._process.poll() is not None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """After the last test that needs no world, wait for the first world to finish and run its tests
+    first, so that the other world's build goes on beside them instead of both tiers' tests waiting
+    for the slower build. The order changes only where the last test's module is neither group's first
+    module, so pytest tears down the same fixtures it planned to."""
+    result = yield
+    if nextitem is None or _world_of(item) is not None or _world_of(nextitem) is None:
+        return result
+    items = item.session.items
+    rest = items[items.index(item) + 1 :]
+    groups = {fixture: [i for i in rest if _world_of(i) == fixture] for fixture in ("planted_study", "wiring_study")}
+    firsts = [group[0].module for group in groups.values() if group]
+    if len(firsts) < 2 or item.module in firsts:
+        return result
+    waiting = time.time()
+    while not any(_world_done(fixture) for fixture in groups):
+        time.sleep(2)
+    first = "planted_study" if _world_done("planted_study") else "wiring_study"
+    second = "wiring_study" if first == "planted_study" else "planted_study"
+    items[items.index(item) + 1 :] = groups[first] + groups[second]
+    # the wait belongs to the tier that waited for its world
+    tier = FIXTURE_TIERS[first]
+    _TIER_SECONDS[tier] = _TIER_SECONDS.get(tier, 0.0) + time.time() - waiting
+    return result
 
 
 _TIER_SECONDS: dict[str, float] = {}
@@ -123,11 +164,32 @@ def demo_config(scale: float = TEST_SCALE) -> dict:
 
 
 def wiring_config() -> dict:
-    """The wiring profile: the default demo config with tests/profiles/wiring.yaml laid over it."""
+    """The wiring profile: the default demo config with tests/profiles/wiring.yaml laid over it, and the
+    shipped chest-pain vignette set cut to its first cases (``vignette_set_sample``)."""
     from medbias.pipeline.config import with_repo_paths
 
     overlay = yaml.safe_load((PROFILES / "wiring.yaml").read_text())
-    return with_repo_paths(merge_profile(demo_config(overlay["demo"]["scale"]), overlay), REPO)
+    config = with_repo_paths(merge_profile(demo_config(overlay["demo"]["scale"]), overlay), REPO)
+    shipped = REPO / "config" / "resources" / "vignettes" / "chest_pain.yaml"
+    config["vignettes"]["sets"]["chest_pain"] = str(vignette_set_sample(shipped, cases=2))
+    return config
+
+
+def vignette_set_sample(shipped: Path, cases: int) -> Path:
+    """The vignette set ``shipped`` with only its first ``cases`` vignettes: every path a user's own set
+    takes (reading, prompts, scores, contrasts) at a fraction of the prompts (the whole chest-pain set is
+    2,112 questions per model). Written once per content under the temporary folder, at a path that is
+    the same in every session, so that two configs built from it compare equal."""
+    data = yaml.safe_load(shipped.read_text(encoding="utf-8"))
+    data["vignettes"] = data["vignettes"][:cases]
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"medbias-{shipped.stem}-{cases}-cases-{digest}.yaml"
+    if not path.exists():
+        partial = path.with_suffix(f".{os.getpid()}.part")
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)
+    return path
 
 
 def run_config(folder: Path) -> dict:
@@ -211,6 +273,12 @@ class WorldBuild:
             str(self.max_threads),
             "--scheduler",
             "greedy",
+            # Snakemake looks at its ready jobs again at every span's end (the default 100/1s), and each
+            # look stats every input of every ready job, which on 2 shared cores takes CPU the jobs need
+            # (docs/testing.md); a 3-second span frees most of it, at up to 3 s before a freed core's
+            # next job starts.
+            "--max-jobs-per-timespan",
+            "100/3s",
             "--configfile",
             "config.yaml",
             *cache,

@@ -168,17 +168,17 @@ def test_the_plan_from_recorded_costs(tmp_path):
 
 @pytest.mark.real_models
 def test_the_plan_that_measures_here(tmp_path):
-    """As printed, with smaller measurements (300 notes, 30,000 skip-gram tokens: the printed defaults
-    take about 4 minutes); the CPU rows say they were measured here."""
+    """As printed, with smaller measurements (300 notes, 30,000 skip-gram tokens, and --quick's quarter of
+    the BERT sequences, grid rows and reduction stays); the CPU rows say they were measured here, and how."""
     from real_models import minilm_folder  # bert-base-uncased's WordPiece, from a PyPI wheel
 
     command = command_of(r"plan_scale\.py --markdown (?!.*--cpu-costs)").replace(
         "/models/bert-base-uncased", str(minilm_folder())
     )
-    result = run_as_typed(_absolute(command) + " --notes 300 --w2v-tokens 30000", cwd=tmp_path, timeout=900)
+    result = run_as_typed(_absolute(command) + " --notes 300 --w2v-tokens 30000 --quick", cwd=tmp_path, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     plan = (tmp_path / "plan.md").read_text()
-    assert "| here: " in plan and "CPU costs measured in" in plan
+    assert "| here: " in plan and "CPU costs measured in" in plan and "(--quick: a quarter of the units)" in plan
 
 
 @pytest.mark.unit

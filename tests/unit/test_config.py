@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 
 import pytest
@@ -648,3 +649,20 @@ def test_the_papers_prompts_and_templates_are_configured():
         assert set(config["plm"]["stereoset"]["templates"].values()) == table3, name
         assert config["plm"]["seat"]["averages"] == {"race_seat": ["race_seat_1", "race_seat_2"]}, name
         assert config["plm"]["seat"]["figure"] == {"x": "race_seat", "y": "lgbtq_seat"}, name
+
+
+def test_the_schema_is_parsed_once_but_every_caller_gets_its_own_copy(tmp_path):
+    """read_schema parses a file version once per process; a caller that changes its copy changes no
+    other caller's, and an edited file is parsed again."""
+    first = read_schema(SCHEMA)
+    first["properties"]["demo"]["description"] = "changed by one caller"
+    second = read_schema(SCHEMA)
+    assert second["properties"]["demo"]["description"] != "changed by one caller"
+    assert second == read_schema(SCHEMA)
+    edited = tmp_path / "schema.yaml"
+    edited.write_text("type: object\nproperties: {a: {type: integer}}\n")
+    assert read_schema(edited)["properties"] == {"a": {"type": "integer"}}
+    os.utime(edited, ns=(1, 1))
+    edited.write_text("type: object\nproperties: {b: {type: string}}\n")
+    os.utime(edited, ns=(2, 2))
+    assert read_schema(edited)["properties"] == {"b": {"type": "string"}}

@@ -6,6 +6,8 @@ model that is wrong and what was expected.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import os
 from collections.abc import Mapping
@@ -257,8 +259,18 @@ def with_registry_enums(schema: Any, sections: Mapping[str, Mapping[str, Mapping
 
 
 def read_schema(path: str | Path) -> dict[str, Any]:
-    """The config schema at ``path``, its registry keys filled (``with_registry_enums``)."""
-    return with_registry_enums(yaml.safe_load(Path(path).read_text(encoding="utf-8")))
+    """The config schema at ``path``, its registry keys filled from the registries as they are now
+    (``with_registry_enums``); the file is parsed once per process and version, and every call gets its
+    own copy."""
+    resolved = Path(path).resolve()
+    return with_registry_enums(copy.deepcopy(_parsed_schema(str(resolved), resolved.stat().st_mtime_ns)))
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed_schema(path: str, modified_ns: int) -> dict[str, Any]:
+    # libyaml's parser where PyYAML has it: the schema is the largest file every snakemake start reads
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=loader)  # noqa: S506
 
 
 def load_config(path: str | Path, schema_path: str | Path | None = None) -> dict[str, Any]:

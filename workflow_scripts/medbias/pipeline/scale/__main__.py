@@ -60,7 +60,47 @@ def command_line() -> argparse.ArgumentParser:
     parser.add_argument("--save-cpu-costs", type=Path, help="write the measured CPU costs here (JSON)")
     parser.add_argument("--notes", type=int, default=3000, help="real-length notes of the note measurement")
     parser.add_argument("--w2v-tokens", type=int, default=300_000, help="tokens of each skip-gram measurement")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="time a quarter of the BERT sequences, classifier-grid rows and reduction stays: a rougher plan in "
+        "less time, for trying the command",
+    )
     return parser
+
+
+def measure_cpu_costs(args: argparse.Namespace, counts: dict, config: dict) -> dict[str, float]:
+    """One unit of every heavy rule timed on this machine's CPU (``--quick``: a quarter of the BERT
+    sequences, grid rows and reduction stays), each step's time printed as it ends."""
+    share = 4 if args.quick else 1
+    decade_tokens = float(
+        np.median(
+            [
+                counts["pubmed"]["articles"][d] * counts["pubmed"]["tokens_per_article"][d]
+                for d in counts["pubmed"]["articles"]
+            ]
+        )
+    )
+    test_stays = int(counts["mimic"]["stays"]["pa"] * counts["mimic"]["test_share"])
+    validation_stays = int(counts["mimic"]["stays"]["pa"] * (1 - counts["mimic"]["test_share"]) * 0.2)
+    steps = (
+        ("note ingest and processing", lambda: measure_notes(args.notes, tokenizer_source(args))),
+        ("PubMed map and reduce", measure_pubmed),
+        ("skip-gram search settings", lambda: measure_word2vec(config, args.w2v_tokens, decade_tokens)),
+        ("BERT-base forward passes", lambda: measure_bert_cpu(args.threads, tokenizer_source(args), 64 // share)),
+        (
+            "classifier grid (CPU)",
+            lambda: {"mlp_grid_core_s_per_1k_rows": measure_mlp_grid(4000 // share, "cpu") * args.threads},
+        ),
+        ("mitigation and intersections", lambda: measure_mitigation(test_stays, validation_stays, 2000 // share)),
+        ("fairness bootstrap", lambda: {"bootstrap_s_per_task": measure_bootstrap(test_stays)}),
+    )
+    cpu: dict[str, float] = {}
+    for label, step in steps:
+        t0 = time.perf_counter()
+        cpu.update(step())
+        print(f"measured {label} in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    return cpu
 
 
 def main() -> None:
@@ -80,49 +120,8 @@ def main() -> None:
 
     counts = yaml.safe_load((REPO / "config/scale_plan.yaml").read_text())
     config = real_config(args.configfile)
-    decade_tokens = float(
-        np.median(
-            [
-                counts["pubmed"]["articles"][d] * counts["pubmed"]["tokens_per_article"][d]
-                for d in counts["pubmed"]["articles"]
-            ]
-        )
-    )
     started = time.perf_counter()
-    cpu: dict[str, float] = json.loads(args.cpu_costs.read_text()) if args.cpu_costs else {}
-    for label, step in (
-        []
-        if args.cpu_costs
-        else (
-            ("note ingest and processing", lambda: measure_notes(args.notes, tokenizer_source(args))),
-            ("PubMed map and reduce", measure_pubmed),
-            ("skip-gram search settings", lambda: measure_word2vec(config, args.w2v_tokens, decade_tokens)),
-            ("BERT-base forward passes", lambda: measure_bert_cpu(args.threads, tokenizer_source(args))),
-            (
-                "classifier grid (CPU)",
-                lambda: {"mlp_grid_core_s_per_1k_rows": measure_mlp_grid(4000, "cpu") * args.threads},
-            ),
-            (
-                "mitigation and intersections",
-                lambda: measure_mitigation(
-                    int(counts["mimic"]["stays"]["pa"] * counts["mimic"]["test_share"]),
-                    int(counts["mimic"]["stays"]["pa"] * (1 - counts["mimic"]["test_share"]) * 0.2),
-                    2000,
-                ),
-            ),
-            (
-                "fairness bootstrap",
-                lambda: {
-                    "bootstrap_s_per_task": measure_bootstrap(
-                        int(counts["mimic"]["stays"]["pa"] * counts["mimic"]["test_share"])
-                    )
-                },
-            ),
-        )
-    ):
-        t0 = time.perf_counter()
-        cpu.update(step())
-        print(f"measured {label} in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    cpu = json.loads(args.cpu_costs.read_text()) if args.cpu_costs else measure_cpu_costs(args, counts, config)
     if args.save_cpu_costs:
         args.save_cpu_costs.write_text(json.dumps({**cpu, "where": f"{os.cpu_count()}-core {cpu_model()}"}, indent=1))
     cpu_where = f"here: {cpu.get('where', f'{os.cpu_count()}-core {cpu_model()}')}"
@@ -133,7 +132,9 @@ def main() -> None:
         gpu, gpu_where = derived_gpu_costs(), f"not measured: FLOPs at {ASSUMED_MFU:.0%} of an A100's bf16 peak"
     rows = build_plan(config, counts, cpu, gpu, gpu_where, cpu_where)
     measured = (
-        f"read from {args.cpu_costs.name}" if args.cpu_costs else f"measured in {time.perf_counter() - started:.0f} s"
+        f"read from {args.cpu_costs.name}"
+        if args.cpu_costs
+        else f"measured in {time.perf_counter() - started:.0f} s" + (" (--quick: a quarter of the units)" * args.quick)
     )
     sources = (
         f"Counts: config/scale_plan.yaml (sources there), {args.configfile.name} with the schema's defaults, "

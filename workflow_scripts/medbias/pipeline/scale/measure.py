@@ -128,11 +128,11 @@ def measure_word2vec(config: dict, n_tokens: int, corpus_tokens: float) -> dict[
     }
 
 
-def measure_bert_cpu(threads: int, tokenizer_source: Path) -> dict[str, float]:
+def measure_bert_cpu(threads: int, tokenizer_source: Path, sequences: int = 64) -> dict[str, float]:
     """Core-seconds (wall x threads) of BERT-base on the CPU: one 512-piece window's last-four-layer
     [CLS] features; one probe sequence of 40 pieces; one SEAT sentence encoding; one StereoSet-style
     sentence's pseudo-log-likelihood (one masked copy per token), with the WordPiece tokenizer at
-    ``tokenizer_source``."""
+    ``tokenizer_source``; each timed on ``sequences`` sequences (an eighth as many windows)."""
     import torch
 
     from medbias.core.batching import cls_vectors_of_ids
@@ -143,16 +143,16 @@ def measure_bert_cpu(threads: int, tokenizer_source: Path) -> dict[str, float]:
     encoder = bert_base()
     rng = np.random.default_rng(0)
     windows, short, sentence = (
-        random_sequences(rng, 8, 510),
-        random_sequences(rng, 64, 40),
-        random_sequences(rng, 64, 12),
+        random_sequences(rng, max(2, sequences // 8), 510),
+        random_sequences(rng, sequences, 40),
+        random_sequences(rng, sequences, 12),
     )
     cls_vectors_of_ids(encoder, windows[:2], 0, (-4, -3, -2, -1), 2)  # warm-up
     window_s = _timed(cls_vectors_of_ids, encoder, windows, 0, (-4, -3, -2, -1), 8) / len(windows)
     probe_s = _timed(cls_vectors_of_ids, encoder, short, 0, (-1,), 64) / len(short)
     seat_s = _timed(cls_vectors_of_ids, encoder, sentence, 0, (-1,), 64) / len(sentence)
     tokenizer = load_tokenizer(tokenizer_source)
-    texts = pll_texts(rng, 64)
+    texts = pll_texts(rng, sequences)
     mlm = bert_base("mlm")
     pll_s = _timed(pseudo_log_likelihood, mlm, tokenizer, texts, 64) / len(texts)
     return {
