@@ -67,7 +67,7 @@ def _world_of(item) -> str | None:
 def _world_done(fixture: str) -> bool:
     """True when this session builds no ``fixture`` world in the background, or its build has ended."""
     world = _WORLD_BUILDS.get(fixture)
-    return world is None or world._process is None or world._process.poll() is not None
+    return world is None or world.done
 
 
 @pytest.hookimpl(wrapper=True)
@@ -80,7 +80,8 @@ def pytest_runtest_protocol(item, nextitem):
     if nextitem is None or _world_of(item) is not None or _world_of(nextitem) is None:
         return result
     items = item.session.items
-    rest = items[items.index(item) + 1 :]
+    after = items.index(item) + 1
+    rest = items[after:]
     groups = {fixture: [i for i in rest if _world_of(i) == fixture] for fixture in ("planted_study", "wiring_study")}
     firsts = [group[0].module for group in groups.values() if group]
     if len(firsts) < 2 or item.module in firsts:
@@ -88,11 +89,10 @@ def pytest_runtest_protocol(item, nextitem):
     waiting = time.time()
     while not any(_world_done(fixture) for fixture in groups):
         time.sleep(2)
-    first = "planted_study" if _world_done("planted_study") else "wiring_study"
-    second = "wiring_study" if first == "planted_study" else "planted_study"
-    items[items.index(item) + 1 :] = groups[first] + groups[second]
+    order = sorted(groups, key=lambda fixture: not _world_done(fixture))  # stable: planted first if both are done
+    items[after:] = groups[order[0]] + groups[order[1]]
     # the wait belongs to the tier that waited for its world
-    tier = FIXTURE_TIERS[first]
+    tier = FIXTURE_TIERS[order[0]]
     _TIER_SECONDS[tier] = _TIER_SECONDS.get(tier, 0.0) + time.time() - waiting
     return result
 
@@ -287,6 +287,11 @@ class WorldBuild:
             "--",
             *targets,
         ]
+
+    @property
+    def done(self) -> bool:
+        """True when no background run was started, or the one started has ended."""
+        return self._process is None or self._process.poll() is not None
 
     def _environment(self) -> dict[str, str]:
         return {"SNAKEMAKE_OUTPUT_CACHE": str(self.cache)} if self.cache else {}

@@ -131,11 +131,11 @@ def main() -> None:
     else:
         gpu, gpu_where = derived_gpu_costs(), f"not measured: FLOPs at {ASSUMED_MFU:.0%} of an A100's bf16 peak"
     rows = build_plan(config, counts, cpu, gpu, gpu_where, cpu_where)
-    measured = (
-        f"read from {args.cpu_costs.name}"
-        if args.cpu_costs
-        else f"measured in {time.perf_counter() - started:.0f} s" + (" (--quick: a quarter of the units)" * args.quick)
-    )
+    if args.cpu_costs:
+        measured = f"read from {args.cpu_costs.name}"
+    else:
+        quick = " (--quick: a quarter of the units)" if args.quick else ""
+        measured = f"measured in {time.perf_counter() - started:.0f} s{quick}"
     sources = (
         f"Counts: config/scale_plan.yaml (sources there), {args.configfile.name} with the schema's defaults, "
         f"cluster/slurm/config.yaml. CPU costs {measured}; a CPU job's hours assume its threads scale linearly."
