@@ -44,10 +44,11 @@ class TargetPair:
     strengths: tuple[float, ...]  # one per decade; all zero for a control
 
 
-# stereotype strength per decade: fades to none. The weakest planted decade has 0.2 because at 0.1 the
-# calibrated WEAT p of single seed replicates reaches 0.03-0.10 (2000s, default demo run), so a planted
-# effect is missed by chance; at 0.2 every replicate's calibrated p is <= 0.0007
-STRENGTHS = (0.6, 0.5, 0.4, 0.3, 0.2, 0.0)
+# stereotype strength per decade: fades to none. The weakest planted decade has 0.4: at 0.2 and 0.3 the
+# calibrated WEAT star of the default demo run lay 1.7 to 2.9 standard errors beyond p < 0.05 (at 0.1 single
+# seed replicates reached p 0.03-0.10), short of the 3 SE that stand in for a power of 0.999; at 0.4 and
+# above, every pair lay 4 or more beyond it
+STRENGTHS = (0.8, 0.7, 0.6, 0.5, 0.4, 0.0)
 LEAN_STRENGTH = 0.6  # occupations and mental-health words planted to lean male or female in every decade
 MALE_OCCUPATIONS = ("mechanic", "surgeon", "investigator", "plumber", "colonel", "fisherman", "butler", "carpenter")
 FEMALE_OCCUPATIONS = (
