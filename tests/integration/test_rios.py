@@ -55,7 +55,7 @@ def test_weat_recovers_the_fading_planted_stereotypes(rios, truth):
         part = weat[weat["test"] == test].set_index("decade")
         md = part["mean_difference"]
         for decade, s in zip(decades, strengths):
-            if s > 0:  # every planted decade (weakest 0.2): significant, positive, CI above zero, and by the
+            if s > 0:  # every planted decade (weakest 0.5): significant, positive, CI above zero, and by the
                 # calibrated null on every seed, its interval of the mean difference above 0
                 assert part.loc[decade, "p_value"] < 0.01 and part.loc[decade, "ci_low"] > 0, (test, decade)
                 assert part.loc[decade, "significant_seeds"] == part.loc[decade, "seeds"] == 3, (test, decade)

@@ -44,9 +44,8 @@ class TargetPair:
     strengths: tuple[float, ...]  # one per decade; all zero for a control
 
 
-# stereotype strength per decade: fades to none. The weakest planted decade has 0.5: at 0.2 to 0.4 the
-# calibrated WEAT star of a planted pair in the default demo run lay 1.7 to 2.9 standard errors beyond
-# p < 0.05, short of the 3 that stand in for a power of 0.999 (at 0.1 single seed replicates reached p 0.03-0.10)
+# stereotype strength per decade: fades to none; the weakest planted decade is as strong as a planted pair's
+# calibrated WEAT star needs to clear its level by 3 SE (docs/demo-world.md, the rios study's stereotypes)
 STRENGTHS = (0.9, 0.8, 0.7, 0.6, 0.5, 0.0)
 LEAN_STRENGTH = 0.6  # occupations and mental-health words planted to lean male or female in every decade
 MALE_OCCUPATIONS = ("mechanic", "surgeon", "investigator", "plumber", "colonel", "fisherman", "butler", "carpenter")
