@@ -106,7 +106,7 @@ def test_calibrated_tests_hold_the_level_and_the_classic_one_shows_by_how_much_i
 
 def test_planted_effects_are_found(rates):
     """Measured at the default scale (the rios part is the same at the test scale): WEAT 75/75 classic and
-    calibrated (weakest planted decade 0.2; 74/75 at 0.1); the planted recall gaps pass
+    calibrated (weakest planted decade 0.5; 74/75 at 0.1); the planted recall gaps pass
     BH more often with the score-test p (3 of 6 with a bootstrap-SE p) than with the counted p (2
     of 6)."""
     table, _ = rates
