@@ -15,6 +15,7 @@ from medbias.core.fill_blank import fill_in_the_blanks
 from medbias.metrics.logprob import ScoringItem
 from medbias.metrics.logprob_tests import (
     category_vs_control_p,
+    category_vs_control_p_floor,
     logprob_table,
     paired_differences,
     random_initialised_score_frames,
@@ -104,6 +105,17 @@ def test_control_comparison_takes_the_attribute_as_its_unit():
     assert np.isnan(category_vs_control_p(pairs, "A", "missing"))
     with pytest.raises(ValueError, match="unit"):
         category_vs_control_p(pairs, "A", "C", unit="item")
+
+
+def test_the_control_comparisons_smallest_p_is_that_of_complete_separation():
+    """Fully separated attributes reach the test's floor, the exact two-sided 2 / C(n + m, n): 3 against 4
+    is the separated case above (2 / 35); Table 3's 5 leaning against 9 control attributes, 2 / 2002."""
+    from math import comb
+
+    assert category_vs_control_p_floor(3, 4) == pytest.approx(2 / 35)
+    assert category_vs_control_p_floor(5, 9) == pytest.approx(2 / comb(14, 5))
+    assert category_vs_control_p_floor(9, 5) == pytest.approx(2 / comb(14, 5))
+    assert np.isnan(category_vs_control_p_floor(0, 9))
 
 
 def test_word_pairs_with_an_unscored_word_are_skipped():

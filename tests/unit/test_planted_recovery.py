@@ -15,7 +15,7 @@ from medbias.validation.recovery import (
     rios_recovery,
     seat_recovery,
 )
-from medbias.validation.truth import corpus_embeddings, logprob_model_roles
+from medbias.validation.truth import BELOW_POWER, corpus_embeddings, logprob_model_roles
 
 
 def test_rios_rows_follow_the_truth_and_the_tables_stars():
@@ -184,6 +184,7 @@ def test_logprob_rows_order_against_the_control_and_bound_the_untrained_model():
             "category": ["MALELEAN", "FEMALELEAN", "CONTROL"] * 2,
             "mean_difference": [0.5, -0.2, 0.1, 0.0001, -0.01, 0.0],
             "mannwhitney_vs_control_p": [0.001, 0.02, None, 0.5, 0.5, None],
+            "attributes": [30, 30, 30] * 2,
         }
     )
     rows = logprob_recovery(table, truth, ["pre"], ["raw"])
@@ -197,6 +198,39 @@ def test_logprob_rows_order_against_the_control_and_bound_the_untrained_model():
     reversed_lean = table.assign(mean_difference=[-0.5, -0.2, 0.1, 0.0001, -0.01, 0.0])  # MALELEAN below CONTROL
     flags = logprob_decisions(reversed_lean, truth, ["pre"], ["raw"])["flagged"].tolist()
     assert flags == [False, True, False, False]  # p 0.001 on the wrong side is not a detection
+
+
+def test_a_table3_lean_whose_test_cannot_reach_power_is_reported_below_power():
+    """With 5 leaning against 9 control attributes the Mann-Whitney p cannot go below 2 / C(14, 5) =
+    0.000999, 0.71 SE beyond 0.01 (z 3.291 against 2.576): however strong the lean, the row is known
+    before the data to lack power, so it is reported apart (and still says whether it was found); with
+    30 against 30 the floor lies far enough, and the row counts."""
+    from scipy.stats import norm
+
+    truth = {
+        "control_category": "CONTROL",
+        "categories": {"MALELEAN": {"lean": "male"}, "CONTROL": {"lean": "none"}},
+    }
+
+    def table(attributes: int, control_attributes: int) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "model": "pre",
+                "target_set": "gender",
+                "category": ["MALELEAN", "CONTROL"],
+                "mean_difference": [0.5, 0.1],
+                "mannwhitney_vs_control_p": [0.000999, None],
+                "attributes": [attributes, control_attributes],
+            }
+        )
+
+    (few,) = logprob_recovery(table(5, 9), truth, ["pre"], []).itertuples()
+    reachable = norm.isf(0.000999 / 2) - norm.isf(0.005)
+    assert (few.truth, bool(few.recovered)) == (BELOW_POWER, True)
+    assert f"5 against 9 attributes completely separated, is 0.001: {reachable:+.2f} SE, under 3" in few.margin_basis
+    assert few.margin_se == pytest.approx(reachable, abs=1e-3)
+    (many,) = logprob_recovery(table(30, 30), truth, ["pre"], []).itertuples()
+    assert many.truth == "planted" and "completely separated" not in many.margin_basis
 
 
 def _fairness(

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from medbias.io.tables import PaperPage, Section
+from medbias.metrics.logprob_tests import category_vs_control_p_floor
 from medbias.metrics.margins import (
     MARGIN_AT_POWER,
     Sided,
@@ -601,29 +602,46 @@ def logprob_recovery(
     pretrained: Sequence[str],
     untrained: Sequence[str],
     level: float = 0.01,
+    at_power: float = MARGIN_AT_POWER,
 ) -> pd.DataFrame:
     """Table 3 (gender): on every model pretrained on the demo notes, each leaning category's mean
     difference lies on its lean's side of the control category's, Mann-Whitney p < ``level`` (the
     truth file's expectation); on an untrained model, no category is further from the control than
     1% of the pretrained models' largest such distance (Mann-Whitney ranks even the tiny,
     systematic differences of random weights, so size is the claim there). Margin: the two-sided
-    Mann-Whitney p against ``level``, signed by the lean."""
+    Mann-Whitney p against ``level``, signed by the lean.
+
+    A leaning category is ``BELOW_POWER`` when even its test's smallest p (``category_vs_control_p_floor``:
+    complete separation of its attributes from the control's) lies under ``at_power`` standard errors
+    beyond ``level``: a bound fixed by the attribute counts before any model is scored, which no
+    stronger lean can pass (5 against 9 attributes: 0.001, 0.71 SE beyond 0.01)."""
     control = logprob_truth["control_category"]
     distances = logprob_distances(table, logprob_truth)
     trained = distances[distances["model"].isin(list(pretrained))]
     reach = float(trained["distance"].abs().max()) if len(trained) else 0.0
     rows = []
     for r in trained.itertuples(index=False):
+        floor = category_vs_control_p_floor(int(r.attributes), int(r.control_attributes))
+        reachable = p_margin(floor, level, "two")
+        margin = p_part(r.p, level, "two", right_direction=bool(r.on_lean_side), name="Mann-Whitney p")
+        below_power = bool(np.isnan(reachable) or reachable < at_power)
+        if below_power:
+            margin = Margin(
+                margin.value,
+                margin.lower_bound,
+                f"{margin.basis}; its smallest p, {r.attributes} against {r.control_attributes} attributes "
+                f"completely separated, is {floor:.2g}: {reachable:+.2f} SE, under {at_power:g}",
+            )
         rows.append(
             _row(
                 "hurtful",
                 f"{r.model}: {r.category} leans {r.lean} vs {control}",
-                "planted",
+                BELOW_POWER if below_power else "planted",
                 "table3_logprob_long.csv",
                 f"on the {r.lean} side, Mann-Whitney p < {level} over attributes",
                 f"distance {r.distance:+.4f}, p {r.p:.3g}",
                 r.on_lean_side and r.p < level,
-                margin=p_part(r.p, level, "two", right_direction=bool(r.on_lean_side), name="Mann-Whitney p"),
+                margin=margin,
             )
         )
     for r in distances[distances["model"].isin(list(untrained))].itertuples(index=False):
@@ -1037,7 +1055,8 @@ def recovery_page(
         "the margin fixed before the data); its margin is (margin - |gap|) / SE - 1.645. A criterion that passes "
         "by not rejecting (a mismatch within its null) has no margin. Rows known before their result to lack "
         "power (a task outside the cohorts a plant is asserted on; an equivalence test under the power it "
-        "needs at a true gap of 0) are reported apart and not counted."
+        "needs at a true gap of 0; a test whose smallest possible p lies under 3 SE beyond its threshold, as "
+        "Table 3's Mann-Whitney over few attributes) are reported apart and not counted."
     )
     return PaperPage(
         "Demo world: planted effects and controls",

@@ -167,10 +167,12 @@ def intersection_truth(
 def logprob_distances(table: pd.DataFrame, logprob_truth: Mapping[str, Any]) -> pd.DataFrame:
     """Table 3 (gender set), one row per model and leaning category of the truth file: its mean
     difference minus the control category's (``distance``), the Mann-Whitney p against the control,
-    and ``on_lean_side`` (distance > 0 for a male lean, < 0 for a female one)."""
+    ``on_lean_side`` (distance > 0 for a male lean, < 0 for a female one), and the number of attributes
+    of the category and of the control (the test's sample sizes)."""
     control = logprob_truth["control_category"]
     gender = table[table["target_set"] == "gender"]
-    reference = gender[gender["category"] == control].set_index("model")["mean_difference"]
+    controls = gender[gender["category"] == control].set_index("model")
+    reference = controls["mean_difference"]
     cells = gender[(gender["category"] != control) & gender["category"].isin(list(logprob_truth["categories"]))]
     lean = cells["category"].map(lambda c: logprob_truth["categories"][c]["lean"])
     distance = cells["mean_difference"] - cells["model"].map(reference)
@@ -182,6 +184,8 @@ def logprob_distances(table: pd.DataFrame, logprob_truth: Mapping[str, Any]) -> 
             "distance": distance,
             "p": cells["mannwhitney_vs_control_p"],
             "on_lean_side": distance * lean.map({"male": 1, "female": -1}) > 0,
+            "attributes": cells["attributes"],
+            "control_attributes": cells["model"].map(controls["attributes"]),
         }
     )
 
