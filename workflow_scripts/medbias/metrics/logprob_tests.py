@@ -116,17 +116,18 @@ def category_vs_control_p(pairs: pd.DataFrame, category: str, control_category: 
     return float(mannwhitneyu(first, control, alternative="two-sided").pvalue)
 
 
-def category_vs_control_p_floor(attributes: int, control_attributes: int) -> float:
+def category_vs_control_p_floor(attributes: float, control_attributes: float) -> float:
     """The smallest p ``category_vs_control_p`` can give for ``attributes`` against ``control_attributes``
     attribute-level observations: its two-sided Mann-Whitney U p at complete separation, computed by the
     same test (the exact 2 / C(n + m, n) for small samples without ties). A design fact, fixed before
-    any model is scored: however strong the lean, the p cannot go lower. NaN with an empty side."""
+    any model is scored: however strong the lean, the p cannot go lower. NaN with an empty or unknown
+    side (a model without a control row)."""
     from scipy.stats import mannwhitneyu
 
-    if attributes < 1 or control_attributes < 1:
+    if not (attributes >= 1 and control_attributes >= 1):
         return np.nan
-    above = np.arange(attributes, dtype=float) + control_attributes
-    return float(mannwhitneyu(above, np.arange(control_attributes, dtype=float), alternative="two-sided").pvalue)
+    n, m = int(attributes), int(control_attributes)
+    return float(mannwhitneyu(np.arange(n, dtype=float) + m, np.arange(m, dtype=float), alternative="two-sided").pvalue)
 
 
 def logprob_table(

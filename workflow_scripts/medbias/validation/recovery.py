@@ -8,7 +8,7 @@ one line (``recovery_verdict``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -621,16 +621,15 @@ def logprob_recovery(
     reach = float(trained["distance"].abs().max()) if len(trained) else 0.0
     rows = []
     for r in trained.itertuples(index=False):
-        floor = category_vs_control_p_floor(int(r.attributes), int(r.control_attributes))
+        floor = category_vs_control_p_floor(r.attributes, r.control_attributes)
         reachable = p_margin(floor, level, "two")
         margin = p_part(r.p, level, "two", right_direction=bool(r.on_lean_side), name="Mann-Whitney p")
         below_power = bool(np.isnan(reachable) or reachable < at_power)
         if below_power:
-            margin = Margin(
-                margin.value,
-                margin.lower_bound,
-                f"{margin.basis}; its smallest p, {r.attributes} against {r.control_attributes} attributes "
-                f"completely separated, is {floor:.2g}: {reachable:+.2f} SE, under {at_power:g}",
+            margin = replace(
+                margin,
+                basis=f"{margin.basis}; its smallest p, {r.attributes:g} against {r.control_attributes:g} "
+                f"attributes completely separated, is {floor:.2g}: {reachable:+.2f} SE, under {at_power:g}",
             )
         rows.append(
             _row(
