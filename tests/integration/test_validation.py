@@ -145,9 +145,11 @@ def test_recovery_lists_every_planted_effect_of_the_truth_file(recovery, demo_tr
     leaning = [c for c in demo_truth["logprob"]["categories"] if c != demo_truth["logprob"]["control_category"]]
     gap_rows = len(config["hurtful"]["downstream"]["models"]) * 2  # the phenotype's two tasks (pa, pf) per model
     closed = 2 if "threshold" in config["hurtful"]["mitigation"]["methods"] else 0  # the post-processor, both tasks
-    # the intersectional plants: the tasks of their phenotype in their cohorts, per analysed model
-    cells = sum(len(p["cohorts"]) for p in demo_truth["mimic"].get("planted_intersectional_gaps", [])) * len(
-        config["hurtful"]["intersections"]["models"]
+    # the intersectional plants: the tasks of their phenotype in their cohorts, per model they name (every
+    # analysed model when they name none)
+    cells = sum(
+        len(p["cohorts"]) * len(p.get("models") or config["hurtful"]["intersections"]["models"])
+        for p in demo_truth["mimic"].get("planted_intersectional_gaps", [])
     )
     assert per_study["hurtful"] == gap_rows + len(leaning) + closed + cells
     (recall_plant,) = demo_truth["mimic"]["planted_recall_gaps"]

@@ -322,3 +322,66 @@ def test_the_intersectional_plant_is_planted_its_reach_left_out_and_other_tasks_
     # the per-attribute gaps of the intersectional plant's tasks are no controls
     recall = recall_gap_truth(gaps, _truth(), labels)
     assert recall["task"].tolist() == ["pa_shock"]
+
+
+def test_an_intersectional_plant_is_asserted_on_the_models_it_names_and_missed_where_one_has_no_row():
+    """A plant naming its models is planted on their worst cells only; another model's cells on the
+    plant's tasks are neither plant nor control; a named model without a tested worst cell is a miss
+    that says why."""
+    from medbias.validation.recovery import intersection_recovery
+    from medbias.validation.truth import intersection_truth
+
+    labels = {"pa_hypertension": "Essential hypertension", "pa_shock": "Shock"}
+    cohorts = {task: "pa" for task in labels}
+    row = dict(crossing="gender x age_band", metric="recall", ci_low=-0.9, ci_high=-0.5, interaction_z=-4.0)
+    worst = pd.DataFrame(
+        [
+            {
+                **row,
+                "model": model,
+                "task": task,
+                "worst_cell": cell,
+                "value": value,
+                "p_value": p,
+                "p_bh": p * 2,
+                "significant_bh": p * 2 < 0.05,
+                "naive_p": p / 10,
+            }
+            for model, task, cell, value, p in (
+                ("scibert", "pa_hypertension", "F & 80+", -0.7, 0.0002),
+                ("baseline", "pa_hypertension", "M & 18-44", -0.1, 0.6),  # not read by the plant's test
+                ("baseline", "pa_shock", "M & 45-64", 0.2, 0.4),
+                ("scibert", "pa_shock", "F & 45-64", -0.2, 0.5),
+            )
+        ]
+    )
+    truth = _truth()
+    truth["planted_intersectional_gaps"][0]["models"] = ["scibert"]
+    marked = intersection_truth(worst, truth, labels, cohorts)
+    assert marked[["model", "task", "truth"]].values.tolist() == [
+        ["scibert", "pa_hypertension", "planted"],
+        ["baseline", "pa_shock", "control"],
+        ["scibert", "pa_shock", "control"],
+    ]
+    gaps = pd.DataFrame(
+        [
+            {
+                "model": "scibert",
+                "task": "pa_hypertension",
+                "attribute": "gender",
+                "group": "F",
+                "metric": "recall",
+                "gap": 0.0,
+                "p_bh": 0.9,
+                "significant_bh": False,
+                "compared_with": "M",
+            }
+        ]
+    )
+    recovery = intersection_recovery(worst, gaps, truth, labels, cohorts, null_draws=4999)
+    assert recovery.loc[recovery["truth"] == "planted", "recovered"].tolist() == [True]
+    truth["planted_intersectional_gaps"][0]["models"] = ["scibert", "clinical_bert"]
+    recovery = intersection_recovery(worst, gaps, truth, labels, cohorts, null_draws=4999)
+    missed = recovery[(recovery["truth"] == "planted") & ~recovery["recovered"]]
+    assert len(missed) == 1 and missed["effect"].str.startswith("clinical_bert Essential hypertension").all()
+    assert "is clinical_bert in hurtful.intersections.models?" in missed["observed"].iloc[0]

@@ -514,6 +514,34 @@ def mitigation_recovery(
     return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
 
 
+def _intersection_plants_without_rows(
+    truth: pd.DataFrame, analysed: list[str], mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str], where: str
+) -> list[list]:
+    """A missed row for each planted intersectional gap and model it names (every ``analysed`` model
+    when it names none) that has no planted worst cell in ``truth`` (``intersection_truth``), saying why."""
+    rows = []
+    for plant in mimic_truth.get("planted_intersectional_gaps", []):
+        crossing = " x ".join(plant["crossing"])
+        planted = truth[(truth["truth"] == "planted") & (truth["crossing"] == crossing)]
+        planted = planted[planted["task"].map(task_labels) == plant["phenotype"]]
+        for model in plant.get("models") or analysed:
+            if model not in set(planted["model"]):
+                rows.append(
+                    _row(
+                        "hurtful",
+                        f"{model} {plant['phenotype']} {crossing} recall: cell {plant['cell']}",
+                        "planted",
+                        where,
+                        "the planted cell is the worst, below 0, significant after BH",
+                        f"no tested worst recall cell of {model} on the {'/'.join(plant['cohorts'])} task of this "
+                        f"phenotype (is {model} in hurtful.intersections.models?)",
+                        False,
+                        margin=Margin(float("nan"), False, "no row to measure"),
+                    )
+                )
+    return rows
+
+
 def intersection_recovery(
     worst: pd.DataFrame,
     gaps: pd.DataFrame,
@@ -531,11 +559,15 @@ def intersection_recovery(
     worst recall cell is not significant after BH (the family: one model, crossing and metric, BH over
     the tasks), though the worst cell is read as if chosen in advance in ``naive_p``. Margin of a
     plant: the worst cell's max-T p (floor 1/(``null_draws`` + 1)) against its BH threshold at
-    ``alpha``; that no per-attribute gap is significant accepts a null and has none."""
+    ``alpha``; that no per-attribute gap is significant accepts a null and has none. A plant with no
+    tested worst cell for a model it names (the model not among ``hurtful.intersections.models``, or
+    its cohorts' tasks absent) is a miss, with the reason."""
     rows = []
     cells = {" x ".join(p["crossing"]): p["cell"] for p in mimic_truth.get("planted_intersectional_gaps", [])}
     where = "hurtful/downstream/intersections/worst_cells.csv, <model>/gaps.parquet"
-    for _, r in intersection_truth(worst, mimic_truth, task_labels, task_cohorts).iterrows():
+    truth = intersection_truth(worst, mimic_truth, task_labels, task_cohorts)
+    rows += _intersection_plants_without_rows(truth, sorted(set(worst["model"])), mimic_truth, task_labels, where)
+    for _, r in truth.iterrows():
         unit = f"{r['model']} {r['task']} {r['crossing']} {r['metric']}"
         observed = (
             f"worst cell {r['worst_cell']} {r['value']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}], "

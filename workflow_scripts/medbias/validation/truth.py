@@ -143,12 +143,15 @@ def intersection_truth(
 ) -> pd.DataFrame:
     """The intersectional table's tested worst recall cells with a ``truth`` column: planted for a
     planted intersectional gap's crossing on each task of its phenotype in one of its ``cohorts``
-    (``task_cohorts``: task id -> cohort, from tasks.csv), control on every task no intersectional
-    plant reaches (``intersection_touched_labels``), left out otherwise. The worst cell is tested
-    beyond the crossed attributes' main effects, so a task whose per-attribute gap is planted is a
-    control too, marked in ``per_attribute_plant`` (the level of the test where the attributes carry
-    gaps of their own). Parity and specificity are no controls: the classifier reads age and the
-    acuity scores, and prevalence rises with age in the demo world, so older cells differ in truth."""
+    (``task_cohorts``: task id -> cohort, from tasks.csv), for the models it names (``models``; every
+    model when it names none), control on every task no intersectional plant reaches
+    (``intersection_touched_labels``), left out otherwise (another model's cells on the plant's tasks:
+    its classifier may not read the evidence withheld, so its worst cell is neither a plant nor a
+    null). The worst cell is tested beyond the crossed attributes' main effects, so a task whose
+    per-attribute gap is planted is a control too, marked in ``per_attribute_plant`` (the level of the
+    test where the attributes carry gaps of their own). Parity and specificity are no controls: the
+    classifier reads age and the acuity scores, and prevalence rises with age in the demo world, so
+    older cells differ in truth."""
     rows = worst[(worst["metric"] == "recall") & worst["p_value"].notna()].copy()
     label = rows["task"].map(task_labels)
     planted = pd.Series(False, index=rows.index)
@@ -157,6 +160,7 @@ def intersection_truth(
             (label == plant["phenotype"])
             & rows["task"].map(task_cohorts).isin(plant["cohorts"])
             & (rows["crossing"] == " x ".join(plant["crossing"]))
+            & (rows["model"].isin(plant["models"]) if plant.get("models") else True)
         )
     rows = rows[planted | ~label.isin(intersection_touched_labels(mimic_truth))]
     rows["truth"] = np.where(planted[rows.index], "planted", "control")
