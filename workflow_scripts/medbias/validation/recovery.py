@@ -37,6 +37,7 @@ from medbias.validation.truth import (
     intersection_truth,
     logprob_distances,
     mitigation_recall_truth,
+    plant_models,
     planted_strengths,
     recall_gap_truth,
 )
@@ -515,7 +516,11 @@ def mitigation_recovery(
 
 
 def _intersection_plants_without_rows(
-    truth: pd.DataFrame, analysed: list[str], mimic_truth: Mapping[str, Any], task_labels: Mapping[str, str], where: str
+    truth: pd.DataFrame,
+    analysed: Sequence[str],
+    mimic_truth: Mapping[str, Any],
+    task_labels: Mapping[str, str],
+    where: str,
 ) -> list[list]:
     """A missed row for each planted intersectional gap and model it names (every ``analysed`` model
     when it names none) that has no planted worst cell in ``truth`` (``intersection_truth``), saying why."""
@@ -524,7 +529,7 @@ def _intersection_plants_without_rows(
         crossing = " x ".join(plant["crossing"])
         planted = truth[(truth["truth"] == "planted") & (truth["crossing"] == crossing)]
         planted = planted[planted["task"].map(task_labels) == plant["phenotype"]]
-        for model in plant.get("models") or analysed:
+        for model in plant_models(plant, analysed):
             if model not in set(planted["model"]):
                 rows.append(
                     _row(

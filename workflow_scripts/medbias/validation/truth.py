@@ -135,6 +135,12 @@ def touched_labels(mimic_truth: Mapping[str, Any]) -> set[str]:
     return intersection_touched_labels(mimic_truth) | recall_gap_touched_labels(mimic_truth)
 
 
+def plant_models(plant: Mapping[str, Any], analysed: Sequence[str]) -> list[str]:
+    """The models a planted intersectional gap is asserted on: those it names (``models``), else every
+    ``analysed`` model."""
+    return list(plant.get("models") or analysed)
+
+
 def intersection_truth(
     worst: pd.DataFrame,
     mimic_truth: Mapping[str, Any],
@@ -160,7 +166,7 @@ def intersection_truth(
             (label == plant["phenotype"])
             & rows["task"].map(task_cohorts).isin(plant["cohorts"])
             & (rows["crossing"] == " x ".join(plant["crossing"]))
-            & (rows["model"].isin(plant["models"]) if plant.get("models") else True)
+            & rows["model"].isin(plant_models(plant, rows["model"].unique()))
         )
     rows = rows[planted | ~label.isin(intersection_touched_labels(mimic_truth))]
     rows["truth"] = np.where(planted[rows.index], "planted", "control")
