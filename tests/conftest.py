@@ -390,6 +390,16 @@ def pytest_collection_finish(session):
         )
         world.start(targets)
         _WORLD_BUILDS[fixture] = world
+    if _WORLD_BUILDS:
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, end_session_as_interrupted)
+
+
+def end_session_as_interrupted(signum: int, frame) -> None:
+    """End the session on SIGTERM or SIGHUP (``timeout``, a closed terminal, a batch job's end) as Ctrl-C ends
+    it, so that pytest_sessionfinish stops the worlds' background builds: each runs in a process group of
+    its own, which would otherwise keep building after pytest is gone."""
+    raise KeyboardInterrupt(f"pytest received {signal.Signals(signum).name}")
 
 
 def pytest_sessionfinish(session, exitstatus):
