@@ -6,13 +6,14 @@ from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import read_json
 from medbias.io.tables import write_page
 from medbias.studies.hurtful.gaps import read_model_gaps
+from medbias.validation.control_nulls import prediction_rate_dependence
 from medbias.validation.decisions import combine
 from medbias.validation.recovery import (
     control_family,
     hurtful_recoveries,
+    log_recovery,
     mental_recovery,
     recovery_page,
-    recovery_verdict,
     rios_recovery,
     seat_recovery,
     vignette_recovery,
@@ -31,11 +32,14 @@ if "rios" in p.studies:
     parts.append(rios_recovery(weat, trend, truth["pubmed"], c["rios_alternative"]))
 if "plm" in p.studies:
     parts.append(seat_recovery(pd.read_csv(snakemake.input.seat), truth["plm"], c["seat_alternative"], c["seat_alpha"]))
+dependence = None
 if "hurtful" in p.studies:
     pretrained, untrained = logprob_model_roles(p.logprob_models, p.variants, p.base_model)
+    gaps, tasks = read_model_gaps(p.models, snakemake.input.gaps), pd.read_csv(snakemake.input.tasks)
+    dependence = prediction_rate_dependence(gaps, tasks, truth["mimic"], alpha=c["downstream_alpha"])
     parts += hurtful_recoveries(
-        read_model_gaps(p.models, snakemake.input.gaps),
-        pd.read_csv(snakemake.input.tasks),
+        gaps,
+        tasks,
         pd.read_csv(snakemake.input.gap_seeds),
         pd.read_csv(snakemake.input.logprob),
         truth,
@@ -69,19 +73,5 @@ recovery = combine(parts)
 recovery.to_csv(out.csv, index=False)
 planted, below_power = recovery[recovery["truth"] == "planted"], recovery[recovery["truth"] == BELOW_POWER]
 family = control_family(recovery)
-write_page(recovery_page(planted, family, below_power, recovery[recovery["truth"] == NOT_A_NULL]), out.md)
-for line in recovery_verdict(planted, family, below_power):
-    log.info("%s", line.replace("**", ""))
-for row in planted[~planted["recovered"]].itertuples(index=False):
-    log.info("MISSED planted effect: %s (%s; %s)", row.effect, row.criterion, row.observed)
-for row in family.itertuples(index=False):
-    log.info(
-        "%s controls flagged: %d of %d; families flagged %d of %d (binomial p %.3g)%s",
-        row.study,
-        row.flagged,
-        row.controls,
-        row.families_flagged,
-        row.families,
-        row.binomial_p,
-        f": {row.flagged_controls}" if row.flagged else "",
-    )
+write_page(recovery_page(planted, family, below_power, recovery[recovery["truth"] == NOT_A_NULL], dependence), out.md)
+log_recovery(log, planted, family, below_power)

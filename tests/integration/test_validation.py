@@ -173,6 +173,15 @@ def test_recovery_lists_every_planted_effect_of_the_truth_file(recovery, demo_tr
     assert f"Planted effects found: {int(planted['recovered'].sum())} of {len(planted)}." in md
 
 
+def test_the_page_says_whether_each_models_control_classifiers_predict_by_gender(recovery, validation_run):
+    """One row per analysed model under its heading: its control tasks, how many parity gaps lie below alpha,
+    and the binomial p (the known answers are in tests/unit/test_control_nulls.py)."""
+    _, md = recovery
+    section = md.split("## Do the recall-gap controls' classifiers predict by gender?")[1].split("\n\n")[1]
+    models = [line.split("|")[1].strip() for line in section.splitlines()[2:]]
+    assert sorted(models) == sorted(run_config(validation_run)["hurtful"]["downstream"]["models"])
+
+
 def test_the_verdict_is_every_plant_found_every_study_clean(recovery, validation_run):
     """The planted tier holds the verdict planted_recovery.md prints at its top: every planted effect
     found and every study's controls clean. Each plant is asserted by the criterion the table prints,

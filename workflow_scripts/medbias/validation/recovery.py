@@ -7,6 +7,7 @@ one line (``recovery_verdict``).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -1029,18 +1030,43 @@ def recovery_verdict(
     return verdict, "; ".join(margins) + "."
 
 
+def log_recovery(
+    log: logging.Logger, planted: pd.DataFrame, family: pd.DataFrame, below_power: pd.DataFrame | None = None
+) -> None:
+    """Write the verdict and its margins (``recovery_verdict``), every missed plant, and each study's flagged
+    controls to the rule's ``log``, one line each."""
+    for line in recovery_verdict(planted, family, below_power):
+        log.info("%s", line.replace("**", ""))
+    for row in planted[~planted["recovered"]].itertuples(index=False):
+        log.info("MISSED planted effect: %s (%s; %s)", row.effect, row.criterion, row.observed)
+    for row in family.itertuples(index=False):
+        log.info(
+            "%s controls flagged: %d of %d; families flagged %d of %d (binomial p %.3g)%s",
+            row.study,
+            row.flagged,
+            row.controls,
+            row.families_flagged,
+            row.families,
+            row.binomial_p,
+            f": {row.flagged_controls}" if row.flagged else "",
+        )
+
+
 def recovery_page(
     planted: pd.DataFrame,
     family: pd.DataFrame,
     below_power: pd.DataFrame | None = None,
     not_a_null: pd.DataFrame | None = None,
+    prediction_rates: pd.DataFrame | None = None,
 ) -> PaperPage:
     """planted_recovery.md: the verdict and the margins behind it (``recovery_verdict``), the count
     of planted effects found and controls flagged, every planted effect with its criterion, observed
     value and margin (``planted``: the recovery rows whose truth is "planted"), and the control
     families per study (``family``: ``control_family`` of the recovery), and the rows known to lack
     power (``below_power``: truth ``BELOW_POWER``) and the controls that are no null of their test
-    (``not_a_null``: truth ``NOT_A_NULL``), each reported apart."""
+    (``not_a_null``: truth ``NOT_A_NULL``), each reported apart, and, per model, whether its classifiers
+    predict by gender on the recall-gap controls' tasks (``prediction_rates``:
+    ``control_nulls.prediction_rate_dependence``), which makes those controls no null of their classifiers."""
     verdict, margins = recovery_verdict(planted, family, below_power)
     summary = (
         f"**Planted effects found: {int(planted['recovered'].sum())} of {len(planted)}.** "
@@ -1075,6 +1101,18 @@ def recovery_page(
         if not_a_null is not None and len(not_a_null)
         else ()
     )
+    by_gender = (
+        (
+            Section(prediction_rates, "Do the recall-gap controls' classifiers predict by gender?"),
+            "The control tasks' labels are balanced by gender, so a classifier blind to gender has a parity gap "
+            "(predicted-positive rate, women against men) with p below alpha on an alpha share of them "
+            "(expected_if_blind). A model far above that (one-sided binomial p below alpha) predicts by gender where "
+            "the labels do not: its recall-gap controls can flag real gaps of its classifiers, which the world did "
+            "not plant. Such a control is a null of the labels, not of the classifier its test reads.",
+        )
+        if prediction_rates is not None and len(prediction_rates)
+        else ()
+    )
     explanation = (
         "A family is one test, or the controls one correction covers (hurtful: the recall gaps of one model, "
         "attribute and group over the tasks, BH). Under no effect each family has at most a 5% chance of any "
@@ -1103,6 +1141,7 @@ def recovery_page(
             Section(shown(planted), "Planted effects"),
             *below,
             Section(family, "Controls, per study"),
+            *by_gender,
             *no_null,
             explanation,
         ),
