@@ -74,4 +74,4 @@ recovery.to_csv(out.csv, index=False)
 planted, below_power = recovery[recovery["truth"] == "planted"], recovery[recovery["truth"] == BELOW_POWER]
 family = control_family(recovery)
 write_page(recovery_page(planted, family, below_power, recovery[recovery["truth"] == NOT_A_NULL], dependence), out.md)
-log_recovery(log, planted, family, below_power)
+log_recovery(log, planted, family, below_power, dependence)

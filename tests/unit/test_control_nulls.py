@@ -66,3 +66,21 @@ def test_an_attribute_of_more_than_two_groups_is_refused():
     third = gaps[gaps["group"] == "F"].assign(group="X", compared_with="F")
     with pytest.raises(ValueError, match="more than two groups"):
         prediction_rate_dependence(pd.concat([gaps, third], ignore_index=True), _tasks(2), TRUTH)
+
+
+def test_the_rule_log_names_each_model_and_whether_it_predicts_by_gender(caplog):
+    import logging
+
+    from medbias.validation.recovery import control_family, gap_recovery, log_recovery
+
+    gaps = pd.concat([_gaps("blind", [0.5] * 19 + [0.01]), _gaps("leaning", [0.001] * 6 + [0.5] * 14)])
+    labels = dict(zip(_tasks(20)["task"], _tasks(20)["label"]))
+    recovery = gap_recovery(gaps.assign(ci_low=-0.2, ci_high=0.2, p_bh=0.5, significant_bh=False), TRUTH, labels)
+    planted = recovery[recovery["truth"] == "planted"]
+    table = prediction_rate_dependence(gaps, _tasks(20), TRUTH)
+    with caplog.at_level(logging.INFO, logger="medbias-test"):
+        log_recovery(logging.getLogger("medbias-test"), planted, control_family(recovery), None, table)
+    lines = [r.getMessage() for r in caplog.records if "recall-gap control tasks" in r.getMessage()]
+    assert lines[0].startswith("blind: parity p < alpha on 1 of 20 recall-gap control tasks (1.00 if blind to gender")
+    assert not lines[0].endswith("predict by gender")
+    assert lines[1].startswith("leaning: parity p < alpha on 6 of 20") and lines[1].endswith("predict by gender")

@@ -1031,10 +1031,15 @@ def recovery_verdict(
 
 
 def log_recovery(
-    log: logging.Logger, planted: pd.DataFrame, family: pd.DataFrame, below_power: pd.DataFrame | None = None
+    log: logging.Logger,
+    planted: pd.DataFrame,
+    family: pd.DataFrame,
+    below_power: pd.DataFrame | None = None,
+    prediction_rates: pd.DataFrame | None = None,
 ) -> None:
-    """Write the verdict and its margins (``recovery_verdict``), every missed plant, and each study's flagged
-    controls to the rule's ``log``, one line each."""
+    """Write the verdict and its margins (``recovery_verdict``), every missed plant, each study's flagged
+    controls and each model's ``prediction_rates`` row (``control_nulls.prediction_rate_dependence``) to the
+    rule's ``log``, one line each."""
     for line in recovery_verdict(planted, family, below_power):
         log.info("%s", line.replace("**", ""))
     for row in planted[~planted["recovered"]].itertuples(index=False):
@@ -1049,6 +1054,17 @@ def log_recovery(
             row.families,
             row.binomial_p,
             f": {row.flagged_controls}" if row.flagged else "",
+        )
+    for row in (prediction_rates if prediction_rates is not None else pd.DataFrame()).itertuples(index=False):
+        log.info(
+            "%s: parity p < alpha on %d of %d recall-gap control tasks (%.2f if blind to %s; binomial p %.3g)%s",
+            row.model,
+            row.parity_p_below_alpha,
+            row.control_tasks,
+            row.expected_if_blind,
+            row.attribute,
+            row.binomial_p,
+            f": its classifiers predict by {row.attribute}" if row.predicts_by_attribute else "",
         )
 
 
