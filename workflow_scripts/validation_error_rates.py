@@ -28,7 +28,7 @@ from medbias.validation.null_worlds import (
     logprob_null_model_decisions,
     null_world_decisions,
 )
-from medbias.validation.truth import logprob_model_roles
+from medbias.validation.truth import logprob_model_roles, task_maps
 from medbias.validation.vignette_coverage import vignette_simulations
 
 snakemake = globals()["snakemake"]
@@ -37,7 +37,7 @@ p = snakemake.params
 out = snakemake.output
 truth = read_json(snakemake.input.truth)
 vignette_tables = {m: pd.read_csv(f) for m, f in zip(p.vignette_models, snakemake.input.vignettes)}
-tasks = pd.read_csv(snakemake.input.tasks)
+task_labels, task_cohorts = task_maps(pd.read_csv(snakemake.input.tasks))
 gaps = read_model_gaps(p.models, snakemake.input.gaps)
 log.info("constructed null worlds: %d per kind, %d null draws each", p.null_worlds, p.null_draws)
 torch.set_num_threads(snakemake.threads)
@@ -61,12 +61,12 @@ decisions = combine(
             pd.read_csv(snakemake.input.weat_seeds), truth["pubmed"], table=pd.read_csv(snakemake.input.weat)
         ),
         seat_decisions(pd.read_csv(snakemake.input.seat), truth["plm"]),
-        gap_decisions(gaps, truth["mimic"], dict(zip(tasks["task"], tasks["label"])), p.alpha),
+        gap_decisions(gaps, truth["mimic"], task_labels, p.alpha),
         intersection_decisions(
             pd.read_csv(snakemake.input.worst_cells),
             truth["mimic"],
-            dict(zip(tasks["task"], tasks["label"])),
-            dict(zip(tasks["task"], tasks["cohort"])),
+            task_labels,
+            task_cohorts,
             p.alpha,
         )
         if snakemake.input.worst_cells
@@ -74,7 +74,7 @@ decisions = combine(
         mitigation_decisions(
             pd.read_parquet(snakemake.input.gap_changes),
             truth["mimic"],
-            dict(zip(tasks["task"], tasks["label"])),
+            task_labels,
             p.alpha,
         )
         if snakemake.input.gap_changes

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from medbias.validation.truth import mirror_rows, recall_gap_truth
+from medbias.validation.truth import mirror_rows, recall_gap_truth, task_maps
 
 DEPENDENCE_COLUMNS = [
     "model",
@@ -43,7 +43,7 @@ def prediction_rate_dependence(
     mirror are one test, so the attribute must have two groups. ``tasks``: tasks.csv (task, label, cohort)."""
     from scipy.stats import binomtest
 
-    labels, cohorts = dict(zip(tasks["task"], tasks["label"])), dict(zip(tasks["task"], tasks["cohort"]))
+    labels, cohorts = task_maps(tasks)
     recall = recall_gap_truth(gaps, mimic_truth, labels, cohorts)
     controls = recall[(recall["truth"] == "control") & (recall["attribute"] == attribute)]
     control_tasks = controls[["model", "task"]].drop_duplicates()

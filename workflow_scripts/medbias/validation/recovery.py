@@ -41,6 +41,7 @@ from medbias.validation.truth import (
     plant_models,
     planted_strengths,
     recall_gap_truth,
+    task_maps,
 )
 
 # family: the controls tested together (one BH family of recall gaps; every other test alone);
@@ -711,7 +712,7 @@ def hurtful_recoveries(
     closures when the baseline was mitigated (``mitigation``: its gap changes and performance changes),
     the intersectional cells when they were assessed, and Table 3 (``logprob_recovery``; ``logprob_roles``:
     the pretrained and the untrained models). ``criteria``: the planted recovery rule's levels and margins."""
-    labels, cohorts = dict(zip(tasks["task"], tasks["label"])), dict(zip(tasks["task"], tasks["cohort"]))
+    labels, cohorts = task_maps(tasks)
     alpha = criteria["downstream_alpha"]
     parts = [gap_recovery(gaps, truth["mimic"], labels, gap_seeds, alpha, cohorts)]
     if mitigation is not None:
@@ -1055,7 +1056,9 @@ def log_recovery(
             row.binomial_p,
             f": {row.flagged_controls}" if row.flagged else "",
         )
-    for row in (prediction_rates if prediction_rates is not None else pd.DataFrame()).itertuples(index=False):
+    if prediction_rates is None:
+        return
+    for row in prediction_rates.itertuples(index=False):
         log.info(
             "%s: parity p < alpha on %d of %d recall-gap control tasks (%.2f if blind to %s; binomial p %.3g)%s",
             row.model,

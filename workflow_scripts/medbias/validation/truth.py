@@ -135,6 +135,11 @@ def touched_labels(mimic_truth: Mapping[str, Any]) -> set[str]:
     return intersection_touched_labels(mimic_truth) | recall_gap_touched_labels(mimic_truth)
 
 
+def task_maps(tasks: pd.DataFrame) -> tuple[dict[str, str], dict[str, str]]:
+    """tasks.csv read as the validation reads it: task id -> phenotype label, and task id -> cohort."""
+    return dict(zip(tasks["task"], tasks["label"])), dict(zip(tasks["task"], tasks["cohort"]))
+
+
 def plant_models(plant: Mapping[str, Any], analysed: Sequence[str]) -> list[str]:
     """The models a planted intersectional gap is asserted on: those it names (``models``), else every
     ``analysed`` model."""
