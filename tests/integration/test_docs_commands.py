@@ -23,6 +23,7 @@ PYTHON = str(Path(sys.executable))
 RUN_BY = [
     (r"^bash scripts/demo\.sh\b", "test_docs_commands.py", "test_the_demo_command_plans_the_planted_tiers_world"),
     (r"^bash scripts/test\.sh\b", "test_docs_commands.py", "test_the_test_command_is_what_ci_runs"),
+    (r"^\.venv/bin/python -m pytest\b", "test_docs_commands.py", "test_the_readme_pytest_line_is_test_sh_s_pytest"),
     (r"--default-resources slurm_account=", "test_cluster_path.py", "test_account_and_partition_from_the_command_line"),
     (
         r"^snakemake .*--configfile config/mimic\.yaml",
@@ -106,6 +107,19 @@ def test_the_test_command_is_what_ci_runs():
     assert command_of(r"^bash scripts/test\.sh") == "bash scripts/test.sh"
     ci = [line.split("#")[0].strip() for line in (REPO / ".ci" / "run").read_text().splitlines()]
     assert "bash scripts/test.sh" in ci
+
+
+@pytest.mark.unit
+def test_the_readme_pytest_line_is_test_sh_s_pytest():
+    """The README's pytest line is the command scripts/test.sh runs after its install, with one tier's marker;
+    run as typed (collecting one module only), it selects that tier's tests."""
+    command = command_of(r"^\.venv/bin/python -m pytest\b")
+    last = (REPO / "scripts" / "test.sh").read_text().strip().splitlines()[-1]
+    assert last == '.venv/bin/python -m pytest -rs "$@"'
+    assert command == ".venv/bin/python -m pytest -rs -m unit"
+    result = run_as_typed(command + " --collect-only -q tests/unit/test_layout.py", timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert re.search(r"\b[1-9][0-9]* tests? collected", result.stdout), result.stdout[-2000:]
 
 
 @pytest.mark.unit
