@@ -6,7 +6,7 @@ from medbias.core.logs import setup_rule_logging
 from medbias.io.jsonio import read_json
 from medbias.io.tables import write_page
 from medbias.studies.hurtful.gaps import read_model_gaps
-from medbias.validation.control_nulls import prediction_rate_dependence
+from medbias.validation.control_nulls import classifiers_reading, prediction_rate_dependence
 from medbias.validation.decisions import combine
 from medbias.validation.recovery import (
     control_family,
@@ -51,6 +51,7 @@ if "hurtful" in p.studies:
             else None
         ),
         worst_cells=pd.read_csv(snakemake.input.worst_cells) if snakemake.input.worst_cells else None,
+        classifiers_reading=classifiers_reading(dependence),
     )
 if "mental" in p.studies:
     parts.append(

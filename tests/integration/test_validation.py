@@ -182,6 +182,39 @@ def test_the_page_says_whether_each_models_control_classifiers_predict_by_gender
     assert sorted(models) == sorted(run_config(validation_run)["hurtful"]["downstream"]["models"])
 
 
+def test_the_gender_recall_gap_controls_of_a_model_that_predicts_by_gender_are_not_counted(
+    recovery, validation_run, demo_truth
+):
+    """The page's prediction-rate table decides which recall-gap controls count: a model marked as predicting by
+    gender has every gender recall-gap control reported apart (truth 'not a null'), and only those; every other
+    model's stay controls. Recomputed here from the models' gaps.parquet, tasks.csv and the truth file."""
+    from medbias.studies.hurtful.gaps import read_model_gaps
+    from medbias.validation.control_nulls import prediction_rate_dependence
+    from medbias.validation.truth import recall_gap_truth, task_maps
+
+    rows, md = recovery
+    config = run_config(validation_run)
+    models = config["hurtful"]["downstream"]["models"]
+    downstream = validation_run / "results" / "hurtful" / "downstream"
+    gaps = read_model_gaps(models, [downstream / m / "gaps.parquet" for m in models])
+    tasks = pd.read_csv(validation_run / "results" / "mimic" / "tasks.csv")
+    truth = demo_truth["mimic"]
+    dependence = prediction_rate_dependence(gaps, tasks, truth, alpha=config["hurtful"]["downstream"]["alpha"])
+    reading = set(dependence.loc[dependence["predicts_by_attribute"], "model"])
+    section = md.split("## Do the recall-gap controls' classifiers predict by gender?")[1].split("\n\n")[1]
+    for line in section.splitlines()[2:]:
+        cells = [c.strip() for c in line.split("|")]
+        assert (cells[-2] == "True") == (cells[1] in reading), line
+    labels, cohorts = task_maps(tasks)
+    controls = recall_gap_truth(gaps, truth, labels, cohorts)
+    controls = controls[(controls["truth"] == "control") & (controls["attribute"] == "gender")]
+    expected = {f"{r.model} {r.task} gender={r.group}" for r in controls.itertuples() if r.model in reading}
+    hurtful = rows[(rows["study"] == "hurtful") & (rows["where"].str.startswith("<model>/gaps.parquet"))]
+    assert set(hurtful.loc[hurtful["truth"] == "not a null", "effect"]) == expected
+    counted = hurtful.loc[hurtful["truth"] == "control", "effect"]
+    assert not any(e.split()[0] in reading and e.split()[2].startswith("gender=") for e in counted)
+
+
 def test_the_verdict_is_every_plant_found_every_study_clean(recovery, validation_run):
     """The planted tier holds the verdict planted_recovery.md prints at its top: every planted effect
     found and every study's controls clean. Each plant is asserted by the criterion the table prints,

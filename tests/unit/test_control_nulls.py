@@ -82,5 +82,68 @@ def test_the_rule_log_names_each_model_and_whether_it_predicts_by_gender(caplog)
         log_recovery(logging.getLogger("medbias-test"), planted, control_family(recovery), None, table)
     lines = [r.getMessage() for r in caplog.records if "recall-gap control tasks" in r.getMessage()]
     assert lines[0].startswith("blind: parity p < alpha on 1 of 20 recall-gap control tasks (1.00 if blind to gender")
-    assert not lines[0].endswith("predict by gender")
-    assert lines[1].startswith("leaning: parity p < alpha on 6 of 20") and lines[1].endswith("predict by gender")
+    assert "predict by" not in lines[0]
+    assert lines[1].startswith("leaning: parity p < alpha on 6 of 20")
+    assert lines[1].endswith("predict by gender; its gender recall-gap controls are reported apart, not counted")
+
+
+def _flagged_recall(gaps: pd.DataFrame, model: str, task: str) -> pd.DataFrame:
+    """``gaps`` with gap_recovery's columns, every recall gap unflagged but ``model``'s on ``task``."""
+    flagged = (gaps["model"] == model) & (gaps["task"] == task) & (gaps["metric"] == "recall")
+    return gaps.assign(ci_low=-0.2, ci_high=0.2, p_bh=0.5 - 0.499 * flagged, significant_bh=flagged)
+
+
+def test_the_gender_controls_of_a_model_whose_classifiers_predict_by_gender_are_reported_apart_not_counted():
+    from medbias.validation.control_nulls import classifiers_reading
+    from medbias.validation.recovery import control_family, gap_recovery
+    from medbias.validation.truth import NOT_A_NULL
+
+    gaps = pd.concat([_gaps("blind", [0.5] * 19 + [0.01]), _gaps("leaning", [0.001] * 6 + [0.5] * 14)])
+    gaps = gaps.reset_index(drop=True)
+    reading = classifiers_reading(prediction_rate_dependence(gaps, _tasks(20), TRUTH))
+    assert reading == {"gender": ["leaning"]}
+    labels = dict(zip(_tasks(20)["task"], _tasks(20)["label"]))
+
+    # a flag on the leaning model's control: reported with its truth, its family not counted
+    recovery = gap_recovery(_flagged_recall(gaps, "leaning", "pa_control3"), TRUTH, labels, classifiers_reading=reading)
+    by_truth = recovery.groupby(["truth", recovery["effect"].str.split().str[0]]).size().to_dict()
+    assert by_truth == {
+        ("control", "blind"): 20,
+        (NOT_A_NULL, "leaning"): 20,
+        ("planted", "blind"): 1,
+        ("planted", "leaning"): 1,
+    }
+    apart = recovery[recovery["truth"] == NOT_A_NULL].set_index("effect")
+    assert not apart.loc["leaning pa_control3 gender=F", "recovered"]
+    assert apart["criterion"].str.endswith("(not counted: leaning's classifiers predict by gender)").all()
+    family = control_family(recovery).iloc[0]
+    assert (family["controls"], family["families"], family["families_flagged"]) == (20, 1, 0)
+
+    # the same flag on the blind model's control is counted
+    recovery = gap_recovery(_flagged_recall(gaps, "blind", "pa_control3"), TRUTH, labels, classifiers_reading=reading)
+    family = control_family(recovery).iloc[0]
+    assert (family["controls"], family["families"], family["families_flagged"]) == (20, 1, 1)
+    assert family["flagged_controls"] == "blind pa_control3 gender=F"
+
+    # without the rule every model's controls count, as they did
+    recovery = gap_recovery(_flagged_recall(gaps, "leaning", "pa_control3"), TRUTH, labels)
+    family = control_family(recovery).iloc[0]
+    assert (family["controls"], family["families"], family["families_flagged"]) == (40, 2, 1)
+
+
+def test_the_page_prints_each_models_binomial_p_to_three_significant_digits(tmp_path):
+    from medbias.io.tables import write_page
+    from medbias.validation.recovery import control_family, gap_recovery, recovery_page
+
+    gaps = pd.concat([_gaps("blind", [0.5] * 19 + [0.01]), _gaps("leaning", [0.001] * 6 + [0.5] * 14)])
+    table = prediction_rate_dependence(gaps.reset_index(drop=True), _tasks(20), TRUTH)
+    labels = dict(zip(_tasks(20)["task"], _tasks(20)["label"]))
+    recovery = gap_recovery(gaps.assign(ci_low=-0.2, ci_high=0.2, p_bh=0.5, significant_bh=False), TRUTH, labels)
+    write_page(
+        recovery_page(recovery[recovery["truth"] == "planted"], control_family(recovery), None, None, table),
+        tmp_path / "page.md",
+    )
+    page = (tmp_path / "page.md").read_text()
+    tail = f"{1 - binom.cdf(5, 20, 0.05):.3g}"  # 0.000261: P(X >= 6), X ~ Binomial(20, 0.05)
+    assert f"| leaning | gender | 20 | 6 | 1.000 | {tail} | True |" in page
+    assert "| blind | gender | 20 | 1 | 1.000 | 0.642 | False |" in page

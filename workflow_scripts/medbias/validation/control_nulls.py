@@ -6,6 +6,10 @@ to test-set sampling: its demographic-parity gap has p below alpha on a share al
 whose classifiers have it on many more predicts by gender where the labels do not. Its recall gaps on
 those tasks are then real gaps of its classifiers, which a recall-gap control can flag although the
 world planted none: the control is a null of the labels, not of the classifier the test reads.
+
+The rule the verdict follows, fixed before the fresh worlds that measure its power: a model whose
+classifiers predict by an attribute (``classifiers_reading``) has its recall-gap controls on that
+attribute reported apart as no null of their test and not counted; every other model's are counted.
 """
 
 from __future__ import annotations
@@ -59,3 +63,10 @@ def prediction_rate_dependence(
         p = float(binomtest(below, count, alpha, alternative="greater").pvalue)
         rows.append([model, attribute, count, below, round(alpha * count, 2), p, p < alpha])
     return pd.DataFrame(rows, columns=DEPENDENCE_COLUMNS)
+
+
+def classifiers_reading(dependence: pd.DataFrame) -> dict[str, list[str]]:
+    """Attribute -> the models whose classifiers predict by it (``predicts_by_attribute`` of
+    ``prediction_rate_dependence``'s table): the recall-gap controls the verdict does not count."""
+    reading = dependence[dependence["predicts_by_attribute"].astype(bool)]
+    return {attribute: list(own["model"]) for attribute, own in reading.groupby("attribute", sort=False)}

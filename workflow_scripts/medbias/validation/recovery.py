@@ -8,7 +8,7 @@ one line (``recovery_verdict``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -334,6 +334,7 @@ def gap_recovery(
     seeds: pd.DataFrame | None = None,
     alpha: float = 0.05,
     task_cohorts: Mapping[str, str] | None = None,
+    classifiers_reading: Mapping[str, Collection[str]] | None = None,
 ) -> pd.DataFrame:
     """Table C3's recall gaps (BH within model, attribute and group; ``recall_gap_truth``): each
     planted gap negative and significant after BH for its disadvantaged group on every task of its
@@ -349,8 +350,10 @@ def gap_recovery(
     Margin of a planted gap: the two-sided p's z against its BH threshold at ``alpha``, signed by the
     gap (``bh_part``); over seeds the majority's (``gap_seeds.csv``'s ``bh_margin_below_majority``).
     With ``task_cohorts``, a plant's rows outside the cohorts it is asserted on keep the planted
-    criterion and margin under the truth ``BELOW_POWER`` (``recall_gap_truth``)."""
-    recall = recall_gap_truth(gaps, mimic_truth, task_labels, task_cohorts)
+    criterion and margin under the truth ``BELOW_POWER`` (``recall_gap_truth``). With ``classifiers_reading``
+    (attribute -> models whose classifiers predict by it), those models' controls on it keep the control's
+    criterion under the truth ``NOT_A_NULL``: reported, not counted."""
+    recall = recall_gap_truth(gaps, mimic_truth, task_labels, task_cohorts, classifiers_reading)
     replicates = 1
     if seeds is not None and len(seeds):
         keys = list(GAP_KEYS)
@@ -369,7 +372,7 @@ def gap_recovery(
             majority = replicates / 2
             planted_found = r["significant_bh_below_seeds"] > majority
             flagged = r["significant_bh_seeds"] > majority
-            plant = r["truth"] != "control"
+            plant = r["truth"] not in ("control", NOT_A_NULL)
             count = r["significant_bh_below_seeds"] if plant else r["significant_bh_seeds"]
             observed += (
                 f"; BH-significant{' below 0' if plant else ''} in {int(count)} of "
@@ -378,7 +381,7 @@ def gap_recovery(
         else:
             planted_found = bool(r["significant_bh"]) and r["gap"] < 0
             flagged = bool(r["significant_bh"])
-        if r["truth"] != "control":
+        if r["truth"] not in ("control", NOT_A_NULL):
             margin = bh_part(r["p_value"], r["p_bh"], alpha, "two", right_direction=r["gap"] < 0)
             if replicates > 1:
                 majority = r.get("bh_margin_below_majority", np.nan)
@@ -407,11 +410,13 @@ def gap_recovery(
             criterion = "not significant after BH" + (
                 f" in most of {replicates} classifier seeds" if replicates > 1 else ""
             )
+            if r["truth"] == NOT_A_NULL:
+                criterion += f" (not counted: {r['model']}'s classifiers predict by {r['attribute']})"
             rows.append(
                 _row(
                     "hurtful",
                     unit,
-                    "control",
+                    r["truth"],
                     where,
                     criterion,
                     observed,
@@ -707,14 +712,16 @@ def hurtful_recoveries(
     logprob_roles: tuple[Sequence[str], Sequence[str]],
     mitigation: tuple[pd.DataFrame, pd.DataFrame] | None = None,
     worst_cells: pd.DataFrame | None = None,
+    classifiers_reading: Mapping[str, Collection[str]] | None = None,
 ) -> list[pd.DataFrame]:
     """Every recovery table of the hurtful study: the recall gaps (``gap_recovery``), the post-processor's
     closures when the baseline was mitigated (``mitigation``: its gap changes and performance changes),
     the intersectional cells when they were assessed, and Table 3 (``logprob_recovery``; ``logprob_roles``:
-    the pretrained and the untrained models). ``criteria``: the planted recovery rule's levels and margins."""
+    the pretrained and the untrained models). ``criteria``: the planted recovery rule's levels and margins.
+    ``classifiers_reading``: the recall-gap controls not counted (``gap_recovery``)."""
     labels, cohorts = task_maps(tasks)
     alpha = criteria["downstream_alpha"]
-    parts = [gap_recovery(gaps, truth["mimic"], labels, gap_seeds, alpha, cohorts)]
+    parts = [gap_recovery(gaps, truth["mimic"], labels, gap_seeds, alpha, cohorts, classifiers_reading)]
     if mitigation is not None:
         parts.append(
             mitigation_recovery(
@@ -1067,8 +1074,25 @@ def log_recovery(
             row.expected_if_blind,
             row.attribute,
             row.binomial_p,
-            f": its classifiers predict by {row.attribute}" if row.predicts_by_attribute else "",
+            (
+                f": its classifiers predict by {row.attribute}; its {row.attribute} recall-gap controls are "
+                "reported apart, not counted"
+            )
+            if row.predicts_by_attribute
+            else "",
         )
+
+
+# what the page's section on the classifiers' prediction rates means, and the rule it feeds
+PREDICTION_RATE_TEXT = (
+    "The control tasks' labels are balanced by gender, so a classifier blind to gender has a parity gap "
+    "(predicted-positive rate, women against men) with p below alpha on an alpha share of them "
+    "(expected_if_blind). A model far above that (one-sided binomial p below alpha) predicts by gender where "
+    "the labels do not: its recall-gap controls can flag real gaps of its classifiers, which the world did "
+    "not plant. Such a control is a null of the labels, not of the classifier its test reads, so that "
+    "model's gender recall-gap controls are reported apart as no null of their test and not counted; every "
+    "other model's are counted (a rule fixed before the fresh worlds that measure the verdict's power)."
+)
 
 
 def recovery_page(
@@ -1122,12 +1146,11 @@ def recovery_page(
     )
     by_gender = (
         (
-            Section(prediction_rates, "Do the recall-gap controls' classifiers predict by gender?"),
-            "The control tasks' labels are balanced by gender, so a classifier blind to gender has a parity gap "
-            "(predicted-positive rate, women against men) with p below alpha on an alpha share of them "
-            "(expected_if_blind). A model far above that (one-sided binomial p below alpha) predicts by gender where "
-            "the labels do not: its recall-gap controls can flag real gaps of its classifiers, which the world did "
-            "not plant. Such a control is a null of the labels, not of the classifier its test reads.",
+            Section(
+                prediction_rates.assign(binomial_p=[f"{v:.3g}" for v in prediction_rates["binomial_p"]]),
+                "Do the recall-gap controls' classifiers predict by gender?",
+            ),
+            PREDICTION_RATE_TEXT,
         )
         if prediction_rates is not None and len(prediction_rates)
         else ()

@@ -4,7 +4,7 @@ embedding carries a planted effect and which is a control.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ def recall_gap_truth(
     mimic_truth: Mapping[str, Any],
     task_labels: Mapping[str, str],
     task_cohorts: Mapping[str, str] | None = None,
+    classifiers_reading: Mapping[str, Collection[str]] | None = None,
 ) -> pd.DataFrame:
     """The defined recall gaps of every model, task, attribute and group with a ``truth`` column:
     planted for the disadvantaged group of each planted recall gap on every task whose label
@@ -64,7 +65,12 @@ def recall_gap_truth(
     flag would count as two families.
 
     With ``task_cohorts`` (task id -> cohort, from tasks.csv), a plant that names the ``cohorts`` it is
-    asserted on marks its rows on the other cohorts' tasks ``BELOW_POWER`` instead of planted."""
+    asserted on marks its rows on the other cohorts' tasks ``BELOW_POWER`` instead of planted.
+
+    ``classifiers_reading`` (attribute -> the models whose classifiers predict by it where the labels do
+    not: ``control_nulls.classifiers_reading``) marks those models' controls on that attribute
+    ``NOT_A_NULL``: the labels are balanced over it, but the classifier the test reads is not blind to it,
+    so a gap there can be the classifier's own."""
     recall = gaps[(gaps["metric"] == "recall") & gaps["gap"].notna()].copy()
     recall = recall[~mirror_rows(recall)]
     label = recall["task"].map(task_labels)
@@ -87,6 +93,9 @@ def recall_gap_truth(
     recall["truth"] = [
         BELOW_POWER if i in below_power else "planted" if i in planted_units else "control" for i in recall.index
     ]
+    for attribute, models in (classifiers_reading or {}).items():
+        read = (recall["truth"] == "control") & (recall["attribute"] == attribute) & recall["model"].isin(models)
+        recall.loc[read, "truth"] = NOT_A_NULL
     return recall
 
 
