@@ -81,6 +81,26 @@ def test_plants_and_control_families_are_counted_over_worlds():
     assert "not counted there: weak (counted in 2, found in 2 of 3)" in page
 
 
+def test_a_control_family_counts_only_in_the_worlds_where_it_was_a_counted_control():
+    """A family reported apart in a world (its classifiers predict by the attribute: truth 'not a null')
+    is neither flagged nor counted there: its study's share is over the family-worlds it counted in."""
+    apart = _recovery([True, True], [6.0, 1.0], [True, True, False])
+    apart.loc[apart["family"] == "bh family", "truth"] = "not a null"
+    recoveries = {
+        11: apart,
+        12: _recovery([True, True], [5.0, 1.0], [True, False, False]),
+        13: _recovery([True, True], [7.0, 1.5], [False, False, False]),
+    }
+    controls = control_power(recoveries).set_index("family")
+    # the BH family: a control in worlds 12 and 13, flagged in 12 (its flags in 11 are not counted)
+    assert controls.loc["bh family", ["worlds", "flagged"]].tolist() == [2, 1]
+    assert controls.loc["m1", ["worlds", "flagged"]].tolist() == [3, 0]
+    # hurtful: 1 of 2 counted family-worlds; P(X >= 1), X ~ Binomial(2, 0.05) = 1 - 0.95^2
+    assert controls.loc["bh family", "study_share_flagged"] == pytest.approx(1 / 2)
+    assert controls.loc["bh family", "study_binomial_p"] == pytest.approx(1 - 0.95**2)
+    assert controls.loc["m1", "study_share_flagged"] == 0 and controls.loc["m1", "study_binomial_p"] == 1.0
+
+
 def test_fresh_world_config_refuses_the_calibration_seed_on_paths_made_absolute(tmp_path):
     from medbias.pipeline.config import with_repo_paths
 

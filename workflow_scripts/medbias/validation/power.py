@@ -105,28 +105,31 @@ def plant_power(recoveries: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
 
 
 def control_power(recoveries: Mapping[int, pd.DataFrame], level: float = 0.05) -> pd.DataFrame:
-    """Per study and control family over the K worlds: flagged in k of K (a family is flagged in a
-    world when any of its controls is), and per study the share of family-worlds flagged with the
-    one-sided binomial p of seeing that many at ``level`` (``study_binomial_p``; the family's own
-    count is within chance when k / K is at most about ``level``, which at K = 5 allows no flag)."""
+    """Per study and control family over the K worlds: in how many it was a counted control
+    (``worlds``: a family whose rows are reported apart in a world, as no null of their test, is not
+    counted there) and flagged in k of them (a family is flagged in a world when any of its controls
+    is), and per study the share of counted family-worlds flagged with the one-sided binomial p of
+    seeing that many at ``level`` (``study_binomial_p``; the family's own count is within chance when
+    k / K is at most about ``level``, which at K = 5 allows no flag)."""
     from scipy.stats import binom
 
-    seeds = sorted(recoveries)
     per_world = []
-    for s in seeds:
+    for s in sorted(recoveries):
         controls = recoveries[s][recoveries[s]["truth"] == "control"]
         any_flag = (~controls["recovered"].astype(bool)).groupby([controls["study"], controls["family"]], sort=False)
         per_world.append(any_flag.any().rename(s))
-    flagged = pd.concat(per_world, axis=1).fillna(False).astype(bool)
+    flagged = pd.concat(per_world, axis=1)  # NaN: the family was no counted control in that world
     table = pd.DataFrame(
-        {"worlds": len(seeds), "flagged": flagged.sum(axis=1).astype(int)}, index=flagged.index
+        {"worlds": flagged.notna().sum(axis=1).astype(int), "flagged": flagged.fillna(False).astype(bool).sum(axis=1)},
+        index=flagged.index,
     ).reset_index()
     table.columns = ["study", "family", "worlds", "flagged"]
-    by_study = table.groupby("study")["flagged"].agg(["sum", "size"])
-    table["study_share_flagged"] = table["study"].map(by_study["sum"] / (by_study["size"] * len(seeds)))
+    table["flagged"] = table["flagged"].astype(int)
+    by_study = table.groupby("study")[["flagged", "worlds"]].sum()
+    table["study_share_flagged"] = table["study"].map(by_study["flagged"] / by_study["worlds"])
     table["study_binomial_p"] = table["study"].map(
         {
-            study: float(binom.sf(row["sum"] - 1, row["size"] * len(seeds), level)) if row["sum"] else 1.0
+            study: float(binom.sf(row["flagged"] - 1, row["worlds"], level)) if row["flagged"] else 1.0
             for study, row in by_study.iterrows()
         }
     )
