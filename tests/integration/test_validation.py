@@ -186,8 +186,9 @@ def test_the_gender_recall_gap_controls_of_a_model_that_predicts_by_gender_are_n
     recovery, validation_run, demo_truth
 ):
     """The page's prediction-rate table decides which recall-gap controls count: a model marked as predicting by
-    gender has every gender recall-gap control reported apart (truth 'not a null'), and only those; every other
-    model's stay controls. Recomputed here from the models' gaps.parquet, tasks.csv and the truth file."""
+    gender has every recall-gap control on gender and its crossings reported apart (truth 'not a null'), and only
+    those; every other model's stay controls. Recomputed here from the models' gaps.parquet, tasks.csv and the
+    truth file."""
     from medbias.studies.hurtful.gaps import read_model_gaps
     from medbias.validation.control_nulls import prediction_rate_dependence
     from medbias.validation.truth import recall_gap_truth, task_maps
@@ -207,12 +208,15 @@ def test_the_gender_recall_gap_controls_of_a_model_that_predicts_by_gender_are_n
         assert (cells[-2] == "True") == (cells[1] in reading), line
     labels, cohorts = task_maps(tasks)
     controls = recall_gap_truth(gaps, truth, labels, cohorts)
-    controls = controls[(controls["truth"] == "control") & (controls["attribute"] == "gender")]
-    expected = {f"{r.model} {r.task} gender={r.group}" for r in controls.itertuples() if r.model in reading}
+    crosses_gender = controls["attribute"].map(lambda a: "gender" in a.split(" x "))
+    controls = controls[(controls["truth"] == "control") & crosses_gender]
+    expected = {f"{r.model} {r.task} {r.attribute}={r.group}" for r in controls.itertuples() if r.model in reading}
     hurtful = rows[(rows["study"] == "hurtful") & (rows["where"].str.startswith("<model>/gaps.parquet"))]
     assert set(hurtful.loc[hurtful["truth"] == "not a null", "effect"]) == expected
     counted = hurtful.loc[hurtful["truth"] == "control", "effect"]
-    assert not any(e.split()[0] in reading and e.split()[2].startswith("gender=") for e in counted)
+    for effect in counted:
+        model, _, unit = effect.split(" ", 2)
+        assert model not in reading or "gender" not in unit.split("=")[0].split(" x "), effect
 
 
 def test_the_verdict_is_every_plant_found_every_study_clean(recovery, validation_run):

@@ -84,7 +84,9 @@ def test_the_rule_log_names_each_model_and_whether_it_predicts_by_gender(caplog)
     assert lines[0].startswith("blind: parity p < alpha on 1 of 20 recall-gap control tasks (1.00 if blind to gender")
     assert "predict by" not in lines[0]
     assert lines[1].startswith("leaning: parity p < alpha on 6 of 20")
-    assert lines[1].endswith("predict by gender; its gender recall-gap controls are reported apart, not counted")
+    assert lines[1].endswith(
+        "predict by gender; its recall-gap controls on gender and its crossings are reported apart, not counted"
+    )
 
 
 def _flagged_recall(gaps: pd.DataFrame, model: str, task: str) -> pd.DataFrame:
@@ -147,3 +149,16 @@ def test_the_page_prints_each_models_binomial_p_to_three_significant_digits(tmp_
     tail = f"{1 - binom.cdf(5, 20, 0.05):.3g}"  # 0.000261: P(X >= 6), X ~ Binomial(20, 0.05)
     assert f"| leaning | gender | 20 | 6 | 1.000 | {tail} | True |" in page
     assert "| blind | gender | 20 | 1 | 1.000 | 0.642 | False |" in page
+
+
+def test_a_crossing_of_the_attribute_a_classifier_reads_is_reported_apart_too():
+    from medbias.validation.truth import NOT_A_NULL, recall_gap_truth
+
+    gaps = _gaps("leaning", [0.5, 0.5]).assign(ci_low=-0.2, ci_high=0.2)
+    crossed = gaps[gaps["group"] == "F"].assign(attribute="gender x ethnicity", group="F & WHITE", compared_with="")
+    ethnicity = gaps[gaps["group"] == "F"].assign(attribute="ethnicity", group="WHITE", compared_with="")
+    frame = pd.concat([gaps, crossed, ethnicity], ignore_index=True)
+    labels = dict(zip(_tasks(2)["task"], _tasks(2)["label"]))
+    recall = recall_gap_truth(frame, TRUTH, labels, classifiers_reading={"gender": ["leaning"]})
+    controls = recall[recall["task"] != "pa_renal"].groupby("attribute")["truth"].agg(set).to_dict()
+    assert controls == {"gender": {NOT_A_NULL}, "gender x ethnicity": {NOT_A_NULL}, "ethnicity": {"control"}}

@@ -1075,8 +1075,8 @@ def log_recovery(
             row.attribute,
             row.binomial_p,
             (
-                f": its classifiers predict by {row.attribute}; its {row.attribute} recall-gap controls are "
-                "reported apart, not counted"
+                f": its classifiers predict by {row.attribute}; its recall-gap controls on {row.attribute} and "
+                "its crossings are reported apart, not counted"
             )
             if row.predicts_by_attribute
             else "",
@@ -1090,8 +1090,9 @@ PREDICTION_RATE_TEXT = (
     "(expected_if_blind). A model far above that (one-sided binomial p below alpha) predicts by gender where "
     "the labels do not: its recall-gap controls can flag real gaps of its classifiers, which the world did "
     "not plant. Such a control is a null of the labels, not of the classifier its test reads, so that "
-    "model's gender recall-gap controls are reported apart as no null of their test and not counted; every "
-    "other model's are counted (a rule fixed before the fresh worlds that measure the verdict's power)."
+    "model's recall-gap controls on gender and its crossings (gender x ethnicity) are reported apart as no null "
+    "of their test and not counted; every other model's are counted (a rule fixed before the fresh worlds that "
+    "measure the verdict's power)."
 )
 
 

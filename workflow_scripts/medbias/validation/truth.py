@@ -69,8 +69,9 @@ def recall_gap_truth(
 
     ``classifiers_reading`` (attribute -> the models whose classifiers predict by it where the labels do
     not: ``control_nulls.classifiers_reading``) marks those models' controls on that attribute
-    ``NOT_A_NULL``: the labels are balanced over it, but the classifier the test reads is not blind to it,
-    so a gap there can be the classifier's own."""
+    ``NOT_A_NULL``, and so its controls on every crossing of that attribute (gender x ethnicity): the labels
+    are balanced over it, but the classifier the test reads is not blind to it, so a gap there can be the
+    classifier's own."""
     recall = gaps[(gaps["metric"] == "recall") & gaps["gap"].notna()].copy()
     recall = recall[~mirror_rows(recall)]
     label = recall["task"].map(task_labels)
@@ -94,7 +95,8 @@ def recall_gap_truth(
         BELOW_POWER if i in below_power else "planted" if i in planted_units else "control" for i in recall.index
     ]
     for attribute, models in (classifiers_reading or {}).items():
-        read = (recall["truth"] == "control") & (recall["attribute"] == attribute) & recall["model"].isin(models)
+        crosses = recall["attribute"].map(lambda a: attribute in str(a).split(" x "))
+        read = (recall["truth"] == "control") & crosses & recall["model"].isin(models)
         recall.loc[read, "truth"] = NOT_A_NULL
     return recall
 
