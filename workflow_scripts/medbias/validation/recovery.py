@@ -368,11 +368,11 @@ def gap_recovery(
     for _, r in recall.iterrows():
         unit = f"{r['model']} {r['task']} {r['attribute']}={r['group']}"
         observed = f"gap {r['gap']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}], BH p {r['p_bh']:.3g}"
+        plant = r["truth"] not in ("control", NOT_A_NULL)  # planted, or below power: read as a plant
         if replicates > 1:
             majority = replicates / 2
             planted_found = r["significant_bh_below_seeds"] > majority
             flagged = r["significant_bh_seeds"] > majority
-            plant = r["truth"] not in ("control", NOT_A_NULL)
             count = r["significant_bh_below_seeds"] if plant else r["significant_bh_seeds"]
             observed += (
                 f"; BH-significant{' below 0' if plant else ''} in {int(count)} of "
@@ -381,7 +381,7 @@ def gap_recovery(
         else:
             planted_found = bool(r["significant_bh"]) and r["gap"] < 0
             flagged = bool(r["significant_bh"])
-        if r["truth"] not in ("control", NOT_A_NULL):
+        if plant:
             margin = bh_part(r["p_value"], r["p_bh"], alpha, "two", right_direction=r["gap"] < 0)
             if replicates > 1:
                 majority = r.get("bh_margin_below_majority", np.nan)
