@@ -76,6 +76,11 @@ def test_every_output_exists_with_the_papers_layout(wiring_run):
 
 
 def test_planted_label_bias_shows_as_mismatch_and_augmentation_removes_it(fairness, demo_truth):
+    """The criteria the validation table prints: on the original notes the mismatch favours the planted
+    gender at McNemar p < 0.05; augmentation removes at least half of it. That the augmented classifier
+    leans to neither gender (McNemar p >= 0.05, or a mismatch within its permuted retrainings') would accept
+    a null, which the removal does not claim: it is the equivalence test of the paired leans (the next test
+    and the verdict's), which a classifier that keeps a tenth of its lean passes, significant or not."""
     planted = demo_truth["mental"]["planted_label_bias"][0]
     svm = fairness[(fairness["learner"] == "svm") & (fairness["task"] == planted["task"])].set_index(
         ["embedding", "treatment"]
@@ -83,16 +88,8 @@ def test_planted_label_bias_shows_as_mismatch_and_augmentation_removes_it(fairne
     for embedding in svm.index.get_level_values(0).unique():
         original, augmented = svm.loc[(embedding, "original")], svm.loc[(embedding, "augmented")]
         assert original["mismatch_low"] > 0, embedding
-        assert original["mismatch_group"] == planted["favoured"], embedding
-        # augmentation removes the planted direction: what mismatch is left is less than half the original
-        # and leans to neither group (McNemar's exact test); a contextual model's features move when the
-        # gender words are swapped, so a few pairs may flip either way (Clinical-BERT: 9 of 89, p = 0.51)
+        assert original["mismatch_group"] == planted["favoured"] and original["mismatch_p"] < 0.05, embedding
         assert augmented["mismatch"] < original["mismatch"] / 2, embedding
-        assert augmented["mismatch_p"] >= 0.05 or augmented["mismatch_group"] != planted["favoured"], embedding
-        # and it is no larger than classifiers retrained with the training notes' genders permuted show
-        assert augmented["mismatch_null_p"] >= 0.05, embedding
-    mean = svm.groupby("treatment")["mismatch"].mean()
-    assert mean["augmented"] <= 0.05 < 0.15 <= mean["original"]
 
 
 def test_the_paired_leans_are_table_vs_leans_and_augmentation_removes_the_planted_one(fairness, mental, demo_truth):

